@@ -1,0 +1,230 @@
+"""Compare a candidate's outputs with the reference's, every element, in float64.
+
+Runs in kope's own process, which never imports candidate code. Inputs are the structure the
+worker reported (`ValueMeta`) and tensors read from safetensors with numpy (no pickle).
+
+An element of a floating output passes when both are NaN, both are the same infinity, or both are
+finite and |candidate - reference| <= atol + rtol * |reference|. Integer and boolean outputs
+compare exactly. Shapes, dtypes and the structure (tensor, tuple/list of tensors, scalar) must
+match the reference run in its own precision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from safetensors import safe_open
+from safetensors.numpy import load_file
+
+from kope.evaluate.protocol import ValueMeta
+from kope.evaluate.results import OutputDiff
+from kope.task import Tolerance, tolerance_for
+
+_PYTHON_FLOAT_DTYPE = "float32"
+"""Python float outputs are compared with the float32 tolerance."""
+
+
+class StructureMismatch(Exception):
+    """The outputs differ in structure, shape or dtype: an error of kind `shape`."""
+
+
+@dataclass(frozen=True)
+class Leaf:
+    path: str
+    meta: ValueMeta
+    array: np.ndarray | None
+    """The tensor's values, or None for a Python scalar (held in `meta.value`)."""
+
+
+def read_packed(path: Path) -> tuple[ValueMeta, dict[str, np.ndarray]]:
+    """A value packed by a worker: its structure and its tensors as numpy arrays.
+
+    A missing or malformed file raises ValueError.
+    """
+    try:
+        with safe_open(str(path), framework="np") as handle:
+            structure = (handle.metadata() or {}).get("structure")
+        arrays = load_file(str(path))
+        if structure is None:
+            raise ValueError("no structure in its metadata")
+        return ValueMeta.model_validate_json(structure), arrays
+    except Exception as exc:
+        raise ValueError(f"{path.name} is not a readable result file: {exc}") from None
+
+
+def leaves(meta: ValueMeta, arrays: Mapping[str, np.ndarray], path: str = "output") -> list[Leaf]:
+    """Flatten a packed value into its tensors and scalars, checking the files agree with the metadata."""
+    if meta.type == "tensor":
+        if meta.key is None or meta.key not in arrays:
+            raise ValueError(f"{path}: tensor data is missing")
+        array = arrays[meta.key]
+        if meta.shape is None or list(array.shape) != meta.shape:
+            raise ValueError(f"{path}: tensor data does not match its declared shape")
+        return [Leaf(path, meta, array)]
+    if meta.type in ("tuple", "list"):
+        found: list[Leaf] = []
+        for index, item in enumerate(meta.items):
+            found.extend(leaves(item, arrays, f"{path}[{index}]"))
+        return found
+    if meta.type == "dict":
+        found = []
+        for key, item in zip(meta.keys, meta.items, strict=True):
+            found.extend(leaves(item, arrays, f"{path}[{key!r}]"))
+        return found
+    return [Leaf(path, meta, None)]
+
+
+def describe(meta: ValueMeta) -> str:
+    if meta.type == "tensor":
+        return f"a {meta.dtype} tensor of shape {tuple(meta.shape or [])}"
+    if meta.type in ("tuple", "list"):
+        return f"a {meta.type} of {len(meta.items)}"
+    if meta.type == "dict":
+        return f"a dict with keys {meta.keys}"
+    return f"a Python {meta.type}"
+
+
+def check_structure(reference: ValueMeta, candidate: ValueMeta, path: str = "output") -> None:
+    """Raise StructureMismatch where the candidate's output is not shaped like the reference's."""
+    same_kind = reference.type == candidate.type or {reference.type, candidate.type} <= {"tuple", "list"}
+    if not same_kind:
+        raise StructureMismatch(f"{path}: the reference returns {describe(reference)}, the candidate {describe(candidate)}")
+    if reference.type == "tensor":
+        if reference.shape != candidate.shape:
+            raise StructureMismatch(
+                f"{path}: shape {tuple(candidate.shape or [])} where the reference has {tuple(reference.shape or [])}"
+            )
+        if reference.dtype != candidate.dtype:
+            raise StructureMismatch(f"{path}: dtype {candidate.dtype} where the reference has {reference.dtype}")
+    elif reference.type in ("tuple", "list", "dict"):
+        if len(reference.items) != len(candidate.items) or reference.keys != candidate.keys:
+            raise StructureMismatch(
+                f"{path}: the reference returns {describe(reference)}, the candidate {describe(candidate)}"
+            )
+        labels = reference.keys or [str(i) for i in range(len(reference.items))]
+        for label, ref_item, cand_item in zip(labels, reference.items, candidate.items, strict=True):
+            check_structure(ref_item, cand_item, f"{path}[{label}]")
+
+
+def compare_outputs(
+    reference_meta: ValueMeta,
+    reference_values: ValueMeta,
+    reference_arrays: Mapping[str, np.ndarray],
+    candidate_meta: ValueMeta,
+    candidate_arrays: Mapping[str, np.ndarray],
+    tolerances: Mapping[str, Tolerance] | None = None,
+) -> list[OutputDiff]:
+    """Compare every output element; raise StructureMismatch or ValueError (malformed data).
+
+    `reference_meta` describes the reference run in its own precision (dtypes, shapes);
+    `reference_values` and `reference_arrays` hold its float64 values.
+    """
+    check_structure(reference_meta, candidate_meta)
+    ref_leaves = leaves(reference_values, reference_arrays)
+    cand_leaves = leaves(candidate_meta, candidate_arrays)
+    dtypes = [_leaf_dtype(m) for m in _meta_leaves(reference_meta)]
+    if len(ref_leaves) != len(cand_leaves) or len(dtypes) != len(cand_leaves):
+        raise ValueError("reference and candidate outputs do not line up")
+    return [
+        _compare_leaf(index, ref, cand, dtype, tolerance_for(dtype, tolerances))
+        for index, (ref, cand, dtype) in enumerate(zip(ref_leaves, cand_leaves, dtypes, strict=True))
+    ]
+
+
+def _meta_leaves(meta: ValueMeta) -> list[ValueMeta]:
+    if meta.type in ("tuple", "list", "dict"):
+        found: list[ValueMeta] = []
+        for item in meta.items:
+            found.extend(_meta_leaves(item))
+        return found
+    return [meta]
+
+
+def _leaf_dtype(meta: ValueMeta) -> str:
+    if meta.type == "tensor":
+        return meta.dtype or "float32"
+    if meta.type == "float":
+        return _PYTHON_FLOAT_DTYPE
+    return meta.type
+
+
+def _as_array(leaf: Leaf) -> np.ndarray:
+    if leaf.array is not None:
+        return leaf.array
+    return np.asarray(leaf.meta.value)
+
+
+def _compare_leaf(index: int, ref: Leaf, cand: Leaf, dtype: str, tol: Tolerance) -> OutputDiff:
+    reference = _as_array(ref)
+    candidate = _as_array(cand)
+    if reference.shape != candidate.shape:
+        raise StructureMismatch(f"{cand.path}: shape {candidate.shape} where the reference has {reference.shape}")
+    if reference.dtype.kind in "biuUSO" or candidate.dtype.kind in "biuUSO":
+        mismatch = reference != candidate
+        abs_err = np.zeros(reference.shape)
+        if reference.dtype.kind in "biu" and candidate.dtype.kind in "biu":
+            abs_err = np.abs(reference.astype(np.float64) - candidate.astype(np.float64))
+        rel_err = abs_err / np.maximum(np.abs(reference.astype(np.float64, copy=False)), 1.0) if abs_err.size else abs_err
+        nan_mismatch = 0
+    else:
+        ref64 = reference.astype(np.complex128 if reference.dtype.kind == "c" else np.float64, copy=False)
+        cand64 = candidate.astype(ref64.dtype, copy=False)
+        with np.errstate(invalid="ignore", over="ignore"):
+            both_finite = np.isfinite(ref64) & np.isfinite(cand64)
+            both_nan = np.isnan(ref64) & np.isnan(cand64)
+            same_inf = np.isinf(ref64) & np.isinf(cand64) & (ref64 == cand64)
+            abs_err = np.where(both_finite, np.abs(cand64 - ref64), 0.0)
+            limit = tol.atol + tol.rtol * np.abs(ref64)
+            within = both_finite & (abs_err <= limit)
+            mismatch = ~(within | both_nan | same_inf)
+            nan_mismatch = int(np.count_nonzero(mismatch & ~both_finite))
+            rel_err = abs_err / np.maximum(np.abs(ref64), max(tol.atol, 1e-12))
+    count = int(np.count_nonzero(mismatch))
+    flat_mismatch = np.flatnonzero(mismatch)
+    first = _unravel(int(flat_mismatch[0]), reference.shape) if count else None
+    worst = _unravel(int(np.argmax(abs_err)), reference.shape) if abs_err.size and float(abs_err.max()) > 0 else None
+    return OutputDiff(
+        index=index,
+        shape=list(reference.shape),
+        dtype=dtype,
+        numel=int(reference.size),
+        mismatch_count=count,
+        max_abs_err=float(abs_err.max()) if abs_err.size else 0.0,
+        max_rel_err=float(rel_err.max()) if rel_err.size else 0.0,
+        first_mismatch=first,
+        worst_index=worst,
+        nan_mismatch=nan_mismatch,
+        atol=tol.atol,
+        rtol=tol.rtol,
+    )
+
+
+def _unravel(flat: int, shape: tuple[int, ...]) -> list[int]:
+    if not shape:
+        return []
+    return [int(i) for i in np.unravel_index(flat, shape)]
+
+
+def summarize(diffs_per_trial: list[list[OutputDiff]]) -> dict[str, Any]:
+    """Case-level numbers over every trial and output: worst errors, total mismatches, the worst trial."""
+    all_diffs = [d for trial in diffs_per_trial for d in trial]
+    numel = sum(d.numel for d in all_diffs)
+    count = sum(d.mismatch_count for d in all_diffs)
+    worst_trial = max(
+        diffs_per_trial,
+        key=lambda trial: (sum(d.mismatch_count for d in trial), max((d.max_abs_err for d in trial), default=0.0)),
+        default=[],
+    )
+    return {
+        "passed": count == 0,
+        "max_abs_err": max((d.max_abs_err for d in all_diffs), default=0.0),
+        "max_rel_err": max((d.max_rel_err for d in all_diffs), default=0.0),
+        "mismatch_count": count,
+        "numel": numel,
+        "mismatch_fraction": count / numel if numel else 0.0,
+        "outputs": worst_trial,
+    }

@@ -1,0 +1,449 @@
+"""Evaluate a candidate kernel against a task: sandboxed runs, full-coverage comparison.
+
+For each case the reference runs in its own sandboxed process (once, then cached) and the
+candidate in another; the comparison happens here, in a process that never imports candidate
+code. The first case runs alone: if the candidate does not even load (syntax, import, load) or
+hangs, the other cases are not run and say why.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import shutil
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from kope.errors import CandidateFileError, CaseError, ReferenceError_, SandboxError, TaskFileError
+from kope.evaluate import compare, protocol
+from kope.evaluate.cache import ReferenceCache, reference_key
+from kope.evaluate.protocol import JobSpec, PlanInfo, WorkerResult
+from kope.evaluate.results import CaseResult, EvalError, EvalResult, Timing
+from kope.evaluate.runner import ForkServer, Runner, SpawnRunner
+from kope.evaluate.sandbox import WORK_DIR, Limits, Outcome
+from kope.task import Case, OverrideValue, Task, Tolerance, build_cases, load_task, parse_tolerances
+
+Which = Literal["all", "visible"] | Sequence[str]
+_STOP_KINDS = frozenset({"syntax", "import", "load", "timeout"})
+_STDOUT_KEEP = 2000
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """How to evaluate: device, trials per case, seed, limits, timing."""
+
+    device: str = "cpu"
+    trials: int = 3
+    seed: int = 0
+    timeout_s: float = 60.0
+    memory_mb: int | None = 4096
+    timing: bool = False
+    timing_budget_ms: float = 200.0
+    extra_env: Mapping[str, str] = field(default_factory=dict)
+
+    def limits(self) -> Limits:
+        return Limits(
+            timeout_s=self.timeout_s,
+            memory_mb=self.memory_mb,
+            address_space=not self.device.startswith("cuda"),
+            extra_env=dict(self.extra_env),
+        )
+
+
+@dataclass(frozen=True)
+class _Reference:
+    entry: Path
+    result: WorkerResult
+
+
+class Evaluator:
+    """Evaluates candidates; keeps a fork server and a reference cache between evaluations.
+
+    Use as a context manager (or call `close()`) so the fork server and scratch files go away.
+    """
+
+    def __init__(
+        self,
+        *,
+        runner: Literal["fork", "spawn"] | Runner = "fork",
+        cache_dir: Path | None = None,
+        max_parallel: int = 2,
+        scratch_dir: Path | None = None,
+    ) -> None:
+        self._owned_scratch = scratch_dir is None
+        self.scratch = Path(tempfile.mkdtemp(prefix="kope-")) if scratch_dir is None else scratch_dir
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        self._runner_spec = runner
+        self._runner: Runner | None = None if isinstance(runner, str) else runner
+        self._runner_lock = threading.Lock()
+        self.cache = ReferenceCache(cache_dir if cache_dir is not None else self.scratch / "reference")
+        self.max_parallel = max(1, max_parallel)
+        self._plans: dict[str, PlanInfo] = {}
+        self._plan_lock = threading.Lock()
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    @property
+    def runner(self) -> Runner:
+        with self._runner_lock:
+            if self._runner is None:
+                self._runner = ForkServer().start() if self._runner_spec == "fork" else SpawnRunner()
+            return self._runner
+
+    def close(self) -> None:
+        with self._runner_lock:
+            if self._runner is not None and isinstance(self._runner_spec, str):
+                self._runner.close()
+            self._runner = None
+        if self._owned_scratch:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def __enter__(self) -> Evaluator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- tasks and cases -------------------------------------------------------------------
+
+    def plan(self, task: Task, options: EvalOptions | None = None) -> PlanInfo:
+        """Run the task file once (sandboxed) for its cases, size parameters and tolerances."""
+        options = options or EvalOptions()
+        with self._plan_lock:
+            cached = self._plans.get(task.sha256)
+        if cached is not None:
+            return cached
+        spec = JobSpec(mode="plan", device="cpu", task_source=task.source, task_path=str(task.path))
+        with self._job(spec, options.limits()) as (result, outcome, _):
+            pass
+        if result is None or result.plan is None or result.error is not None:
+            raise TaskFileError(_task_failure(task, "running the task file", result, outcome))
+        with self._plan_lock:
+            self._plans[task.sha256] = result.plan
+        return result.plan
+
+    def cases(
+        self,
+        task: Task,
+        *,
+        set_overrides: Mapping[str, OverrideValue] | None = None,
+        declared: Sequence[object] | None = None,
+        options: EvalOptions | None = None,
+    ) -> list[Case]:
+        """The cases to evaluate: `declared` (from a cases file) or the task's own, with `--set` on top."""
+        if declared is not None:
+            return build_cases(task, declared, set_overrides=set_overrides, source="cases file")
+        plan = self.plan(task, options) if task.defines_get_cases else None
+        return build_cases(task, plan.cases if plan else None, set_overrides=set_overrides)
+
+    def tolerances(self, task: Task, options: EvalOptions | None = None) -> dict[str, Tolerance]:
+        if "TOLERANCES" not in task.assigned_names:
+            return {}
+        return parse_tolerances(self.plan(task, options).tolerances)
+
+    # -- evaluation ------------------------------------------------------------------------
+
+    def evaluate(
+        self,
+        task: Task | str | Path,
+        candidate: str | Path,
+        *,
+        options: EvalOptions | None = None,
+        cases: Sequence[Case] | None = None,
+        which: Which = "all",
+        on_case: Callable[[CaseResult], None] | None = None,
+    ) -> EvalResult:
+        """Evaluate `candidate` on the task's cases (`which`: all, visible, or a list of names)."""
+        began = time.monotonic()
+        options = options or EvalOptions()
+        task = task if isinstance(task, Task) else load_task(task)
+        candidate_path = Path(candidate).resolve()
+        source = _read_candidate(candidate_path)
+        all_cases = list(cases) if cases is not None else self.cases(task, options=options)
+        selected, cases_run = _select(all_cases, which)
+        tolerances = self.tolerances(task, options)
+
+        def run(case: Case) -> CaseResult:
+            result = self._evaluate_case(task, case, source, str(candidate_path), options, tolerances)
+            if on_case is not None:
+                on_case(result)
+            return result
+
+        results = [run(selected[0])]
+        stop = results[0].error is not None and results[0].error.kind in _STOP_KINDS
+        rest = selected[1:]
+        if stop:
+            assert results[0].error is not None
+            results += [_skipped(case, results[0]) for case in rest]
+        elif rest:
+            with ThreadPoolExecutor(max_workers=self.max_parallel, thread_name_prefix="kope-case") as pool:
+                results += list(pool.map(run, rest))
+        return _assemble(task, candidate_path, options, results, cases_run, time.monotonic() - began)
+
+    def _evaluate_case(
+        self,
+        task: Task,
+        case: Case,
+        source: str,
+        candidate_name: str,
+        options: EvalOptions,
+        tolerances: Mapping[str, Tolerance],
+    ) -> CaseResult:
+        base = {"name": case.name, "overrides": dict(case.overrides), "visible": case.visible}
+        reference = self._reference(task, case, options)
+        files = {
+            protocol.INIT_FILE: reference.entry / protocol.INIT_FILE,
+            protocol.STATE_FILE: reference.entry / protocol.STATE_FILE,
+        }
+        for index in range(options.trials):
+            files[protocol.inputs_file(index)] = reference.entry / protocol.inputs_file(index)
+        spec = JobSpec(
+            mode="candidate",
+            device=options.device,
+            candidate_path=candidate_name,
+            init_seed=_seed(options.seed, case, "init"),
+            trial_seeds=[_seed(options.seed, case, f"trial{i}") for i in range(options.trials)],
+            timing=options.timing,
+            timing_budget_ms=options.timing_budget_ms,
+        )
+        with self._job(spec, options.limits(), files=files, source=source) as (result, outcome, job_dir):
+            stdout = _excerpt(outcome)
+            error = _classify(result, outcome, options, expected_trials=options.trials)
+            if error is not None:
+                return CaseResult(**base, passed=False, error=_name_candidate(error, job_dir, candidate_name), stdout=stdout)
+            assert result is not None
+            try:
+                diffs = [
+                    self._compare_trial(reference, index, job_dir, tolerances) for index in range(options.trials)
+                ]
+            except compare.StructureMismatch as exc:
+                return CaseResult(**base, passed=False, error=EvalError(kind="shape", message=str(exc)), stdout=stdout)
+            except ValueError as exc:
+                message = f"the candidate's results are malformed: {exc}"
+                return CaseResult(**base, passed=False, error=EvalError(kind="exit", message=message), stdout=stdout)
+            summary = compare.summarize(diffs)
+            return CaseResult(
+                **base,
+                **summary,
+                trials=len(diffs),
+                timing=_timing(reference.result, result),
+                reference_precision=reference.result.precision,
+                stdout=stdout,
+            )
+
+    def _compare_trial(
+        self, reference: _Reference, index: int, job_dir: Path, tolerances: Mapping[str, Tolerance]
+    ) -> list[Any]:
+        native = reference.result.trials[index].outputs
+        ref_values, ref_arrays = compare.read_packed(reference.entry / protocol.outputs_file(index))
+        cand_meta, cand_arrays = compare.read_packed(job_dir / protocol.outputs_file(index))
+        return compare.compare_outputs(native, ref_values, ref_arrays, cand_meta, cand_arrays, tolerances)
+
+    def _reference(self, task: Task, case: Case, options: EvalOptions) -> _Reference:
+        key = reference_key(task.sha256, case.key(), options.seed, options.trials, options.device)
+        with self.cache.lock(key):
+            entry = self.cache.get(key)
+            if entry is None:
+                spec = JobSpec(
+                    mode="reference",
+                    device=options.device,
+                    task_source=task.source_with(case.overrides),
+                    task_path=str(task.path),
+                    init_seed=_seed(options.seed, case, "init"),
+                    trial_seeds=[_seed(options.seed, case, f"trial{i}") for i in range(options.trials)],
+                    timing=options.timing,
+                    timing_budget_ms=options.timing_budget_ms,
+                )
+                with self._job(spec, options.limits()) as (result, outcome, job_dir):
+                    if result is None or result.error is not None or len(result.trials) != options.trials:
+                        raise ReferenceError_(_task_failure(task, f"the reference on case {case.name}", result, outcome))
+                    shutil.rmtree(job_dir / WORK_DIR, ignore_errors=True)
+                    entry = self.cache.put(key, job_dir)
+        result = _read_result(entry)
+        if result is None:
+            raise ReferenceError_(f"the cached reference {entry} is unreadable; run `kope cache clear`")
+        return _Reference(entry=entry, result=result)
+
+    @contextlib.contextmanager
+    def _job(
+        self,
+        spec: JobSpec,
+        limits: Limits,
+        *,
+        files: Mapping[str, Path] | None = None,
+        source: str | None = None,
+    ) -> Iterator[tuple[WorkerResult | None, Outcome, Path]]:
+        """Run one job in a fresh directory, yield (result, outcome, directory), then remove it."""
+        job_dir = self.scratch / f"job-{uuid.uuid4().hex[:12]}"
+        job_dir.mkdir(parents=True)
+        try:
+            (job_dir / protocol.SPEC_FILE).write_text(spec.model_dump_json())
+            if source is not None:
+                (job_dir / protocol.CANDIDATE_FILE).write_text(source)
+            for name, path in (files or {}).items():
+                shutil.copyfile(path, job_dir / name)
+            outcome = self.runner.run(job_dir, limits)
+            yield _read_result(job_dir), outcome, job_dir
+        finally:
+            shutil.rmtree(job_dir, ignore_errors=True)
+
+
+def _read_result(job_dir: Path) -> WorkerResult | None:
+    try:
+        return WorkerResult.model_validate_json((job_dir / protocol.RESULT_FILE).read_text())
+    except (OSError, ValidationError, ValueError):
+        return None
+
+
+def _read_candidate(path: Path) -> str:
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        raise CandidateFileError(f"candidate file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CandidateFileError(f"cannot read candidate file {path}: {exc}") from None
+
+
+def _seed(base: int, case: Case, purpose: str) -> int:
+    digest = hashlib.sha256(f"{base}:{case.key()}:{purpose}".encode()).digest()
+    return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
+
+
+def _select(cases: Sequence[Case], which: Which) -> tuple[list[Case], Literal["visible", "all", "selected"]]:
+    if which == "all":
+        return list(cases), "all"
+    if which == "visible":
+        return [c for c in cases if c.visible], "visible"
+    names = list(which)
+    by_name = {c.name: c for c in cases}
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        raise CaseError(f"no case named {', '.join(unknown)}; cases: {', '.join(by_name)}")
+    return [by_name[n] for n in names], "selected"
+
+
+def _excerpt(outcome: Outcome) -> str:
+    text = outcome.stdout
+    return text if len(text) <= _STDOUT_KEEP else text[: _STDOUT_KEEP // 2] + "\n[...]\n" + text[-_STDOUT_KEEP // 2 :]
+
+
+def _stderr_tail(outcome: Outcome, lines: int = 12) -> str:
+    tail = outcome.stderr.strip().splitlines()[-lines:]
+    return ("\n" + "\n".join(tail)) if tail else ""
+
+
+def _classify(
+    result: WorkerResult | None, outcome: Outcome, options: EvalOptions, *, expected_trials: int
+) -> EvalError | None:
+    if outcome.timed_out:
+        return EvalError(kind="timeout", message=f"the run exceeded its {options.timeout_s:g} s wall-time limit")
+    if outcome.memory_exceeded:
+        return EvalError(kind="memory", message=f"the run exceeded its {options.memory_mb} MB memory limit")
+    if result is not None and result.error is not None:
+        return EvalError(kind=result.error.kind, message=result.error.message, traceback=result.error.traceback)  # type: ignore[arg-type]
+    if outcome.signal is not None:
+        return EvalError(
+            kind="crash",
+            message=f"the process was killed by signal {outcome.signal} ({outcome.signal_name}){_stderr_tail(outcome)}",
+        )
+    if result is None or outcome.exit_code != 0:
+        return EvalError(
+            kind="exit",
+            message=f"the process exited with code {outcome.exit_code} without a result{_stderr_tail(outcome)}",
+        )
+    if len(result.trials) != expected_trials:
+        return EvalError(kind="exit", message=f"the process reported {len(result.trials)} of {expected_trials} trials")
+    return None
+
+
+def _name_candidate(error: EvalError, job_dir: Path, candidate_name: str) -> EvalError:
+    """Tracebacks name the sandbox's copy of the candidate; show the user's path instead."""
+    copy = str(job_dir / protocol.CANDIDATE_FILE)
+    return error.model_copy(
+        update={
+            "message": error.message.replace(copy, candidate_name),
+            "traceback": error.traceback.replace(copy, candidate_name) if error.traceback else None,
+        }
+    )
+
+
+def _timing(reference: WorkerResult, candidate: WorkerResult) -> Timing | None:
+    if candidate.timing_ms is None or candidate.timing_method is None:
+        return None
+    comparable = candidate.timing_method == "cuda-events" and reference.timing_method == "cuda-events"
+    speedup = None
+    if comparable and reference.timing_ms and candidate.timing_ms > 0:
+        speedup = reference.timing_ms / candidate.timing_ms
+    return Timing(
+        method=candidate.timing_method,
+        candidate_ms=candidate.timing_ms,
+        reference_ms=reference.timing_ms,
+        speedup=speedup,
+        runs=candidate.timing_runs,
+    )
+
+
+def _skipped(case: Case, first: CaseResult) -> CaseResult:
+    assert first.error is not None
+    return CaseResult(
+        name=case.name,
+        overrides=dict(case.overrides),
+        visible=case.visible,
+        passed=False,
+        error=EvalError(kind=first.error.kind, message=f"not run: case {first.name} already failed ({first.error.kind})"),
+    )
+
+
+def _assemble(
+    task: Task,
+    candidate: Path,
+    options: EvalOptions,
+    results: list[CaseResult],
+    cases_run: Literal["visible", "all", "selected"],
+    seconds: float,
+) -> EvalResult:
+    first_error = next((r.error for r in results if r.error is not None), None)
+    if first_error is not None:
+        status: Literal["pass", "fail", "error"] = "error"
+    elif all(r.passed for r in results):
+        status = "pass"
+    else:
+        status = "fail"
+    timing = next((r.timing for r in results if r.timing is not None), None)
+    return EvalResult(
+        status=status,
+        error=first_error,
+        cases=results,
+        timing=timing,
+        cases_run=cases_run,
+        task=str(task.path),
+        candidate=str(candidate),
+        device=options.device,
+        seed=options.seed,
+        seconds=round(seconds, 3),
+    )
+
+
+def _task_failure(task: Task, what: str, result: WorkerResult | None, outcome: Outcome) -> str:
+    if result is not None and result.error is not None:
+        detail = result.error.message
+        if result.error.traceback:
+            detail += "\n" + result.error.traceback
+    elif outcome.timed_out:
+        detail = "it exceeded the wall-time limit"
+    elif outcome.memory_exceeded:
+        detail = "it exceeded the memory limit"
+    elif outcome.signal is not None:
+        detail = f"it was killed by {outcome.signal_name}"
+    else:
+        detail = f"it exited with code {outcome.exit_code} without a result{_stderr_tail(outcome)}"
+    return f"{what} failed for task {task.path}: {detail}"

@@ -1,0 +1,84 @@
+"""What crosses the boundary between kope and a sandboxed worker, as validated data.
+
+The parent writes `spec.json` (a `JobSpec`); the worker writes `result.json` (a `WorkerResult`)
+and tensors as safetensors files. The parent never unpickles anything: every file it reads is JSON
+or safetensors, and anything that does not validate is an error, never a pass.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+SPEC_FILE = "spec.json"
+RESULT_FILE = "result.json"
+CANDIDATE_FILE = "candidate.py"
+INIT_FILE = "init.safetensors"
+STATE_FILE = "state.safetensors"
+
+
+def inputs_file(trial: int) -> str:
+    return f"inputs_{trial}.safetensors"
+
+
+def outputs_file(trial: int) -> str:
+    return f"outputs_{trial}.safetensors"
+
+
+class ValueMeta(BaseModel):
+    """The structure of a packed Python value; tensors live in a safetensors file under `key`."""
+
+    type: Literal["tensor", "tuple", "list", "dict", "int", "float", "bool", "str", "none"]
+    key: str | None = None
+    dtype: str | None = None
+    """For tensors: the torch dtype name (bfloat16 tensors travel as float32 to the parent)."""
+    shape: list[int] | None = None
+    value: Any = None
+    items: list[ValueMeta] = Field(default_factory=list)
+    keys: list[str] = Field(default_factory=list)
+    """For dicts: the keys of `items`, in order."""
+
+
+class JobSpec(BaseModel):
+    mode: Literal["plan", "reference", "candidate"]
+    device: str = "cpu"
+    task_source: str | None = None
+    task_path: str | None = None
+    candidate_path: str | None = None
+    """The path the user gave, used to name the file in messages; the worker runs its own copy."""
+    init_seed: int = 0
+    trial_seeds: list[int] = Field(default_factory=list)
+    timing: bool = False
+    timing_budget_ms: float = 200.0
+
+
+class WorkerError(BaseModel):
+    kind: Literal["syntax", "import", "load", "runtime", "memory", "shape", "task"]
+    message: str
+    traceback: str | None = None
+
+
+class TrialRecord(BaseModel):
+    index: int
+    outputs: ValueMeta
+    seconds: float
+
+
+class PlanInfo(BaseModel):
+    cases: list[Any] | None = None
+    sizes: dict[str, Any] = Field(default_factory=dict)
+    tolerances: dict[str, Any] | None = None
+
+
+class WorkerResult(BaseModel):
+    mode: Literal["plan", "reference", "candidate"]
+    error: WorkerError | None = None
+    trials: list[TrialRecord] = Field(default_factory=list)
+    plan: PlanInfo | None = None
+    precision: Literal["float64", "native"] = "float64"
+    timing_ms: float | None = None
+    timing_runs: int = 0
+    timing_method: Literal["cuda-events", "interpreter-wall", "cpu-wall"] | None = None
+    loaded_parameters: list[str] = Field(default_factory=list)
+    """Reference parameters and buffers copied into the candidate (same name and shape)."""

@@ -1,0 +1,114 @@
+"""Typed results of an evaluation: what `kope eval --json` prints."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+ErrorKind = Literal[
+    "syntax",  # the candidate does not parse
+    "import",  # an import in the candidate failed
+    "load",  # executing the module, finding ModelNew or constructing it failed
+    "runtime",  # forward raised
+    "timeout",  # the run outlived its wall-time limit
+    "crash",  # the process died from a signal (segfault, abort...)
+    "memory",  # the run exceeded its memory limit
+    "exit",  # the process ended without a (valid) result, whatever its exit code
+    "shape",  # the outputs' structure, shape or dtype differ from the reference's
+    "task",  # the task or its reference failed: not the candidate's fault
+]
+Status = Literal["pass", "fail", "reject", "error"]
+
+
+class EvalError(BaseModel):
+    kind: ErrorKind
+    message: str
+    traceback: str | None = None
+    """The tail of the traceback, for `runtime`, `load` and `import` errors."""
+
+
+class Finding(BaseModel):
+    rule: str
+    severity: Literal["reject", "warn"]
+    message: str
+    line: int | None = None
+
+
+class Integrity(BaseModel):
+    verdict: Literal["clean", "reject"] = "clean"
+    findings: list[Finding] = Field(default_factory=list)
+    checked: bool = False
+    """False when the gates did not run (they were turned off, or the candidate never loaded)."""
+
+
+class Timing(BaseModel):
+    method: Literal["cuda-events", "interpreter-wall", "cpu-wall"]
+    """`cuda-events`: median of timed runs with a cache flush and device-wide synchronisation;
+    `interpreter-wall`: wall time of the Triton interpreter on the CPU, not a speed measure."""
+    candidate_ms: float
+    reference_ms: float | None = None
+    speedup: float | None = None
+    runs: int = 0
+
+
+class OutputDiff(BaseModel):
+    """Comparison of one output tensor (of one trial) with the reference."""
+
+    index: int
+    shape: list[int]
+    dtype: str
+    numel: int
+    mismatch_count: int
+    max_abs_err: float
+    max_rel_err: float
+    first_mismatch: list[int] | None = None
+    """Index of the first element out of tolerance, in the output's own shape."""
+    worst_index: list[int] | None = None
+    nan_mismatch: int = 0
+    """Elements where NaN/Inf in the candidate and the reference are not at the same place."""
+    atol: float
+    rtol: float
+
+
+class CaseResult(BaseModel):
+    name: str
+    overrides: dict[str, Any]
+    visible: bool
+    passed: bool
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    mismatch_fraction: float | None = None
+    mismatch_count: int | None = None
+    numel: int | None = None
+    error: EvalError | None = None
+    trials: int = 0
+    outputs: list[OutputDiff] = Field(default_factory=list)
+    """Per-output comparison for the worst trial."""
+    timing: Timing | None = None
+    reference_precision: Literal["float64", "native"] = "float64"
+    stdout: str = ""
+    """What the candidate printed (capped), for debugging."""
+
+
+class EvalResult(BaseModel):
+    status: Status
+    error: EvalError | None = None
+    cases: list[CaseResult]
+    integrity: Integrity = Field(default_factory=Integrity)
+    timing: Timing | None = None
+    """Timing of the first case that ran, when measured."""
+    cases_run: Literal["visible", "all", "selected"]
+    task: str
+    candidate: str
+    device: str
+    seed: int
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+    @property
+    def exit_code(self) -> int:
+        return {"pass": 0, "fail": 1, "reject": 1, "error": 2}[self.status]

@@ -1,0 +1,367 @@
+"""Run one job in a sandboxed child process and say how it ended.
+
+A *supervisor* (kope's code only) forks the *worker* that runs untrusted code, then watches it:
+
+- the worker gets its own session and process group, a clean environment (an allowlist: no keys,
+  tokens or other secrets), an empty working directory, stdin from /dev/null, no core dumps and,
+  where asked, an address-space limit;
+- its stdout and stderr go to pipes that the supervisor drains, keeping the head and the tail of
+  each (a flood of output cannot exhaust memory or block the worker);
+- the supervisor enforces the wall-time limit and polls the memory (RSS) of the whole process tree;
+- it is a child subreaper: processes the worker started, even those that left its session, become
+  the supervisor's children when their parents die, and every one of them is killed at the end.
+  No orphan survives a job.
+
+The supervisor writes `outcome.json` (an `Outcome`) into the job directory. What the worker itself
+produced (results, tensors) is read and validated by the caller.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import re
+import resource
+import select
+import signal
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel
+
+OUTCOME_FILE = "outcome.json"
+WORK_DIR = "work"
+
+_PR_SET_CHILD_SUBREAPER = 36
+_POLL_S = 0.05
+
+ENV_ALLOW = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "TMPDIR",
+    "CUDA_VISIBLE_DEVICES",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "LD_LIBRARY_PATH",
+    "NVIDIA_VISIBLE_DEVICES",
+    "HIP_VISIBLE_DEVICES",
+    "ROCR_VISIBLE_DEVICES",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "VIRTUAL_ENV",
+)
+"""Environment variables a sandboxed process may see; `TRITON_*` ones pass too, unless secret-like."""
+
+_SECRET_RE = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
+
+
+def clean_environment(
+    environ: Mapping[str, str] | None = None, extra_allow: tuple[str, ...] = ()
+) -> dict[str, str]:
+    """The environment a sandboxed process gets: allowlisted names that do not look secret."""
+    environ = os.environ if environ is None else environ
+    allowed = set(ENV_ALLOW) | set(extra_allow)
+    return {
+        name: value
+        for name, value in environ.items()
+        if (name in allowed or name.startswith("TRITON_")) and not _SECRET_RE.search(name)
+    }
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one job."""
+
+    timeout_s: float = 60.0
+    memory_mb: int | None = 4096
+    """RSS limit of the whole process tree; None for none."""
+    address_space: bool = True
+    """Also cap the worker's virtual address space (off on CUDA, whose driver reserves a lot)."""
+    output_bytes: int = 32 * 1024
+    """How much of stdout and of stderr is kept: half from the head, half from the tail."""
+    extra_env: Mapping[str, str] = field(default_factory=dict)
+
+
+class Outcome(BaseModel):
+    """How a worker process ended, as the supervisor saw it."""
+
+    exit_code: int | None = None
+    signal: int | None = None
+    signal_name: str | None = None
+    timed_out: bool = False
+    memory_exceeded: bool = False
+    seconds: float = 0.0
+    peak_rss_mb: float = 0.0
+    stdout: str = ""
+    stderr: str = ""
+    stdout_bytes: int = 0
+    stderr_bytes: int = 0
+    leftover_processes: int = 0
+    """Processes still alive (or started) after the worker ended, all killed by the supervisor."""
+
+
+class _Capture:
+    """Keeps the first and last `limit // 2` bytes of a stream and counts the rest."""
+
+    def __init__(self, limit: int) -> None:
+        self.half = max(limit // 2, 1)
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def feed(self, data: bytes) -> None:
+        self.total += len(data)
+        room = self.half - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if data:
+            self.tail += data
+            if len(self.tail) > self.half:
+                del self.tail[: len(self.tail) - self.half]
+
+    def text(self) -> str:
+        kept = len(self.head) + len(self.tail)
+        middle = b""
+        if self.total > kept:
+            middle = f"\n[... {self.total - kept} bytes omitted ...]\n".encode()
+        return (bytes(self.head) + middle + bytes(self.tail)).decode(errors="replace")
+
+
+def supervise(job_dir: Path, limits: Limits, entry: Callable[[Path], int]) -> Outcome:
+    """Fork a worker that runs `entry(job_dir)`, watch it, clean up, write and return the outcome."""
+    _become_subreaper()
+    work = job_dir / WORK_DIR
+    work.mkdir(exist_ok=True)
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    started = time.monotonic()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the worker, reported through its results
+        _exec_worker(job_dir, limits, entry, out_w, err_w)
+    os.close(out_w)
+    os.close(err_w)
+    outcome = _watch(pid, out_r, err_r, limits, started)
+    _write_json(job_dir / OUTCOME_FILE, outcome.model_dump())
+    return outcome
+
+
+def _exec_worker(job_dir: Path, limits: Limits, entry: Callable[[Path], int], out_w: int, err_w: int) -> None:
+    code = 70
+    try:
+        os.setsid()
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(out_w, 1)
+        os.dup2(err_w, 2)
+        os.closerange(3, _max_fd())
+        sys.stdin = open(0, closefd=False)  # noqa: SIM115 - lives as long as the process
+        sys.stdout = open(1, "w", buffering=1, closefd=False, errors="replace")  # noqa: SIM115
+        sys.stderr = open(2, "w", buffering=1, closefd=False, errors="replace")  # noqa: SIM115
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
+            signal.signal(sig, signal.SIG_DFL)
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if limits.address_space and limits.memory_mb:
+            cap = _address_space_now() + limits.memory_mb * 1024 * 1024
+            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+        environ = clean_environment(os.environ)
+        environ.update(limits.extra_env)
+        environ["HOME"] = str(job_dir / WORK_DIR)
+        os.environ.clear()
+        os.environ.update(environ)
+        os.chdir(job_dir / WORK_DIR)
+        code = entry(job_dir)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        code = 71
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+
+
+def _watch(pid: int, out_r: int, err_r: int, limits: Limits, started: float) -> Outcome:
+    captures = {out_r: _Capture(limits.output_bytes), err_r: _Capture(limits.output_bytes)}
+    open_fds = {out_r, err_r}
+    outcome = Outcome()
+    deadline = started + limits.timeout_s
+    pidfd = _pidfd(pid)
+    status: int | None = None
+    next_memory_check = 0.0
+    while status is None:
+        now = time.monotonic()
+        wait = max(0.0, min(deadline - now, _POLL_S))
+        watched = list(open_fds) + ([pidfd] if pidfd is not None else [])
+        ready, _, _ = select.select(watched, [], [], wait)
+        for fd in ready:
+            if fd in open_fds:
+                _drain_once(fd, captures[fd], open_fds)
+        waited_pid, wait_status = os.waitpid(pid, os.WNOHANG)
+        if waited_pid == pid:
+            status = wait_status
+            break
+        now = time.monotonic()
+        if now >= deadline:
+            outcome.timed_out = True
+            _kill_group(pid)
+        elif limits.memory_mb and now >= next_memory_check:
+            next_memory_check = now + _POLL_S * 2
+            rss = _tree_rss_mb(os.getpid())
+            outcome.peak_rss_mb = max(outcome.peak_rss_mb, rss)
+            if rss > limits.memory_mb:
+                outcome.memory_exceeded = True
+                _kill_group(pid)
+    outcome.seconds = round(time.monotonic() - started, 4)
+    if os.WIFSIGNALED(status):
+        outcome.signal = os.WTERMSIG(status)
+        outcome.signal_name = signal.Signals(outcome.signal).name
+    else:
+        outcome.exit_code = os.waitstatus_to_exitcode(status)
+    _kill_group(pid)
+    outcome.leftover_processes = _kill_descendants()
+    drain_deadline = time.monotonic() + 2.0
+    while open_fds and time.monotonic() < drain_deadline:
+        ready, _, _ = select.select(list(open_fds), [], [], 0.1)
+        for fd in ready:
+            _drain_once(fd, captures[fd], open_fds)
+    for fd in (out_r, err_r):
+        os.close(fd)
+    if pidfd is not None:
+        os.close(pidfd)
+    outcome.stdout, outcome.stdout_bytes = captures[out_r].text(), captures[out_r].total
+    outcome.stderr, outcome.stderr_bytes = captures[err_r].text(), captures[err_r].total
+    return outcome
+
+
+def _drain_once(fd: int, capture: _Capture, open_fds: set[int]) -> None:
+    data = os.read(fd, 1 << 16)
+    if data:
+        capture.feed(data)
+    else:
+        open_fds.discard(fd)
+
+
+def _pidfd(pid: int) -> int | None:
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _kill_descendants(rounds: int = 50) -> int:
+    """Kill every process below this one, reap them, and return how many there were."""
+    me = os.getpid()
+    killed: set[int] = set()
+    for _ in range(rounds):
+        found = _descendants(me)
+        for pid in found:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        killed.update(found)
+        reaped = _reap_children()
+        if not found and not reaped:
+            break
+        time.sleep(0.01)
+    return len(killed)
+
+
+def _reap_children() -> int:
+    reaped = 0
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return reaped
+        if pid == 0:
+            return reaped
+        reaped += 1
+
+
+def _process_table() -> dict[int, int]:
+    """pid -> parent pid, from /proc."""
+    table: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        table[int(entry.name)] = int(fields[1])
+    return table
+
+
+def _descendants(root: int) -> list[int]:
+    table = _process_table()
+    children: dict[int, list[int]] = {}
+    for pid, ppid in table.items():
+        children.setdefault(ppid, []).append(pid)
+    found: list[int] = []
+    stack = list(children.get(root, []))
+    while stack:
+        pid = stack.pop()
+        found.append(pid)
+        stack.extend(children.get(pid, []))
+    return found
+
+
+def _tree_rss_mb(root: int) -> float:
+    page = os.sysconf("SC_PAGE_SIZE")
+    total = 0
+    for pid in _descendants(root):
+        try:
+            with open(f"/proc/{pid}/statm", "rb") as handle:
+                total += int(handle.read().split()[1]) * page
+        except (OSError, IndexError, ValueError):
+            continue
+    return total / (1024 * 1024)
+
+
+def _address_space_now() -> int:
+    with open("/proc/self/statm", "rb") as handle:
+        return int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _become_subreaper() -> None:
+    if not sys.platform.startswith("linux"):
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def _max_fd() -> int:
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return soft if soft != resource.RLIM_INFINITY else 65536
+
+
+def _write_json(path: Path, data: object) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data))
+    os.replace(tmp, path)
+
+
+def read_outcome(job_dir: Path) -> Outcome | None:
+    try:
+        return Outcome.model_validate_json((job_dir / OUTCOME_FILE).read_text())
+    except (OSError, ValueError):
+        return None

@@ -1,0 +1,328 @@
+"""What runs inside a sandboxed process: a task's plan, its reference, or a candidate.
+
+- `plan` executes the task file and reports its cases, size parameters and tolerances.
+- `reference` builds the task's inputs and init arguments (seeded) and the reference `Model`,
+  saves them, runs the model natively (for output dtypes and timing) and in float64 where inputs
+  are floating point (for the values candidates are compared with).
+- `candidate` loads the candidate file, builds `ModelNew` from the init arguments the reference
+  job saved, copies in the reference's parameters where names and shapes agree, and runs it on
+  the saved inputs. It never sees the task module, the reference outputs or the comparison.
+
+Uninitialised memory is poisoned in candidate runs: PyTorch's deterministic mode with
+`fill_uninitialized_memory` fills every `torch.empty*` allocation with NaN (integers with their
+maximum), on the CPU and on CUDA, so output elements a kernel never wrote cannot match.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import sys
+import time
+import traceback
+import types
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from kope.evaluate import protocol, tensors, timing
+from kope.evaluate.protocol import JobSpec, PlanInfo, TrialRecord, WorkerError, WorkerResult
+
+_TASK_MODULE = "kope_task"
+_CANDIDATE_MODULE = "kope_candidate"
+_TRACEBACK_LINES = 25
+
+
+def preload() -> None:
+    """Import what jobs need, before the fork server starts forking (never runs task code)."""
+    import numpy  # noqa: F401
+    import safetensors.torch  # noqa: F401
+    import triton
+    import triton.language  # noqa: F401
+
+    try:
+        import triton.runtime.interpreter  # noqa: F401
+    except ImportError:  # pragma: no cover - older or trimmed triton builds
+        pass
+    _ = triton.__version__
+
+
+def run_job(job_dir: Path) -> int:
+    spec = JobSpec.model_validate_json((job_dir / protocol.SPEC_FILE).read_text())
+    if spec.device.startswith("cpu"):
+        os.environ["TRITON_INTERPRET"] = "1"
+    sys.path[:] = [p for p in sys.path if p not in ("", ".", os.getcwd())]
+    runner = {"plan": _plan, "reference": _reference, "candidate": _candidate}[spec.mode]
+    result = runner(spec, job_dir)
+    _write_result(job_dir, result)
+    return 0
+
+
+def _write_result(job_dir: Path, result: WorkerResult) -> None:
+    tmp = job_dir / (protocol.RESULT_FILE + ".tmp")
+    tmp.write_text(result.model_dump_json())
+    os.replace(tmp, job_dir / protocol.RESULT_FILE)
+
+
+def _exec_task(spec: JobSpec) -> types.ModuleType:
+    assert spec.task_source is not None
+    path = spec.task_path or "<task>"
+    module = types.ModuleType(_TASK_MODULE)
+    module.__file__ = path
+    sys.modules[_TASK_MODULE] = module
+    exec(compile(spec.task_source, path, "exec"), module.__dict__)
+    return module
+
+
+def _task_error(stage: str) -> WorkerResult:
+    exc = sys.exc_info()[1]
+    return WorkerResult(
+        mode="reference",
+        error=WorkerError(kind="task", message=f"{stage}: {type(exc).__name__}: {exc}", traceback=_tail()),
+    )
+
+
+def _plan(spec: JobSpec, job_dir: Path) -> WorkerResult:
+    try:
+        module = _exec_task(spec)
+    except Exception:
+        return _task_error("executing the task file failed").model_copy(update={"mode": "plan"})
+    plan = PlanInfo()
+    get_cases = getattr(module, "get_cases", None)
+    if callable(get_cases):
+        try:
+            cases = get_cases()
+            plan.cases = list(cases) if isinstance(cases, list | tuple) else cases
+        except Exception:
+            return _task_error("get_cases() failed").model_copy(update={"mode": "plan"})
+    for name, value in vars(module).items():
+        if name.startswith("_") or isinstance(value, bool):
+            continue
+        if isinstance(value, int) or (
+            isinstance(value, tuple) and value and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        ):
+            plan.sizes[name] = value
+    tolerances = getattr(module, "TOLERANCES", None)
+    if isinstance(tolerances, dict):
+        plan.tolerances = {str(k).removeprefix("torch."): _plain(v) for k, v in tolerances.items()}
+    try:
+        return WorkerResult(mode="plan", plan=plan)
+    except ValueError:
+        return WorkerResult(
+            mode="plan", error=WorkerError(kind="task", message="get_cases() returned values that are not plain data")
+        )
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _as_device(value: Any, device: str, *, double: bool = False) -> Any:
+    if isinstance(value, torch.Tensor):
+        moved = value.to(device)
+        if double and moved.is_floating_point():
+            moved = moved.to(torch.float64)
+        return moved
+    if isinstance(value, list | tuple):
+        items = [_as_device(v, device, double=double) for v in value]
+        return type(value)(items) if isinstance(value, tuple) else items
+    return value
+
+
+def _synchronize(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def _reference(spec: JobSpec, job_dir: Path) -> WorkerResult:
+    device = spec.device
+    try:
+        module = _exec_task(spec)
+        torch.manual_seed(spec.init_seed)
+        init_inputs = list(module.get_init_inputs())
+        tensors.save(job_dir / protocol.INIT_FILE, init_inputs)
+        torch.manual_seed(spec.init_seed)
+        model = module.Model(*init_inputs)
+        state = {k: v.detach().clone().contiguous() for k, v in model.state_dict().items()}
+        from safetensors.torch import save_file
+
+        save_file(state, str(job_dir / protocol.STATE_FILE))
+        model = model.to(device)
+    except Exception:
+        return _task_error("building the reference model failed")
+    result = WorkerResult(mode="reference")
+    model64: torch.nn.Module | None = None
+    first_inputs: list[Any] | None = None
+    for index, seed in enumerate(spec.trial_seeds):
+        try:
+            torch.manual_seed(seed)
+            inputs = list(module.get_inputs())
+            tensors.save(job_dir / protocol.inputs_file(index), inputs)
+            on_device = _as_device(inputs, device)
+            first_inputs = first_inputs if first_inputs is not None else on_device
+            began = time.perf_counter()
+            with torch.no_grad():
+                native = model(*copy.deepcopy(on_device))
+            _synchronize(device)
+            seconds = time.perf_counter() - began
+        except Exception:
+            return _task_error(f"the reference failed on trial {index}")
+        value = native
+        if result.precision == "float64":
+            try:
+                if model64 is None:
+                    model64 = copy.deepcopy(model).to(torch.float64)
+                with torch.no_grad():
+                    value = model64(*_as_device(inputs, device, double=True))
+            except Exception:
+                result.precision = "native"
+                value = native
+        try:
+            native_meta, _ = tensors.pack(native)
+            tensors.save(job_dir / protocol.outputs_file(index), _to_float64(value), for_numpy=True)
+        except tensors.UnsupportedValueError as exc:
+            return WorkerResult(mode="reference", error=WorkerError(kind="task", message=f"reference output: {exc}"))
+        result.trials.append(TrialRecord(index=index, outputs=native_meta, seconds=seconds))
+    if spec.timing and first_inputs is not None:
+        args = first_inputs
+        result.timing_ms, result.timing_runs, result.timing_method = _time_forward(model, args, spec)
+    return result
+
+
+def _to_float64(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.to(torch.float64) if value.is_floating_point() else value
+    if isinstance(value, list | tuple):
+        return type(value)(_to_float64(v) for v in value)
+    if isinstance(value, float):
+        return value
+    return value
+
+
+def _time_forward(model: torch.nn.Module, args: list[Any], spec: JobSpec) -> tuple[float, int, Any]:
+    def call() -> object:
+        with torch.no_grad():
+            return model(*args)
+
+    interpreted = os.environ.get("TRITON_INTERPRET") == "1"
+    return timing.measure(call, device=spec.device, interpreted=interpreted, budget_ms=spec.timing_budget_ms)
+
+
+def _poison_uninitialized_memory() -> None:
+    setter = getattr(torch._C, "_set_deterministic_algorithms", None)
+    fill = getattr(torch._C, "_set_deterministic_fill_uninitialized_memory", None)
+    if setter is not None and fill is not None:
+        setter(True, warn_only=True)
+        fill(True)
+    else:  # pragma: no cover - public API, slower (imports inductor)
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        torch.utils.deterministic.fill_uninitialized_memory = True  # type: ignore[attr-defined]
+
+
+def _candidate_error(kind: str, message: str, with_traceback: bool = True) -> WorkerResult:
+    return WorkerResult(
+        mode="candidate",
+        error=WorkerError(kind=kind, message=message, traceback=_tail() if with_traceback else None),  # type: ignore[arg-type]
+    )
+
+
+def _load_candidate(spec: JobSpec, job_dir: Path) -> tuple[type[torch.nn.Module] | None, WorkerResult | None]:
+    path = job_dir / protocol.CANDIDATE_FILE
+    source = path.read_text(errors="replace")
+    try:
+        code = compile(source, str(path), "exec")
+    except SyntaxError as exc:
+        return None, _candidate_error("syntax", f"line {exc.lineno}: {exc.msg}", with_traceback=False)
+    except ValueError as exc:
+        return None, _candidate_error("syntax", str(exc), with_traceback=False)
+    module = types.ModuleType(_CANDIDATE_MODULE)
+    module.__file__ = str(path)
+    sys.modules[_CANDIDATE_MODULE] = module
+    try:
+        exec(code, module.__dict__)
+    except ImportError as exc:
+        return None, _candidate_error("import", f"{type(exc).__name__}: {exc}")
+    except Exception as exc:
+        return None, _classified("load", exc, "executing the candidate module failed")
+    model_new = module.__dict__.get("ModelNew")
+    if not isinstance(model_new, type) or not issubclass(model_new, torch.nn.Module):
+        return None, _candidate_error("load", "the candidate does not define class ModelNew(nn.Module)", False)
+    return model_new, None
+
+
+def _classified(kind: str, exc: BaseException, stage: str) -> WorkerResult:
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, MemoryError) or "out of memory" in text.lower() or "can't allocate memory" in text:
+        return _candidate_error("memory", f"{stage}: {text}")
+    return _candidate_error(kind, f"{stage}: {text}")
+
+
+def _copy_reference_state(model: torch.nn.Module, job_dir: Path) -> list[str]:
+    from safetensors.torch import load_file
+
+    reference = load_file(str(job_dir / protocol.STATE_FILE))
+    own = model.state_dict()
+    loaded: list[str] = []
+    with torch.no_grad():
+        for name, value in reference.items():
+            target = own.get(name)
+            if target is not None and target.shape == value.shape and target.dtype == value.dtype:
+                target.copy_(value)
+                loaded.append(name)
+    return loaded
+
+
+def _candidate(spec: JobSpec, job_dir: Path) -> WorkerResult:
+    device = spec.device
+    _poison_uninitialized_memory()
+    model_new, failure = _load_candidate(spec, job_dir)
+    if failure is not None:
+        return failure
+    assert model_new is not None
+    try:
+        init_inputs = tensors.load(job_dir / protocol.INIT_FILE)
+        torch.manual_seed(spec.init_seed)
+        model = model_new(*init_inputs)
+        loaded = _copy_reference_state(model, job_dir)
+        model = model.to(device)
+    except Exception as exc:
+        return _classified("load", exc, "constructing ModelNew failed")
+    result = WorkerResult(mode="candidate", loaded_parameters=loaded)
+    first_inputs: list[Any] | None = None
+    for index in range(len(spec.trial_seeds)):
+        inputs = _as_device(tensors.load(job_dir / protocol.inputs_file(index)), device)
+        first_inputs = first_inputs if first_inputs is not None else copy.deepcopy(inputs)
+        try:
+            began = time.perf_counter()
+            with torch.no_grad():
+                output = model(*inputs)
+            _synchronize(device)
+            seconds = time.perf_counter() - began
+        except Exception as exc:
+            failure = _classified("runtime", exc, f"forward failed on trial {index}")
+            failure.trials = result.trials
+            return failure
+        try:
+            meta = tensors.save(job_dir / protocol.outputs_file(index), output, for_numpy=True)
+        except tensors.UnsupportedValueError as exc:
+            return _candidate_error("shape", f"forward returned a value kope cannot compare: {exc}", False)
+        result.trials.append(TrialRecord(index=index, outputs=meta, seconds=seconds))
+    if spec.timing and first_inputs is not None:
+        if device.startswith("cuda"):
+            result.timing_ms, result.timing_runs, result.timing_method = _time_forward(model, first_inputs, spec)
+        else:
+            seconds = sorted(t.seconds for t in result.trials)
+            result.timing_ms = seconds[len(seconds) // 2] * 1000
+            result.timing_runs = len(seconds)
+            result.timing_method = "interpreter-wall" if os.environ.get("TRITON_INTERPRET") == "1" else "cpu-wall"
+    return result
+
+
+def _tail() -> str:
+    lines = traceback.format_exc().rstrip().splitlines()
+    return "\n".join(lines[-_TRACEBACK_LINES:])
