@@ -31,7 +31,7 @@ class CaseError(TaskError):
     """Cases or overrides are malformed."""
 
 
-class ReferenceError_(TaskError):  # noqa: N801 - ReferenceError is a builtin
+class ReferenceError_(TaskError):
     """The reference model failed on a case: the task, not the candidate, is at fault."""
 
 

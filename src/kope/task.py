@@ -177,11 +177,11 @@ def _literal_sizes(tree: ast.Module) -> dict[str, OverrideValue]:
         else:
             continue
         try:
-            value = ast.literal_eval(value_node) if value_node is not None else None
+            value: object = ast.literal_eval(value_node) if value_node is not None else None
         except (ValueError, SyntaxError, TypeError):
             continue
         if is_size_value(value) and not name.startswith("_"):
-            sizes[name] = value
+            sizes[name] = value  # type: ignore[assignment]
     return sizes
 
 

@@ -2,8 +2,8 @@
 
 For each case the reference runs in its own sandboxed process (once, then cached) and the
 candidate in another; the comparison happens here, in a process that never imports candidate
-code. The first case runs alone: if the candidate does not even load (syntax, import, load) or
-hangs, the other cases are not run and say why.
+code. The first case runs alone: if the candidate does not even load (syntax, import, load), hangs
+or exhausts its memory there, the other cases are not run and say why.
 """
 
 from __future__ import annotations
@@ -19,21 +19,21 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import ValidationError
 
-from kope.errors import CandidateFileError, CaseError, ReferenceError_, SandboxError, TaskFileError
+from kope.errors import CandidateFileError, CaseError, ReferenceError_, TaskFileError
 from kope.evaluate import compare, protocol
 from kope.evaluate.cache import ReferenceCache, reference_key
 from kope.evaluate.protocol import JobSpec, PlanInfo, WorkerResult
-from kope.evaluate.results import CaseResult, EvalError, EvalResult, Timing
+from kope.evaluate.results import CaseResult, EvalError, EvalResult, OutputDiff, Timing
 from kope.evaluate.runner import ForkServer, Runner, SpawnRunner
 from kope.evaluate.sandbox import WORK_DIR, Limits, Outcome
 from kope.task import Case, OverrideValue, Task, Tolerance, build_cases, load_task, parse_tolerances
 
 Which = Literal["all", "visible"] | Sequence[str]
-_STOP_KINDS = frozenset({"syntax", "import", "load", "timeout"})
+_STOP_KINDS = frozenset({"syntax", "import", "load", "timeout", "memory"})
 _STDOUT_KEEP = 2000
 
 
@@ -198,7 +198,6 @@ class Evaluator:
         options: EvalOptions,
         tolerances: Mapping[str, Tolerance],
     ) -> CaseResult:
-        base = {"name": case.name, "overrides": dict(case.overrides), "visible": case.visible}
         reference = self._reference(task, case, options)
         files = {
             protocol.INIT_FILE: reference.entry / protocol.INIT_FILE,
@@ -216,33 +215,38 @@ class Evaluator:
             timing_budget_ms=options.timing_budget_ms,
         )
         with self._job(spec, options.limits(), files=files, source=source) as (result, outcome, job_dir):
-            stdout = _excerpt(outcome)
+            failed = CaseResult(
+                name=case.name,
+                overrides=dict(case.overrides),
+                visible=case.visible,
+                passed=False,
+                stdout=_excerpt(outcome),
+            )
             error = _classify(result, outcome, options, expected_trials=options.trials)
             if error is not None:
-                return CaseResult(**base, passed=False, error=_name_candidate(error, job_dir, candidate_name), stdout=stdout)
+                return failed.model_copy(update={"error": _name_candidate(error, job_dir, candidate_name)})
             assert result is not None
             try:
                 diffs = [
                     self._compare_trial(reference, index, job_dir, tolerances) for index in range(options.trials)
                 ]
             except compare.StructureMismatch as exc:
-                return CaseResult(**base, passed=False, error=EvalError(kind="shape", message=str(exc)), stdout=stdout)
+                return failed.model_copy(update={"error": EvalError(kind="shape", message=str(exc))})
             except ValueError as exc:
                 message = f"the candidate's results are malformed: {exc}"
-                return CaseResult(**base, passed=False, error=EvalError(kind="exit", message=message), stdout=stdout)
-            summary = compare.summarize(diffs)
-            return CaseResult(
-                **base,
-                **summary,
-                trials=len(diffs),
-                timing=_timing(reference.result, result),
-                reference_precision=reference.result.precision,
-                stdout=stdout,
+                return failed.model_copy(update={"error": EvalError(kind="exit", message=message)})
+            return failed.model_copy(
+                update={
+                    **compare.summarize(diffs),
+                    "trials": len(diffs),
+                    "timing": _timing(reference.result, result),
+                    "reference_precision": reference.result.precision,
+                }
             )
 
     def _compare_trial(
         self, reference: _Reference, index: int, job_dir: Path, tolerances: Mapping[str, Tolerance]
-    ) -> list[Any]:
+    ) -> list[OutputDiff]:
         native = reference.result.trials[index].outputs
         ref_values, ref_arrays = compare.read_packed(reference.entry / protocol.outputs_file(index))
         cand_meta, cand_arrays = compare.read_packed(job_dir / protocol.outputs_file(index))
@@ -349,7 +353,7 @@ def _classify(
     if outcome.memory_exceeded:
         return EvalError(kind="memory", message=f"the run exceeded its {options.memory_mb} MB memory limit")
     if result is not None and result.error is not None:
-        return EvalError(kind=result.error.kind, message=result.error.message, traceback=result.error.traceback)  # type: ignore[arg-type]
+        return EvalError(kind=result.error.kind, message=result.error.message, traceback=result.error.traceback)
     if outcome.signal is not None:
         return EvalError(
             kind="crash",

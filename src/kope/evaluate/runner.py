@@ -68,7 +68,7 @@ class ForkServer:
         with self._lock:
             if self._proc is not None:
                 return self
-            self._log = tempfile.TemporaryFile()
+            self._log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the server
             self._proc = subprocess.Popen(
                 [self._python, "-m", "kope.evaluate.runner", "serve"],
                 stdin=subprocess.PIPE,

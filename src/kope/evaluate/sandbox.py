@@ -137,7 +137,11 @@ class _Capture:
 
 
 def supervise(job_dir: Path, limits: Limits, entry: Callable[[Path], int]) -> Outcome:
-    """Fork a worker that runs `entry(job_dir)`, watch it, clean up, write and return the outcome."""
+    """Fork a worker that runs `entry(job_dir)`, watch it, clean up, write and return the outcome.
+
+    Call it in a process of its own (the fork server forks one per job): it makes the calling
+    process a subreaper and kills every one of its descendants at the end.
+    """
     _become_subreaper()
     work = job_dir / WORK_DIR
     work.mkdir(exist_ok=True)

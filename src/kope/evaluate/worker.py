@@ -15,6 +15,7 @@ maximum), on the CPU and on CUDA, so output elements a kernel never wrote cannot
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import sys
@@ -39,12 +40,10 @@ def preload() -> None:
     import numpy  # noqa: F401
     import safetensors.torch  # noqa: F401
     import triton
-    import triton.language  # noqa: F401
+    import triton.language
 
-    try:
-        import triton.runtime.interpreter  # noqa: F401
-    except ImportError:  # pragma: no cover - older or trimmed triton builds
-        pass
+    with contextlib.suppress(ImportError):  # older or trimmed triton builds
+        import triton.runtime.interpreter
     _ = triton.__version__
 
 
@@ -316,9 +315,9 @@ def _candidate(spec: JobSpec, job_dir: Path) -> WorkerResult:
         if device.startswith("cuda"):
             result.timing_ms, result.timing_runs, result.timing_method = _time_forward(model, first_inputs, spec)
         else:
-            seconds = sorted(t.seconds for t in result.trials)
-            result.timing_ms = seconds[len(seconds) // 2] * 1000
-            result.timing_runs = len(seconds)
+            durations = sorted(t.seconds for t in result.trials)
+            result.timing_ms = durations[len(durations) // 2] * 1000
+            result.timing_runs = len(durations)
             result.timing_method = "interpreter-wall" if os.environ.get("TRITON_INTERPRET") == "1" else "cpu-wall"
     return result
 

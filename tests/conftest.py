@@ -1,0 +1,46 @@
+"""Shared fixtures: paths to test kernels and one evaluator (one fork server) per test session."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kope.device import cuda_present
+from kope.evaluate import EvalOptions, Evaluator
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SCALE_TASK = FIXTURES / "tasks" / "scale.py"
+SCALE_GOOD = FIXTURES / "good" / "scale.py"
+HOSTILE = FIXTURES / "hostile"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if cuda_present():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def evaluator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Evaluator]:
+    with Evaluator(cache_dir=tmp_path_factory.mktemp("reference-cache")) as shared:
+        yield shared
+
+
+@pytest.fixture
+def fast() -> EvalOptions:
+    """One trial per case and short limits: enough for behaviour tests."""
+    return EvalOptions(trials=1, timeout_s=20, memory_mb=2048)
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    """A scratch directory holding a copy of the scale task and its good kernel."""
+    shutil.copy(SCALE_TASK, tmp_path / "task.py")
+    shutil.copy(SCALE_GOOD, tmp_path / "good.py")
+    return tmp_path

@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kope.evaluate.compare import StructureMismatch, check_structure, compare_outputs, summarize
+from kope.evaluate.protocol import ValueMeta
+from kope.task import Tolerance
+
+
+def tensor(key: str, array: np.ndarray, dtype: str | None = None) -> ValueMeta:
+    return ValueMeta(type="tensor", key=key, dtype=dtype or str(array.dtype), shape=list(array.shape))
+
+
+def run(reference: np.ndarray, candidate: np.ndarray, dtype: str = "float32"):
+    native = tensor("t0", reference, dtype)
+    ref_values = tensor("t0", reference, "float64")
+    cand = tensor("t0", candidate, dtype)
+    (diff,) = compare_outputs(native, ref_values, {"t0": reference}, cand, {"t0": candidate})
+    return diff
+
+
+def test_every_element_is_checked_within_tolerance() -> None:
+    reference = np.linspace(-3, 3, 101)
+    candidate = (reference + 5e-5).astype(np.float32)
+    assert run(reference, candidate).mismatch_count == 0
+    candidate[77] += 1e-2
+    diff = run(reference, candidate)
+    assert diff.mismatch_count == 1 and diff.first_mismatch == [77] and diff.worst_index == [77]
+    assert diff.max_abs_err == pytest.approx(1e-2 + 5e-5, rel=1e-3)
+
+
+def test_nan_and_inf_must_match_position_for_position() -> None:
+    reference = np.array([1.0, np.nan, np.inf, -np.inf, 2.0])
+    same = np.array([1.0, np.nan, np.inf, -np.inf, 2.0], dtype=np.float32)
+    assert run(reference, same).mismatch_count == 0
+    moved = np.array([np.nan, 1.0, -np.inf, np.inf, 2.0], dtype=np.float32)
+    diff = run(reference, moved)
+    assert diff.mismatch_count == 4 and diff.nan_mismatch == 4
+
+
+def test_integers_compare_exactly() -> None:
+    reference = np.array([[0, 3], [2, 1]], dtype=np.int64)
+    candidate = np.array([[0, 3], [1, 1]], dtype=np.int64)
+    diff = run(reference, candidate, "int64")
+    assert diff.mismatch_count == 1 and diff.first_mismatch == [1, 0]
+
+
+def test_dtype_and_shape_must_match() -> None:
+    reference = np.zeros((2, 3))
+    with pytest.raises(StructureMismatch, match="dtype float16"):
+        compare_outputs(
+            tensor("t0", reference, "float32"),
+            tensor("t0", reference, "float64"),
+            {"t0": reference},
+            tensor("t0", reference.astype(np.float16)),
+            {"t0": reference.astype(np.float16)},
+        )
+    with pytest.raises(StructureMismatch, match="shape"):
+        check_structure(tensor("t0", reference, "float32"), tensor("t0", np.zeros((3, 2)), "float32"))
+
+
+def test_tuple_outputs_and_scalars() -> None:
+    a = np.ones(4)
+    native = ValueMeta(type="tuple", items=[tensor("t0", a, "float32"), ValueMeta(type="float", value=2.0)])
+    values = ValueMeta(type="tuple", items=[tensor("t0", a, "float64"), ValueMeta(type="float", value=2.0)])
+    cand = ValueMeta(type="list", items=[tensor("t0", a.astype(np.float32)), ValueMeta(type="float", value=2.5)])
+    diffs = compare_outputs(native, values, {"t0": a}, cand, {"t0": a.astype(np.float32)})
+    assert [d.mismatch_count for d in diffs] == [0, 1]
+    single = ValueMeta(type="tensor", key="t0", dtype="float32", shape=[4])
+    with pytest.raises(StructureMismatch, match="a tuple of 2"):
+        check_structure(native, single)
+
+
+def test_custom_tolerance_and_summary() -> None:
+    reference = np.zeros(10)
+    candidate = np.full(10, 0.005, dtype=np.float16)
+    native = tensor("t0", reference, "float16")
+    strict = {"float16": Tolerance(atol=1e-3, rtol=0.0)}
+    (loose,) = compare_outputs(native, tensor("t0", reference, "float64"), {"t0": reference},
+                               tensor("t0", candidate), {"t0": candidate})
+    (tight,) = compare_outputs(native, tensor("t0", reference, "float64"), {"t0": reference},
+                               tensor("t0", candidate), {"t0": candidate}, strict)
+    assert loose.mismatch_count == 0 and tight.mismatch_count == 10
+    summary = summarize([[loose], [tight]])
+    assert summary["mismatch_count"] == 10 and summary["numel"] == 20 and summary["mismatch_fraction"] == 0.5
+    assert summary["outputs"] == [tight] and not summary["passed"]
+
+
+def test_malformed_data_is_an_error_not_a_pass() -> None:
+    reference = np.zeros(3)
+    meta = tensor("t0", reference, "float32")
+    with pytest.raises(ValueError, match="missing"):
+        compare_outputs(meta, tensor("t0", reference, "float64"), {"t0": reference}, meta, {})
+    lying = ValueMeta(type="tensor", key="t0", dtype="float32", shape=[3])
+    with pytest.raises(ValueError, match="declared shape"):
+        compare_outputs(meta, tensor("t0", reference, "float64"), {"t0": reference}, lying,
+                        {"t0": np.zeros(4, dtype=np.float32)})

@@ -1,0 +1,182 @@
+"""End to end: real tasks, real Triton kernels in the interpreter, real sandboxes."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from conftest import HOSTILE, SCALE_GOOD, SCALE_TASK
+
+from kope.errors import CandidateFileError, CaseError, ReferenceError_
+from kope.evaluate import EvalOptions, Evaluator
+from kope.task import load_task
+
+HOSTILE_EXPECTED = {
+    "infinite_loop.py": ("error", "timeout"),
+    "segfault.py": ("error", "crash"),
+    "os_exit.py": ("error", "exit"),
+    "system_exit.py": ("error", "exit"),
+    "memory_bomb.py": ("error", "memory"),
+    "torch_oom.py": ("error", "memory"),
+    "syntax_error.py": ("error", "syntax"),
+    "import_error.py": ("error", "import"),
+    "no_model.py": ("error", "load"),
+    "bad_init.py": ("error", "load"),
+    "runtime_error.py": ("error", "runtime"),
+    "wrong_shape.py": ("error", "shape"),
+    "nan_output.py": ("fail", None),
+    "unwritten_tail.py": ("fail", None),
+    "output_flood.py": ("pass", None),
+    "child_processes.py": ("pass", None),
+}
+
+
+def test_good_kernel_passes_every_case(evaluator: Evaluator) -> None:
+    result = evaluator.evaluate(SCALE_TASK, SCALE_GOOD)
+    assert result.status == "pass" and result.exit_code == 0
+    assert [c.name for c in result.cases] == ["N=1000", "N=1", "N=257"]
+    assert [c.visible for c in result.cases] == [True, False, False]
+    assert all(c.trials == 3 and c.max_abs_err == 0.0 for c in result.cases)
+    assert result.cases_run == "all"
+    data = json.loads(result.model_dump_json())
+    assert {"status", "error", "cases", "integrity", "timing"} <= set(data)
+    assert {"name", "passed", "max_abs_err", "max_rel_err", "mismatch_fraction"} <= set(data["cases"][0])
+
+
+def test_visible_subset_and_named_cases(evaluator: Evaluator, fast: EvalOptions) -> None:
+    visible = evaluator.evaluate(SCALE_TASK, SCALE_GOOD, options=fast, which="visible")
+    assert [c.name for c in visible.cases] == ["N=1000"] and visible.cases_run == "visible"
+    named = evaluator.evaluate(SCALE_TASK, SCALE_GOOD, options=fast, which=["N=257"])
+    assert [c.name for c in named.cases] == ["N=257"] and named.cases_run == "selected"
+    with pytest.raises(CaseError, match="no case named"):
+        evaluator.evaluate(SCALE_TASK, SCALE_GOOD, options=fast, which=["N=5"])
+
+
+@pytest.mark.parametrize("fixture", sorted(HOSTILE_EXPECTED))
+def test_hostile_candidates_get_the_right_outcome(evaluator: Evaluator, fixture: str) -> None:
+    status, kind = HOSTILE_EXPECTED[fixture]
+    options = EvalOptions(trials=1, timeout_s=3 if fixture == "infinite_loop.py" else 30, memory_mb=1024)
+    result = evaluator.evaluate(SCALE_TASK, HOSTILE / fixture, options=options)
+    assert result.status == status, result.error
+    assert (result.error.kind if result.error else None) == kind
+    after = evaluator.evaluate(SCALE_TASK, SCALE_GOOD, options=options, which="visible")
+    assert after.status == "pass", "the next evaluation must work"
+
+
+def test_errors_carry_useful_messages(evaluator: Evaluator, fast: EvalOptions) -> None:
+    runtime = evaluator.evaluate(SCALE_TASK, HOSTILE / "runtime_error.py", options=fast)
+    assert runtime.error is not None and runtime.error.traceback is not None
+    assert str(HOSTILE / "runtime_error.py") in runtime.error.traceback, "tracebacks name the user's file"
+    assert "did not expect" in runtime.error.message
+    syntax = evaluator.evaluate(SCALE_TASK, HOSTILE / "syntax_error.py", options=fast)
+    assert syntax.error is not None and syntax.error.message.startswith("line 5")
+    assert all(c.error is not None and "not run" in c.error.message for c in syntax.cases[1:])
+    crash = evaluator.evaluate(SCALE_TASK, HOSTILE / "segfault.py", options=fast)
+    assert crash.error is not None and "SIGSEGV" in crash.error.message
+
+
+def test_unwritten_output_elements_are_caught(evaluator: Evaluator, fast: EvalOptions) -> None:
+    result = evaluator.evaluate(SCALE_TASK, HOSTILE / "unwritten_tail.py", options=fast)
+    first = result.cases[0]
+    assert not first.passed and first.mismatch_count == 1000 - 768
+    assert first.outputs[0].first_mismatch == [768] and first.outputs[0].nan_mismatch == 1000 - 768
+
+
+def test_output_flood_is_captured_within_bounds(evaluator: Evaluator, fast: EvalOptions) -> None:
+    result = evaluator.evaluate(SCALE_TASK, HOSTILE / "output_flood.py", options=fast, which="visible")
+    assert result.status == "pass"
+    assert "flood" in result.cases[0].stdout and len(result.cases[0].stdout) < 4000
+
+
+def test_no_child_process_survives(evaluator: Evaluator, fast: EvalOptions) -> None:
+    result = evaluator.evaluate(SCALE_TASK, HOSTILE / "child_processes.py", options=fast)
+    assert result.status == "pass"
+    marker = b"kope-hostile-orphan-marker"
+    survivors = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                    if marker in handle.read():
+                        survivors.append(entry)
+            except OSError:
+                continue
+    assert survivors == []
+
+
+def test_secrets_in_the_parent_environment_are_not_visible(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, fast: EvalOptions
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-kope-fake-key-0123456789")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-fake")
+    with Evaluator(cache_dir=tmp_path) as fresh:
+        result = fresh.evaluate(SCALE_TASK, HOSTILE / "env_reader.py", options=fast)
+    assert result.status == "pass", "the candidate computes a wrong result when it finds a secret"
+    assert "environment:" in result.cases[0].stdout
+    assert "sk-" not in result.cases[0].stdout
+
+
+def test_reference_outputs_are_cached(tmp_path: Path, fast: EvalOptions) -> None:
+    with Evaluator(cache_dir=tmp_path / "cache") as fresh:
+        fresh.evaluate(SCALE_TASK, SCALE_GOOD, options=fast)
+        entries = sorted(p.name for p in (tmp_path / "cache").iterdir())
+        stamps = {p: (tmp_path / "cache" / p / "result.json").stat().st_mtime_ns for p in entries}
+        assert len(entries) == 3
+        fresh.evaluate(SCALE_TASK, HOSTILE / "nan_output.py", options=fast)
+        assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == entries
+        assert stamps == {p: (tmp_path / "cache" / p / "result.json").stat().st_mtime_ns for p in entries}
+        fresh.evaluate(SCALE_TASK, SCALE_GOOD, options=EvalOptions(trials=1, seed=7))
+        assert len(list((tmp_path / "cache").iterdir())) == 6, "another seed is another entry"
+
+
+def test_seeded_runs_are_reproducible(tmp_path: Path, evaluator: Evaluator) -> None:
+    candidate = tmp_path / "scale_wrong.py"
+    candidate.write_text(SCALE_GOOD.read_text().replace("* 2.0", "* 2.001"))
+    first = evaluator.evaluate(SCALE_TASK, candidate, options=EvalOptions(trials=2, seed=1))
+    again = evaluator.evaluate(SCALE_TASK, candidate, options=EvalOptions(trials=2, seed=1))
+    other = evaluator.evaluate(SCALE_TASK, candidate, options=EvalOptions(trials=2, seed=2))
+    assert first.status == "fail"
+    assert [c.max_abs_err for c in first.cases] == [c.max_abs_err for c in again.cases]
+    assert [c.max_abs_err for c in first.cases] != [c.max_abs_err for c in other.cases]
+
+
+def test_set_overrides_apply_to_reference_and_candidate(evaluator: Evaluator, fast: EvalOptions) -> None:
+    task = load_task(SCALE_TASK)
+    cases = evaluator.cases(task, set_overrides={"N": 33})
+    assert [c.name for c in cases] == ["N=33"]
+    result = evaluator.evaluate(task, SCALE_GOOD, options=fast, cases=cases)
+    assert result.status == "pass" and result.cases[0].numel == 33
+
+
+def test_task_without_cases_and_with_tolerances(tmp_path: Path, evaluator: Evaluator, fast: EvalOptions) -> None:
+    source = SCALE_TASK.read_text().replace('def get_cases():\n    return [{"N": 1000}, {"N": 1}, {"N": 257}]\n', "")
+    loose = tmp_path / "loose.py"
+    loose.write_text(source + '\nTOLERANCES = {"float32": {"atol": 0.01, "rtol": 0.0}}\n')
+    candidate = tmp_path / "close.py"
+    candidate.write_text(SCALE_GOOD.read_text().replace("* 2.0", "* 2.0 + 0.001"))
+    result = evaluator.evaluate(loose, candidate, options=fast)
+    assert [c.name for c in result.cases] == ["default"]
+    assert result.status == "pass" and result.cases[0].max_abs_err > 1e-4
+    strict = tmp_path / "strict.py"
+    strict.write_text(source)
+    assert evaluator.evaluate(strict, candidate, options=fast).status == "fail"
+
+
+def test_reference_failure_is_a_task_error(tmp_path: Path, evaluator: Evaluator, fast: EvalOptions) -> None:
+    broken = tmp_path / "broken.py"
+    broken.write_text(SCALE_TASK.read_text().replace("return x * 2.0", "raise RuntimeError('reference is broken')"))
+    with pytest.raises(ReferenceError_, match="reference is broken"):
+        evaluator.evaluate(broken, SCALE_GOOD, options=fast)
+
+
+def test_missing_candidate_file(evaluator: Evaluator, tmp_path: Path) -> None:
+    with pytest.raises(CandidateFileError, match="not found"):
+        evaluator.evaluate(SCALE_TASK, tmp_path / "absent.py")
+
+
+def test_spawn_runner_gives_the_same_result(tmp_path: Path, fast: EvalOptions) -> None:
+    with Evaluator(runner="spawn", cache_dir=tmp_path) as spawned:
+        result = spawned.evaluate(SCALE_TASK, SCALE_GOOD, options=fast, which="visible")
+    assert result.status == "pass"
