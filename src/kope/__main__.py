@@ -1,0 +1,3 @@
+from kope.cli import main
+
+main()

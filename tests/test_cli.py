@@ -1,0 +1,69 @@
+"""The command line, run as a user runs it: a separate process, JSON on stdout, exit status."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import HOSTILE, SCALE_GOOD, SCALE_TASK
+from typer.testing import CliRunner
+
+from kope.cli import app
+from kope.ops import get_op
+
+runner = CliRunner()
+
+
+def kope(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kope", *args, "--cache-dir", str(cache)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_eval_json_pass_fail_and_error(tmp_path: Path) -> None:
+    passed = kope("eval", str(SCALE_TASK), str(SCALE_GOOD), "--json", "--device", "cpu", "--trials", "1", cache=tmp_path)
+    assert passed.returncode == 0, passed.stderr
+    data = json.loads(passed.stdout)
+    assert data["status"] == "pass" and len(data["cases"]) == 3 and data["device"] == "cpu"
+
+    failed = kope("eval", str(SCALE_TASK), str(HOSTILE / "nan_output.py"), "--json", "--set", "N=40", cache=tmp_path)
+    assert failed.returncode == 1
+    data = json.loads(failed.stdout)
+    assert data["status"] == "fail" and [c["name"] for c in data["cases"]] == ["N=40"]
+    assert data["cases"][0]["mismatch_fraction"] == 1.0
+
+    crashed = kope("eval", str(SCALE_TASK), str(HOSTILE / "syntax_error.py"), "--json", cache=tmp_path)
+    assert crashed.returncode == 2
+    assert json.loads(crashed.stdout)["error"]["kind"] == "syntax"
+
+
+def test_eval_readable_report_and_task_errors(tmp_path: Path) -> None:
+    report = kope("eval", str(SCALE_TASK), str(HOSTILE / "runtime_error.py"), "--visible-only", cache=tmp_path)
+    assert report.returncode == 2
+    assert "error: runtime" in report.stdout and "did not expect" in report.stdout
+    not_a_task = tmp_path / "empty.py"
+    not_a_task.write_text("x = 1\n")
+    bad = kope("eval", str(not_a_task), str(SCALE_GOOD), "--json", cache=tmp_path)
+    assert bad.returncode == 2
+    error = json.loads(bad.stdout)["error"]
+    assert error["kind"] == "task" and "get_inputs" in error["message"]
+    wrong_set = kope("eval", str(SCALE_TASK), str(SCALE_GOOD), "--set", "M=3", cache=tmp_path)
+    assert wrong_set.returncode == 2 and "does not assign" in wrong_set.stderr
+
+
+def test_ops_list_and_path() -> None:
+    listed = runner.invoke(app, ["ops", "list", "--json"])
+    assert listed.exit_code == 0
+    rows = json.loads(listed.stdout)
+    assert len(rows) >= 24 and {"name", "family", "task", "kernel"} <= set(rows[0])
+    path = runner.invoke(app, ["ops", "path", "softmax"])
+    assert path.stdout.split() == [str(get_op("softmax").task_path), str(get_op("softmax").kernel_path)]
+    kernel_only = runner.invoke(app, ["ops", "path", "softmax", "--kernel"])
+    assert kernel_only.stdout.strip() == str(get_op("softmax").kernel_path)
+    unknown = runner.invoke(app, ["ops", "path", "sofmax"])
+    assert unknown.exit_code == 2 and "did you mean softmax" in unknown.output
