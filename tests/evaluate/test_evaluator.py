@@ -29,7 +29,7 @@ HOSTILE_EXPECTED = {
     "nan_output.py": ("fail", None),
     "unwritten_tail.py": ("fail", None),
     "output_flood.py": ("pass", None),
-    "child_processes.py": ("pass", None),
+    "child_processes.py": ("reject", None),
 }
 
 
@@ -92,7 +92,9 @@ def test_output_flood_is_captured_within_bounds(evaluator: Evaluator, fast: Eval
 
 def test_no_child_process_survives(evaluator: Evaluator, fast: EvalOptions) -> None:
     result = evaluator.evaluate(SCALE_TASK, HOSTILE / "child_processes.py", options=fast)
-    assert result.status == "pass"
+    assert all(case.passed for case in result.cases), "numerically right..."
+    assert result.status == "reject", "...but it starts processes"
+    assert {"threads-processes"} == {f.rule for f in result.integrity.findings if f.severity == "reject"}
     marker = b"kope-hostile-orphan-marker"
     survivors = []
     for entry in os.listdir("/proc"):

@@ -26,10 +26,11 @@ from pydantic import ValidationError
 from kope.errors import CandidateFileError, CaseError, ReferenceError_, TaskFileError
 from kope.evaluate import compare, protocol
 from kope.evaluate.cache import ReferenceCache, reference_key
-from kope.evaluate.protocol import JobSpec, PlanInfo, WorkerResult
-from kope.evaluate.results import CaseResult, EvalError, EvalResult, OutputDiff, Timing
+from kope.evaluate.protocol import IntegritySpec, JobSpec, PlanInfo, WorkerResult
+from kope.evaluate.results import CaseResult, EvalError, EvalResult, Finding, Integrity, OutputDiff, Timing
 from kope.evaluate.runner import ForkServer, Runner, SpawnRunner
 from kope.evaluate.sandbox import WORK_DIR, Limits, Outcome
+from kope.integrity import gate
 from kope.task import Case, OverrideValue, Task, Tolerance, build_cases, load_task, parse_tolerances
 
 Which = Literal["all", "visible"] | Sequence[str]
@@ -48,6 +49,10 @@ class EvalOptions:
     memory_mb: int | None = 4096
     timing: bool = False
     timing_budget_ms: float = 200.0
+    integrity: bool = True
+    """Run the integrity gates (static and dynamic); a numerically passing candidate they reject is `reject`."""
+    speedup_bound: float = 50.0
+    """On CUDA, a speedup above this is flagged for review (`implausible-speedup`)."""
     extra_env: Mapping[str, str] = field(default_factory=dict)
 
     def limits(self) -> Limits:
@@ -63,6 +68,18 @@ class EvalOptions:
 class _Reference:
     entry: Path
     result: WorkerResult
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What every case of one evaluation shares."""
+
+    task: Task
+    source: str
+    candidate_name: str
+    options: EvalOptions
+    tolerances: Mapping[str, Tolerance]
+    allow_torch: tuple[str, ...]
 
 
 class Evaluator:
@@ -170,15 +187,23 @@ class Evaluator:
         source = _read_candidate(candidate_path)
         all_cases = list(cases) if cases is not None else self.cases(task, options=options)
         selected, cases_run = _select(all_cases, which)
-        tolerances = self.tolerances(task, options)
+        plan = self.plan(task, options)
+        run = _Run(
+            task=task,
+            source=source,
+            candidate_name=str(candidate_path),
+            options=options,
+            tolerances=self.tolerances(task, options),
+            allow_torch=tuple(plan.allow_torch),
+        )
 
-        def run(case: Case) -> CaseResult:
-            result = self._evaluate_case(task, case, source, str(candidate_path), options, tolerances)
+        def evaluate_case(case: Case, probes: bool = False) -> CaseResult:
+            result = self._evaluate_case(run, case, probes=probes)
             if on_case is not None:
                 on_case(result)
             return result
 
-        results = [run(selected[0])]
+        results = [evaluate_case(selected[0], probes=True)]
         stop = results[0].error is not None and results[0].error.kind in _STOP_KINDS
         rest = selected[1:]
         if stop:
@@ -186,19 +211,18 @@ class Evaluator:
             results += [_skipped(case, results[0]) for case in rest]
         elif rest:
             with ThreadPoolExecutor(max_workers=self.max_parallel, thread_name_prefix="kope-case") as pool:
-                results += list(pool.map(run, rest))
-        return _assemble(task, candidate_path, options, results, cases_run, time.monotonic() - began)
+                results += list(pool.map(evaluate_case, rest))
+        integrity = Integrity()
+        if options.integrity:
+            first = self._reference(task, selected[0], options).result
+            context = gate.static_context(task, plan.sizes, selected[0], first.inputs, run.allow_torch)
+            integrity = gate.assess(source, context, results)
+        return _assemble(task, candidate_path, options, results, cases_run, integrity, time.monotonic() - began)
 
-    def _evaluate_case(
-        self,
-        task: Task,
-        case: Case,
-        source: str,
-        candidate_name: str,
-        options: EvalOptions,
-        tolerances: Mapping[str, Tolerance],
-    ) -> CaseResult:
-        reference = self._reference(task, case, options)
+    def _evaluate_case(self, run: _Run, case: Case, *, probes: bool) -> CaseResult:
+        """Run the candidate on one case and compare; `probes`: also the ghost replay and caching probe."""
+        options, candidate_name = run.options, run.candidate_name
+        reference = self._reference(run.task, case, options)
         files = {
             protocol.INIT_FILE: reference.entry / protocol.INIT_FILE,
             protocol.STATE_FILE: reference.entry / protocol.STATE_FILE,
@@ -213,8 +237,11 @@ class Evaluator:
             trial_seeds=[_seed(options.seed, case, f"trial{i}") for i in range(options.trials)],
             timing=options.timing,
             timing_budget_ms=options.timing_budget_ms,
+            integrity=IntegritySpec(extra_allow=list(run.allow_torch), ghost=probes, cache_probe=probes)
+            if options.integrity
+            else None,
         )
-        with self._job(spec, options.limits(), files=files, source=source) as (result, outcome, job_dir):
+        with self._job(spec, options.limits(), files=files, source=run.source) as (result, outcome, job_dir):
             failed = CaseResult(
                 name=case.name,
                 overrides=dict(case.overrides),
@@ -222,34 +249,70 @@ class Evaluator:
                 passed=False,
                 stdout=_excerpt(outcome),
             )
+            findings = gate.observed(result.observations if result is not None else None)
+            failed = failed.model_copy(update={"findings": findings})
             error = _classify(result, outcome, options, expected_trials=options.trials)
             if error is not None:
                 return failed.model_copy(update={"error": _name_candidate(error, job_dir, candidate_name)})
             assert result is not None
             try:
                 diffs = [
-                    self._compare_trial(reference, index, job_dir, tolerances) for index in range(options.trials)
+                    self._compare_trial(reference, job_dir, index, protocol.outputs_file(index), run.tolerances)
+                    for index in range(options.trials)
                 ]
             except compare.StructureMismatch as exc:
                 return failed.model_copy(update={"error": EvalError(kind="shape", message=str(exc))})
             except ValueError as exc:
                 message = f"the candidate's results are malformed: {exc}"
                 return failed.model_copy(update={"error": EvalError(kind="exit", message=message)})
+            timing = _timing(reference.result, result)
+            if options.integrity:
+                findings = findings + self._caching_findings(reference, job_dir, result, diffs, case, run)
+                findings += gate.implausible_speedup(
+                    case.name,
+                    timing,
+                    bytes_moved=reference.result.input_bytes + reference.result.output_bytes,
+                    device_name=reference.result.device_name,
+                    bound=options.speedup_bound,
+                )
             return failed.model_copy(
                 update={
                     **compare.summarize(diffs),
                     "trials": len(diffs),
-                    "timing": _timing(reference.result, result),
+                    "timing": timing,
                     "reference_precision": reference.result.precision,
+                    "findings": findings,
                 }
             )
 
+    def _caching_findings(
+        self,
+        reference: _Reference,
+        job_dir: Path,
+        result: WorkerResult,
+        diffs: list[list[OutputDiff]],
+        case: Case,
+        run: _Run,
+    ) -> list[Finding]:
+        """The caching probe reran trial 1's values in trial 0's storage: it must match trial 1's reference."""
+        observations = result.observations
+        if observations is None or observations.cache_probe is None or len(diffs) < 2:
+            return []
+        if any(d.mismatch_count for d in diffs[1]):
+            return []
+        try:
+            probe = self._compare_trial(reference, job_dir, 1, protocol.CACHE_PROBE_FILE, run.tolerances)
+        except (compare.StructureMismatch, ValueError):
+            return [gate.cache_probe_finding(case.name)]
+        return [gate.cache_probe_finding(case.name)] if any(d.mismatch_count for d in probe) else []
+
     def _compare_trial(
-        self, reference: _Reference, index: int, job_dir: Path, tolerances: Mapping[str, Tolerance]
+        self, reference: _Reference, job_dir: Path, index: int, filename: str, tolerances: Mapping[str, Tolerance]
     ) -> list[OutputDiff]:
+        """Compare the candidate's outputs in `filename` with the reference's outputs of trial `index`."""
         native = reference.result.trials[index].outputs
         ref_values, ref_arrays = compare.read_packed(reference.entry / protocol.outputs_file(index))
-        cand_meta, cand_arrays = compare.read_packed(job_dir / protocol.outputs_file(index))
+        cand_meta, cand_arrays = compare.read_packed(job_dir / filename)
         return compare.compare_outputs(native, ref_values, ref_arrays, cand_meta, cand_arrays, tolerances)
 
     def _reference(self, task: Task, case: Case, options: EvalOptions) -> _Reference:
@@ -413,11 +476,15 @@ def _assemble(
     options: EvalOptions,
     results: list[CaseResult],
     cases_run: Literal["visible", "all", "selected"],
+    integrity: Integrity,
     seconds: float,
 ) -> EvalResult:
     first_error = next((r.error for r in results if r.error is not None), None)
+    status: Literal["pass", "fail", "reject", "error"]
     if first_error is not None:
-        status: Literal["pass", "fail", "error"] = "error"
+        status = "error"
+    elif integrity.verdict == "reject":
+        status = "reject"
     elif all(r.passed for r in results):
         status = "pass"
     else:
@@ -427,6 +494,7 @@ def _assemble(
         status=status,
         error=first_error,
         cases=results,
+        integrity=integrity,
         timing=timing,
         cases_run=cases_run,
         task=str(task.path),

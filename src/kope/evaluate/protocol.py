@@ -26,6 +26,9 @@ def outputs_file(trial: int) -> str:
     return f"outputs_{trial}.safetensors"
 
 
+CACHE_PROBE_FILE = "outputs_cache_probe.safetensors"
+
+
 class ValueMeta(BaseModel):
     """The structure of a packed Python value; tensors live in a safetensors file under `key`."""
 
@@ -40,6 +43,14 @@ class ValueMeta(BaseModel):
     """For dicts: the keys of `items`, in order."""
 
 
+class IntegritySpec(BaseModel):
+    """What the candidate worker's monitor needs to know."""
+
+    extra_allow: list[str] = Field(default_factory=list)
+    ghost: bool = True
+    cache_probe: bool = True
+
+
 class JobSpec(BaseModel):
     mode: Literal["plan", "reference", "candidate"]
     device: str = "cpu"
@@ -51,6 +62,7 @@ class JobSpec(BaseModel):
     trial_seeds: list[int] = Field(default_factory=list)
     timing: bool = False
     timing_budget_ms: float = 200.0
+    integrity: IntegritySpec | None = None
 
 
 class WorkerError(BaseModel):
@@ -69,6 +81,36 @@ class PlanInfo(BaseModel):
     cases: list[Any] | None = None
     sizes: dict[str, Any] = Field(default_factory=dict)
     tolerances: dict[str, Any] | None = None
+    allow_torch: list[str] = Field(default_factory=list)
+    """The task's ALLOW_TORCH: PyTorch calls its candidates may make (see kope.integrity.policy)."""
+
+
+class TorchCall(BaseModel):
+    name: str
+    line: int | None = None
+    count: int = 1
+
+
+class Observations(BaseModel):
+    """What the integrity monitor saw while the candidate ran (see `kope.integrity.monitor`)."""
+
+    torch_calls: list[TorchCall] = Field(default_factory=list)
+    """PyTorch calls outside the allowlist, made by the candidate's Python code (not by its kernels)."""
+    downcasts: list[TorchCall] = Field(default_factory=list)
+    launches_per_forward: list[int] = Field(default_factory=list)
+    kernels: dict[str, int] = Field(default_factory=dict)
+    ghost_unchanged: bool | None = None
+    """With every launch turned into a no-op, the output was the same: the kernels do not matter."""
+    mutated_inputs: list[int] = Field(default_factory=list)
+    aliased_outputs: list[str] = Field(default_factory=list)
+    output_types: list[str] = Field(default_factory=list)
+    """Types of outputs that are not exactly torch.Tensor."""
+    threads_alive: int = 0
+    children_alive: int = 0
+    tampered: list[str] = Field(default_factory=list)
+    instrumentation_lost: list[str] = Field(default_factory=list)
+    cache_probe: ValueMeta | None = None
+    """Outputs of a call on the first trial's input storage refilled with the second trial's values."""
 
 
 class WorkerResult(BaseModel):
@@ -82,3 +124,9 @@ class WorkerResult(BaseModel):
     timing_method: Literal["cuda-events", "interpreter-wall", "cpu-wall"] | None = None
     loaded_parameters: list[str] = Field(default_factory=list)
     """Reference parameters and buffers copied into the candidate (same name and shape)."""
+    inputs: ValueMeta | None = None
+    """Reference jobs: the structure, dtypes and shapes of the first trial's inputs."""
+    input_bytes: int = 0
+    output_bytes: int = 0
+    device_name: str | None = None
+    observations: Observations | None = None

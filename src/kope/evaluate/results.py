@@ -87,6 +87,8 @@ class CaseResult(BaseModel):
     """Per-output comparison for the worst trial."""
     timing: Timing | None = None
     reference_precision: Literal["float64", "native"] = "float64"
+    findings: list[Finding] = Field(default_factory=list)
+    """Integrity findings observed while this case ran (all of them also appear in `integrity`)."""
     stdout: str = ""
     """What the candidate printed (capped), for debugging."""
 

@@ -104,4 +104,7 @@ def load(path: Path) -> Any:
         structure = (handle.metadata() or {}).get("structure")
     if structure is None:
         raise ValueError(f"{path.name} carries no structure")
-    return unpack(ValueMeta.model_validate_json(structure), load_file(str(path)))
+    # Copies, not views of the file's memory map: a kernel that reads out of bounds then meets
+    # ordinary heap memory, as it would in a real program, not the end of a mapped page.
+    tensors = {key: value.clone() for key, value in load_file(str(path)).items()}
+    return unpack(ValueMeta.model_validate_json(structure), tensors)

@@ -102,6 +102,9 @@ def _plan(spec: JobSpec, job_dir: Path) -> WorkerResult:
             isinstance(value, tuple) and value and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
         ):
             plan.sizes[name] = value
+    allow = getattr(module, "ALLOW_TORCH", None)
+    if isinstance(allow, list | tuple | set | frozenset):
+        plan.allow_torch = sorted(str(name) for name in allow)
     tolerances = getattr(module, "TOLERANCES", None)
     if isinstance(tolerances, dict):
         plan.tolerances = {str(k).removeprefix("torch."): _plain(v) for k, v in tolerances.items()}
@@ -161,7 +164,10 @@ def _reference(spec: JobSpec, job_dir: Path) -> WorkerResult:
         try:
             torch.manual_seed(seed)
             inputs = list(module.get_inputs())
-            tensors.save(job_dir / protocol.inputs_file(index), inputs)
+            input_meta = tensors.save(job_dir / protocol.inputs_file(index), inputs)
+            if index == 0:
+                result.inputs = input_meta
+                result.input_bytes = sum(t.nbytes for t in inputs if isinstance(t, torch.Tensor))
             on_device = _as_device(inputs, device)
             first_inputs = first_inputs if first_inputs is not None else on_device
             began = time.perf_counter()
@@ -187,10 +193,22 @@ def _reference(spec: JobSpec, job_dir: Path) -> WorkerResult:
         except tensors.UnsupportedValueError as exc:
             return WorkerResult(mode="reference", error=WorkerError(kind="task", message=f"reference output: {exc}"))
         result.trials.append(TrialRecord(index=index, outputs=native_meta, seconds=seconds))
+        if index == 0:
+            result.output_bytes = _nbytes(native)
+    if device.startswith("cuda"):
+        result.device_name = torch.cuda.get_device_name()
     if spec.timing and first_inputs is not None:
         args = first_inputs
         result.timing_ms, result.timing_runs, result.timing_method = _time_forward(model, args, spec)
     return result
+
+
+def _nbytes(value: Any) -> int:
+    if isinstance(value, torch.Tensor):
+        return int(value.nbytes)
+    if isinstance(value, list | tuple):
+        return sum(_nbytes(v) for v in value)
+    return 0
 
 
 def _to_float64(value: Any) -> Any:
@@ -279,9 +297,15 @@ def _copy_reference_state(model: torch.nn.Module, job_dir: Path) -> list[str]:
 def _candidate(spec: JobSpec, job_dir: Path) -> WorkerResult:
     device = spec.device
     _poison_uninitialized_memory()
+    monitor = None
+    if spec.integrity is not None:
+        from kope.integrity.monitor import Monitor
+
+        monitor = Monitor(str(job_dir / protocol.CANDIDATE_FILE), frozenset(spec.integrity.extra_allow))
+        monitor.install()
     model_new, failure = _load_candidate(spec, job_dir)
     if failure is not None:
-        return failure
+        return _with_observations(failure, monitor)
     assert model_new is not None
     try:
         init_inputs = tensors.load(job_dir / protocol.INIT_FILE)
@@ -290,36 +314,113 @@ def _candidate(spec: JobSpec, job_dir: Path) -> WorkerResult:
         loaded = _copy_reference_state(model, job_dir)
         model = model.to(device)
     except Exception as exc:
-        return _classified("load", exc, "constructing ModelNew failed")
+        return _with_observations(_classified("load", exc, "constructing ModelNew failed"), monitor)
     result = WorkerResult(mode="candidate", loaded_parameters=loaded)
-    first_inputs: list[Any] | None = None
+    pristine: list[list[Any]] = []
+    originals: list[Any] = []
+    first_output: Any = None
+    last_output: Any = None
     for index in range(len(spec.trial_seeds)):
         inputs = _as_device(tensors.load(job_dir / protocol.inputs_file(index)), device)
-        first_inputs = first_inputs if first_inputs is not None else copy.deepcopy(inputs)
+        before = copy.deepcopy(inputs)
         try:
             began = time.perf_counter()
-            with torch.no_grad():
+            with torch.no_grad(), monitor.forward() if monitor else contextlib.nullcontext():
                 output = model(*inputs)
             _synchronize(device)
             seconds = time.perf_counter() - began
         except Exception as exc:
             failure = _classified("runtime", exc, f"forward failed on trial {index}")
             failure.trials = result.trials
-            return failure
+            return _with_observations(failure, monitor)
+        if monitor is not None:
+            monitor.check_call(inputs, before, output)
         try:
             meta = tensors.save(job_dir / protocol.outputs_file(index), output, for_numpy=True)
         except tensors.UnsupportedValueError as exc:
-            return _candidate_error("shape", f"forward returned a value kope cannot compare: {exc}", False)
+            failure = _candidate_error("shape", f"forward returned a value kope cannot compare: {exc}", False)
+            return _with_observations(failure, monitor)
         result.trials.append(TrialRecord(index=index, outputs=meta, seconds=seconds))
-    if spec.timing and first_inputs is not None:
-        if device.startswith("cuda"):
-            result.timing_ms, result.timing_runs, result.timing_method = _time_forward(model, first_inputs, spec)
-        else:
-            durations = sorted(t.seconds for t in result.trials)
-            result.timing_ms = durations[len(durations) // 2] * 1000
-            result.timing_runs = len(durations)
-            result.timing_method = "interpreter-wall" if os.environ.get("TRITON_INTERPRET") == "1" else "cpu-wall"
+        pristine.append(before)
+        if index == 0:
+            originals, first_output = inputs, _detached_copy(output)
+        last_output = output
+    if monitor is not None and spec.integrity is not None and pristine:
+        _integrity_probes(spec, job_dir, model, monitor, (originals, pristine), first_output, last_output)
+    if spec.timing and pristine:
+        _time_candidate(spec, result, model, pristine[0])
+    return _with_observations(result, monitor)
+
+
+def _with_observations(result: WorkerResult, monitor: Any) -> WorkerResult:
+    if monitor is not None:
+        result.observations = monitor.finish()
     return result
+
+
+def _detached_copy(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    if isinstance(value, list | tuple):
+        return type(value)(_detached_copy(v) for v in value)
+    return value
+
+
+def _integrity_probes(
+    spec: JobSpec,
+    job_dir: Path,
+    model: torch.nn.Module,
+    monitor: Any,
+    trial_inputs: tuple[list[Any], list[list[Any]]],
+    first_output: Any,
+    last_output: Any,
+) -> None:
+    """Ghost replay (do the kernels matter?) and the caching probe (same storage, new contents).
+
+    `trial_inputs` holds the first trial's input tensors as the candidate saw them (their storage
+    is reused by the caching probe) and untouched copies of every trial's inputs.
+    """
+    from kope.integrity.monitor import output_tensors, same_outputs
+
+    assert spec.integrity is not None
+    originals, pristine = trial_inputs
+    observations = monitor.observations
+    informative = any(
+        t.numel() > 0 and not (t.is_floating_point() and bool(t.isnan().all())) for t in output_tensors(first_output)
+    )
+    if spec.integrity.ghost and informative:
+        with torch.no_grad():
+            for tensor in output_tensors(last_output):
+                tensor.fill_(float("nan") if tensor.is_floating_point() else -1)
+        try:
+            with torch.no_grad(), monitor.ghosted():
+                ghost = model(*copy.deepcopy(pristine[0]))
+            _synchronize(spec.device)
+            observations.ghost_unchanged = same_outputs(ghost, first_output)
+        except Exception:
+            observations.ghost_unchanged = False
+    if spec.integrity.cache_probe and len(pristine) >= 2:
+        with torch.no_grad():
+            for target, values in zip(originals, pristine[1], strict=False):
+                if isinstance(target, torch.Tensor) and isinstance(values, torch.Tensor):
+                    target.copy_(values.to(target.device))
+        try:
+            with torch.no_grad():
+                probe = model(*originals)
+            _synchronize(spec.device)
+            observations.cache_probe = tensors.save(job_dir / protocol.CACHE_PROBE_FILE, probe, for_numpy=True)
+        except Exception:
+            observations.cache_probe = None
+
+
+def _time_candidate(spec: JobSpec, result: WorkerResult, model: torch.nn.Module, inputs: list[Any]) -> None:
+    if spec.device.startswith("cuda"):
+        result.timing_ms, result.timing_runs, result.timing_method = _time_forward(model, inputs, spec)
+        return
+    durations = sorted(t.seconds for t in result.trials)
+    result.timing_ms = durations[len(durations) // 2] * 1000
+    result.timing_runs = len(durations)
+    result.timing_method = "interpreter-wall" if os.environ.get("TRITON_INTERPRET") == "1" else "cpu-wall"
 
 
 def _tail() -> str:

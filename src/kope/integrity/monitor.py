@@ -1,0 +1,376 @@
+"""Dynamic integrity checks: what the candidate does while it runs (inside the candidate worker).
+
+Installed before the candidate module is loaded:
+
+- every Triton launch (`JITFunction.run`, the interpreter's `InterpretedFunction.run`) and every
+  call into a CUDA extension built with `torch.utils.cpp_extension.load[_inline]` is counted, per
+  forward call, for kernels defined in the candidate's own file;
+- a `TorchFunctionMode` records, during forward, every PyTorch call the candidate's Python code
+  makes that is not on the allowlist (`kope.integrity.policy`), with the line of the candidate file
+  it came from; calls made by a kernel launch itself are not the candidate's and are not recorded;
+- the identities of functions a cheat would patch (comparisons, timers, Triton's launcher, kope's
+  worker, the deterministic-mode switches) are taken, and compared again at the end.
+
+After each forward: inputs are compared bit for bit with copies taken before (mutation), outputs
+are checked for sharing storage with inputs (aliasing) and for being exactly `torch.Tensor`, and
+live Python threads and child processes are counted. A *ghost replay* runs forward once more with
+every launch turned into a no-op: an output identical to the real one means the kernels do no work.
+
+Everything here runs in the candidate's process and is therefore defence in depth: the decisive
+comparison happens in a process the candidate never touches, and the static rules flag code that
+tries to switch these checks off.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import functools
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from kope.evaluate.protocol import Observations, TorchCall
+from kope.integrity import policy
+
+_equal = torch.equal
+_uint8 = torch.uint8
+
+
+def _watched() -> dict[str, Callable[[], object]]:
+    from kope.evaluate import tensors, timing, worker
+
+    watched: dict[str, Callable[[], object]] = {
+        "torch.allclose": lambda: torch.allclose,
+        "torch.equal": lambda: torch.equal,
+        "torch.testing.assert_close": lambda: torch.testing.assert_close,
+        "torch.manual_seed": lambda: torch.manual_seed,
+        "torch.Tensor.__eq__": lambda: torch.Tensor.__eq__,
+        "torch.Tensor.to": lambda: torch.Tensor.to,
+        "torch.Tensor.cpu": lambda: torch.Tensor.cpu,
+        "torch.Tensor.detach": lambda: torch.Tensor.detach,
+        "torch.Tensor.clone": lambda: torch.Tensor.clone,
+        "torch.Tensor.contiguous": lambda: torch.Tensor.contiguous,
+        "torch.Tensor.copy_": lambda: torch.Tensor.copy_,
+        "torch.nn.Module.__call__": lambda: torch.nn.Module.__call__,
+        "torch.cuda.synchronize": lambda: torch.cuda.synchronize,
+        "torch.cuda.Event": lambda: torch.cuda.Event,
+        "torch.cuda.Event.record": lambda: torch.cuda.Event.record,
+        "torch.cuda.Event.elapsed_time": lambda: torch.cuda.Event.elapsed_time,
+        "torch.use_deterministic_algorithms": lambda: torch.use_deterministic_algorithms,
+        "time.time": lambda: time.time,
+        "time.perf_counter": lambda: time.perf_counter,
+        "time.perf_counter_ns": lambda: time.perf_counter_ns,
+        "time.monotonic": lambda: time.monotonic,
+        "builtins.isinstance": lambda: builtins.isinstance,
+        "builtins.len": lambda: builtins.len,
+        "builtins.open": lambda: builtins.open,
+        "builtins.print": lambda: builtins.print,
+        "builtins.type": lambda: builtins.type,
+        "json.dumps": lambda: json.dumps,
+        "kope.worker.run_job": lambda: worker.run_job,
+        "kope.worker._candidate": lambda: worker._candidate,
+        "kope.tensors.save": lambda: tensors.save,
+        "kope.tensors.pack": lambda: tensors.pack,
+        "kope.timing.measure": lambda: timing.measure,
+    }
+    with contextlib.suppress(ImportError):
+        import triton.testing
+        from triton.runtime.jit import JITFunction
+
+        watched["triton.testing.do_bench"] = lambda: triton.testing.do_bench
+        watched["triton.JITFunction.run"] = lambda: JITFunction.run
+    with contextlib.suppress(ImportError):
+        from triton.runtime.interpreter import InterpretedFunction
+
+        watched["triton.InterpretedFunction.run"] = lambda: InterpretedFunction.run
+    return watched
+
+
+class _Recorder(TorchFunctionMode):
+    def __init__(self, monitor: Monitor) -> None:
+        super().__init__()
+        self.monitor = monitor
+
+    def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        monitor = self.monitor
+        if monitor.launch_depth == 0:
+            name = policy.short_name(func)
+            if not policy.allowed(name, monitor.extra_allow):
+                monitor.record_call(name)
+            elif name in ("to", "half", "bfloat16", "type"):
+                monitor.record_cast(name, args, kwargs)
+        return func(*args, **kwargs)
+
+
+class Monitor:
+    """Counts launches, records PyTorch calls and watches for tampering, in the candidate worker."""
+
+    def __init__(self, candidate_file: str, extra_allow: frozenset[str] = frozenset()) -> None:
+        self.candidate_file = candidate_file
+        self.extra_allow = extra_allow
+        self.launch_depth = 0
+        self.ghost = False
+        self.launches = 0
+        self.kernels: dict[str, int] = {}
+        self.observations = Observations()
+        self._calls: dict[tuple[str, int | None], int] = {}
+        self._casts: dict[tuple[str, int | None], int] = {}
+        self._identities: dict[str, object] = {}
+        self._watched: dict[str, Callable[[], object]] = {}
+        self._threads_before = 0
+
+    # -- installation ----------------------------------------------------------------------
+
+    def install(self) -> None:
+        self._wrap_triton()
+        self._wrap_extensions()
+        self._watched = _watched()
+        self._identities = {name: get() for name, get in self._watched.items()}
+        self._threads_before = threading.active_count()
+
+    def _wrap_triton(self) -> None:
+        classes: list[type] = []
+        with contextlib.suppress(ImportError):
+            from triton.runtime.jit import JITFunction
+
+            classes.append(JITFunction)
+        with contextlib.suppress(ImportError):
+            from triton.runtime.interpreter import InterpretedFunction
+
+            classes.append(InterpretedFunction)
+        for cls in classes:
+            original = cls.run  # type: ignore[attr-defined]
+            cls.run = self._launcher(original)  # type: ignore[attr-defined]
+
+    def _launcher(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        monitor = self
+
+        @functools.wraps(original)
+        def run(kernel: Any, *args: Any, **kwargs: Any) -> Any:
+            fn = getattr(kernel, "fn", None)
+            code = getattr(fn, "__code__", None)
+            own = code is not None and code.co_filename == monitor.candidate_file
+            if own and not kwargs.get("warmup", False):
+                name = getattr(fn, "__name__", "kernel")
+                monitor.kernels[name] = monitor.kernels.get(name, 0) + 1
+                monitor.launches += 1
+                if monitor.ghost:
+                    return None
+            monitor.launch_depth += 1
+            try:
+                return original(kernel, *args, **kwargs)
+            finally:
+                monitor.launch_depth -= 1
+
+        return run
+
+    def _wrap_extensions(self) -> None:
+        from torch.utils import cpp_extension
+
+        for name in ("load_inline", "load"):
+            original = getattr(cpp_extension, name)
+            setattr(cpp_extension, name, self._extension_loader(original))
+
+    def _extension_loader(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        monitor = self
+
+        @functools.wraps(original)
+        def load(*args: Any, **kwargs: Any) -> Any:
+            return _CountingModule(original(*args, **kwargs), monitor)
+
+        return load
+
+    # -- recording -------------------------------------------------------------------------
+
+    def _candidate_line(self) -> int | None:
+        frame = sys._getframe(2)
+        while frame is not None:
+            if frame.f_code.co_filename == self.candidate_file:
+                return frame.f_lineno
+            frame = frame.f_back  # type: ignore[assignment]
+        return None
+
+    def record_call(self, name: str) -> None:
+        key = (name, self._candidate_line())
+        self._calls[key] = self._calls.get(key, 0) + 1
+
+    def record_cast(self, name: str, args: Any, kwargs: Any) -> None:
+        source = args[0] if args and isinstance(args[0], torch.Tensor) else None
+        if source is None or source.dtype != torch.float32:
+            return
+        target = name
+        if name in ("to", "type"):
+            dtype = kwargs.get("dtype")
+            dtype = dtype if dtype is not None else next((a for a in args[1:] if isinstance(a, torch.dtype)), None)
+            if dtype is None:
+                return
+            target = str(dtype).removeprefix("torch.")
+        if target in policy.HALF_DTYPES:
+            key = (f"{name} -> {target}", self._candidate_line())
+            self._casts[key] = self._casts.get(key, 0) + 1
+
+    # -- forward ---------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def forward(self) -> Iterator[None]:
+        """Wrap one real forward call: counts its launches and records its PyTorch calls."""
+        self.launches = 0
+        recorder = _Recorder(self)
+        with recorder:
+            yield
+            stack = torch.overrides._get_current_function_mode_stack()
+            if not stack or stack[-1] is not recorder:
+                self._lost("the PyTorch function-mode stack was changed during forward")
+        self.observations.launches_per_forward.append(self.launches)
+
+    @contextlib.contextmanager
+    def ghosted(self) -> Iterator[None]:
+        """Within: every launch of the candidate's kernels returns at once without running."""
+        self.ghost = True
+        try:
+            yield
+        finally:
+            self.ghost = False
+
+    def check_call(self, inputs: list[Any], before: list[Any], output: Any) -> None:
+        """After a forward: input mutation, output aliasing, output types, threads, processes."""
+        for index, (now, then) in enumerate(zip(inputs, before, strict=False)):
+            changed = isinstance(now, torch.Tensor) and isinstance(then, torch.Tensor) and not _same_bits(now, then)
+            if changed and index not in self.observations.mutated_inputs:
+                self.observations.mutated_inputs.append(index)
+        input_storages = {_storage(t) for t in inputs if isinstance(t, torch.Tensor)}
+        for path, leaf in _leaves(output):
+            if type(leaf) is not torch.Tensor:
+                kind = f"{path}: {type(leaf).__module__}.{type(leaf).__qualname__}"
+                if isinstance(leaf, torch.Tensor) and kind not in self.observations.output_types:
+                    self.observations.output_types.append(kind)
+                continue
+            if leaf.numel() and _storage(leaf) in input_storages and path not in self.observations.aliased_outputs:
+                self.observations.aliased_outputs.append(path)
+        self.observations.threads_alive = max(
+            self.observations.threads_alive, threading.active_count() - self._threads_before
+        )
+        self.observations.children_alive = max(self.observations.children_alive, _child_processes())
+
+    def output_is_plain(self, output: Any) -> bool:
+        return all(type(leaf) is torch.Tensor for _, leaf in _leaves(output) if isinstance(leaf, torch.Tensor))
+
+    # -- the end ---------------------------------------------------------------------------
+
+    def finish(self) -> Observations:
+        obs = self.observations
+        obs.kernels = dict(self.kernels)
+        obs.torch_calls = [TorchCall(name=n, line=line, count=c) for (n, line), c in sorted(self._calls.items(), key=str)]
+        obs.downcasts = [TorchCall(name=n, line=line, count=c) for (n, line), c in sorted(self._casts.items(), key=str)]
+        for name, get in self._watched.items():
+            try:
+                current = get()
+            except Exception:
+                current = None
+            if current is not self._identities.get(name) and name not in obs.tampered:
+                obs.tampered.append(name)
+        if not torch.are_deterministic_algorithms_enabled():
+            self._lost("deterministic mode (which poisons uninitialised memory) was turned off")
+        fill = getattr(torch._C, "_get_deterministic_fill_uninitialized_memory", None)
+        if fill is not None and not fill():
+            self._lost("filling of uninitialised memory was turned off")
+        return obs
+
+    def _lost(self, what: str) -> None:
+        if what not in self.observations.instrumentation_lost:
+            self.observations.instrumentation_lost.append(what)
+
+
+class _CountingModule:
+    """A CUDA extension whose functions count as kernel launches."""
+
+    def __init__(self, module: Any, monitor: Monitor) -> None:
+        self._module = module
+        self._monitor = monitor
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._module, name)
+        if not callable(value):
+            return value
+        monitor = self._monitor
+
+        @functools.wraps(value)
+        def launch(*args: Any, **kwargs: Any) -> Any:
+            monitor.kernels[name] = monitor.kernels.get(name, 0) + 1
+            monitor.launches += 1
+            if monitor.ghost:
+                return None
+            monitor.launch_depth += 1
+            try:
+                return value(*args, **kwargs)
+            finally:
+                monitor.launch_depth -= 1
+
+        return launch
+
+
+def _leaves(value: Any, path: str = "output") -> Iterator[tuple[str, Any]]:
+    if isinstance(value, tuple | list):
+        for index, item in enumerate(value):
+            yield from _leaves(item, f"{path}[{index}]")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _leaves(item, f"{path}[{key!r}]")
+    else:
+        yield path, value
+
+
+def _storage(tensor: torch.Tensor) -> int:
+    return int(tensor.untyped_storage().data_ptr())
+
+
+def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.numel() == 0:
+        return True
+    return bool(_equal(a.detach().contiguous().view(_uint8), b.detach().contiguous().view(_uint8)))
+
+
+def same_outputs(a: Any, b: Any) -> bool:
+    """Bit-for-bit equality of two outputs (NaN equals NaN)."""
+    left, right = list(_leaves(a)), list(_leaves(b))
+    if len(left) != len(right):
+        return False
+    for (_, x), (_, y) in zip(left, right, strict=True):
+        if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
+            if not _same_bits(x.detach().cpu(), y.detach().cpu()):
+                return False
+        elif x != y:
+            return False
+    return True
+
+
+def _child_processes() -> int:
+    me = str(os.getpid())
+    count = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if fields[1].decode() == me and fields[0] != b"Z":
+            count += 1
+    return count
+
+
+def output_tensors(output: Any) -> list[torch.Tensor]:
+    return [leaf for _, leaf in _leaves(output) if isinstance(leaf, torch.Tensor)]

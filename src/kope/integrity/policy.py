@@ -1,0 +1,180 @@
+"""What a candidate's Python code may do with PyTorch: allocate, view, query, move, launch.
+
+Names are those PyTorch reports to a `TorchFunctionMode` (`torch.empty`, `Tensor.view`,
+`Tensor.__getitem__`, ...), reduced to their last component. Everything else that touches tensor
+data through PyTorch is computing with PyTorch (`torch-compute`). A task widens the allowlist for
+its candidates with a module-level list, e.g. `ALLOW_TORCH = ["conv2d", "batch_norm"]`, when the
+kernel is meant to replace only part of a model.
+"""
+
+from __future__ import annotations
+
+ALLOW_TORCH_NAME = "ALLOW_TORCH"
+
+ALLOCATION = frozenset(
+    {
+        "empty",
+        "empty_like",
+        "empty_strided",
+        "zeros",
+        "zeros_like",
+        "ones",
+        "ones_like",
+        "full",
+        "full_like",
+        "new_empty",
+        "new_empty_strided",
+        "new_zeros",
+        "new_ones",
+        "new_full",
+        "arange",
+        "tensor",
+        "as_tensor",
+        "scalar_tensor",
+        "randn",
+        "rand",
+        "randint",
+        "randn_like",
+        "rand_like",
+        "randint_like",
+        "randperm",
+        "normal_",
+        "uniform_",
+    }
+)
+"""Allocation, including random initialisation (of parameters, typically): none of it computes the task."""
+VIEWS = frozenset(
+    {
+        "view",
+        "view_as",
+        "reshape",
+        "reshape_as",
+        "flatten",
+        "unflatten",
+        "squeeze",
+        "unsqueeze",
+        "permute",
+        "transpose",
+        "t",
+        "T",
+        "mT",
+        "H",
+        "expand",
+        "expand_as",
+        "narrow",
+        "select",
+        "unbind",
+        "split",
+        "chunk",
+        "as_strided",
+        "movedim",
+        "swapaxes",
+        "contiguous",
+        "__getitem__",
+        "__setitem__",
+        "detach",
+        "detach_",
+        "requires_grad_",
+    }
+)
+QUERIES = frozenset(
+    {
+        "size",
+        "shape",
+        "stride",
+        "dim",
+        "ndim",
+        "ndimension",
+        "numel",
+        "nelement",
+        "__len__",
+        "dtype",
+        "device",
+        "layout",
+        "is_cuda",
+        "is_cpu",
+        "is_contiguous",
+        "is_floating_point",
+        "is_complex",
+        "is_signed",
+        "data_ptr",
+        "element_size",
+        "itemsize",
+        "nbytes",
+        "storage_offset",
+        "untyped_storage",
+        "get_device",
+        "requires_grad",
+        "grad",
+        "data",
+        "is_leaf",
+        "names",
+        "__repr__",
+        "__format__",
+        "__str__",
+        "__hash__",
+        "__dlpack__",
+        "__dlpack_device__",
+        "__cuda_array_interface__",
+        "__get__",
+        "__set__",
+        "_version",
+        "_base",
+        "is_shared",
+        "is_pinned",
+        "__reduce_ex__",
+        "__deepcopy__",
+        "__eq__",
+    }
+)
+"""`__eq__` is here for identity tests PyTorch itself makes (`tensor in list`); a candidate that
+computes with `==` on tensors still has to turn the result into data, which other calls reveal."""
+MOVES = frozenset(
+    {
+        "to",
+        "cuda",
+        "cpu",
+        "float",
+        "double",
+        "half",
+        "bfloat16",
+        "int",
+        "long",
+        "short",
+        "bool",
+        "byte",
+        "char",
+        "type",
+        "type_as",
+        "copy_",
+        "fill_",
+        "zero_",
+        "clone",
+        "pin_memory",
+        "record_stream",
+    }
+)
+"""Data movement and casts: they do not compute the task's function. Downcasts are reported apart."""
+
+ALLOWED = ALLOCATION | VIEWS | QUERIES | MOVES
+
+DOWNCAST_NAMES = frozenset({"half", "bfloat16"})
+HALF_DTYPES = frozenset({"float16", "bfloat16", "half", "float8_e4m3fn", "float8_e5m2"})
+
+
+def short_name(func: object) -> str:
+    """The last component of a torch function's name: `Tensor.view` -> `view`."""
+    name = getattr(func, "__name__", None) or repr(func)
+    return str(name).rsplit(".", 1)[-1]
+
+
+def allowed(name: str, extra: frozenset[str] = frozenset()) -> bool:
+    return name in ALLOWED or name in extra
+
+
+TIMER_NAMES = ("time.", "torch.cuda.Event", "torch.cuda.synchronize", "do_bench", "kope.timing")
+
+
+def is_timer(name: str) -> bool:
+    """Whether a watched function's name belongs to a clock or a timer."""
+    return any(word in name for word in TIMER_NAMES)

@@ -1,0 +1,122 @@
+"""The integrity rules: ids (stable, from DESIGN.md), titles and plain-word explanations."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    title: str
+    explanation: str
+    """What the rule catches and why it matters, in plain words (shown by `kope check`)."""
+
+
+RULES: dict[str, Rule] = {
+    rule.id: rule
+    for rule in (
+        Rule(
+            "torch-compute",
+            "computes with PyTorch instead of its own kernel",
+            "The candidate's Python code calls PyTorch operations that compute on the data (math, "
+            "reductions, matmul, nn.functional, calling nn layers). A candidate may use PyTorch only to "
+            "allocate, view, reshape, query shapes and move data; the work must happen in its kernels. "
+            "A task widens this with ALLOW_TORCH = [...] when it replaces only part of a model.",
+        ),
+        Rule(
+            "kernel-not-launched",
+            "its kernels do not do the work",
+            "A forward call launched none of the candidate's own kernels, the file defines no kernel "
+            "that it launches, or replacing every launch by a no-op left the output unchanged (the kernel "
+            "is a decoy and the result comes from elsewhere).",
+        ),
+        Rule(
+            "fallback-branch",
+            "falls back to another computation when the kernel fails",
+            "A try/except around a kernel launch whose handler does something other than re-raise: in an "
+            "evaluation, a kernel that fails must fail, not be replaced by a PyTorch result.",
+        ),
+        Rule(
+            "output-caching",
+            "returns cached outputs",
+            "Called again on the same input storage with new contents, the candidate returned an output "
+            "that matches the old inputs, not the new ones (at run time: reject); or it keeps a cache keyed "
+            "on data_ptr()/id() or memoises a function (in the source: a warning).",
+        ),
+        Rule(
+            "reference-access",
+            "reaches for the reference, the evaluator or the file system",
+            "The candidate inspects the interpreter (gc, inspect, frames, sys.modules, __globals__, "
+            "__code__), imports kope or the task, executes generated code (exec, eval, compile, "
+            "__import__), or reads files. None of it is needed to compute the function.",
+        ),
+        Rule(
+            "harness-tamper",
+            "patches PyTorch, Triton, the comparison or the environment",
+            "The candidate assigns attributes of torch, triton, numpy, builtins, sys, os or kope, writes "
+            "os.environ, changes PyTorch's deterministic or function-mode state, or a watched function was "
+            "replaced by the time forward returned.",
+        ),
+        Rule(
+            "timer-tamper",
+            "patches a timer",
+            "The candidate replaces time.*, CUDA events or synchronisation, or Triton's benchmarking: "
+            "timings taken afterwards cannot be trusted.",
+        ),
+        Rule(
+            "input-mutation",
+            "writes to its inputs",
+            "An input tensor had different contents after forward. Kernels must not modify their inputs "
+            "(a modified input can make a later reference run agree with a wrong result).",
+        ),
+        Rule(
+            "output-aliasing",
+            "returns memory that belongs to an input",
+            "An output shares storage with an input: the candidate returned (a view of) its input, possibly "
+            "after computing in place.",
+        ),
+        Rule(
+            "lazy-output",
+            "returns something other than a plain tensor",
+            "An output is not exactly torch.Tensor: a subclass, or an object that computes when looked at "
+            "(__torch_function__, __torch_dispatch__), can show the checker an answer the kernel never "
+            "produced.",
+        ),
+        Rule(
+            "threads-processes",
+            "starts threads or processes",
+            "The candidate imports or uses threading, multiprocessing, subprocess, ctypes, signals or os "
+            "process calls, or a thread or child process was alive after forward: background work can finish "
+            "after the timer stops or tamper with the harness.",
+        ),
+        Rule(
+            "shape-specialization",
+            "is specialised to the shapes it was shown",
+            "The kernel passes the visible case but fails hidden ones (a warning: the failing cases decide), "
+            "or its source holds literals equal to the visible case's sizes.",
+        ),
+        Rule(
+            "precision-downcast",
+            "computes in lower precision than the task",
+            "Casts to half precision (or TF32 matrix products) in a float32 task. A warning: mixed precision "
+            "with float32 accumulation can be right, and the error check decides.",
+        ),
+        Rule(
+            "problem-override",
+            "redefines the problem",
+            "The candidate defines get_inputs/get_init_inputs/get_cases or Model, or the task's size "
+            "parameters. kope ignores them (inputs always come from the task), so this is a warning.",
+        ),
+        Rule(
+            "implausible-speedup",
+            "is faster than physics allows",
+            "On CUDA, the measured time is below what memory bandwidth allows for the bytes the task must "
+            "read and write, or the speedup exceeds the configured bound. Flagged for review.",
+        ),
+    )
+}
+
+
+def explain(rule_id: str) -> Rule:
+    return RULES.get(rule_id, Rule(rule_id, rule_id, ""))

@@ -1,0 +1,531 @@
+"""Static integrity rules: read the candidate's syntax tree, never run it.
+
+Names are resolved through the file's imports and simple aliases (`import torch as t`,
+`from torch import nn`, `F = torch.nn.functional`, `getattr(torch, "relu")`), so renaming does not
+hide a call. Code inside `@triton.jit` kernels is the kernel: only the precision and shape rules
+look there. What static rules cannot see (operators on tensors, code built at run time) the dynamic
+rules observe while forward runs.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+
+from kope.evaluate.results import Finding
+from kope.integrity.policy import ALLOWED
+
+TORCH_SAFE_PREFIXES = (
+    "torch.cuda",
+    "torch.utils.cpp_extension",
+    "torch.backends",
+    "torch.device",
+    "torch.Size",
+    "torch.finfo",
+    "torch.iinfo",
+    "torch.dtype",
+    "torch.Generator",
+    "torch.no_grad",
+    "torch.inference_mode",
+    "torch.enable_grad",
+    "torch.set_grad_enabled",
+    "torch.is_tensor",
+    "torch.is_floating_point",
+    "torch.is_complex",
+    "torch.get_default_dtype",
+    "torch.promote_types",
+    "torch.result_type",
+    "torch.broadcast_shapes",
+    "torch.manual_seed",
+    "torch.nn.Parameter",
+    "torch.nn.parameter",
+    "torch.nn.Module",
+    "torch.nn.ModuleList",
+    "torch.nn.ModuleDict",
+    "torch.nn.ParameterList",
+    "torch.nn.ParameterDict",
+    "torch.nn.init",
+    "torch.nn.utils.parametrize",
+)
+"""torch calls that neither compute on data nor tamper (checked by other rules where they might)."""
+
+TORCH_TAMPER_PREFIXES = (
+    "torch._C",
+    "torch.overrides",
+    "torch.use_deterministic_algorithms",
+    "torch._dynamo",
+    "torch.utils.deterministic",
+    "torch.set_default_device",
+)
+
+COMPUTE_METHODS = frozenset(
+    ["abs", "absolute", "acos", "acosh", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr", "all", "allclose", "amax", "amin", "aminmax", "angle", "any", "argmax", "argmin", "argsort", "asin", "asinh", "atan", "atan2", "atanh", "baddbmm", "bernoulli", "bincount", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "bmm", "ceil", "cholesky", "clamp", "clamp_max", "clamp_min", "clip", "conj", "copysign", "cos", "cosh", "count_nonzero", "cross", "cummax", "cummin", "cumprod", "cumsum", "deg2rad", "diag", "diag_embed", "diagonal", "diff", "digamma", "dist", "div", "divide", "dot", "eig", "einsum", "eq", "equal", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "fix", "flip", "fliplr", "flipud", "float_power", "floor", "floor_divide", "fmax", "fmin", "fmod", "frac", "gather", "gcd", "ge", "gelu", "ger", "greater", "greater_equal", "gt", "hardtanh", "heaviside", "histc", "hypot", "i0", "index_add", "index_copy", "index_fill", "index_put", "index_reduce", "index_select", "inner", "inverse", "isclose", "isfinite", "isinf", "isnan", "isneginf", "isposinf", "item", "kron", "kthvalue", "lcm", "ldexp", "le", "leaky_relu", "lerp", "less", "less_equal", "lgamma", "log", "log10", "log1p", "log2", "log_softmax", "logaddexp", "logaddexp2", "logcumsumexp", "logdet", "logical_and", "logical_not", "logical_or", "logical_xor", "logit", "logsumexp", "lt", "lu", "masked_fill", "masked_scatter", "masked_select", "matmul", "matrix_exp", "matrix_power", "max", "maximum", "mean", "median", "min", "minimum", "mm", "mode", "moveaxis", "msort", "mul", "multinomial", "multiply", "mv", "mvlgamma", "nan_to_num", "nanmean", "nanmedian", "nanquantile", "nansum", "ne", "neg", "negative", "nextafter", "nonzero", "norm", "normal", "numpy", "outer", "pow", "prod", "quantile", "rad2deg", "reciprocal", "relu", "remainder", "renorm", "repeat", "repeat_interleave", "roll", "rot90", "round", "rsqrt", "scatter", "scatter_add", "scatter_reduce", "sgn", "sigmoid", "sign", "signbit", "silu", "sin", "sinc", "sinh", "slogdet", "softmax", "sqrt", "square", "std", "sub", "subtract", "sum", "svd", "take", "take_along_dim", "tan", "tanh", "tensor_split", "tile", "tolist", "topk", "trace", "tril", "triu", "true_divide", "trunc", "unique", "unique_consecutive", "var", "vdot", "where", "xlogy", "conv1d", "conv2d", "conv3d", "linear", "layer_norm", "group_norm", "batch_norm", "instance_norm", "embedding", "dropout", "softplus", "softsign", "mish", "hardswish", "hardsigmoid", "elu", "selu", "celu", "glu", "logsigmoid", "relu6", "prelu", "rrelu", "threshold", "pad", "interpolate", "normalize", "cosine_similarity", "pairwise_distance", "cdist", "scaled_dot_product_attention"]
+)
+"""Tensor methods that compute on the data; their in-place forms (`mul_`) count too. Names that
+Python's own types also use for methods (`set.add`, `list.sort`, `Queue.put`) are left to the
+dynamic rules, which see what really runs."""
+
+NON_TORCH_ROOTS = frozenset(
+    {"math", "cmath", "numpy", "triton", "builtins", "random", "operator", "functools", "itertools", "statistics"}
+)
+WATCHED_ROOTS = frozenset(
+    {"torch", "triton", "numpy", "builtins", "sys", "os", "time", "kope", "safetensors", "math", "json", "gc",
+     "importlib", "inspect", "functools"}
+)
+TIMER_WORDS = ("time", "Event", "elapsed", "synchronize", "perf_counter", "monotonic", "do_bench", "Timer", "clock")
+REFERENCE_MODULES = frozenset({"gc", "inspect", "importlib", "pickle", "marshal", "dill", "cloudpickle", "kope",
+                               "kope_task", "task", "__main__", "glob", "shutil", "pathlib"})
+PROCESS_MODULES = frozenset({"threading", "_thread", "multiprocessing", "subprocess", "concurrent", "ctypes", "cffi",
+                             "signal", "asyncio", "pty", "socket", "sched"})
+OS_PROCESS_CALLS = frozenset({"fork", "forkpty", "system", "popen", "spawnl", "spawnle", "spawnlp", "spawnv",
+                              "spawnve", "spawnvp", "spawnvpe", "execl", "execle", "execlp", "execv", "execve",
+                              "execvp", "execvpe", "kill", "killpg", "posix_spawn", "posix_spawnp", "startfile",
+                              "register_at_fork"})
+FRAME_ATTRIBUTES = frozenset({"f_back", "f_globals", "f_locals", "f_code", "f_builtins", "gi_frame", "tb_frame",
+                              "cr_frame", "__globals__", "__code__", "__closure__", "__subclasses__", "__builtins__"})
+DYNAMIC_CODE = frozenset({"exec", "eval", "compile", "__import__", "open", "breakpoint"})
+FILE_CALLS = frozenset({"os.listdir", "os.scandir", "os.walk", "os.open", "io.open", "os.stat", "os.readlink"})
+FILE_METHODS = frozenset({"read_text", "read_bytes", "iterdir", "rglob"})
+HALF_NAMES = frozenset({"float16", "half", "bfloat16"})
+
+
+@dataclass(frozen=True)
+class StaticContext:
+    """What the static rules know about the task."""
+
+    task_names: frozenset[str] = frozenset()
+    """Names the task assigns at module level (its size parameters among them)."""
+    visible_sizes: Mapping[str, object] = field(default_factory=dict)
+    """Size parameters of the visible case, after overrides."""
+    float32_task: bool = False
+    """The task's floating-point inputs are all float32."""
+    extra_allow: frozenset[str] = frozenset()
+
+
+class _Module:
+    """The candidate's syntax tree with its imports, kernels and own function names resolved."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+        self.aliases: dict[str, str] = {}
+        self.kernels: dict[str, ast.FunctionDef] = {}
+        self.own_functions: set[str] = set()
+        self.layer_attributes: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        self.aliases[alias.asname] = alias.name
+                    else:
+                        root = alias.name.split(".")[0]
+                        self.aliases[root] = root
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                self.own_functions.add(node.name)
+                if isinstance(node, ast.FunctionDef) and any(_is_kernel_decorator(d) for d in node.decorator_list):
+                    self.kernels[node.name] = node
+        for node in tree.body:  # module-level aliases: `F = torch.nn.functional`, `mm = torch.matmul`
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                path = self.resolve(node.value)
+                if path:
+                    self.aliases[node.targets[0].id] = path
+        for node in ast.walk(tree):  # `self.linear = nn.Linear(...)`: calling self.linear computes
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                path = self.resolve(node.value.func) or ""
+                if path.startswith("torch.nn.") and path.rsplit(".", 1)[-1][:1].isupper() and not path.startswith(
+                    TORCH_SAFE_PREFIXES
+                ):
+                    for target in node.targets:
+                        if isinstance(target, ast.Attribute):
+                            self.layer_attributes.add(target.attr)
+
+    def resolve(self, node: ast.expr) -> str | None:
+        """The dotted path an expression names through imports, or None."""
+        if isinstance(node, ast.Name):
+            return self.aliases.get(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.resolve(node.value)
+            return f"{base}.{node.attr}" if base else None
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "getattr"
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+        ):
+            base = self.resolve(node.args[0])
+            return f"{base}.{node.args[1].value}" if base else None
+        return None
+
+    def python_nodes(self) -> Iterator[ast.AST]:
+        """Every node outside the bodies of Triton kernels."""
+        stack: list[ast.AST] = [self.tree]
+        while stack:
+            node = stack.pop()
+            yield node
+            if isinstance(node, ast.FunctionDef) and node.name in self.kernels and self.kernels[node.name] is node:
+                stack.extend(node.decorator_list)
+                continue
+            stack.extend(ast.iter_child_nodes(node))
+
+    def kernel_nodes(self) -> Iterator[ast.AST]:
+        for kernel in self.kernels.values():
+            yield from ast.walk(kernel)
+
+    def calls(self) -> Iterator[ast.Call]:
+        return (n for n in self.python_nodes() if isinstance(n, ast.Call))
+
+    def launches(self, nodes: list[ast.stmt] | None = None) -> set[str]:
+        """Kernels launched (`kernel[grid](...)`, `kernel.run(...)`) in `nodes` or the whole file."""
+        found: set[str] = set()
+        scope: list[ast.AST] = list(nodes) if nodes is not None else [self.tree]
+        for root in scope:
+            for node in ast.walk(root):
+                if not isinstance(node, ast.Call):
+                    continue
+                func = node.func
+                if (isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name) and func.value.id in self.kernels) or (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in self.kernels):
+                    found.add(func.value.id)
+        return found
+
+    def launching_helpers(self) -> set[str]:
+        """Names of Python functions of the file that launch a kernel (directly or through another)."""
+        helpers: set[str] = set()
+        functions = [
+            n for n in ast.walk(self.tree) if isinstance(n, ast.FunctionDef) and n.name not in self.kernels
+        ]
+        changed = True
+        while changed:
+            changed = False
+            for function in functions:
+                if function.name in helpers:
+                    continue
+                if self.launches(function.body) or _calls_any(function.body, helpers):
+                    helpers.add(function.name)
+                    changed = True
+        return helpers
+
+
+def _calls_any(nodes: list[ast.stmt], names: set[str]) -> bool:
+    for root in nodes:
+        for node in ast.walk(root):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+                if name in names:
+                    return True
+    return False
+
+
+def _is_kernel_decorator(node: ast.expr) -> bool:
+    text = ast.unparse(node)
+    return any(word in text for word in ("jit", "autotune", "heuristics"))
+
+
+def _finding(rule: str, severity: str, message: str, node: ast.AST | None) -> Finding:
+    line = getattr(node, "lineno", None) if node is not None else None
+    return Finding(rule=rule, severity=severity, message=message, line=line)  # type: ignore[arg-type]
+
+
+RuleFn = Callable[[_Module, StaticContext], Iterator[Finding]]
+STATIC_RULES: dict[str, RuleFn] = {}
+
+
+def _rule(name: str) -> Callable[[RuleFn], RuleFn]:
+    def register(fn: RuleFn) -> RuleFn:
+        STATIC_RULES[name] = fn
+        return fn
+
+    return register
+
+
+@_rule("torch-compute")
+def torch_compute(module: _Module, ctx: StaticContext) -> Iterator[Finding]:
+    for call in module.calls():
+        path = module.resolve(call.func)
+        func = call.func
+        if path and path.split(".")[0] == "torch":
+            name = path.rsplit(".", 1)[-1]
+            if path.startswith(TORCH_SAFE_PREFIXES + TORCH_TAMPER_PREFIXES) or name in ALLOWED or name in ctx.extra_allow:
+                continue
+            if path.startswith("torch.nn.") and name[:1].isupper():
+                continue  # building a layer is not computing; calling it is (below)
+            yield _finding("torch-compute", "reject", f"calls {path}()", call)
+        elif isinstance(func, ast.Call) and (module.resolve(func.func) or "").startswith("torch.nn."):
+            yield _finding("torch-compute", "reject", f"calls the PyTorch layer {ast.unparse(func)}", call)
+        elif isinstance(func, ast.Attribute):
+            name = func.attr
+            base_name = name[:-1] if name.endswith("_") and not name.endswith("__") else name
+            receiver = module.resolve(func.value)
+            if receiver and receiver.split(".")[0] in NON_TORCH_ROOTS:
+                continue
+            if name in module.layer_attributes and _is_self(func.value):
+                yield _finding("torch-compute", "reject", f"calls the PyTorch layer self.{name}", call)
+            elif base_name in COMPUTE_METHODS and name not in module.own_functions and base_name not in ctx.extra_allow:
+                yield _finding("torch-compute", "reject", f"calls .{name}() on a tensor", call)
+        elif isinstance(func, ast.Name) and func.id == "getattr" and len(call.args) >= 2:
+            target = module.resolve(call.args[0]) or ""
+            if target.startswith("torch") and not isinstance(call.args[1], ast.Constant):
+                yield _finding("torch-compute", "reject", "looks up a torch function by a computed name", call)
+
+
+def _is_self(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
+
+
+@_rule("fallback-branch")
+def fallback_branch(module: _Module, ctx: StaticContext) -> Iterator[Finding]:
+    helpers = module.launching_helpers()
+    for node in module.python_nodes():
+        if not isinstance(node, ast.Try):
+            continue
+        if not (module.launches(node.body) or _calls_any(node.body, helpers)):
+            continue
+        for handler in node.handlers:
+            if not all(isinstance(stmt, ast.Raise) for stmt in handler.body):
+                yield _finding(
+                    "fallback-branch", "reject", "a try/except around a kernel launch does something else on failure",
+                    handler,
+                )
+
+
+@_rule("kernel-not-launched")
+def kernel_not_launched(module: _Module, ctx: StaticContext) -> Iterator[Finding]:
+    uses_extension = any(
+        (module.resolve(call.func) or "").startswith("torch.utils.cpp_extension.load") for call in module.calls()
+    )
+    if uses_extension:
+        return
+    if not module.kernels:
+        yield _finding("kernel-not-launched", "reject", "defines no Triton kernel and loads no CUDA extension", None)
+        return
+    if not module.launches():
+        names = ", ".join(sorted(module.kernels))
+        yield _finding("kernel-not-launched", "reject", f"defines {names} but never launches a kernel", None)
+
+
+@_rule("output-caching")
+def output_caching(module: _Module, ctx: StaticContext) -> Iterator[Finding]:
+    for node in module.python_nodes():
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            for decorator in node.decorator_list:
+                path = module.resolve(decorator.func if isinstance(decorator, ast.Call) else decorator) or ""
+                if path in ("functools.lru_cache", "functools.cache"):
+                    yield _finding("output-caching", "warn", f"{node.name} is memoised with {path}", decorator)
+        elif (
+            isinstance(node, ast.Subscript | ast.Compare)
+            or (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("get", "setdefault")
+            )
+        ) and _mentions_identity(node):
+            yield _finding("output-caching", "warn", "keeps a cache keyed on data_ptr() or id()", node)
+
+
+def _mentions_identity(node: ast.AST) -> bool:
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Call):
+            func = inner.func
+            if (isinstance(func, ast.Attribute) and func.attr == "data_ptr") or (
+                isinstance(func, ast.Name) and func.id == "id"
+            ):
+                return True
+    return False
+
+
+@_rule("reference-access")
+def reference_access(module: _Module, ctx: StaticContext) -> Iterator[Finding]:
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            for name in names:
+                if name.split(".")[0] in REFERENCE_MODULES:
+                    yield _finding("reference-access", "reject", f"imports {name}", node)
+        elif isinstance(node, ast.Attribute) and node.attr in FRAME_ATTRIBUTES:
+            yield _finding("reference-access", "reject", f"reads {node.attr}", node)
+        elif isinstance(node, ast.Name) and node.id == "__builtins__":
+            yield _finding("reference-access", "reject", "reads __builtins__", node)
+        elif isinstance(node, ast.Call):
+            path = module.resolve(node.func) or ""
+            func = node.func
+            if isinstance(func, ast.Name) and func.id in DYNAMIC_CODE and func.id not in module.own_functions:
+                yield _finding("reference-access", "reject", f"calls {func.id}()", node)
+            elif path in FILE_CALLS:
+                yield _finding("reference-access", "reject", f"reads the file system ({path})", node)
+            elif isinstance(func, ast.Attribute) and func.attr in FILE_METHODS:
+                yield _finding("reference-access", "reject", f"reads the file system (.{func.attr}())", node)
+        if isinstance(node, ast.Attribute | ast.Call):
+            path = module.resolve(node if isinstance(node, ast.Attribute) else node.func) or ""
+            if path in ("sys._getframe", "sys.modules", "sys._current_frames", "sys.meta_path", "sys.path_hooks"):
+                yield _finding("reference-access", "reject", f"uses {path}", node)
+
+
+@_rule("harness-tamper")
+def harness_tamper(module: _Module, ctx: StaticContext) -> Iterator[Finding]:
+    for node in ast.walk(module.tree):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+            targets = [node.target]
+        elif isinstance(node, ast.Delete):
+            targets = list(node.targets)
+        for target in targets:
+            path = _target_path(module, target)
+            if path:
+                yield _tamper_finding(path, node)
+        if isinstance(node, ast.Call):
+            func = node.func
+            path = module.resolve(func) or ""
+            if isinstance(func, ast.Name) and func.id in ("setattr", "delattr") and node.args:
+                owner = module.resolve(node.args[0]) or ""
+                if owner.split(".")[0] in WATCHED_ROOTS:
+                    yield _tamper_finding(f"{owner}.<attribute>", node)
+            elif path.startswith(TORCH_TAMPER_PREFIXES) or path in (
+                "sys.settrace", "sys.setprofile", "threading.settrace", "threading.setprofile", "os.putenv",
+                "os.unsetenv",
+            ):
+                yield _finding("harness-tamper", "reject", f"calls {path}()", node)
+            elif isinstance(func, ast.Attribute) and func.attr in ("update", "setdefault", "pop", "clear", "__setitem__"):
+                owner = module.resolve(func.value) or ""
+                if owner in ("os.environ", "sys.modules"):
+                    yield _finding("harness-tamper", "reject", f"modifies {owner}", node)
+
+
+def _target_path(module: _Module, target: ast.expr) -> str | None:
+    if isinstance(target, ast.Tuple | ast.List):
+        for element in target.elts:
+            path = _target_path(module, element)
+            if path:
+                return path
+        return None
+    if isinstance(target, ast.Subscript):
+        owner = module.resolve(target.value) or ""
+        return owner if owner in ("os.environ", "sys.modules") else None
+    if isinstance(target, ast.Attribute):
+        path = module.resolve(target)
+        if path and path.split(".")[0] in WATCHED_ROOTS and not path.startswith("torch.backends."):
+            return path
+    return None
+
+
+def _tamper_finding(path: str, node: ast.AST) -> Finding:
+    if path.startswith("time.") or any(word in path for word in TIMER_WORDS[1:]):
+        return _finding("timer-tamper", "reject", f"replaces {path}", node)
+    return _finding("harness-tamper", "reject", f"assigns {path}", node)
+
+
+@_rule("threads-processes")
+def threads_processes(module: _Module, ctx: StaticContext) -> Iterator[Finding]:
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            for name in names:
+                if name.split(".")[0] in PROCESS_MODULES:
+                    yield _finding("threads-processes", "reject", f"imports {name}", node)
+        elif isinstance(node, ast.Call):
+            path = module.resolve(node.func) or ""
+            if path.startswith("os.") and path[3:] in OS_PROCESS_CALLS:
+                yield _finding("threads-processes", "reject", f"calls {path}()", node)
+
+
+@_rule("lazy-output")
+def lazy_output(module: _Module, ctx: StaticContext) -> Iterator[Finding]:
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.ClassDef):
+            for base in node.bases:
+                if (module.resolve(base) or "") in ("torch.Tensor", "torch._C.TensorBase", "torch._C._TensorBase"):
+                    yield _finding("lazy-output", "reject", f"{node.name} subclasses torch.Tensor", node)
+        elif isinstance(node, ast.FunctionDef) and node.name in ("__torch_function__", "__torch_dispatch__"):
+            yield _finding("lazy-output", "reject", f"defines {node.name}", node)
+
+
+@_rule("shape-specialization")
+def shape_specialization(module: _Module, ctx: StaticContext) -> Iterator[Finding]:
+    sizes: dict[int, str] = {}
+    for name, value in ctx.visible_sizes.items():
+        for item in value if isinstance(value, tuple) else (value,):
+            if isinstance(item, int) and not isinstance(item, bool) and item >= 3 and item & (item - 1):
+                sizes.setdefault(item, name)
+    if not sizes:
+        return
+    reported: set[int] = set()
+    for node in ast.walk(module.tree):
+        if (
+            isinstance(node, ast.Constant)
+            and type(node.value) is int
+            and node.value in sizes
+            and node.value not in reported
+        ):
+            reported.add(node.value)
+            yield _finding(
+                "shape-specialization", "warn",
+                f"the literal {node.value} equals the visible case's {sizes[node.value]}", node,
+            )
+
+
+@_rule("precision-downcast")
+def precision_downcast(module: _Module, ctx: StaticContext) -> Iterator[Finding]:
+    if not ctx.float32_task:
+        return
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in ("half", "bfloat16") and not node.args:
+                yield _finding("precision-downcast", "warn", f"casts to {func.attr} in a float32 task", node)
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                path = module.resolve(arg) or ""
+                if path.rsplit(".", 1)[-1] in HALF_NAMES and path.split(".")[0] in ("torch", "triton"):
+                    yield _finding("precision-downcast", "warn", f"uses {path} in a float32 task", node)
+                    break
+            if (module.resolve(func) or "").endswith("language.dot") or (
+                isinstance(func, ast.Attribute) and func.attr == "dot" and (module.resolve(func.value) or "").startswith("triton")
+            ):
+                precision = next((k.value for k in node.keywords if k.arg in ("input_precision", "allow_tf32")), None)
+                if precision is None or (isinstance(precision, ast.Constant) and precision.value in ("tf32", "tf32x3", True)):
+                    yield _finding(
+                        "precision-downcast", "warn",
+                        "tl.dot on float32 data uses TF32 on NVIDIA GPUs unless input_precision='ieee'", node,
+                    )
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                flag = module.resolve(target) if isinstance(target, ast.Attribute) else None
+                if flag and flag.endswith("allow_tf32") and isinstance(node.value, ast.Constant) and node.value.value:
+                    yield _finding("precision-downcast", "warn", f"sets {flag} = True in a float32 task", node)
+
+
+@_rule("problem-override")
+def problem_override(module: _Module, ctx: StaticContext) -> Iterator[Finding]:
+    for node in module.tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name in ("get_inputs", "get_init_inputs", "get_cases"):
+            yield _finding("problem-override", "warn", f"defines {node.name}(), which kope ignores", node)
+        elif isinstance(node, ast.ClassDef) and node.name == "Model":
+            yield _finding("problem-override", "warn", "defines Model, which kope ignores", node)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name) and target.id in ctx.visible_sizes:
+                    yield _finding(
+                        "problem-override", "warn",
+                        f"assigns the task's size parameter {target.id}, which kope ignores", node,
+                    )
+
+
+def check_source(source: str, context: StaticContext | None = None) -> list[Finding]:
+    """Every static finding for a candidate source (none for a file that does not parse)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    module = _Module(tree)
+    context = context or StaticContext()
+    findings: dict[tuple[str, int | None, str], Finding] = {}
+    for rule in STATIC_RULES.values():
+        for finding in rule(module, context):
+            findings.setdefault((finding.rule, finding.line, finding.message), finding)
+    return sorted(findings.values(), key=lambda f: (f.line or 0, f.rule))
