@@ -141,6 +141,61 @@ def eval_command(
     raise typer.Exit(result.exit_code)
 
 
+@app.command("check")
+def check_command(
+    task: Annotated[Path, typer.Argument(help="Task file in KernelBench format.")],
+    candidate: Annotated[Path, typer.Argument(help="Candidate file defining class ModelNew.")],
+    as_json: JsonOpt = False,
+    device: DeviceOpt = "auto",
+    set_: SetOpt = None,
+    cases_file: CasesOpt = None,
+    all_cases: Annotated[
+        bool, typer.Option("--all-cases", help="Run the dynamic checks on every case (default: the visible ones).")
+    ] = False,
+    timeout: Annotated[float, typer.Option("--timeout", min=1, help="Wall-time limit of each run, in seconds.")] = 60.0,
+) -> None:
+    """Run the integrity gates on CANDIDATE and explain each finding in plain words.
+
+    Static rules read the source; dynamic rules watch it run on the task's visible case(s) (two
+    trials, so the caching probe can run). Exit status: 0 clean, 1 rejected, 2 error.
+    """
+    from kope.device import resolve_device
+    from kope.evaluate import EvalOptions, Evaluator
+    from kope.render import integrity_report
+    from kope.task import load_cases_file, load_task, parse_set
+
+    with _errors_reported(as_json):
+        try:
+            resolved = resolve_device(device)
+        except ValueError as exc:
+            _fail(str(exc), as_json=as_json)
+        options = EvalOptions(device=resolved, trials=2, timeout_s=timeout)
+        loaded = load_task(task)
+        with Evaluator() as evaluator, _progress(not as_json) as report:
+            report("running the candidate")
+            chosen = evaluator.cases(
+                loaded,
+                set_overrides=parse_set(set_ or []),
+                declared=load_cases_file(cases_file) if cases_file else None,
+                options=options,
+            )
+            result = evaluator.evaluate(loaded, candidate, options=options, cases=chosen,
+                                        which="all" if all_cases else "visible")
+    integrity = result.integrity
+    code = 1 if integrity.verdict == "reject" else 0
+    if result.error is not None:
+        code = 2 if integrity.verdict == "clean" else 1
+    if as_json:
+        out.print_json(json.dumps({"verdict": integrity.verdict, "findings": [f.model_dump() for f in integrity.findings],
+                                   "numeric_status": result.status, "error": result.error.model_dump() if result.error else None}))
+    else:
+        out.print(integrity_report(integrity, candidate.read_text(errors="replace")))
+        if result.error is not None:
+            out.print(f"[yellow]the candidate did not run to the end ({result.error.kind}): {result.error.message}; "
+                      "dynamic checks are incomplete[/]", highlight=False)
+    raise typer.Exit(code)
+
+
 @contextmanager
 def _progress(enabled: bool) -> Iterator[Callable[[str], None]]:
     if not enabled or not err.is_terminal:

@@ -7,7 +7,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from kope.evaluate.results import CaseResult, EvalResult
+from kope.evaluate.results import CaseResult, EvalResult, Finding, Integrity
 
 _STATUS_STYLE = {"pass": "bold green", "fail": "bold red", "reject": "bold magenta", "error": "bold yellow"}
 
@@ -78,3 +78,39 @@ def eval_summary(result: EvalResult) -> Group:
 
 def print_eval(result: EvalResult, console: Console | None = None) -> None:
     (console or Console()).print(eval_summary(result))
+
+
+def integrity_report(integrity: Integrity, source: str) -> Group:
+    """Findings grouped by rule: the rule explained once in plain words, then each finding and its line."""
+    from kope.integrity.rules import explain
+
+    lines = source.splitlines()
+    rejects = sum(f.severity == "reject" for f in integrity.findings)
+    verdict = Text(
+        f"integrity: {integrity.verdict.upper()}",
+        style="bold green" if integrity.verdict == "clean" else "bold magenta",
+    )
+    verdict.append(f"  {rejects} reject, {len(integrity.findings) - rejects} warn")
+    parts: list[Text | Panel] = [verdict]
+    by_rule: dict[tuple[str, str], list[Finding]] = {}
+    for finding in integrity.findings:
+        by_rule.setdefault((finding.rule, finding.severity), []).append(finding)
+    for (rule_id, severity), findings in by_rule.items():
+        rule = explain(rule_id)
+        body = Text()
+        for finding in findings:
+            where = f"line {finding.line}: " if finding.line else ""
+            body.append(f"{where}{finding.message}\n", style="bold")
+            if finding.line and 0 < finding.line <= len(lines):
+                body.append(f"  {finding.line:>4} | {lines[finding.line - 1].strip()}\n", style="cyan")
+        body.append(rule.explanation, style="dim")
+        parts.append(
+            Panel(
+                body,
+                title=f"{severity}: {rule_id} — {rule.title}",
+                title_align="left",
+                border_style="magenta" if severity == "reject" else "yellow",
+                expand=False,
+            )
+        )
+    return Group(*parts)

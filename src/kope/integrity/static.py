@@ -310,6 +310,13 @@ def kernel_not_launched(module: _Module, ctx: StaticContext) -> Iterator[Finding
 
 @_rule("output-caching")
 def output_caching(module: _Module, ctx: StaticContext) -> Iterator[Finding]:
+    tainted = {
+        target.id
+        for node in module.python_nodes()
+        if isinstance(node, ast.Assign) and _mentions_identity(node.value, set())
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
     for node in module.python_nodes():
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             for decorator in node.decorator_list:
@@ -323,11 +330,12 @@ def output_caching(module: _Module, ctx: StaticContext) -> Iterator[Finding]:
                 and isinstance(node.func, ast.Attribute)
                 and node.func.attr in ("get", "setdefault")
             )
-        ) and _mentions_identity(node):
+        ) and _mentions_identity(node, tainted):
             yield _finding("output-caching", "warn", "keeps a cache keyed on data_ptr() or id()", node)
 
 
-def _mentions_identity(node: ast.AST) -> bool:
+def _mentions_identity(node: ast.AST, tainted: set[str]) -> bool:
+    """Whether an expression involves data_ptr(), id() or a name assigned from one."""
     for inner in ast.walk(node):
         if isinstance(inner, ast.Call):
             func = inner.func
@@ -335,6 +343,8 @@ def _mentions_identity(node: ast.AST) -> bool:
                 isinstance(func, ast.Name) and func.id == "id"
             ):
                 return True
+        elif isinstance(inner, ast.Name) and inner.id in tainted:
+            return True
     return False
 
 

@@ -1,0 +1,79 @@
+"""Dynamic rules as pure functions over observations, and the verdict."""
+
+from __future__ import annotations
+
+from kope.evaluate.protocol import Observations, TorchCall
+from kope.evaluate.results import CaseResult, Finding, Timing
+from kope.integrity.dynamic import (
+    DYNAMIC_RULES,
+    implausible_speedup,
+    observation_findings,
+    shape_specialization,
+    verdict,
+)
+from kope.integrity.rules import RULES
+
+
+def rules_of(obs: Observations) -> set[tuple[str, str]]:
+    return {(f.rule, f.severity) for f in observation_findings(obs)}
+
+
+def test_clean_observations_give_no_findings() -> None:
+    assert observation_findings(Observations(launches_per_forward=[1, 1, 1], kernels={"k": 3})) == []
+    assert observation_findings(None) == []
+
+
+def test_each_observation_maps_to_its_rule() -> None:
+    assert ("torch-compute", "reject") in rules_of(Observations(torch_calls=[TorchCall(name="relu", line=12)]))
+    assert ("kernel-not-launched", "reject") in rules_of(Observations(launches_per_forward=[1, 0]))
+    assert ("kernel-not-launched", "reject") in rules_of(Observations(launches_per_forward=[1], ghost_unchanged=True))
+    assert ("input-mutation", "reject") in rules_of(Observations(mutated_inputs=[0]))
+    assert ("output-aliasing", "reject") in rules_of(Observations(aliased_outputs=["output"]))
+    assert ("lazy-output", "reject") in rules_of(Observations(output_types=["output: mod.Lazy"]))
+    assert ("lazy-output", "warn") in rules_of(Observations(output_types=["output: torch.nn.parameter.Parameter"]))
+    assert ("threads-processes", "reject") in rules_of(Observations(threads_alive=1))
+    assert ("threads-processes", "reject") in rules_of(Observations(children_alive=2))
+    assert ("timer-tamper", "reject") in rules_of(Observations(tampered=["time.perf_counter"]))
+    assert ("timer-tamper", "reject") in rules_of(Observations(tampered=["torch.cuda.Event.elapsed_time"]))
+    assert ("harness-tamper", "reject") in rules_of(Observations(tampered=["torch.allclose"]))
+    assert ("harness-tamper", "reject") in rules_of(Observations(instrumentation_lost=["mode stack changed"]))
+    assert ("precision-downcast", "warn") in rules_of(Observations(downcasts=[TorchCall(name="half -> half")]))
+
+
+def test_torch_call_findings_carry_line_and_count() -> None:
+    (finding,) = observation_findings(Observations(torch_calls=[TorchCall(name="matmul", line=7, count=3)]))
+    assert finding.line == 7 and "3 times" in finding.message
+
+
+def case(name: str, visible: bool, passed: bool) -> CaseResult:
+    return CaseResult(name=name, overrides={}, visible=visible, passed=passed)
+
+
+def test_shape_specialization_needs_a_visible_pass_and_a_hidden_failure() -> None:
+    assert shape_specialization([case("a", True, True), case("b", False, True)]) == []
+    assert shape_specialization([case("a", True, False), case("b", False, False)]) == []
+    (finding,) = shape_specialization([case("a", True, True), case("b", False, False)])
+    assert finding.severity == "warn" and "b" in finding.message
+
+
+def test_implausible_speedup() -> None:
+    timing = Timing(method="cuda-events", candidate_ms=0.001, reference_ms=1.0, speedup=1000.0)
+    found = implausible_speedup("big", timing, bytes_moved=400_000_000, device_name="NVIDIA H200", bound=50.0)
+    assert len(found) == 2 and all(f.rule == "implausible-speedup" and f.severity == "warn" for f in found)
+    plausible = Timing(method="cuda-events", candidate_ms=0.5, reference_ms=1.0, speedup=2.0)
+    assert implausible_speedup("ok", plausible, bytes_moved=400_000_000, device_name="NVIDIA H200", bound=50) == []
+    interpreter = Timing(method="interpreter-wall", candidate_ms=0.0001)
+    assert implausible_speedup("cpu", interpreter, bytes_moved=10**9, device_name=None, bound=50) == []
+
+
+def test_verdict_dedupes_and_orders_rejects_first() -> None:
+    warn = Finding(rule="precision-downcast", severity="warn", message="w", line=1)
+    reject = Finding(rule="torch-compute", severity="reject", message="r", line=9)
+    result = verdict([warn, reject, reject])
+    assert result.verdict == "reject" and result.findings == [reject, warn] and result.checked
+    assert verdict([warn]).verdict == "clean"
+
+
+def test_every_dynamic_rule_is_documented() -> None:
+    assert set(DYNAMIC_RULES) <= set(RULES)
+    assert all(rule.explanation for rule in RULES.values())
