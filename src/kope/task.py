@@ -6,9 +6,11 @@ those names; overrides are applied by rewriting the module's top-level assignmen
 that derive from them (`N = 2 * M`, `shape = (N, M)`) follow.
 
 Cases come from, in order of preference: `--cases FILE.json`, the task's own `get_cases()`, or one
-default case. `--set NAME=VALUE` applies on top of every case. A case dict may hold two reserved
-keys: `name` (a label) and `visible` (whether an agent is shown it). When no case says, the first
-case is visible and the others are hidden.
+default case (the evaluator derives cases for a task without `get_cases()`: see `kope.derive`).
+`--set NAME=VALUE` applies on top of every case. A case dict may hold three reserved keys: `name` (a
+label), `visible` (whether an agent is shown it) and `inputs` (`{"scale": s, "shift": t}`: the
+reference's floating-point inputs become `x * s + t`, so a case can change the input distribution
+as well as the sizes). When no case says, the first case is visible and the others are hidden.
 
 Tolerances are per dtype (see `DEFAULT_TOLERANCES`); a task widens or tightens them with a
 module-level dict `TOLERANCES = {"float16": {"atol": 2e-2, "rtol": 2e-2}}`.
@@ -21,6 +23,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +34,7 @@ from pydantic import BaseModel, ConfigDict
 from kope.errors import CaseError, TaskFileError
 
 REQUIRED_NAMES = ("Model", "get_inputs", "get_init_inputs")
-RESERVED_CASE_KEYS = frozenset({"name", "visible"})
+RESERVED_CASE_KEYS = frozenset({"name", "visible", "inputs"})
 TOLERANCES_NAME = "TOLERANCES"
 
 OverrideValue = int | float | bool | str | tuple[Any, ...]
@@ -47,6 +50,22 @@ class Tolerance(BaseModel):
 
 
 EXACT = Tolerance(atol=0.0, rtol=0.0)
+
+
+class InputTransform(BaseModel):
+    """A case's change of input distribution: floating-point inputs become `x * scale + shift`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    scale: float = 1.0
+    shift: float = 0.0
+
+    @property
+    def identity(self) -> bool:
+        return self.scale == 1.0 and self.shift == 0.0
+
+    def label(self) -> str:
+        return f"x*{self.scale:g}{self.shift:+g}"
 
 DEFAULT_TOLERANCES: dict[str, Tolerance] = {
     "float64": Tolerance(atol=1e-7, rtol=1e-7),
@@ -72,10 +91,15 @@ class Case:
     name: str
     overrides: Mapping[str, OverrideValue] = field(default_factory=dict)
     visible: bool = True
+    inputs: InputTransform | None = None
+    """How the reference's floating-point inputs are transformed (None: as `get_inputs()` made them)."""
 
     def key(self) -> str:
-        """A canonical text for the overrides: equal overrides, equal key."""
-        return json.dumps(_jsonable(dict(self.overrides)), sort_keys=True)
+        """A canonical text for the overrides and the input transform: equal cases, equal key."""
+        data = _jsonable(dict(self.overrides))
+        if self.inputs is not None and not self.inputs.identity:
+            return json.dumps({"overrides": data, "inputs": self.inputs.model_dump()}, sort_keys=True)
+        return json.dumps(data, sort_keys=True)
 
 
 @dataclass(frozen=True)
@@ -291,7 +315,7 @@ def build_cases(
         raise CaseError(f"{source} must be a list of dicts, got {type(declared).__name__}")
     if len(declared) == 0:
         raise CaseError(f"{source} returned no cases")
-    raw_cases: list[tuple[str | None, dict[str, OverrideValue], bool | None]] = []
+    raw_cases: list[tuple[str | None, dict[str, OverrideValue], bool | None, InputTransform | None]] = []
     for index, item in enumerate(declared):
         where = f"{source} case {index}"
         if not isinstance(item, Mapping):
@@ -302,23 +326,43 @@ def build_cases(
         visible = item.get("visible")
         if visible is not None and not isinstance(visible, bool):
             raise CaseError(f"{where}: 'visible' must be true or false")
+        inputs = _input_transform(item.get("inputs"), where)
         overrides = {
             str(k): _coerce_value(v, f"{where} {k}") for k, v in item.items() if k not in RESERVED_CASE_KEYS
         }
         _check_names(task, overrides, where)
         overrides.update(set_overrides)
-        raw_cases.append((name, overrides, visible))
+        raw_cases.append((name, overrides, visible, inputs))
     return _finish_cases(raw_cases)
 
 
-def _finish_cases(raw: list[tuple[str | None, dict[str, OverrideValue], bool | None]]) -> list[Case]:
-    any_explicit = any(visible is not None for _, _, visible in raw)
+def _input_transform(raw: object, where: str) -> InputTransform | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping) or set(raw) - {"scale", "shift"}:
+        raise CaseError(f"{where}: 'inputs' must be a dict with 'scale' and/or 'shift'")
+    values: dict[str, float] = {}
+    for key, value in raw.items():
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise CaseError(f"{where}: inputs {key} must be a finite number, got {value!r}")
+        values[str(key)] = float(value)
+    transform = InputTransform(**values)
+    return None if transform.identity else transform
+
+
+def _finish_cases(
+    raw: list[tuple[str | None, dict[str, OverrideValue], bool | None, InputTransform | None]],
+) -> list[Case]:
+    any_explicit = any(visible is not None for _, _, visible, _ in raw)
     cases: list[Case] = []
     seen_keys: set[str] = set()
     used_names: set[str] = set()
-    for index, (name, overrides, visible) in enumerate(raw):
+    for index, (name, overrides, visible, inputs) in enumerate(raw):
         is_visible = bool(visible) if any_explicit else index == 0
-        case = Case(name=name or default_case_name(overrides), overrides=overrides, visible=is_visible)
+        default_name = default_case_name(overrides)
+        if inputs is not None:
+            default_name = inputs.label() if not overrides else f"{default_name},{inputs.label()}"
+        case = Case(name=name or default_name, overrides=overrides, visible=is_visible, inputs=inputs)
         if case.key() in seen_keys:
             continue
         seen_keys.add(case.key())
@@ -328,10 +372,10 @@ def _finish_cases(raw: list[tuple[str | None, dict[str, OverrideValue], bool | N
             unique = f"{case.name}#{suffix}"
             suffix += 1
         used_names.add(unique)
-        cases.append(Case(name=unique, overrides=case.overrides, visible=case.visible))
+        cases.append(Case(name=unique, overrides=case.overrides, visible=case.visible, inputs=inputs))
     if not any(c.visible for c in cases):
         first = cases[0]
-        cases[0] = Case(name=first.name, overrides=first.overrides, visible=True)
+        cases[0] = Case(name=first.name, overrides=first.overrides, visible=True, inputs=first.inputs)
     return cases
 
 

@@ -9,6 +9,7 @@ or exhausts its memory there, the other cases are not run and say why.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import shutil
 import tempfile
@@ -19,19 +20,23 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import ValidationError
 
 from kope.errors import CandidateFileError, CaseError, ReferenceError_, TaskFileError
 from kope.evaluate import compare, protocol
 from kope.evaluate.cache import ReferenceCache, reference_key
-from kope.evaluate.protocol import IntegritySpec, JobSpec, PlanInfo, WorkerResult
+from kope.evaluate.protocol import IntegritySpec, JobSpec, PlanInfo, TraceSpec, WorkerResult
 from kope.evaluate.results import CaseResult, EvalError, EvalResult, Finding, Integrity, OutputDiff, Timing
 from kope.evaluate.runner import ForkServer, Runner, SpawnRunner
 from kope.evaluate.sandbox import WORK_DIR, Limits, Outcome
 from kope.integrity import gate
 from kope.task import Case, OverrideValue, Task, Tolerance, build_cases, load_task, parse_tolerances
+
+if TYPE_CHECKING:
+    from kope.derive import Derivation
+    from kope.evaluate.probing import ShapeProbe, ShapeProbeResult
 
 Which = Literal["all", "visible"] | Sequence[str]
 _STOP_KINDS = frozenset({"syntax", "import", "load", "timeout", "memory"})
@@ -53,7 +58,13 @@ class EvalOptions:
     """Run the integrity gates (static and dynamic); a numerically passing candidate they reject is `reject`."""
     speedup_bound: float = 50.0
     """On CUDA, a speedup above this is flagged for review (`implausible-speedup`)."""
+    bounds_check: bool = False
+    """CPU only: check every load and store of the candidate's kernels against their tensors."""
+    trace: TraceSpec | None = None
+    """CPU only: record a kernel's local variables at one line for one program."""
     extra_env: Mapping[str, str] = field(default_factory=dict)
+    max_elements: int | None = None
+    """Derived cases (tasks without get_cases()): input elements per case; None is the device's default."""
 
     def limits(self) -> Limits:
         return Limits(
@@ -80,6 +91,7 @@ class _Run:
     options: EvalOptions
     tolerances: Mapping[str, Tolerance]
     allow_torch: tuple[str, ...]
+    artifacts: Path | None = None
 
 
 class Evaluator:
@@ -106,6 +118,7 @@ class Evaluator:
         self.max_parallel = max(1, max_parallel)
         self._plans: dict[str, PlanInfo] = {}
         self._plan_lock = threading.Lock()
+        self._derivations: dict[tuple[str, str, int], Derivation] = {}
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -156,11 +169,57 @@ class Evaluator:
         declared: Sequence[object] | None = None,
         options: EvalOptions | None = None,
     ) -> list[Case]:
-        """The cases to evaluate: `declared` (from a cases file) or the task's own, with `--set` on top."""
+        """The cases to evaluate: `declared` (from a cases file), the task's own, or derived; `--set` on top."""
         if declared is not None:
             return build_cases(task, declared, set_overrides=set_overrides, source="cases file")
-        plan = self.plan(task, options) if task.defines_get_cases else None
-        return build_cases(task, plan.cases if plan else None, set_overrides=set_overrides)
+        if not task.defines_get_cases:
+            derived = self.derivation(task, options).case_dicts(named=not set_overrides)
+            return build_cases(task, derived, set_overrides=set_overrides, source="derived cases")
+        plan = self.plan(task, options)
+        return build_cases(task, plan.cases, set_overrides=set_overrides)
+
+    def derivation(self, task: Task, options: EvalOptions | None = None) -> Derivation:
+        """Cases derived from the task's single shape (see `kope.derive`); cached per task, device and budget."""
+        from kope.derive import default_max_elements, derive
+
+        options = options or EvalOptions()
+        budget = options.max_elements or default_max_elements(options.device)
+        key = (task.sha256, options.device, budget)
+        with self._plan_lock:
+            cached = self._derivations.get(key)
+        if cached is not None:
+            return cached
+        sizes = self.plan(task, options).sizes
+        derivation = derive(
+            task,
+            sizes,
+            lambda probes: self._shape_probes(task, probes, options),
+            device=options.device,
+            max_elements=budget,
+        )
+        with self._plan_lock:
+            self._derivations[key] = derivation
+        return derivation
+
+    def _shape_probes(self, task: Task, probes: Sequence[ShapeProbe], options: EvalOptions) -> list[ShapeProbeResult]:
+        """One sandboxed `shapes` job; probes it did not finish report why."""
+        from kope.evaluate.probing import ShapeProbeResult
+
+        reference = any(p.reference for p in probes)
+        spec = JobSpec(
+            mode="shapes",
+            device=options.device if reference else "cpu",
+            task_path=str(task.path),
+            shape_probes=list(probes),
+            deadline_s=options.timeout_s if reference else None,
+        )
+        limits = dataclasses.replace(options.limits(), timeout_s=options.timeout_s * (2 if reference else 1))
+        with self._job(spec, limits) as (result, outcome, _):
+            done = list(result.shape_probes) if result is not None else []
+        if len(done) < len(probes):
+            why = _task_failure(task, "the shapes job", result, outcome)
+            done += [ShapeProbeResult(error=why) for _ in probes[len(done) :]]
+        return done[: len(probes)]
 
     def tolerances(self, task: Task, options: EvalOptions | None = None) -> dict[str, Tolerance]:
         if "TOLERANCES" not in task.assigned_names:
@@ -178,8 +237,13 @@ class Evaluator:
         cases: Sequence[Case] | None = None,
         which: Which = "all",
         on_case: Callable[[CaseResult], None] | None = None,
+        artifacts: Path | None = None,
     ) -> EvalResult:
-        """Evaluate `candidate` on the task's cases (`which`: all, visible, or a list of names)."""
+        """Evaluate `candidate` on the task's cases (`which`: all, visible, or a list of names).
+
+        `artifacts`: a directory that receives, per case, the candidate's output files and the path
+        of the reference run they were compared with (see `case_artifacts`), for diagnosis.
+        """
         began = time.monotonic()
         options = options or EvalOptions()
         task = task if isinstance(task, Task) else load_task(task)
@@ -195,6 +259,7 @@ class Evaluator:
             options=options,
             tolerances=self.tolerances(task, options),
             allow_torch=tuple(plan.allow_torch),
+            artifacts=artifacts,
         )
 
         def evaluate_case(case: Case, probes: bool = False) -> CaseResult:
@@ -240,17 +305,24 @@ class Evaluator:
             integrity=IntegritySpec(extra_allow=list(run.allow_torch), ghost=probes, cache_probe=probes)
             if options.integrity
             else None,
+            bounds_check=options.bounds_check,
+            trace=options.trace,
         )
         with self._job(spec, options.limits(), files=files, source=run.source) as (result, outcome, job_dir):
             failed = CaseResult(
                 name=case.name,
                 overrides=dict(case.overrides),
+                inputs=case.inputs,
                 visible=case.visible,
                 passed=False,
                 stdout=_excerpt(outcome),
+                bounds=result.bounds if result is not None else [],
+                trace=result.trace if result is not None and options.trace is not None else None,
             )
             findings = gate.observed(result.observations if result is not None else None)
             failed = failed.model_copy(update={"findings": findings})
+            if run.artifacts is not None:
+                _keep_artifacts(run.artifacts, case, job_dir, reference.entry)
             error = _classify(result, outcome, options, expected_trials=options.trials)
             if error is not None:
                 return failed.model_copy(update={"error": _name_candidate(error, job_dir, candidate_name)})
@@ -329,6 +401,8 @@ class Evaluator:
                     trial_seeds=[_seed(options.seed, case, f"trial{i}") for i in range(options.trials)],
                     timing=options.timing,
                     timing_budget_ms=options.timing_budget_ms,
+                    input_scale=case.inputs.scale if case.inputs else 1.0,
+                    input_shift=case.inputs.shift if case.inputs else 0.0,
                 )
                 with self._job(spec, options.limits()) as (result, outcome, job_dir):
                     if result is None or result.error is not None or len(result.trials) != options.trials:
@@ -362,6 +436,20 @@ class Evaluator:
             yield _read_result(job_dir), outcome, job_dir
         finally:
             shutil.rmtree(job_dir, ignore_errors=True)
+
+
+def case_artifacts(artifacts: Path, case: Case) -> Path:
+    """Where `evaluate(..., artifacts=...)` keeps a case's files: `outputs_N.safetensors` (the
+    candidate's outputs of trial N) and `reference.txt` (the directory of the reference run)."""
+    return artifacts / hashlib.sha256(case.key().encode()).hexdigest()[:16]
+
+
+def _keep_artifacts(artifacts: Path, case: Case, job_dir: Path, reference: Path) -> None:
+    target = case_artifacts(artifacts, case)
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "reference.txt").write_text(str(reference))
+    for produced in job_dir.glob("outputs_*.safetensors"):
+        shutil.copyfile(produced, target / produced.name)
 
 
 def _read_result(job_dir: Path) -> WorkerResult | None:
@@ -464,6 +552,7 @@ def _skipped(case: Case, first: CaseResult) -> CaseResult:
     return CaseResult(
         name=case.name,
         overrides=dict(case.overrides),
+        inputs=case.inputs,
         visible=case.visible,
         passed=False,
         error=EvalError(kind=first.error.kind, message=f"not run: case {first.name} already failed ({first.error.kind})"),

@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from kope.evaluate.probing import ShapeProbe, ShapeProbeResult
+
 SPEC_FILE = "spec.json"
 RESULT_FILE = "result.json"
 CANDIDATE_FILE = "candidate.py"
@@ -51,8 +53,37 @@ class IntegritySpec(BaseModel):
     cache_probe: bool = True
 
 
+class TraceSpec(BaseModel):
+    kernel: str
+    line: int
+    pid: list[int] = Field(default_factory=lambda: [0, 0, 0])
+
+
+class TraceHit(BaseModel):
+    pid: list[int]
+    variables: dict[str, str]
+
+
+class BoundsEvent(BaseModel):
+    """An access the bounds checker found outside every tensor of a launch."""
+
+    kernel: str
+    line: int | None
+    kind: str
+    """load, store or atomic"""
+    pid: list[int]
+    lanes: int
+    """How many lanes of the access were out of bounds."""
+    elements_out: int
+    """How far the farthest lane was outside the nearest tensor, in elements of the accessed type."""
+    nearest: str
+    """Which argument the farthest lane was nearest to, and on which side."""
+    count: int = 1
+    """How many accesses (programs, loop iterations) hit this kernel, line and kind."""
+
+
 class JobSpec(BaseModel):
-    mode: Literal["plan", "reference", "candidate"]
+    mode: Literal["plan", "reference", "candidate", "shapes"]
     device: str = "cpu"
     task_source: str | None = None
     task_path: str | None = None
@@ -63,6 +94,15 @@ class JobSpec(BaseModel):
     timing: bool = False
     timing_budget_ms: float = 200.0
     integrity: IntegritySpec | None = None
+    bounds_check: bool = False
+    """Candidate jobs on the CPU: check every load and store against the launch's tensors."""
+    trace: TraceSpec | None = None
+    input_scale: float = 1.0
+    input_shift: float = 0.0
+    """Reference jobs: floating-point inputs become `x * input_scale + input_shift` after `get_inputs()`."""
+    shape_probes: list[ShapeProbe] = Field(default_factory=list)
+    deadline_s: float | None = None
+    """Shapes jobs: start no further reference run after this many seconds."""
 
 
 class WorkerError(BaseModel):
@@ -114,7 +154,7 @@ class Observations(BaseModel):
 
 
 class WorkerResult(BaseModel):
-    mode: Literal["plan", "reference", "candidate"]
+    mode: Literal["plan", "reference", "candidate", "shapes"]
     error: WorkerError | None = None
     trials: list[TrialRecord] = Field(default_factory=list)
     plan: PlanInfo | None = None
@@ -130,3 +170,8 @@ class WorkerResult(BaseModel):
     output_bytes: int = 0
     device_name: str | None = None
     observations: Observations | None = None
+    bounds: list[BoundsEvent] = Field(default_factory=list)
+    trace: list[TraceHit] = Field(default_factory=list)
+    trace_reached: bool = False
+    shape_probes: list[ShapeProbeResult] = Field(default_factory=list)
+    """Shapes jobs: one result per probe, in order (a job cut short reports the probes it finished)."""

@@ -6,6 +6,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from kope.evaluate.protocol import BoundsEvent, TraceHit
+from kope.task import InputTransform
+
 ErrorKind = Literal[
     "syntax",  # the candidate does not parse
     "import",  # an import in the candidate failed
@@ -74,6 +77,8 @@ class OutputDiff(BaseModel):
 class CaseResult(BaseModel):
     name: str
     overrides: dict[str, Any]
+    inputs: InputTransform | None = None
+    """The case's change of input distribution (floating-point inputs became `x * scale + shift`)."""
     visible: bool
     passed: bool
     max_abs_err: float | None = None
@@ -89,6 +94,10 @@ class CaseResult(BaseModel):
     reference_precision: Literal["float64", "native"] = "float64"
     findings: list[Finding] = Field(default_factory=list)
     """Integrity findings observed while this case ran (all of them also appear in `integrity`)."""
+    bounds: list[BoundsEvent] = Field(default_factory=list)
+    """Out-of-bounds accesses, when the bounds checker ran (`EvalOptions.bounds_check`)."""
+    trace: list[TraceHit] | None = None
+    """Kernel locals at the traced line, when a trace was asked for."""
     stdout: str = ""
     """What the candidate printed (capped), for debugging."""
 

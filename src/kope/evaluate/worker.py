@@ -7,6 +7,8 @@
 - `candidate` loads the candidate file, builds `ModelNew` from the init arguments the reference
   job saved, copies in the reference's parameters where names and shapes agree, and runs it on
   the saved inputs. It never sees the task module, the reference outputs or the comparison.
+- `shapes` reports the inputs a task makes under several sets of overrides, without allocating
+  them, and optionally whether the reference runs on them (`kope.evaluate.shapes`).
 
 Uninitialised memory is poisoned in candidate runs: PyTorch's deterministic mode with
 `fill_uninitialized_memory` fills every `torch.empty*` allocation with NaN (integers with their
@@ -27,7 +29,7 @@ from typing import Any
 
 import torch
 
-from kope.evaluate import protocol, tensors, timing
+from kope.evaluate import protocol, shapes, tensors, timing
 from kope.evaluate.protocol import JobSpec, PlanInfo, TrialRecord, WorkerError, WorkerResult
 
 _TASK_MODULE = "kope_task"
@@ -52,7 +54,7 @@ def run_job(job_dir: Path) -> int:
     if spec.device.startswith("cpu"):
         os.environ["TRITON_INTERPRET"] = "1"
     sys.path[:] = [p for p in sys.path if p not in ("", ".", os.getcwd())]
-    runner = {"plan": _plan, "reference": _reference, "candidate": _candidate}[spec.mode]
+    runner = {"plan": _plan, "reference": _reference, "candidate": _candidate, "shapes": shapes.run}[spec.mode]
     result = runner(spec, job_dir)
     _write_result(job_dir, result)
     return 0
@@ -163,7 +165,7 @@ def _reference(spec: JobSpec, job_dir: Path) -> WorkerResult:
     for index, seed in enumerate(spec.trial_seeds):
         try:
             torch.manual_seed(seed)
-            inputs = list(module.get_inputs())
+            inputs = shapes.transform_inputs(list(module.get_inputs()), spec.input_scale, spec.input_shift)
             input_meta = tensors.save(job_dir / protocol.inputs_file(index), inputs)
             if index == 0:
                 result.inputs = input_meta
@@ -303,9 +305,10 @@ def _candidate(spec: JobSpec, job_dir: Path) -> WorkerResult:
 
         monitor = Monitor(str(job_dir / protocol.CANDIDATE_FILE), frozenset(spec.integrity.extra_allow))
         monitor.install()
+    diagnostics = _Diagnostics(spec, job_dir)
     model_new, failure = _load_candidate(spec, job_dir)
     if failure is not None:
-        return _with_observations(failure, monitor)
+        return _with_observations(failure, monitor, diagnostics)
     assert model_new is not None
     try:
         init_inputs = tensors.load(job_dir / protocol.INIT_FILE)
@@ -314,7 +317,7 @@ def _candidate(spec: JobSpec, job_dir: Path) -> WorkerResult:
         loaded = _copy_reference_state(model, job_dir)
         model = model.to(device)
     except Exception as exc:
-        return _with_observations(_classified("load", exc, "constructing ModelNew failed"), monitor)
+        return _with_observations(_classified("load", exc, "constructing ModelNew failed"), monitor, diagnostics)
     result = WorkerResult(mode="candidate", loaded_parameters=loaded)
     pristine: list[list[Any]] = []
     originals: list[Any] = []
@@ -332,14 +335,14 @@ def _candidate(spec: JobSpec, job_dir: Path) -> WorkerResult:
         except Exception as exc:
             failure = _classified("runtime", exc, f"forward failed on trial {index}")
             failure.trials = result.trials
-            return _with_observations(failure, monitor)
+            return _with_observations(failure, monitor, diagnostics)
         if monitor is not None:
             monitor.check_call(inputs, before, output)
         try:
             meta = tensors.save(job_dir / protocol.outputs_file(index), output, for_numpy=True)
         except tensors.UnsupportedValueError as exc:
             failure = _candidate_error("shape", f"forward returned a value kope cannot compare: {exc}", False)
-            return _with_observations(failure, monitor)
+            return _with_observations(failure, monitor, diagnostics)
         result.trials.append(TrialRecord(index=index, outputs=meta, seconds=seconds))
         pristine.append(before)
         if index == 0:
@@ -349,13 +352,43 @@ def _candidate(spec: JobSpec, job_dir: Path) -> WorkerResult:
         _integrity_probes(spec, job_dir, model, monitor, (originals, pristine), first_output, last_output)
     if spec.timing and pristine:
         _time_candidate(spec, result, model, pristine[0])
-    return _with_observations(result, monitor)
+    return _with_observations(result, monitor, diagnostics)
 
 
-def _with_observations(result: WorkerResult, monitor: Any) -> WorkerResult:
+def _with_observations(result: WorkerResult, monitor: Any, diagnostics: _Diagnostics | None = None) -> WorkerResult:
     if monitor is not None:
         result.observations = monitor.finish()
+    if diagnostics is not None:
+        diagnostics.finish(result)
     return result
+
+
+class _Diagnostics:
+    """The bounds checker and the tracer, when a job asks for them (CPU interpreter only)."""
+
+    def __init__(self, spec: JobSpec, job_dir: Path) -> None:
+        self.checker: Any = None
+        self.tracer: Any = None
+        interpreted = os.environ.get("TRITON_INTERPRET") == "1"
+        candidate_file = str(job_dir / protocol.CANDIDATE_FILE)
+        if spec.bounds_check and interpreted:
+            from kope.diagnose.bounds import BoundsChecker
+
+            self.checker = BoundsChecker(candidate_file)
+            self.checker.install()
+        if spec.trace is not None and interpreted:
+            from kope.diagnose.trace import Tracer
+
+            self.tracer = Tracer(candidate_file, spec.trace)
+            self.tracer.install()
+
+    def finish(self, result: WorkerResult) -> None:
+        if self.checker is not None:
+            result.bounds = self.checker.report()
+        if self.tracer is not None:
+            self.tracer.uninstall()
+            result.trace = self.tracer.hits
+            result.trace_reached = self.tracer.reached_kernel
 
 
 def _detached_copy(value: Any) -> Any:

@@ -1,0 +1,703 @@
+"""Derived cases: full coverage for a task file that declares a single shape.
+
+Most task files (all of KernelBench's) define one shape through module-level integers, often far
+too large for a CPU. For such a task (no `get_cases()`) kope derives a set of valid cases itself:
+
+1. **Which names size the inputs.** The *root* size parameters are module-level integers (and
+   tuples of integers) assigned once from an expression that uses no other module-level name
+   (`N = 2048 * 2` is one; `shape = (N, 4)` follows `N`). A sandboxed `shapes` job executes the task
+   with each root perturbed in turn and builds the inputs on PyTorch's meta device (shapes without
+   data, so even billions of elements cost nothing). A root whose change changes an input shape
+   sizes the inputs; the others (a reduction axis, a stride, a kernel size, an unused name) are
+   left alone. Each input dimension is fitted as a function of the roots it follows (linear, else a
+   power law), which estimates the element count of any assignment. Where the meta device cannot
+   run `get_inputs()`, the probes use small distinct primes and real tensors instead.
+2. **Variants.** The *original* sizes when their inputs fit the element budget (`max_elements`),
+   else *shrunk* sizes that keep the original's proportions (and, first choice, its alignment to
+   16); then, from that base, *odd* sizes (not multiples of 16/32/64/128), distinct *prime* sizes
+   (which also break equalities such as M == N), size *one*, and two input distributions, *scaled*
+   and *shifted*, which catch constant outputs and kernels that sniff their inputs.
+3. **Validation.** A variant is kept only if the reference runs on it and every floating-point
+   output is finite; duplicates are dropped. When varying every size at once breaks the reference
+   (a size must divide by a group count, exceed a kernel size), each size is varied alone and those
+   that keep the reference valid are combined.
+
+The base case (original or shrunk) is visible to agents; every other derived case is hidden. The
+work costs a few `shapes` jobs (one per round, each batching its variants), and the evaluator caches
+the result per task, device and budget.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from kope.evaluate.probing import ShapeProbe, ShapeProbeResult
+from kope.task import InputTransform, OverrideValue, Task, _bound_names, is_size_value
+
+CPU_MAX_ELEMENTS = 300_000
+"""Elements of all input tensors of one case, on the CPU: Triton's interpreter stays within seconds."""
+CUDA_MAX_ELEMENTS = 1 << 26
+SCALED = InputTransform(scale=4.0)
+SHIFTED = InputTransform(shift=-0.5)
+_ALIGN = 16
+_KEEP_SMALL = 8
+_MAX_SINGLES = 8
+
+Kind = Literal["original", "shrunk", "odd", "prime", "one", "scaled", "shifted"]
+ProbeRunner = Callable[[Sequence[ShapeProbe]], list[ShapeProbeResult]]
+"""Runs a batch of probes in one sandboxed `shapes` job and returns one result per probe, in order."""
+
+
+def default_max_elements(device: str) -> int:
+    return CUDA_MAX_ELEMENTS if device.startswith("cuda") else CPU_MAX_ELEMENTS
+
+
+class SizeParameter(BaseModel):
+    """A root size parameter of the task and whether derivation varies it."""
+
+    name: str
+    value: int | list[int]
+    sizes_inputs: bool
+    reason: str
+
+
+class DerivedCase(BaseModel):
+    """A variant derivation considered: kept (a case) or dropped, and why."""
+
+    name: str
+    kind: Kind
+    overrides: dict[str, Any] = Field(default_factory=dict)
+    inputs: InputTransform | None = None
+    kept: bool = False
+    visible: bool = False
+    reason: str = ""
+    numel: int | None = None
+    """Elements of all input tensors."""
+    output_numel: int | None = None
+
+    def case_dict(self, *, named: bool = True) -> dict[str, Any]:
+        """The case as `build_cases` takes it."""
+        data: dict[str, Any] = dict(self.overrides)
+        if named:
+            data["name"] = self.name
+        data["visible"] = self.visible
+        if self.inputs is not None:
+            data["inputs"] = self.inputs.model_dump()
+        return data
+
+
+class Derivation(BaseModel):
+    """What derivation found for one task, device and budget."""
+
+    task: str
+    device: str
+    max_elements: int
+    probe: Literal["meta", "small", "none"] = "none"
+    """How input shapes were probed: the meta device at the original sizes, or real tensors at small sizes."""
+    parameters: list[SizeParameter] = Field(default_factory=list)
+    original_numel: int | None = None
+    original_estimated: bool = False
+    """True when `original_numel` comes from the fitted dimensions rather than from the original shapes."""
+    candidates: list[DerivedCase] = Field(default_factory=list)
+    jobs: int = 0
+    seconds: float = 0.0
+    error: str | None = None
+    """Why no case could be derived (the evaluator then uses the task's own sizes as one case)."""
+
+    @property
+    def kept(self) -> list[DerivedCase]:
+        return [c for c in self.candidates if c.kept]
+
+    def case_dicts(self, *, named: bool = True) -> list[dict[str, Any]]:
+        kept = self.kept
+        if not kept:
+            return [{}]
+        return [c.case_dict(named=named) for c in kept]
+
+
+# -- roots and coordinates ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, order=True)
+class _Coord:
+    """A root integer, or one element of a root tuple."""
+
+    name: str
+    index: int = -1
+
+    @property
+    def label(self) -> str:
+        return self.name if self.index < 0 else f"{self.name}[{self.index}]"
+
+
+Values = dict[_Coord, int]
+
+
+def size_roots(task: Task, sizes: Mapping[str, object]) -> dict[str, OverrideValue]:
+    """Module-level size parameters bound once, from an expression that uses no other module-level name.
+
+    `sizes` are the values the task's names had once it ran (`PlanInfo.sizes`). Names derived from a
+    root (`shape = (N, 4)`) are not roots: they follow their root when it is overridden.
+    """
+    tree = ast.parse(task.source)
+    counts = Counter(name for node in tree.body for name in _bound_names(node))
+    assigned = set(task.assigned_names)
+    roots: dict[str, OverrideValue] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name, value_node = node.targets[0].id, node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            name, value_node = node.target.id, node.value
+        else:
+            continue
+        if counts[name] != 1 or name.startswith("_"):
+            continue
+        if any(isinstance(n, ast.Name) and n.id in assigned for n in ast.walk(value_node)):
+            continue
+        value = sizes.get(name)
+        if isinstance(value, list):
+            value = tuple(value)
+        if is_size_value(value):
+            roots[name] = value  # type: ignore[assignment]
+    return roots
+
+
+def _coords(roots: Mapping[str, OverrideValue]) -> Values:
+    values: Values = {}
+    for name, value in roots.items():
+        if isinstance(value, tuple):
+            for index, item in enumerate(value):
+                values[_Coord(name, index)] = int(item)
+        else:
+            values[_Coord(name)] = int(value)
+    return values
+
+
+def _overrides(roots: Mapping[str, OverrideValue], values: Mapping[_Coord, int]) -> dict[str, OverrideValue]:
+    """Override values for every root that has a coordinate in `values`."""
+    result: dict[str, OverrideValue] = {}
+    for name, original in roots.items():
+        if isinstance(original, tuple):
+            if any(_Coord(name, i) in values for i in range(len(original))):
+                result[name] = tuple(values.get(_Coord(name, i), v) for i, v in enumerate(original))
+        elif _Coord(name) in values:
+            result[name] = values[_Coord(name)]
+    return result
+
+
+# -- the shape model ---------------------------------------------------------------------------
+
+
+Shapes = list[list[int] | None]
+
+
+def _shapes(result: ShapeProbeResult) -> Shapes | None:
+    if result.inputs is None:
+        return None
+    return [list(item.shape) if item.shape is not None else None for item in result.inputs]
+
+
+def _structure(shapes: Shapes) -> list[int | None]:
+    return [None if shape is None else len(shape) for shape in shapes]
+
+
+@dataclass
+class _ShapeModel:
+    """Each input dimension as a function of the sizing coordinates, fitted from probes."""
+
+    base: Values
+    base_shapes: Shapes
+    dims: list[list[Callable[[Mapping[_Coord, int]], float]]] = field(default_factory=list)
+
+    def shapes(self, values: Mapping[_Coord, int]) -> list[list[int] | None]:
+        merged = {**self.base, **values}
+        out: list[list[int] | None] = []
+        for shape, dims in zip(self.base_shapes, self.dims, strict=True):
+            out.append(None if shape is None else [max(0, round(d(merged))) for d in dims])
+        return out
+
+    def numel(self, values: Mapping[_Coord, int]) -> int:
+        return sum(math.prod(shape) for shape in self.shapes(values) if shape is not None)
+
+
+def _fit(base: Values, base_shapes: Shapes, perturbed: Mapping[_Coord, list[tuple[int, Shapes]]]) -> _ShapeModel:
+    model = _ShapeModel(base=base, base_shapes=base_shapes)
+    for i, shape in enumerate(base_shapes):
+        dims: list[Callable[[Mapping[_Coord, int]], float]] = []
+        for j, d0 in enumerate(shape or []):
+            points = {
+                coord: [(value, dims_of[j]) for value, shapes in probes if (dims_of := shapes[i]) is not None]
+                for coord, probes in perturbed.items()
+            }
+            deps = {coord: pts for coord, pts in points.items() if any(d != d0 for _, d in pts)}
+            dims.append(_dimension(base, d0, deps))
+        model.dims.append(dims)
+    return model
+
+
+def _dimension(
+    base: Values, d0: int, deps: Mapping[_Coord, list[tuple[int, int]]]
+) -> Callable[[Mapping[_Coord, int]], float]:
+    if not deps:
+        return lambda values: d0
+    if len(deps) == 1:
+        ((coord, points),) = deps.items()
+        v0 = base[coord]
+        (v1, d1), *rest = points
+        slope = (d1 - d0) / (v1 - v0)
+        if all(abs(d0 + slope * (v - v0) - d) <= max(1.0, 0.01 * abs(d)) for v, d in rest):
+            return lambda values: d0 + slope * (values[coord] - v0)
+    exponents: dict[_Coord, float] = {}
+    for coord, points in deps.items():
+        v0 = base[coord]
+        v1, d1 = points[0]
+        exponents[coord] = math.log(d1 / d0) / math.log(v1 / v0) if d0 > 0 and d1 > 0 and v0 > 0 else 1.0
+    return lambda values: d0 * math.prod((max(values[c], 1) / base[c]) ** e for c, e in exponents.items())
+
+
+def _perturbations(value: int) -> tuple[int, int]:
+    return 2 * value + 1, 3 * value + 2
+
+
+_SMALL_PRIMES = (5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97)
+
+
+# -- variant values ----------------------------------------------------------------------------
+
+
+def _is_prime(n: int) -> bool:
+    if n < 2:
+        return False
+    return all(n % k for k in range(2, math.isqrt(n) + 1))
+
+
+def _prime_at_most(n: int) -> int:
+    while n > 2 and not _is_prime(n):
+        n -= 1
+    return max(n, 2)
+
+
+def odd_size(value: int) -> int:
+    """A nearby odd size (hence no multiple of 16, 32, 64 or 128): 64 → 63, 2 → 3, 387 → 385."""
+    if value <= 1 or value == 3:
+        return value
+    if value == 2:
+        return 3
+    return value - 1 if value % 2 == 0 else value - 2
+
+
+def prime_sizes(values: Mapping[_Coord, int]) -> Values:
+    """Distinct primes near 0.8 × each size (sizes under 3 stay), largest sizes first."""
+    used: set[int] = set()
+    result: Values = {}
+    for coord in sorted(values, key=lambda c: (-values[c], c)):
+        value = values[coord]
+        if value < 3:
+            result[coord] = value
+            continue
+        prime = _prime_at_most(max(2, math.ceil(value * 0.8)))
+        while prime in used and prime > 2:
+            prime = _prime_at_most(prime - 1)
+        used.add(prime)
+        result[coord] = prime
+    return result
+
+
+def _shrink(
+    original: Values, model: _ShapeModel, budget: int, rule: Callable[[int, float], int]
+) -> Values | None:
+    """The largest proportional shrink under `rule` whose estimated element count fits the budget."""
+
+    def at(factor: float) -> Values:
+        return {c: min(v, rule(v, factor)) for c, v in original.items()}
+
+    if model.numel(at(1e-9)) > budget:
+        return None
+    low, high = 0.0, 1.0
+    for _ in range(50):
+        middle = (low + high) / 2
+        if model.numel(at(middle)) <= budget:
+            low = middle
+        else:
+            high = middle
+    return at(low)
+
+
+def _aligned(value: int, factor: float) -> int:
+    """Proportional, small sizes kept, and a multiple of the original's power-of-two factor (up to 16)
+    where that costs little: the step never exceeds a quarter of the new size."""
+    if value <= _KEEP_SMALL:
+        return value
+    target = value * factor
+    step = min(math.gcd(value, _ALIGN), 1 << max(0, int(math.log2(max(1.0, target / 4)))))
+    return max(min(value, _KEEP_SMALL), step, round(target / step) * step)
+
+
+def _keep_small(value: int, factor: float) -> int:
+    return max(min(value, _KEEP_SMALL), round(value * factor))
+
+
+def _plain(value: int, factor: float) -> int:
+    return max(1, round(value * factor))
+
+
+SHRINK_RULES: tuple[tuple[str, Callable[[int, float], int]], ...] = (
+    ("shrunk", _aligned),
+    ("shrunk-small", _keep_small),
+    ("shrunk-plain", _plain),
+)
+"""In order of preference: aligned like the original; small sizes kept; plain proportions."""
+
+
+# -- the derivation ----------------------------------------------------------------------------
+
+
+@dataclass
+class _Variant:
+    """A candidate under evaluation; becomes a `DerivedCase`."""
+
+    name: str
+    kind: Kind
+    values: Values
+    inputs: InputTransform | None = None
+    result: ShapeProbeResult | None = None
+    reason: str = ""
+    kept: bool = False
+
+    def key(self) -> tuple[object, ...]:
+        return (tuple(sorted(self.values.items())), self.inputs)
+
+    @property
+    def valid(self) -> bool:
+        r = self.result
+        return r is not None and r.ran and r.error is None and bool(r.finite)
+
+    def failure(self) -> str:
+        r = self.result
+        if r is None:
+            return "not run"
+        if r.error is not None:
+            return f"the reference is not valid here: {r.error}"
+        if r.skipped is not None:
+            return r.skipped
+        if r.ran and not r.finite:
+            return "the reference gives non-finite outputs"
+        return "not run"
+
+
+class _Deriver:
+    def __init__(self, task: Task, sizes: Mapping[str, object], run: ProbeRunner, device: str, budget: int) -> None:
+        self.task = task
+        self.run_probes = run
+        self.budget = budget
+        self.roots = size_roots(task, sizes)
+        self.original = _coords(self.roots)
+        self.report = Derivation(task=str(task.path), device=device, max_elements=budget)
+        self.variants: list[_Variant] = []
+        self.sizing: list[_Coord] = []
+        self.floating_inputs = False
+
+    # probes
+
+    def _source(self, values: Mapping[_Coord, int]) -> str:
+        return self.task.source_with(_overrides(self.roots, values))
+
+    def _run(self, probes: list[ShapeProbe]) -> list[ShapeProbeResult]:
+        if not probes:
+            return []
+        self.report.jobs += 1
+        return self.run_probes(probes)
+
+    def _validate(self, variants: list[_Variant]) -> None:
+        """Run the reference on every new variant (one job); duplicates are dropped unrun."""
+        fresh: list[_Variant] = []
+        for variant in variants:
+            twin = next((v for v in [*self.variants, *fresh] if v.key() == variant.key()), None)
+            if twin is not None:
+                variant.reason = f"same sizes and inputs as {twin.name}"
+                self.variants.append(variant)
+                continue
+            fresh.append(variant)
+        probes = [
+            ShapeProbe(
+                source=self._source(v.values),
+                meta=self.report.probe == "meta",
+                reference=True,
+                max_elements=self.budget,
+                input_scale=v.inputs.scale if v.inputs else 1.0,
+                input_shift=v.inputs.shift if v.inputs else 0.0,
+            )
+            for v in fresh
+        ]
+        for variant, result in zip(fresh, self._run(probes), strict=True):
+            variant.result = result
+            self.variants.append(variant)
+
+    # step 1: which names size the inputs
+
+    def map_inputs(self) -> _ShapeModel | None:
+        positive = {c: v for c, v in self.original.items() if v > 0}
+        model = self._map(self.original, positive, meta=True)
+        if model is None:
+            small = dict(self.original)
+            small.update({c: _SMALL_PRIMES[i % len(_SMALL_PRIMES)] for i, c in enumerate(positive)})
+            model = self._map(small, {c: small[c] for c in positive}, meta=False)
+        return model
+
+    def _map(self, base: Values, positive: Values, *, meta: bool) -> _ShapeModel | None:
+        order = list(positive)
+        probes = [ShapeProbe(source=self._source(base), meta=meta)]
+        for coord in order:
+            for value in _perturbations(positive[coord]):
+                probes.append(ShapeProbe(source=self._source({**base, coord: value}), meta=meta))
+        results = self._run(probes)
+        base_shapes = _shapes(results[0])
+        if base_shapes is None:
+            self.report.error = f"cannot build the task's inputs: {results[0].error}"
+            return None
+        self.report.error = None
+        self.report.probe = "meta" if meta else "small"
+        self.floating_inputs = any(
+            (item.dtype or "").startswith(("float", "bfloat")) for item in results[0].inputs or []
+        )
+        perturbed: dict[_Coord, list[tuple[int, Shapes]]] = {}
+        reasons: dict[_Coord, str] = {}
+        for index, coord in enumerate(order):
+            pair = results[1 + 2 * index : 3 + 2 * index]
+            shapes = [_shapes(r) for r in pair]
+            if any(s is None for s in shapes):
+                error = next(r.error for r in pair if r.error is not None)
+                reasons[coord] = f"varying it breaks get_inputs() ({error})"
+            elif any(_structure(s) != _structure(base_shapes) for s in shapes if s is not None):
+                reasons[coord] = "varying it changes the number or rank of the inputs"
+            elif all(s == base_shapes for s in shapes):
+                reasons[coord] = "does not change the input shapes"
+            else:
+                values = _perturbations(positive[coord])
+                perturbed[coord] = [(v, s) for v, s in zip(values, shapes, strict=True) if s is not None]
+        self.sizing = list(perturbed)
+        model = _fit(base, base_shapes, perturbed)
+        self._record_parameters(model, reasons)
+        if meta:
+            self.report.original_numel = results[0].numel
+        else:
+            self.report.original_numel = model.numel(self.original)
+            self.report.original_estimated = True
+        return model
+
+    def _record_parameters(self, model: _ShapeModel, reasons: Mapping[_Coord, str]) -> None:
+        for name, value in self.roots.items():
+            coords = [c for c in self.original if c.name == name]
+            sizing = [c for c in coords if c in self.sizing]
+            if sizing:
+                reason = "sizes " + ", ".join(self._sized_dims(model, c) for c in sizing)
+            elif any(self.original[c] <= 0 for c in coords):
+                reason = "not a positive size"
+            else:
+                reason = "; ".join(dict.fromkeys(reasons.get(c, "not probed") for c in coords))
+            stored: int | list[int] = list(value) if isinstance(value, tuple) else int(value)
+            self.report.parameters.append(
+                SizeParameter(name=name, value=stored, sizes_inputs=bool(sizing), reason=reason)
+            )
+
+    def _sized_dims(self, model: _ShapeModel, coord: _Coord) -> str:
+        bumped = model.shapes({coord: model.base[coord] + 1})
+        dims = [
+            f"input {i} dim {j}"
+            for i, (a, b) in enumerate(zip(model.shapes({}), bumped, strict=True))
+            if a is not None and b is not None
+            for j in range(len(a))
+            if a[j] != b[j]
+        ]
+        label = f"{coord.label}: " if coord.index >= 0 else ""
+        return label + (", ".join(dims) or "the inputs")
+
+    # step 2: the base case
+
+    def base(self, model: _ShapeModel) -> _Variant | None:
+        original_numel = self.report.original_numel or 0
+        sizing_original = {c: self.original[c] for c in self.sizing}
+        if original_numel <= self.budget:
+            original = _Variant("original", "original", sizing_original)
+            self._validate([original])
+            result = original.result
+            if result is not None and result.ran and result.error is None:
+                original.kept = True
+                original.reason = "the task's own sizes fit the budget"
+                if not result.finite:
+                    original.reason += " (its outputs are not all finite, as the task defines them)"
+                return original
+            original.reason = original.failure()
+            self.report.error = f"the reference fails on the task's own sizes: {original.reason}"
+            return None
+        estimated = " (estimated)" if self.report.original_estimated else ""
+        dropped = _Variant("original", "original", sizing_original)
+        dropped.reason = f"{original_numel} input elements{estimated}, over the budget of {self.budget}"
+        self.variants.append(dropped)
+        if not self.sizing:
+            self.report.error = "the inputs exceed the budget and no module-level name sizes them"
+            return None
+        candidates: list[_Variant] = []
+        for name, rule in SHRINK_RULES:
+            values = _shrink(sizing_original, model, self.budget, rule)
+            if values is not None:
+                candidates.append(_Variant(name, "shrunk", values))
+        if not candidates:
+            self.report.error = f"no shrink of the sizes brings the inputs under {self.budget} elements"
+            return None
+        self._validate(candidates)
+        chosen: _Variant | None = None
+        for variant in candidates:
+            if variant.result is None:
+                continue
+            if chosen is None and variant.valid:
+                chosen = variant
+                variant.kept = True
+                variant.reason = "the task's proportions, shrunk to fit the budget"
+            elif chosen is not None and variant.valid:
+                variant.reason = f"valid, but {chosen.name} is the shrunk case"
+            else:
+                variant.reason = variant.failure()
+        if chosen is None:
+            self.report.error = "the reference is not valid on any shrunk size: " + "; ".join(
+                f"{v.name}: {v.reason}" for v in candidates
+            )
+        return chosen
+
+    # step 3: variants of the base
+
+    def variants_of(self, base: _Variant) -> None:
+        values = base.values
+        rules: dict[Kind, Callable[[Values], Values]] = {
+            "odd": lambda v: {c: odd_size(x) for c, x in v.items()},
+            "prime": prime_sizes,
+            "one": lambda v: dict.fromkeys(v, 1),
+        }
+        joint = [_Variant(kind, kind, rule(values)) for kind, rule in rules.items()]
+        transforms: list[_Variant] = []
+        distributions: tuple[tuple[Kind, InputTransform], ...] = (("scaled", SCALED), ("shifted", SHIFTED))
+        for kind, transform in distributions:
+            variant = _Variant(kind, kind, values, inputs=transform)
+            if self.floating_inputs:
+                transforms.append(variant)
+            else:
+                variant.reason = "the task has no floating-point inputs"
+                self.variants.append(variant)
+        self._validate(joint + transforms)
+        for variant in joint + transforms:
+            self._settle(variant, "every size at once" if variant in joint else "the base sizes, other values")
+        failed = [v for v in joint if v.result is not None and not v.valid and v.result.skipped is None]
+        if failed and len(self.sizing) > 1:
+            self._one_size_at_a_time(values, failed, rules)
+
+    def _settle(self, variant: _Variant, what: str) -> None:
+        if variant.result is None:
+            return
+        if variant.valid:
+            variant.kept = True
+            variant.reason = f"the reference is valid on {what}"
+        else:
+            variant.reason = variant.failure()
+
+    def _one_size_at_a_time(
+        self, base: Values, failed: list[_Variant], rules: Mapping[Kind, Callable[[Values], Values]]
+    ) -> None:
+        """Vary each size alone where varying all at once broke the reference, then combine the good ones."""
+        singles: dict[Kind, list[_Variant]] = {}
+        for joint in failed:
+            changed = rules[joint.kind](base)
+            coords = [c for c in self.sizing if changed[c] != base[c]]
+            coords = sorted(coords, key=lambda c: -base[c])[:_MAX_SINGLES]
+            singles[joint.kind] = [
+                _Variant(f"{joint.kind}-{c.label}", joint.kind, {**base, c: changed[c]}) for c in coords
+            ]
+        self._validate([v for group in singles.values() for v in group])
+        combined: list[tuple[_Variant, list[_Variant]]] = []
+        for kind, group in singles.items():
+            good = [v for v in group if v.valid]
+            for variant in group:
+                if not variant.valid and variant.result is not None:
+                    variant.reason = variant.failure()
+            if len(good) >= 2:
+                values = dict(base)
+                for variant in good:
+                    values.update({c: x for c, x in variant.values.items() if x != base[c]})
+                combined.append((_Variant(f"{kind}-partial", kind, values), good))
+            elif good:
+                self._settle(good[0], "this size alone")
+        self._validate([variant for variant, _ in combined])
+        for variant, good in combined:
+            if variant.valid:
+                self._settle(variant, "the sizes that keep it valid")
+                for single in good:
+                    single.reason = f"valid; combined into {variant.name}"
+            else:
+                variant.reason = variant.failure()
+                self._settle(good[0], "this size alone")
+                for single in good[1:]:
+                    single.reason = f"valid, but {good[0].name} is kept"
+
+    # the report
+
+    def finish(self, base: _Variant | None) -> Derivation:
+        order = {"original": 0, "shrunk": 1, "odd": 2, "prime": 3, "one": 4, "scaled": 5, "shifted": 6}
+        variants = sorted(self.variants, key=lambda v: (not v.kept, order[v.kind]))
+        on_original = base is not None and base.kind == "original"
+        for variant in variants:
+            result = variant.result
+            same_sizes = variant.kind == "original" or (on_original and variant.kind in ("scaled", "shifted"))
+            overrides = {} if same_sizes else _overrides(self.roots, variant.values)
+            self.report.candidates.append(
+                DerivedCase(
+                    name=variant.name,
+                    kind=variant.kind,
+                    overrides=_jsonable(overrides),
+                    inputs=variant.inputs,
+                    kept=variant.kept,
+                    visible=variant is base,
+                    reason=variant.reason,
+                    numel=result.numel if result is not None else None,
+                    output_numel=result.output_numel if result is not None else None,
+                )
+            )
+        return self.report
+
+
+def _jsonable(overrides: Mapping[str, OverrideValue]) -> dict[str, Any]:
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in overrides.items()}
+
+
+def derive(
+    task: Task,
+    sizes: Mapping[str, object],
+    run: ProbeRunner,
+    *,
+    device: str = "cpu",
+    max_elements: int | None = None,
+) -> Derivation:
+    """Derive cases for `task` (whose module-level values once run are `sizes`), probing through `run`."""
+    began = time.monotonic()
+    budget = max_elements or default_max_elements(device)
+    deriver = _Deriver(task, sizes, run, device, budget)
+    base: _Variant | None = None
+    model = deriver.map_inputs()
+    if model is not None:
+        base = deriver.base(model)
+        if base is not None:
+            deriver.variants_of(base)
+    report = deriver.finish(base)
+    report.seconds = round(time.monotonic() - began, 3)
+    return report
+
+
+def distinct_shapes(cases: Iterable[DerivedCase]) -> int:
+    """How many kept cases differ in their sizes (input transforms aside)."""
+    return len({tuple(sorted((k, str(v)) for k, v in c.overrides.items())) for c in cases if c.kept})

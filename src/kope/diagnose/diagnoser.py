@@ -1,0 +1,473 @@
+"""Turn a failed evaluation into evidence, and evidence into ranked hypotheses.
+
+1. Evaluate the candidate on every case, keeping its outputs.
+2. For each failing case, compute the mismatch signature of its first wrong output.
+3. Probes, each sandboxed like an evaluation: the bounds checker on failing cases, a determinism
+   rerun, a sweep of sizes around the kernel's block sizes, and structured inputs (ones, zeros,
+   arange, one-hot, large values).
+4. Features (kope.diagnose.features) and code cues (kope.knowledge.cues) go to retrieval, which
+   ranks the knowledge base's patterns.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import math
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from kope.diagnose.signature import OutputSignature, signature
+from kope.evaluate import EvalOptions, EvalResult, Evaluator
+from kope.evaluate.compare import leaves, read_packed
+from kope.evaluate.evaluator import case_artifacts
+from kope.evaluate.protocol import BoundsEvent, WorkerResult
+from kope.evaluate.results import CaseResult
+from kope.knowledge.base import KnowledgeBase
+from kope.knowledge.cues import CueHit, detect
+from kope.knowledge.retrieval import Hypothesis, rank
+from kope.task import Case, Task, load_task, tolerance_for
+
+
+class CaseDiagnosis(BaseModel):
+    name: str
+    visible: bool
+    overrides: dict[str, Any]
+    passed: bool
+    error_kind: str | None = None
+    signature: OutputSignature | None = None
+    output: int | None = None
+    """Which output (in flattening order) the signature describes."""
+
+
+class Probe(BaseModel):
+    name: str
+    passed: bool | None
+    detail: str
+
+
+class Diagnosis(BaseModel):
+    """What `kope diagnose --json` prints: `hypotheses` and `signature` are the contract."""
+
+    status: str
+    task: str
+    candidate: str
+    hypotheses: list[Hypothesis] = Field(default_factory=list)
+    signature: dict[str, Any] = Field(default_factory=dict)
+    """The measured features, by name (see kope.diagnose.features)."""
+    cases: list[CaseDiagnosis] = Field(default_factory=list)
+    probes: list[Probe] = Field(default_factory=list)
+    bounds: list[BoundsEvent] = Field(default_factory=list)
+    cues: list[dict[str, Any]] = Field(default_factory=list)
+    blocks: list[int] = Field(default_factory=list)
+    error: str | None = None
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        """A few lines of evidence, for prompts and reports."""
+        lines = [f"status: {self.status}"]
+        if self.error:
+            lines.append(f"error: {self.error}")
+        for case in self.cases:
+            if not case.passed:
+                sig = case.signature
+                what = case.error_kind or (
+                    f"{sig.mismatch_count}/{sig.numel} wrong, max abs err {sig.max_abs_err:.3g}, "
+                    f"structure: {', '.join(sig.structure) or 'scattered'}"
+                    if sig
+                    else "wrong"
+                )
+                lines.append(f"case {case.name}{' (shown)' if case.visible else ''}: {what}")
+        lines += [f"probe {p.name}: {p.detail}" for p in self.probes]
+        lines += [
+            f"out of bounds: {b.kind} in {b.kernel} line {b.line}, program {tuple(b.pid)}, "
+            f"{b.elements_out} elements {b.nearest}"
+            for b in self.bounds
+        ]
+        return "\n".join(lines)
+
+
+ProgressFn = Callable[[str], None]
+
+
+class Diagnoser:
+    def __init__(self, evaluator: Evaluator, knowledge: KnowledgeBase | None = None) -> None:
+        self.evaluator = evaluator
+        self.knowledge = knowledge if knowledge is not None else KnowledgeBase.load()
+
+    def diagnose(
+        self,
+        task: Task | str | Path,
+        candidate: str | Path,
+        *,
+        options: EvalOptions | None = None,
+        cases: Sequence[Case] | None = None,
+        probes: bool = True,
+        progress: ProgressFn | None = None,
+    ) -> Diagnosis:
+        began = time.monotonic()
+        task = task if isinstance(task, Task) else load_task(task)
+        options = options or EvalOptions()
+        candidate_path = Path(candidate).resolve()
+        source = candidate_path.read_text(errors="replace")
+        blocks = block_sizes(source)
+        say = progress or (lambda message: None)
+        all_cases = list(cases) if cases is not None else self.evaluator.cases(task, options=options)
+        scratch = Path(tempfile.mkdtemp(prefix="kope-diagnose-", dir=self.evaluator.scratch))
+        try:
+            say("evaluating every case")
+            result = self.evaluator.evaluate(task, candidate_path, options=options, cases=all_cases, artifacts=scratch)
+            diagnosis = Diagnosis(
+                status=result.status,
+                task=str(task.path),
+                candidate=str(candidate_path),
+                blocks=sorted(blocks),
+                error=f"{result.error.kind}: {result.error.message}" if result.error else None,
+            )
+            tolerances = self.evaluator.tolerances(task, options)
+            by_name = {c.name: c for c in all_cases}
+            for case_result in result.cases:
+                diagnosis.cases.append(
+                    _case_diagnosis(case_result, by_name[case_result.name], scratch, tolerances, blocks)
+                )
+            if result.status == "pass":
+                diagnosis.seconds = round(time.monotonic() - began, 3)
+                return diagnosis
+            if probes:
+                self._probes(diagnosis, task, candidate_path, options, all_cases, result, blocks, say)
+            features = extract_features(diagnosis, result, blocks)
+            hits = detect(source)
+            diagnosis.cues = [{"cue": h.cue, "line": h.line, "text": h.text} for h in hits]
+            diagnosis.signature = features
+            say("ranking hypotheses")
+            diagnosis.hypotheses = rank(self.knowledge, features, hits, text=_query_text(diagnosis, hits))
+            diagnosis.seconds = round(time.monotonic() - began, 3)
+            return diagnosis
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    def _probes(
+        self,
+        diagnosis: Diagnosis,
+        task: Task,
+        candidate: Path,
+        options: EvalOptions,
+        cases: list[Case],
+        result: EvalResult,
+        blocks: set[int],
+        say: ProgressFn,
+    ) -> None:
+        quick = EvalOptions(
+            device=options.device, trials=1, seed=options.seed, timeout_s=options.timeout_s,
+            memory_mb=options.memory_mb, integrity=False,
+        )
+        failing = [c for c in result.cases if not c.passed and c.error is None] or [
+            c for c in result.cases if not c.passed
+        ]
+        by_name = {c.name: c for c in cases}
+        targets = [by_name[c.name] for c in failing[:2]]
+        if options.device == "cpu" and targets:
+            say("checking bounds")
+            checked = self.evaluator.evaluate(
+                task, candidate, options=_replace(quick, bounds_check=True), cases=targets
+            )
+            for case_result in checked.cases:
+                diagnosis.bounds.extend(case_result.bounds)
+            diagnosis.probes.append(
+                Probe(
+                    name="bounds",
+                    passed=not diagnosis.bounds,
+                    detail=f"{len(diagnosis.bounds)} out-of-bounds access site(s)" if diagnosis.bounds
+                    else "every load and store stayed inside its tensors",
+                )
+            )
+        if targets and failing[0].error is None:
+            say("rerunning for determinism")
+            diagnosis.probes.append(self._determinism(task, candidate, quick, targets[0]))
+        sweep = sweep_cases(task, cases, blocks, failing=[c.name for c in result.cases if not c.passed])
+        if sweep:
+            say(f"sweeping {len(sweep)} sizes around the block size")
+            swept = self.evaluator.evaluate(task, candidate, options=quick, cases=sweep)
+            for case_result in swept.cases:
+                outcome = "right" if case_result.passed else (
+                    f"wrong ({case_result.error.kind})" if case_result.error else "wrong"
+                )
+                diagnosis.probes.append(Probe(name=f"size {case_result.name}", passed=case_result.passed, detail=outcome))
+
+    def _determinism(self, task: Task, candidate: Path, options: EvalOptions, case: Case) -> Probe:
+        runs: list[list[np.ndarray]] = []
+        for _ in range(2):
+            with tempfile.TemporaryDirectory(dir=self.evaluator.scratch) as keep:
+                self.evaluator.evaluate(task, candidate, options=options, cases=[case], artifacts=Path(keep))
+                try:
+                    meta, arrays = read_packed(case_artifacts(Path(keep), case) / "outputs_0.safetensors")
+                except ValueError:
+                    return Probe(name="determinism", passed=None, detail="no outputs to compare")
+                runs.append([leaf.array for leaf in leaves(meta, arrays) if leaf.array is not None])
+        same = len(runs[0]) == len(runs[1]) and all(
+            a.shape == b.shape and np.array_equal(a, b, equal_nan=True) for a, b in zip(*runs, strict=True)
+        )
+        return Probe(
+            name="determinism",
+            passed=same,
+            detail="two identical runs agree bit for bit" if same else "two identical runs gave different outputs",
+        )
+
+
+def _replace(options: EvalOptions, **changes: Any) -> EvalOptions:
+    from dataclasses import replace
+
+    return replace(options, **changes)
+
+
+def _case_diagnosis(
+    case_result: CaseResult, case: Case, scratch: Path, tolerances: Any, blocks: set[int]
+) -> CaseDiagnosis:
+    diagnosis = CaseDiagnosis(
+        name=case_result.name,
+        visible=case_result.visible,
+        overrides=dict(case_result.overrides),
+        passed=case_result.passed,
+        error_kind=case_result.error.kind if case_result.error else None,
+    )
+    if case_result.passed or case_result.error is not None:
+        return diagnosis
+    folder = case_artifacts(scratch, case)
+    try:
+        entry = Path((folder / "reference.txt").read_text())
+        reference = WorkerResult.model_validate_json((entry / "result.json").read_text())
+    except (OSError, ValueError):
+        return diagnosis
+    for trial in range(len(reference.trials)):
+        try:
+            ref_meta, ref_arrays = read_packed(entry / f"outputs_{trial}.safetensors")
+            cand_meta, cand_arrays = read_packed(folder / f"outputs_{trial}.safetensors")
+        except ValueError:
+            continue
+        native = [m for m in _meta_leaves(reference.trials[trial].outputs)]
+        for index, (ref, cand) in enumerate(zip(leaves(ref_meta, ref_arrays), leaves(cand_meta, cand_arrays), strict=False)):
+            if ref.array is None or cand.array is None or ref.array.shape != cand.array.shape:
+                continue
+            dtype = native[index].dtype if index < len(native) and native[index].dtype else "float32"
+            tol = tolerance_for(dtype, tolerances)
+            sig = signature(ref.array, cand.array, tol.atol, tol.rtol, blocks)
+            if sig.mismatch_count:
+                diagnosis.signature, diagnosis.output = sig, index
+                return diagnosis
+    return diagnosis
+
+
+def _meta_leaves(meta: Any) -> list[Any]:
+    if meta.type in ("tuple", "list", "dict"):
+        return [leaf for item in meta.items for leaf in _meta_leaves(item)]
+    return [meta]
+
+
+def block_sizes(source: str) -> set[int]:
+    """Power-of-two integer literals (16 to 65536) of the file: the kernel's likely block sizes."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set()
+    found = set()
+    for node in ast.walk(tree):
+        value = node.value if isinstance(node, ast.Constant) else None
+        if type(value) is int and 16 <= value <= 65536 and value & (value - 1) == 0:
+            found.add(value)
+    return found
+
+
+def sweep_cases(
+    task: Task, cases: Sequence[Case], blocks: set[int], failing: Sequence[str] = (), limit: int = 7
+) -> list[Case]:
+    """Cases around the kernel's block sizes (block - 1, block, block + 1, and a prime) for one size of the
+    visible case: the one whose value differs most between failing and passing cases, else the largest.
+    Cases already evaluated are skipped."""
+    visible = next((c for c in cases if c.visible), cases[0] if cases else None)
+    if visible is None:
+        return []
+    sizes = {k: v for k, v in visible.overrides.items() if isinstance(v, int) and not isinstance(v, bool) and v > 1}
+    if not sizes:
+        sizes = {k: v for k, v in task.literal_sizes.items() if isinstance(v, int) and v > 1}
+    if not sizes:
+        return []
+    name = _telling_size(cases, sizes, failing)
+    base = dict(visible.overrides)
+    values: list[int] = []
+    for block in sorted(b for b in blocks if b <= 4096)[:2] or [min(1024, _next_pow2(sizes[name]))]:
+        values += [block - 1, block, block + 1]
+    values += [_prime_near(max(3, sizes[name] // 2 + 1))]
+    known = {c.key() for c in cases}
+    sweep: list[Case] = []
+    for value in dict.fromkeys(v for v in values if v >= 1):
+        overrides = {**base, name: value}
+        case = Case(name=f"{name}={value}", overrides=overrides, visible=False)
+        if case.key() not in known:
+            sweep.append(case)
+    return sweep[:limit]
+
+
+def _telling_size(cases: Sequence[Case], sizes: dict[str, int], failing: Sequence[str]) -> str:
+    """The size whose values best separate failing from passing cases (ties: the largest size)."""
+    bad = [c for c in cases if c.name in failing]
+    good = [c for c in cases if c.name not in failing]
+
+    def separation(name: str) -> float:
+        bad_values = {c.overrides.get(name) for c in bad} - {None}
+        good_values = {c.overrides.get(name) for c in good} - {None}
+        return float(len(bad_values - good_values)) if bad and good else 0.0
+
+    return max(sizes, key=lambda k: (separation(k), sizes[k]))
+
+
+def _next_pow2(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())
+
+
+def _prime_near(n: int) -> int:
+    def prime(k: int) -> bool:
+        return k > 1 and all(k % d for d in range(2, math.isqrt(k) + 1))
+
+    while not prime(n):
+        n += 1
+    return n
+
+
+def extract_features(diagnosis: Diagnosis, result: EvalResult, blocks: set[int]) -> dict[str, Any]:
+    """The named features (kope.diagnose.features) of a diagnosis."""
+    cases = diagnosis.cases
+    failing = [c for c in cases if not c.passed]
+    features: dict[str, Any] = {
+        "status": result.status,
+        "error_kind": result.error.kind if result.error else None,
+        "visible_fails": any(c.visible and not c.passed for c in cases),
+        "hidden_only": any(c.visible and c.passed for c in cases) and any(not c.visible and not c.passed for c in cases),
+        "all_cases_fail": bool(cases) and all(not c.passed for c in cases),
+        "failing_case_fraction": len(failing) / len(cases) if cases else 0.0,
+    }
+    ones = [c for c in cases if _has_size_one(c.overrides)]
+    features["fails_size_one"] = any(not c.passed for c in ones)
+    features["only_size_one_fails"] = bool(failing) and all(_has_size_one(c.overrides) for c in failing)
+    if blocks:
+        def aligned(case: CaseDiagnosis) -> bool:
+            return all(v % min(blocks) == 0 for v in _ints(case.overrides) if v > 1)
+
+        passing = [c for c in cases if c.passed]
+        features["fails_non_multiple"] = bool(failing) and all(not aligned(c) for c in failing) and (
+            not passing or any(aligned(c) or not any(v > 1 for v in _ints(c.overrides)) for c in passing)
+        )
+        biggest = max(blocks)
+        features["fails_above_block"] = bool(failing) and all(max(_ints(c.overrides), default=0) > biggest for c in failing)
+    growth = [(c.signature.numel, c.signature.max_rel_err) for c in failing if c.signature is not None]
+    if len(growth) >= 2:
+        errors = [error for _, error in sorted(growth)]
+        features["error_grows_with_size"] = all(b >= a for a, b in itertools.pairwise(errors)) and errors[-1] > errors[0]
+    primary = next((c.signature for c in failing if c.visible and c.signature), None) or next(
+        (c.signature for c in failing if c.signature), None
+    )
+    if primary is not None:
+        features.update(_signature_features(primary, blocks))
+    features["oob_loads"] = sum(b.lanes > 0 for b in diagnosis.bounds if b.kind == "load")
+    features["oob_stores"] = sum(b.lanes > 0 for b in diagnosis.bounds if b.kind in ("store", "atomic"))
+    determinism = next((p for p in diagnosis.probes if p.name == "determinism"), None)
+    if determinism is not None and determinism.passed is not None:
+        features["nondeterministic"] = not determinism.passed
+    _sweep_features(features, diagnosis, blocks)
+    return features
+
+
+def _signature_features(sig: OutputSignature, blocks: set[int]) -> dict[str, Any]:
+    tags = set(sig.structure)
+    features: dict[str, Any] = {
+        "mismatch_fraction": sig.mismatch_fraction,
+        "max_abs_err": sig.max_abs_err,
+        "max_rel_err": sig.max_rel_err,
+        "nan_fraction": sig.nan_count / sig.mismatch_count if sig.mismatch_count else 0.0,
+        "inf_count": sig.inf_count,
+        "tail": "tail" in tags,
+        "head": "head" in tags,
+        "whole_rows": "whole-rows" in tags,
+        "rows_from": "rows-from" in tags,
+        "whole_columns": "whole-columns" in tags,
+        "periodic": "periodic" in tags,
+        "prefix_correct": "prefix-correct" in tags,
+        "single_element": "single-element" in tags,
+        "all_wrong": "all" in tags,
+        "nan_output": "nan" in tags,
+        "scaled": "scaled" in tags,
+        "offset": "offset" in tags,
+        "shifted": "shifted" in tags,
+        "transposed": sig.transposed,
+        "permuted": sig.permuted,
+        "error_column_correlation": sig.error_column_correlation,
+    }
+    features["tail_aligned"] = bool(sig.tail_start and any(sig.tail_start % b == 0 for b in blocks))
+    features["period_matches_block"] = sig.period is not None and sig.period in blocks
+    if sig.scale is not None:
+        features["scale"] = sig.scale
+        features["scale_is_size_ratio"] = _is_size_ratio(sig.scale, sig.shape, blocks)
+    return features
+
+
+def _is_size_ratio(scale: float, shape: list[int], blocks: set[int]) -> bool:
+    sizes = {n for n in shape if n > 1} | set(blocks)
+    candidates = sizes | {n - 1 for n in sizes} | {n + 1 for n in sizes} | {1, 2}
+    return any(
+        b and abs(scale - a / b) <= 1e-3 * abs(scale)
+        for a in candidates
+        for b in candidates
+        if a != b
+    )
+
+
+def _sweep_features(features: dict[str, Any], diagnosis: Diagnosis, blocks: set[int]) -> None:
+    results: list[tuple[int, bool]] = []
+    for probe in diagnosis.probes:
+        if probe.name.startswith("size ") and probe.passed is not None:
+            try:
+                results.append((int(probe.name.rsplit("=", 1)[1]), probe.passed))
+            except ValueError:
+                continue
+    if not results or not blocks:
+        return
+    block = min(blocks)
+    off = [ok for size, ok in results if size % block and size > 1]
+    on = [ok for size, ok in results if size % block == 0]
+    features["sweep_fails_off_block"] = bool(off) and not any(off) and bool(on) and all(on)
+    above = [ok for size, ok in results if size > max(blocks)]
+    below = [ok for size, ok in results if size <= max(blocks)]
+    features["sweep_fails_above_block"] = bool(above) and not any(above) and bool(below) and all(below)
+    features["sweep_fails_at_one"] = any(size == 1 and not ok for size, ok in results)
+
+
+def _ints(overrides: dict[str, Any]) -> list[int]:
+    values: list[int] = []
+    for value in overrides.values():
+        if isinstance(value, int) and not isinstance(value, bool):
+            values.append(value)
+        elif isinstance(value, tuple | list):
+            values += [v for v in value if isinstance(v, int) and not isinstance(v, bool)]
+    return values
+
+
+def _has_size_one(overrides: dict[str, Any]) -> bool:
+    return 1 in _ints(overrides)
+
+
+def _query_text(diagnosis: Diagnosis, hits: Sequence[CueHit]) -> str:
+    words = [diagnosis.error or ""]
+    for case in diagnosis.cases:
+        if case.signature is not None:
+            words += case.signature.structure
+    words += [h.cue.replace("-", " ") for h in hits]
+    words += [p.detail for p in diagnosis.probes if p.passed is False]
+    if diagnosis.bounds:
+        words.append("out of bounds mask")
+    return " ".join(words)

@@ -1,0 +1,49 @@
+"""What a `shapes` job is asked and what it answers (see `kope.derive` and `kope.evaluate.shapes`).
+
+A shapes job executes a task under several sets of overrides and reports, for each, the shapes and
+dtypes of the inputs `get_inputs()` makes (built on PyTorch's meta device, so no data is allocated
+whatever the sizes), and, where asked, whether the reference runs on real inputs of those sizes and
+gives finite outputs.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+
+class ShapeProbe(BaseModel):
+    """One variant of a task that a shapes job looks at."""
+
+    source: str
+    """The task's source with the variant's overrides applied."""
+    meta: bool = True
+    """Build the inputs on PyTorch's meta device: shapes and dtypes without allocating any data."""
+    reference: bool = False
+    """Also build the inputs for real, run the reference on them and say whether its outputs are finite."""
+    max_elements: int | None = None
+    """Do not run the reference when the inputs hold more elements than this."""
+    input_scale: float = 1.0
+    input_shift: float = 0.0
+
+
+class ProbedInput(BaseModel):
+    type: str
+    """`tensor`, or the Python type name of an input that is not a tensor."""
+    shape: list[int] | None = None
+    dtype: str | None = None
+
+
+class ShapeProbeResult(BaseModel):
+    inputs: list[ProbedInput] | None = None
+    numel: int | None = None
+    """Elements of all input tensors together."""
+    ran: bool = False
+    """The reference ran on real inputs."""
+    finite: bool | None = None
+    """Every floating-point output element of the reference is finite."""
+    output_numel: int | None = None
+    seconds: float = 0.0
+    error: str | None = None
+    """Why the probe failed: the stage and the exception."""
+    skipped: str | None = None
+    """Why the reference was not run (over the element budget, out of time)."""

@@ -1,0 +1,180 @@
+"""The `shapes` job, run inside the sandbox: what inputs a task makes under given overrides.
+
+For each probe the task's source (overrides already applied) is executed as a fresh module, then
+`get_inputs()` runs under PyTorch's meta device, which gives every tensor's shape and dtype without
+allocating its data: a KernelBench input of billions of elements costs nothing to look at. Where the
+probe asks, and the inputs fit its element budget, the inputs are then built for real (seeded), the
+reference `Model` runs on them, and the job says whether every floating-point output is finite.
+
+The result file is rewritten after every probe, so a job cut short by its time limit still reports
+the probes it finished. Also here: the input transform of reference jobs (`x * scale + shift`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+import traceback
+import types
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from kope.evaluate import protocol
+from kope.evaluate.probing import ProbedInput, ShapeProbe, ShapeProbeResult
+from kope.evaluate.protocol import JobSpec, WorkerResult
+
+_TASK_MODULE = "kope_task"
+_SEED = 0
+
+
+def transform_inputs(inputs: list[Any], scale: float, shift: float) -> list[Any]:
+    """Floating-point tensors (also inside lists and tuples) become `x * scale + shift`."""
+    if scale == 1.0 and shift == 0.0:
+        return inputs
+    return [_transform(value, scale, shift) for value in inputs]
+
+
+def _transform(value: Any, scale: float, shift: float) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value * scale + shift if value.is_floating_point() else value
+    if isinstance(value, list | tuple):
+        items = [_transform(v, scale, shift) for v in value]
+        return type(value)(items) if isinstance(value, tuple) else items
+    return value
+
+
+def run(spec: JobSpec, job_dir: Path) -> WorkerResult:
+    began = time.monotonic()
+    result = WorkerResult(mode="shapes")
+    for probe in spec.shape_probes:
+        out_of_time = spec.deadline_s is not None and time.monotonic() - began > spec.deadline_s
+        result.shape_probes.append(_probe(probe, spec, out_of_time))
+        _write_partial(job_dir, result)
+    return result
+
+
+def _write_partial(job_dir: Path, result: WorkerResult) -> None:
+    tmp = job_dir / (protocol.RESULT_FILE + ".tmp")
+    tmp.write_text(result.model_dump_json())
+    os.replace(tmp, job_dir / protocol.RESULT_FILE)
+
+
+def _exec(source: str, path: str) -> types.ModuleType:
+    module = types.ModuleType(_TASK_MODULE)
+    module.__file__ = path
+    sys.modules[_TASK_MODULE] = module
+    exec(compile(source, path, "exec"), module.__dict__)
+    return module
+
+
+def _failure(stage: str, path: str) -> str:
+    """One line: the stage, the exception and the task's line where it was raised."""
+    exc = sys.exc_info()[1]
+    frames = traceback.extract_tb(sys.exc_info()[2])
+    line = next((f.lineno for f in reversed(frames) if f.filename == path), None)
+    where = f" (task line {line})" if line else ""
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{stage}: {type(exc).__name__}: {text}{where}"[:500]
+
+
+def _probe(probe: ShapeProbe, spec: JobSpec, out_of_time: bool) -> ShapeProbeResult:
+    path = spec.task_path or "<task>"
+    began = time.perf_counter()
+    report = ShapeProbeResult()
+    try:
+        module = _exec(probe.source, path)
+    except Exception:
+        report.error = _failure("executing the task file", path)
+        return report
+    try:
+        torch.manual_seed(_SEED)
+        if probe.meta:
+            with torch.device("meta"):
+                inputs = list(module.get_inputs())
+        else:
+            inputs = list(module.get_inputs())
+    except Exception:
+        report.error = _failure("get_inputs()", path)
+        return report
+    report.inputs = [_describe(value) for value in inputs]
+    report.numel = sum(_numel(value) for value in inputs)
+    if not probe.reference:
+        report.seconds = time.perf_counter() - began
+        return report
+    if probe.max_elements is not None and report.numel > probe.max_elements:
+        report.skipped = f"the inputs hold {report.numel} elements, over the budget of {probe.max_elements}"
+    elif out_of_time:
+        report.skipped = "the derivation ran out of time before this variant"
+    else:
+        _run_reference(module, probe, spec.device, path, report)
+    report.seconds = time.perf_counter() - began
+    return report
+
+
+def _run_reference(
+    module: types.ModuleType, probe: ShapeProbe, device: str, path: str, report: ShapeProbeResult
+) -> None:
+    stage = "get_init_inputs()"
+    try:
+        torch.manual_seed(_SEED)
+        init_inputs = list(module.get_init_inputs())
+        stage = "building the model"
+        torch.manual_seed(_SEED)
+        model = module.Model(*init_inputs).to(device)
+        stage = "get_inputs()"
+        torch.manual_seed(_SEED + 1)
+        inputs = transform_inputs(list(module.get_inputs()), probe.input_scale, probe.input_shift)
+        stage = "the reference"
+        with torch.no_grad():
+            outputs = model(*[_to_device(v, device) for v in inputs])
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+    except Exception:
+        report.error = _failure(stage, path)
+        return
+    report.ran = True
+    report.finite = _finite(outputs)
+    report.output_numel = _numel(outputs)
+
+
+def _describe(value: Any) -> ProbedInput:
+    if isinstance(value, torch.Tensor):
+        return ProbedInput(type="tensor", shape=list(value.shape), dtype=str(value.dtype).removeprefix("torch."))
+    return ProbedInput(type=type(value).__name__)
+
+
+def _numel(value: Any) -> int:
+    if isinstance(value, torch.Tensor):
+        return int(value.numel())
+    if isinstance(value, list | tuple):
+        return sum(_numel(v) for v in value)
+    if isinstance(value, dict):
+        return sum(_numel(v) for v in value.values())
+    return 0
+
+
+def _finite(value: Any) -> bool:
+    if isinstance(value, torch.Tensor):
+        if value.is_floating_point() or value.is_complex():
+            return bool(torch.isfinite(value).all())
+        return True
+    if isinstance(value, list | tuple):
+        return all(_finite(v) for v in value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return True
+
+
+def _to_device(value: Any, device: str) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, list | tuple):
+        items = [_to_device(v, device) for v in value]
+        return type(value)(items) if isinstance(value, tuple) else items
+    return value
