@@ -27,8 +27,10 @@ app = typer.Typer(
 )
 ops_app = typer.Typer(help="The built-in operator suite: tasks with correct Triton kernels.", no_args_is_help=True)
 cache_app = typer.Typer(help="kope's cache of reference outputs.", no_args_is_help=True)
+kb_app = typer.Typer(help="The knowledge base of bug patterns used by diagnosis and repair.", no_args_is_help=True)
 app.add_typer(ops_app, name="ops")
 app.add_typer(cache_app, name="cache")
+app.add_typer(kb_app, name="kb")
 
 out = Console()
 err = Console(stderr=True)
@@ -196,13 +198,232 @@ def check_command(
     raise typer.Exit(code)
 
 
+@app.command("diagnose")
+def diagnose_command(
+    task: Annotated[Path, typer.Argument(help="Task file in KernelBench format.")],
+    candidate: Annotated[Path, typer.Argument(help="Candidate file defining class ModelNew.")],
+    as_json: JsonOpt = False,
+    device: DeviceOpt = "auto",
+    set_: SetOpt = None,
+    cases_file: CasesOpt = None,
+    plot: Annotated[
+        Path | None, typer.Option("--plot", help="Write a heatmap of where the first failing output is wrong (PNG).")
+    ] = None,
+    no_probes: Annotated[
+        bool, typer.Option("--no-probes", help="Skip the probes (bounds checker, determinism, size sweep): faster.")
+    ] = False,
+    patterns: Annotated[
+        list[Path] | None, typer.Option("--patterns", help="A directory of extra pattern files (repeatable).")
+    ] = None,
+    timeout: Annotated[float, typer.Option("--timeout", min=1, help="Wall-time limit of each run, in seconds.")] = 60.0,
+) -> None:
+    """Say what is wrong with a failing kernel, and which known bug it is.
+
+    Evaluates every case, computes where and how each output is wrong (mismatch signature), runs
+    probes (bounds checker, determinism rerun, sizes around the kernel's block sizes), reads the
+    kernel for code cues, and ranks the knowledge base's bug patterns. Exit status: 0 when the
+    candidate passes (nothing to diagnose), 1 when a diagnosis was made, 2 on error.
+    """
+    from kope.device import resolve_device
+    from kope.diagnose.diagnoser import Diagnoser
+    from kope.evaluate import EvalOptions, Evaluator
+    from kope.knowledge.base import KnowledgeBase
+    from kope.render import diagnosis_report
+    from kope.task import load_cases_file, load_task, parse_set
+
+    with _errors_reported(as_json):
+        try:
+            resolved = resolve_device(device)
+        except ValueError as exc:
+            _fail(str(exc), as_json=as_json)
+        options = EvalOptions(device=resolved, timeout_s=timeout)
+        loaded = load_task(task)
+        knowledge = KnowledgeBase.load(extra_dirs=patterns or [])
+        with Evaluator() as evaluator, _progress(not as_json, "diagnosing") as report:
+            chosen = evaluator.cases(
+                loaded,
+                set_overrides=parse_set(set_ or []),
+                declared=load_cases_file(cases_file) if cases_file else None,
+                options=options,
+            )
+            diagnosis = Diagnoser(evaluator, knowledge).diagnose(
+                loaded, candidate, options=options, cases=chosen, probes=not no_probes, progress=report, plot=plot
+            )
+    if as_json:
+        out.print_json(diagnosis.model_dump_json())
+    else:
+        out.print(diagnosis_report(diagnosis))
+        if plot is not None and plot.exists():
+            out.print(f"heatmap: {plot}", highlight=False)
+    raise typer.Exit(0 if diagnosis.status == "pass" else 1)
+
+
+@app.command("trace")
+def trace_command(
+    task: Annotated[Path, typer.Argument(help="Task file in KernelBench format.")],
+    candidate: Annotated[Path, typer.Argument(help="Candidate file defining class ModelNew.")],
+    kernel: Annotated[str, typer.Option("--kernel", help="Name of the @triton.jit function to look inside.")],
+    line: Annotated[int, typer.Option("--line", help="Line of the candidate file (inside that kernel).")],
+    pid: Annotated[
+        str, typer.Option("--pid", help="Program id to watch, e.g. 0 or 3,0,0 (a prefix matches).")
+    ] = "0,0,0",
+    as_json: JsonOpt = False,
+    set_: SetOpt = None,
+    case: Annotated[str | None, typer.Option("--case", help="Case to run (default: the visible one).")] = None,
+) -> None:
+    """Print a kernel's local variables at one line, for one program (Triton interpreter, on the CPU).
+
+    The values are those the variables hold each time the line is about to run (up to 16 times,
+    e.g. in a loop), for the program whose id starts with --pid.
+    """
+    from kope.evaluate import EvalOptions, Evaluator
+    from kope.evaluate.protocol import TraceSpec
+    from kope.task import load_task, parse_set
+
+    try:
+        program = [int(part) for part in pid.split(",") if part.strip()]
+    except ValueError:
+        _fail(f"--pid expects integers such as 0 or 3,0,0, got {pid!r}", as_json=as_json)
+    with _errors_reported(as_json):
+        loaded = load_task(task)
+        options = EvalOptions(device="cpu", trials=1, integrity=False, trace=TraceSpec(kernel=kernel, line=line, pid=program))
+        with Evaluator() as evaluator:
+            cases = evaluator.cases(loaded, set_overrides=parse_set(set_ or []))
+            result = evaluator.evaluate(loaded, candidate, options=options, cases=cases,
+                                        which=[case] if case else "visible")
+    case_result = result.cases[0]
+    hits = case_result.trace or []
+    if as_json:
+        out.print_json(json.dumps({"case": case_result.name, "kernel": kernel, "line": line, "pid": program,
+                                   "hits": [h.model_dump() for h in hits],
+                                   "error": case_result.error.model_dump() if case_result.error else None}))
+    else:
+        source = candidate.read_text(errors="replace").splitlines()
+        shown = source[line - 1].strip() if 0 < line <= len(source) else "?"
+        out.print(f"[bold]{kernel}[/] line {line}: [cyan]{shown}[/]  (case {case_result.name})", highlight=False)
+        if not hits:
+            out.print("[yellow]the line was never reached by that program (check --kernel, --line and --pid)[/]")
+        for index, hit in enumerate(hits):
+            out.print(f"[bold]hit {index + 1}[/], program {tuple(hit.pid)}:")
+            for name, value in hit.variables.items():
+                out.print(f"  {name} = {value}", highlight=False, soft_wrap=True)
+        if case_result.error is not None:
+            out.print(f"[yellow]the run ended with an error: {case_result.error.kind}: {case_result.error.message}[/]")
+    raise typer.Exit(0 if hits else 1)
+
+
+@kb_app.command("list")
+def kb_list(as_json: JsonOpt = False) -> None:
+    """List the patterns: shipped ones and the user's own."""
+    from rich.table import Table
+
+    from kope.knowledge.base import KnowledgeBase
+
+    with _errors_reported(as_json):
+        base = KnowledgeBase.load()
+    if as_json:
+        out.print_json(json.dumps([{"id": p.id, "title": p.title, "origin": p.origin,
+                                    "recipe": p.recipe.name if p.recipe else None} for p in base.patterns.values()]))
+        return
+    table = Table(title=f"{len(base)} patterns", title_justify="left")
+    for column in ("id", "title", "recipe", "origin"):
+        table.add_column(column)
+    for pattern in base.patterns.values():
+        table.add_row(pattern.id, pattern.title, pattern.recipe.name if pattern.recipe else "", pattern.origin)
+    out.print(table)
+
+
+@kb_app.command("show")
+def kb_show(pattern_id: Annotated[str, typer.Argument(help="Pattern id, as `kope kb list` shows it.")],
+            as_json: JsonOpt = False) -> None:
+    """Show one pattern: symptoms, code cues, explanation, fix and example."""
+    from kope.knowledge.base import KnowledgeBase
+
+    with _errors_reported(as_json):
+        pattern = KnowledgeBase.load().get(pattern_id)
+    if as_json:
+        out.print_json(pattern.model_dump_json())
+        return
+    out.print(f"[bold]{pattern.id}[/]: {pattern.title}\n{pattern.summary}\n", highlight=False)
+    out.print("[bold]symptoms[/]")
+    for symptom in pattern.symptoms:
+        value = "" if symptom.op in ("true", "false") else f" {symptom.value}"
+        out.print(f"  {symptom.weight:+.1f}  {symptom.feature} {symptom.op}{value}  {symptom.note}", highlight=False)
+    if pattern.code_cues:
+        out.print("[bold]code cues[/]")
+        for code_cue in pattern.code_cues:
+            out.print(f"  {code_cue.weight:+.1f}  {code_cue.cue}", highlight=False)
+    out.print(f"\n[bold]explanation[/]\n{pattern.explanation.strip()}\n\n[bold]fix[/]\n{pattern.fix.strip()}",
+              highlight=False)
+    if pattern.example is not None:
+        out.print(f"\n[bold]example[/] ({pattern.example.op}): {pattern.example.before!r} -> {pattern.example.after!r}",
+                  highlight=False)
+    if pattern.recipe is not None:
+        out.print(f"\n[bold]recipe[/]: {pattern.recipe.name}", highlight=False)
+
+
+@kb_app.command("search")
+def kb_search(text: Annotated[str, typer.Argument(help="Words to look for (BM25 over the patterns' text).")],
+              as_json: JsonOpt = False) -> None:
+    """Find patterns by text."""
+    from kope.knowledge.base import KnowledgeBase
+
+    with _errors_reported(as_json):
+        found = KnowledgeBase.load().search(text)
+    if as_json:
+        out.print_json(json.dumps([{"id": p.id, "score": round(score, 3), "title": p.title} for p, score in found]))
+        return
+    if not found:
+        out.print("no pattern matches")
+    for pattern, score in found:
+        out.print(f"{score:6.2f}  [bold]{pattern.id}[/]: {pattern.title}", highlight=False)
+
+
+@kb_app.command("add")
+def kb_add(path: Annotated[Path, typer.Argument(help="A pattern file (YAML) to add to your patterns.")]) -> None:
+    """Validate a pattern file and copy it into your pattern directory (~/.local/share/kope/patterns)."""
+    import shutil
+
+    from kope.knowledge.base import KnowledgeBase, load_pattern_file, user_dir
+
+    with _errors_reported(False):
+        pattern = load_pattern_file(path, str(path.parent))
+        problems = KnowledgeBase([pattern]).validate()
+        if problems:
+            _fail("; ".join(problems), as_json=False)
+        target = user_dir()
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target / f"{pattern.id}.yaml")
+        if pattern.example is not None and (path.parent / pattern.example.kernel).is_file():
+            shutil.copyfile(path.parent / pattern.example.kernel, target / pattern.example.kernel)
+    out.print(f"added {pattern.id} to {target}", highlight=False)
+
+
+@kb_app.command("validate")
+def kb_validate(
+    patterns: Annotated[
+        list[Path] | None, typer.Option("--patterns", help="Also validate this directory of patterns.")
+    ] = None,
+) -> None:
+    """Check every pattern: known features, cues and recipes, examples present. Exit 1 on problems."""
+    from kope.knowledge.base import KnowledgeBase
+
+    with _errors_reported(False):
+        base = KnowledgeBase.load(extra_dirs=patterns or [])
+        problems = base.validate()
+    for problem in problems:
+        err.print(f"[red]{problem}[/]", highlight=False)
+    out.print(f"{len(base)} patterns, {len(problems)} problem(s)")
+    raise typer.Exit(1 if problems else 0)
+
+
 @contextmanager
-def _progress(enabled: bool) -> Iterator[Callable[[str], None]]:
+def _progress(enabled: bool, doing: str = "evaluating") -> Iterator[Callable[[str], None]]:
     if not enabled or not err.is_terminal:
         yield lambda message: None
         return
-    with err.status("evaluating (starting the sandbox)...") as status:
-        yield lambda message: status.update(f"evaluating... {message}")
+    with err.status(f"{doing} (starting the sandbox)...") as status:
+        yield lambda message: status.update(f"{doing}... {message}")
 
 
 @ops_app.command("list")

@@ -7,6 +7,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from kope.diagnose.diagnoser import Diagnosis
 from kope.evaluate.results import CaseResult, EvalResult, Finding, Integrity
 
 _STATUS_STYLE = {"pass": "bold green", "fail": "bold red", "reject": "bold magenta", "error": "bold yellow"}
@@ -111,6 +112,52 @@ def integrity_report(integrity: Integrity, source: str) -> Group:
                 title_align="left",
                 border_style="magenta" if severity == "reject" else "yellow",
                 expand=False,
+            )
+        )
+    return Group(*parts)
+
+
+def diagnosis_report(diagnosis: Diagnosis) -> Group:
+    """Hypotheses first, then the evidence: failing cases with their signatures, probes, bounds."""
+    parts: list[Text | Table | Panel] = []
+    head = Text(f"diagnosis of {diagnosis.candidate}", style="bold")
+    head.append(f"  ({diagnosis.status}, {diagnosis.seconds:.1f} s)", style="dim")
+    parts.append(head)
+    if diagnosis.status == "pass":
+        parts.append(Text("the candidate passes every case: nothing to diagnose", style="green"))
+        return Group(*parts)
+    if diagnosis.error:
+        parts.append(Text(f"error: {diagnosis.error}", style="yellow"))
+    hypotheses = Table(title="hypotheses", title_justify="left")
+    for column in ("#", "pattern", "score", "evidence"):
+        hypotheses.add_column(column, justify="right" if column in ("#", "score") else "left")
+    for rank, hypothesis in enumerate(diagnosis.hypotheses, start=1):
+        hypotheses.add_row(str(rank), hypothesis.pattern, f"{hypothesis.score:.2f}", "\n".join(hypothesis.evidence[:5]))
+    parts.append(hypotheses if diagnosis.hypotheses else Text("no pattern of the knowledge base matches", style="yellow"))
+    if diagnosis.hypotheses and diagnosis.hypotheses[0].fix:
+        top = diagnosis.hypotheses[0]
+        parts.append(Panel(top.fix, title=f"fix for {top.pattern}", title_align="left", expand=False))
+    cases = Table(title="cases", title_justify="left")
+    for column in ("case", "shown", "result", "wrong", "structure"):
+        cases.add_column(column)
+    for case in diagnosis.cases:
+        signature = case.signature
+        result = "pass" if case.passed else (f"error: {case.error_kind}" if case.error_kind else "FAIL")
+        wrong = f"{signature.mismatch_count}/{signature.numel}" if signature else "-"
+        structure = ", ".join(signature.structure) if signature else ""
+        if signature and signature.scale is not None:
+            structure += f" (c = {signature.scale:.4g})"
+        cases.add_row(case.name, "yes" if case.visible else "hidden", result, wrong, structure)
+    parts.append(cases)
+    for probe in diagnosis.probes:
+        style = "green" if probe.passed else ("red" if probe.passed is False else "dim")
+        parts.append(Text(f"probe {probe.name}: {probe.detail}", style=style))
+    for event in diagnosis.bounds:
+        parts.append(
+            Text(
+                f"out of bounds: {event.kind} in {event.kernel} line {event.line}, program {tuple(event.pid)}: "
+                f"{event.lanes} lanes, up to {event.elements_out} elements {event.nearest} ({event.count}x)",
+                style="magenta",
             )
         )
     return Group(*parts)

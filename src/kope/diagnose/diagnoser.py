@@ -45,6 +45,7 @@ class CaseDiagnosis(BaseModel):
     signature: OutputSignature | None = None
     output: int | None = None
     """Which output (in flattening order) the signature describes."""
+    trial: int | None = None
 
 
 class Probe(BaseModel):
@@ -111,7 +112,9 @@ class Diagnoser:
         cases: Sequence[Case] | None = None,
         probes: bool = True,
         progress: ProgressFn | None = None,
+        plot: Path | None = None,
     ) -> Diagnosis:
+        """Diagnose `candidate`; `plot`: also write a heatmap of the first failing output (PNG)."""
         began = time.monotonic()
         task = task if isinstance(task, Task) else load_task(task)
         options = options or EvalOptions()
@@ -140,6 +143,8 @@ class Diagnoser:
             if result.status == "pass":
                 diagnosis.seconds = round(time.monotonic() - began, 3)
                 return diagnosis
+            if plot is not None:
+                self._plot(diagnosis, by_name, scratch, tolerances, blocks, plot)
             if probes:
                 self._probes(diagnosis, task, candidate_path, options, all_cases, result, blocks, say)
             features = extract_features(diagnosis, result, blocks)
@@ -201,6 +206,30 @@ class Diagnoser:
                 )
                 diagnosis.probes.append(Probe(name=f"size {case_result.name}", passed=case_result.passed, detail=outcome))
 
+    def _plot(
+        self,
+        diagnosis: Diagnosis,
+        cases: dict[str, Case],
+        scratch: Path,
+        tolerances: Any,
+        blocks: set[int],
+        path: Path,
+    ) -> None:
+        from kope.diagnose.plot import heatmap
+
+        primary = next((c for c in diagnosis.cases if c.signature and c.visible), None) or next(
+            (c for c in diagnosis.cases if c.signature), None
+        )
+        if primary is None or primary.trial is None or primary.output is None:
+            return
+        pair = _load_pair(scratch, cases[primary.name], primary.trial, primary.output)
+        if pair is None:
+            return
+        reference, candidate, dtype = pair
+        tol = tolerance_for(dtype, tolerances)
+        block = max((b for b in blocks if b <= reference.shape[-1]), default=None) if reference.ndim else None
+        heatmap(reference, candidate, tol.atol, tol.rtol, path, block=block, title=f"case {primary.name}")
+
     def _determinism(self, task: Task, candidate: Path, options: EvalOptions, case: Case) -> Probe:
         runs: list[list[np.ndarray]] = []
         for _ in range(2):
@@ -259,9 +288,27 @@ def _case_diagnosis(
             tol = tolerance_for(dtype, tolerances)
             sig = signature(ref.array, cand.array, tol.atol, tol.rtol, blocks)
             if sig.mismatch_count:
-                diagnosis.signature, diagnosis.output = sig, index
+                diagnosis.signature, diagnosis.output, diagnosis.trial = sig, index, trial
                 return diagnosis
     return diagnosis
+
+
+def _load_pair(scratch: Path, case: Case, trial: int, output: int) -> tuple[np.ndarray, np.ndarray, str] | None:
+    """The reference and candidate arrays of one output of one trial, with the output's dtype."""
+    folder = case_artifacts(scratch, case)
+    try:
+        entry = Path((folder / "reference.txt").read_text())
+        reference = WorkerResult.model_validate_json((entry / "result.json").read_text())
+        ref_meta, ref_arrays = read_packed(entry / f"outputs_{trial}.safetensors")
+        cand_meta, cand_arrays = read_packed(folder / f"outputs_{trial}.safetensors")
+    except (OSError, ValueError):
+        return None
+    refs, cands = leaves(ref_meta, ref_arrays), leaves(cand_meta, cand_arrays)
+    native = _meta_leaves(reference.trials[trial].outputs)
+    if output >= min(len(refs), len(cands)) or refs[output].array is None or cands[output].array is None:
+        return None
+    dtype = native[output].dtype if output < len(native) and native[output].dtype else "float32"
+    return refs[output].array, cands[output].array, dtype  # type: ignore[return-value]
 
 
 def _meta_leaves(meta: Any) -> list[Any]:
