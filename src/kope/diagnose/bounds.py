@@ -2,9 +2,11 @@
 
 Every load, store and atomic that its mask lets through is checked against the memory of the
 tensors passed to that launch (each tensor's own extent: from its first to its last element, as
-its shape and strides reach). An access outside all of them is recorded with the kernel's name,
-the source line, the program id and how far out it is, and its lane is masked off, so the kernel
-goes on instead of reading garbage or crashing.
+its shape and strides reach). A block of pointers belongs to the tensor most of its active lanes
+fall in; a lane outside that tensor is out of bounds, even if it lands in another argument. Each
+out-of-bounds access is recorded with the kernel's name, the source line, the program id and how
+far out it is, and its lane is masked off, so the kernel goes on instead of reading garbage or
+crashing.
 """
 
 from __future__ import annotations
@@ -89,24 +91,28 @@ class BoundsChecker:
         if active.shape != addresses.shape:
             active = np.broadcast_to(active, addresses.shape)
         itemsize = _itemsize(ptrs)
-        inside = np.zeros(addresses.shape, dtype=bool)
-        for _, start, end in launch.ranges:
-            inside |= (addresses >= start) & (addresses + itemsize <= end)
+        # A block of pointers derives from one tensor: the one most active lanes fall in. Lanes outside
+        # it are out of bounds even when they land in another argument (a read past x into y).
+        within = [(addresses >= start) & (addresses + itemsize <= end) for _, start, end in launch.ranges]
+        counts = [int((active & hit).sum()) for hit in within]
+        home = int(np.argmax(counts)) if max(counts) else None
+        inside = within[home] if home is not None else np.zeros(addresses.shape, dtype=bool)
         outside = active & ~inside
         if not outside.any():
             return mask
-        self._record(builder, launch, kind, addresses[outside], itemsize)
+        self._record(builder, launch, kind, addresses[outside], itemsize, home)
         safe = active & inside
         return type(mask)(safe, mask.dtype)
 
-    def _record(self, builder: Any, launch: _Launch, kind: str, bad: np.ndarray, itemsize: int) -> None:
-        gaps = np.stack([
-            np.where(bad < start, start - bad, bad + itemsize - end) for _, start, end in launch.ranges
-        ])
+    def _record(
+        self, builder: Any, launch: _Launch, kind: str, bad: np.ndarray, itemsize: int, home: int | None
+    ) -> None:
+        ranges = [launch.ranges[home]] if home is not None else launch.ranges
+        gaps = np.stack([np.where(bad < start, start - bad, bad + itemsize - end) for _, start, end in ranges])
         nearest_range = gaps.argmin(axis=0)
         distances = gaps.min(axis=0)
         farthest = int(distances.argmax())
-        name, start, _ = launch.ranges[int(nearest_range[farthest])]
+        name, start, _ = ranges[int(nearest_range[farthest])]
         side = "before the start of" if int(bad[farthest]) < start else "past the end of"
         elements = max(1, -(-int(distances[farthest]) // itemsize))
         line = self._line()

@@ -12,7 +12,7 @@ import numpy as np
 from kope.evaluate.protocol import TraceHit, TraceSpec
 
 _MAX_HITS = 16
-_MAX_VALUES = 256
+_MAX_VALUES = 64
 
 
 class Tracer:
@@ -59,18 +59,25 @@ def _program_id() -> tuple[int, int, int] | None:
 
 
 def describe(value: Any) -> str:
-    """A readable rendering of a kernel-local value (Triton tensors become their numpy values)."""
+    """A readable rendering of a kernel-local value (Triton tensors become their numpy values).
+
+    Blocks show their first and last 16 values; masks say how many lanes are on; numbers their range.
+    """
     handle = getattr(value, "handle", None)
     data = getattr(handle, "data", None)
     if isinstance(data, np.ndarray):
-        shape = getattr(value, "shape", None) or list(data.shape)
+        shape = [int(getattr(n, "value", n)) for n in (getattr(value, "shape", None) or data.shape)]
         dtype = getattr(value, "dtype", data.dtype)
         flat = data.reshape(-1)
-        shown = np.array2string(flat[:_MAX_VALUES], threshold=_MAX_VALUES, precision=6, separator=", ")
-        more = f" ... ({flat.size} values)" if flat.size > _MAX_VALUES else ""
+        shown = np.array2string(flat, threshold=_MAX_VALUES, edgeitems=16, precision=6, separator=", ")
         if getattr(dtype, "is_ptr", lambda: False)():
-            return f"pointer block {list(shape)}: {shown}{more}"
-        return f"{dtype} {list(shape)}: {shown}{more}"
+            return f"pointer block {shape}: {shown}"
+        if data.dtype == np.bool_:
+            return f"mask {shape}: {int(flat.sum())} of {flat.size} lanes on: {shown}"
+        if flat.size > 1 and np.issubdtype(data.dtype, np.number):
+            with np.errstate(invalid="ignore"):
+                return f"{dtype} {shape}, min {np.nanmin(flat):.6g}, max {np.nanmax(flat):.6g}: {shown}"
+        return f"{dtype} {shape}: {shown}"
     if hasattr(value, "value") and type(value).__name__ == "constexpr":
         return f"constexpr {value.value!r}"
     text = repr(value)
