@@ -1,9 +1,9 @@
 """Derived cases on a directory of KernelBench-format task files (e.g. KernelBench's level 1).
 
-For every task file: the time derivation takes (the plan job included, the fork server already
-started), how many cases it keeps, how many distinct sizes they cover, and why it fails where it
-does. Summary: the fraction of files with at least 3 valid cases (and with at least 3 distinct
-sizes), the time per file, the files where derivation fails and the reason.
+For every task file: the time derivation takes (its plan job included; the fork server is started
+before timing), the sandboxed jobs it ran, how many cases it keeps, how many distinct sizes they
+cover, and why it fails where it does. Summary: the fraction of files with at least 3 valid cases
+(and with at least 3 distinct sizes), the time per file, the files where derivation fails.
 
 Usage: .venv/bin/python benchmarks/derive_kernelbench.py DIRECTORY [--device cpu] [--max-elements N]
        [--limit N] [--json FILE]
@@ -14,21 +14,39 @@ The task files are read where they are; nothing is copied into the repository.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import os
 import platform
 import re
 import statistics
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
-from kope.derive import Derivation, default_max_elements, distinct_shapes
+from kope.derive import default_max_elements, distinct_shapes
 from kope.errors import KopeError
 from kope.evaluate import EvalOptions, Evaluator
 from kope.task import load_task
+
+
+@dataclass
+class Row:
+    file: str
+    seconds: float
+    kept: int = 0
+    shapes: int = 0
+    jobs: int = 0
+    probe: str = "-"
+    base: str = "-"
+    sizing: list[str] = field(default_factory=list)
+    fixed: list[str] = field(default_factory=list)
+    original_elements: int = 0
+    error: str | None = None
 
 
 def _order(path: Path) -> tuple[int, str]:
@@ -36,30 +54,70 @@ def _order(path: Path) -> tuple[int, str]:
     return (int(match.group(1)) if match else 1 << 30, path.name)
 
 
-def derive_one(evaluator: Evaluator, path: Path, options: EvalOptions) -> dict[str, object]:
+def derive_one(evaluator: Evaluator, path: Path, options: EvalOptions) -> Row:
     began = time.perf_counter()
-    row: dict[str, object] = {"file": path.name}
     try:
-        derivation: Derivation = evaluator.derivation(load_task(path), options)
+        derivation = evaluator.derivation(load_task(path), options)
     except KopeError as exc:
-        row.update(seconds=time.perf_counter() - began, kept=0, shapes=0, error=str(exc).splitlines()[0])
-        return row
+        return Row(file=path.name, seconds=time.perf_counter() - began, error=str(exc).splitlines()[0])
     kept = derivation.kept
     base = next((c for c in kept if c.visible), None)
-    row.update(
+    return Row(
+        file=path.name,
         seconds=time.perf_counter() - began,
+        kept=len(kept),
+        shapes=distinct_shapes(kept),
         jobs=derivation.jobs + 1,
         probe=derivation.probe,
+        base=base.kind if base else "-",
         sizing=[p.name for p in derivation.parameters if p.sizes_inputs],
         fixed=[p.name for p in derivation.parameters if not p.sizes_inputs],
-        original_numel=derivation.original_numel,
-        base=base.kind if base else None,
-        kept=len(kept),
-        kinds=[c.name for c in kept],
-        shapes=distinct_shapes(kept),
+        original_elements=max(derivation.original_numel or 0, derivation.original_output_numel or 0),
         error=derivation.error,
     )
-    return row
+
+
+def per_file_table(rows: list[Row], title: str) -> Table:
+    table = Table(title=title, title_justify="left")
+    for column in ("file", "varied", "left alone", "original elements", "base", "kept", "sizes", "jobs", "s"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(
+            row.file[:44],
+            ",".join(row.sizing)[:40],
+            ",".join(row.fixed)[:30],
+            f"{row.original_elements:.3g}",
+            row.base,
+            str(row.kept),
+            str(row.shapes),
+            str(row.jobs),
+            f"{row.seconds:.2f}",
+        )
+    return table
+
+
+def summary_table(rows: list[Row], budget: int) -> Table:
+    seconds = [row.seconds for row in rows]
+    three = sum(row.kept >= 3 for row in rows)
+    three_sizes = sum(row.shapes >= 3 for row in rows)
+    shrunk = sum(row.base == "shrunk" for row in rows)
+    table = Table(title="summary", title_justify="left")
+    table.add_column("measure")
+    table.add_column("value")
+    table.add_row("machine", f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
+    table.add_row("files", str(len(rows)))
+    table.add_row("budget (elements of the inputs, or of the outputs)", str(budget))
+    table.add_row("base case shrunk / original", f"{shrunk} / {sum(row.base == 'original' for row in rows)}")
+    table.add_row(">= 3 valid cases", f"{three}/{len(rows)} ({three / len(rows):.0%})")
+    table.add_row(">= 3 distinct sizes", f"{three_sizes}/{len(rows)} ({three_sizes / len(rows):.0%})")
+    table.add_row("kept cases per file: median / min", f"{statistics.median(r.kept for r in rows):g} / "
+                  f"{min(r.kept for r in rows)}")
+    table.add_row("seconds per file: median / mean / max",
+                  f"{statistics.median(seconds):.2f} / {statistics.fmean(seconds):.2f} / {max(seconds):.2f}")
+    table.add_row("sandboxed jobs per file: median / max", f"{statistics.median(r.jobs for r in rows):g} / "
+                  f"{max(r.jobs for r in rows)}")
+    table.add_row("no case derived", str(sum(row.kept == 0 for row in rows)))
+    return table
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -68,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--max-elements", type=int, default=None)
     parser.add_argument("--limit", type=int, default=None, help="only the first N files")
-    parser.add_argument("--json", type=Path, default=None, help="also write the rows as JSON")
+    parser.add_argument("--json", type=Path, default=None, help="also write the per-file rows as JSON")
     args = parser.parse_args(argv)
     files = sorted((p for p in args.directory.glob("*.py") if not p.name.startswith("_")), key=_order)
     files = files[: args.limit] if args.limit else files
@@ -78,51 +136,19 @@ def main(argv: list[str] | None = None) -> int:
     budget = args.max_elements or default_max_elements(args.device)
     options = EvalOptions(device=args.device, max_elements=budget)
     console = Console(width=200)
-    rows: list[dict[str, object]] = []
+    rows: list[Row] = []
     with Evaluator() as evaluator:
         _ = evaluator.runner
         for path in files:
             rows.append(derive_one(evaluator, path, options))
-            row = rows[-1]
-            console.print(f"{row['file']}: {row['kept']} kept, {row['shapes']} sizes, {row['seconds']:.2f} s", highlight=False)
-
-    table = Table(title=f"derived cases, {args.device}, budget {budget} input elements", title_justify="left")
-    for column in ("file", "sizing names", "left alone", "original elements", "base", "kept", "sizes", "s"):
-        table.add_column(column)
+            console.print(f"{rows[-1].file}: {rows[-1].kept} kept, {rows[-1].seconds:.2f} s", highlight=False)
+    console.print(per_file_table(rows, f"derived cases on {args.device}, budget {budget}"))
+    console.print(summary_table(rows, budget))
     for row in rows:
-        table.add_row(
-            str(row["file"])[:48],
-            ",".join(row.get("sizing", []))[:40],  # type: ignore[arg-type]
-            ",".join(row.get("fixed", []))[:30],  # type: ignore[arg-type]
-            f"{row.get('original_numel') or 0:.3g}",
-            str(row.get("base") or "-"),
-            str(row["kept"]),
-            str(row["shapes"]),
-            f"{row['seconds']:.2f}",
-        )
-    console.print(table)
-
-    seconds = [float(row["seconds"]) for row in rows]  # type: ignore[arg-type]
-    three = sum(1 for row in rows if int(row["kept"]) >= 3)  # type: ignore[call-overload]
-    three_sizes = sum(1 for row in rows if int(row["shapes"]) >= 3)  # type: ignore[call-overload]
-    failed = [row for row in rows if int(row["kept"]) == 0 or row.get("error")]  # type: ignore[call-overload]
-    summary = Table(title="summary", title_justify="left")
-    summary.add_column("measure")
-    summary.add_column("value")
-    summary.add_row("machine", f"{platform.machine()}, {platform.processor() or '?'}, Python {platform.python_version()}")
-    summary.add_row("files", str(len(rows)))
-    summary.add_row(">= 3 valid cases", f"{three}/{len(rows)} ({three / len(rows):.0%})")
-    summary.add_row(">= 3 distinct sizes", f"{three_sizes}/{len(rows)} ({three_sizes / len(rows):.0%})")
-    summary.add_row("kept cases per file (median)", f"{statistics.median(int(r['kept']) for r in rows):g}")  # type: ignore[call-overload]
-    summary.add_row("seconds per file: median / mean / max", f"{statistics.median(seconds):.2f} / "
-                    f"{statistics.fmean(seconds):.2f} / {max(seconds):.2f}")
-    summary.add_row("jobs per file (median)", f"{statistics.median(int(r.get('jobs', 0)) for r in rows):g}")  # type: ignore[call-overload]
-    summary.add_row("failed", str(len(failed)))
-    console.print(summary)
-    for row in failed:
-        console.print(f"  {row['file']}: {row.get('error')}", highlight=False)
+        if row.error or row.kept < 3:
+            console.print(f"  {row.file}: {row.kept} kept; {row.error or ''}", highlight=False)
     if args.json is not None:
-        args.json.write_text(json.dumps(rows, indent=1, default=str))
+        args.json.write_text(json.dumps([dataclasses.asdict(row) for row in rows], indent=1))
     return 0
 
 

@@ -157,3 +157,18 @@ def test_tolerances() -> None:
     assert tolerance_for("float32", custom).rtol == pytest.approx(1e-3)
     with pytest.raises(TaskFileError):
         parse_tolerances({"float32": "loose"})
+
+
+def test_inputs_key_changes_the_input_distribution(tmp_path: Path) -> None:
+    task = load_task(write(tmp_path, KERNELBENCH_STYLE))
+    plain, scaled, unit = build_cases(
+        task,
+        [{"batch_size": 4}, {"batch_size": 4, "inputs": {"scale": 100, "shift": -0.5}}, {"inputs": {"scale": 1}}],
+    )
+    assert scaled.inputs is not None and (scaled.inputs.scale, scaled.inputs.shift) == (100.0, -0.5)
+    assert scaled.name == "batch_size=4,x*100-0.5" and scaled.key() != plain.key()
+    assert unit.inputs is None and unit.key() == json.dumps({}), "the identity is no transform"
+    assert plain.key() == json.dumps({"batch_size": 4}), "cases without a transform keep their key (and cache)"
+    for bad in ({"scale": "x"}, {"scale": float("inf")}, {"offset": 1}, [1, 2]):
+        with pytest.raises(CaseError, match="inputs"):
+            build_cases(task, [{"inputs": bad}])

@@ -51,6 +51,15 @@ CasesOpt = Annotated[
     Path | None,
     typer.Option("--cases", help="A JSON file with a list of override dicts, one per case (replaces the task's cases)."),
 ]
+MaxElementsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-elements",
+        min=1,
+        help="Tasks without get_cases(): the most elements the inputs (or the outputs) of one derived case "
+        "may hold (default: 300000 on the CPU, 2^26 on CUDA).",
+    ),
+]
 
 
 def _fail(message: str, *, as_json: bool, code: int = 2, kind: str = "task") -> NoReturn:
@@ -95,6 +104,7 @@ def eval_command(
         Path | None, typer.Option("--cache-dir", help="Where reference outputs are cached (default ~/.cache/kope).")
     ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Recompute reference outputs.")] = False,
+    max_elements: MaxElementsOpt = None,
 ) -> None:
     """Evaluate CANDIDATE against TASK on every case, sandboxed.
 
@@ -118,6 +128,7 @@ def eval_command(
             timeout_s=timeout,
             memory_mb=memory,
             timing=resolved.startswith("cuda") if timing is None else timing,
+            max_elements=max_elements,
         )
         loaded = load_task(task)
         overrides = parse_set(set_ or [])
@@ -155,6 +166,7 @@ def check_command(
         bool, typer.Option("--all-cases", help="Run the dynamic checks on every case (default: the visible ones).")
     ] = False,
     timeout: Annotated[float, typer.Option("--timeout", min=1, help="Wall-time limit of each run, in seconds.")] = 60.0,
+    max_elements: MaxElementsOpt = None,
 ) -> None:
     """Run the integrity gates on CANDIDATE and explain each finding in plain words.
 
@@ -171,7 +183,7 @@ def check_command(
             resolved = resolve_device(device)
         except ValueError as exc:
             _fail(str(exc), as_json=as_json)
-        options = EvalOptions(device=resolved, trials=2, timeout_s=timeout)
+        options = EvalOptions(device=resolved, trials=2, timeout_s=timeout, max_elements=max_elements)
         loaded = load_task(task)
         with Evaluator() as evaluator, _progress(not as_json) as report:
             report("running the candidate")
@@ -196,6 +208,56 @@ def check_command(
             out.print(f"[yellow]the candidate did not run to the end ({result.error.kind}): {result.error.message}; "
                       "dynamic checks are incomplete[/]", highlight=False)
     raise typer.Exit(code)
+
+
+@app.command("cases")
+def cases_command(
+    task: Annotated[Path, typer.Argument(help="Task file in KernelBench format.")],
+    as_json: JsonOpt = False,
+    device: DeviceOpt = "auto",
+    max_elements: MaxElementsOpt = None,
+    derive: Annotated[
+        bool, typer.Option("--derive", help="Derive cases even when the task declares its own get_cases().")
+    ] = False,
+    timeout: Annotated[float, typer.Option("--timeout", min=1, help="Wall-time limit of each run, in seconds.")] = 60.0,
+) -> None:
+    """Show the cases of TASK: its own get_cases(), or those kope derives from its single shape.
+
+    For derived cases: which module-level names size the inputs, and every variant considered
+    (original or shrunk, odd, prime, one, scaled and shifted inputs), kept or dropped, and why.
+    """
+    from kope.device import resolve_device
+    from kope.evaluate import EvalOptions, Evaluator
+    from kope.render_cases import cases_table, derivation_report
+    from kope.task import build_cases, load_task
+
+    with _errors_reported(as_json):
+        try:
+            resolved = resolve_device(device)
+        except ValueError as exc:
+            _fail(str(exc), as_json=as_json)
+        options = EvalOptions(device=resolved, timeout_s=timeout, max_elements=max_elements)
+        loaded = load_task(task)
+        with Evaluator() as evaluator, _progress(not as_json, "deriving cases"):
+            derivation = evaluator.derivation(loaded, options) if derive or not loaded.defines_get_cases else None
+            if derivation is None:
+                cases = evaluator.cases(loaded, options=options)
+            else:
+                cases = build_cases(loaded, derivation.case_dicts(), source="derived cases")
+    if as_json:
+        rows = [
+            {"name": c.name, "visible": c.visible, "overrides": dict(c.overrides),
+             "inputs": c.inputs.model_dump() if c.inputs else None}
+            for c in cases
+        ]
+        payload = {"task": str(loaded.path), "source": "get_cases" if derivation is None else "derived",
+                   "cases": rows, "derivation": derivation.model_dump(mode="json") if derivation else None}
+        out.print_json(json.dumps(payload))
+    elif derivation is None:
+        out.print(cases_table(cases, f"{loaded.path}: the task's own cases (get_cases); --derive shows derived ones"))
+    else:
+        out.print(derivation_report(derivation))
+    raise typer.Exit(0)
 
 
 @app.command("diagnose")

@@ -12,11 +12,13 @@ too large for a CPU. For such a task (no `get_cases()`) kope derives a set of va
    left alone. Each input dimension is fitted as a function of the roots it follows (linear, else a
    power law), which estimates the element count of any assignment. Where the meta device cannot
    run `get_inputs()`, the probes use small distinct primes and real tensors instead.
-2. **Variants.** The *original* sizes when their inputs fit the element budget (`max_elements`),
-   else *shrunk* sizes that keep the original's proportions (and, first choice, its alignment to
-   16); then, from that base, *odd* sizes (not multiples of 16/32/64/128), distinct *prime* sizes
-   (which also break equalities such as M == N), size *one*, and two input distributions, *scaled*
-   and *shifted*, which catch constant outputs and kernels that sniff their inputs.
+2. **Variants.** The *original* sizes when the case fits the element budget (`max_elements`, the
+   larger of the inputs' and the outputs' element counts; output shapes come from running the
+   reference on the meta device too), else *shrunk* sizes that keep the original's proportions
+   (and, where it costs little, its alignment to powers of two); then, from that base, *odd* sizes
+   (no multiple of 16/32/64/128), distinct *prime* sizes (which also break equalities such as
+   M == N), size *one*, and two input distributions, *scaled* and *shifted*, which catch constant
+   outputs and kernels that sniff their inputs.
 3. **Validation.** A variant is kept only if the reference runs on it and every floating-point
    output is finite; duplicates are dropped. When varying every size at once breaks the reference
    (a size must divide by a group count, exceed a kernel size), each size is varied alone and those
@@ -39,17 +41,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from kope.evaluate.probing import ShapeProbe, ShapeProbeResult
+from kope.evaluate.probing import ProbedInput, ShapeProbe, ShapeProbeResult
 from kope.task import InputTransform, OverrideValue, Task, _bound_names, is_size_value
 
 CPU_MAX_ELEMENTS = 300_000
-"""Elements of all input tensors of one case, on the CPU: Triton's interpreter stays within seconds."""
+"""The most elements a derived case's inputs (or its outputs) hold on the CPU: Triton's interpreter
+then takes seconds per case."""
 CUDA_MAX_ELEMENTS = 1 << 26
 SCALED = InputTransform(scale=4.0)
 SHIFTED = InputTransform(shift=-0.5)
 _ALIGN = 16
 _KEEP_SMALL = 8
 _MAX_SINGLES = 8
+_SHRINK_ATTEMPTS = 4
 
 Kind = Literal["original", "shrunk", "odd", "prime", "one", "scaled", "shifted"]
 ProbeRunner = Callable[[Sequence[ShapeProbe]], list[ShapeProbeResult]]
@@ -104,6 +108,9 @@ class Derivation(BaseModel):
     """How input shapes were probed: the meta device at the original sizes, or real tensors at small sizes."""
     parameters: list[SizeParameter] = Field(default_factory=list)
     original_numel: int | None = None
+    """Elements of the inputs at the task's own sizes."""
+    original_output_numel: int | None = None
+    """Elements of the outputs at the task's own sizes, where the meta device could run the reference."""
     original_estimated: bool = False
     """True when `original_numel` comes from the fitted dimensions rather than from the original shapes."""
     candidates: list[DerivedCase] = Field(default_factory=list)
@@ -199,10 +206,10 @@ def _overrides(roots: Mapping[str, OverrideValue], values: Mapping[_Coord, int])
 Shapes = list[list[int] | None]
 
 
-def _shapes(result: ShapeProbeResult) -> Shapes | None:
-    if result.inputs is None:
+def _shapes(items: Sequence[ProbedInput] | None) -> Shapes | None:
+    if items is None:
         return None
-    return [list(item.shape) if item.shape is not None else None for item in result.inputs]
+    return [list(item.shape) if item.shape is not None else None for item in items]
 
 
 def _structure(shapes: Shapes) -> list[int | None]:
@@ -211,10 +218,12 @@ def _structure(shapes: Shapes) -> list[int | None]:
 
 @dataclass
 class _ShapeModel:
-    """Each input dimension as a function of the sizing coordinates, fitted from probes."""
+    """Each dimension of every input (and output, where known) as a function of the sizing coordinates."""
 
     base: Values
     base_shapes: Shapes
+    """The inputs' shapes, then the outputs' where they are known."""
+    n_inputs: int
     dims: list[list[Callable[[Mapping[_Coord, int]], float]]] = field(default_factory=list)
 
     def shapes(self, values: Mapping[_Coord, int]) -> list[list[int] | None]:
@@ -225,11 +234,15 @@ class _ShapeModel:
         return out
 
     def numel(self, values: Mapping[_Coord, int]) -> int:
-        return sum(math.prod(shape) for shape in self.shapes(values) if shape is not None)
+        """The case's size: the larger of its inputs' and its outputs' element counts (outputs where known)."""
+        counts = [math.prod(shape) if shape is not None else 0 for shape in self.shapes(values)]
+        return max(sum(counts[: self.n_inputs]), sum(counts[self.n_inputs :]))
 
 
-def _fit(base: Values, base_shapes: Shapes, perturbed: Mapping[_Coord, list[tuple[int, Shapes]]]) -> _ShapeModel:
-    model = _ShapeModel(base=base, base_shapes=base_shapes)
+def _fit(
+    base: Values, base_shapes: Shapes, perturbed: Mapping[_Coord, list[tuple[int, Shapes]]], n_inputs: int
+) -> _ShapeModel:
+    model = _ShapeModel(base=base, base_shapes=base_shapes, n_inputs=n_inputs)
     for i, shape in enumerate(base_shapes):
         dims: list[Callable[[Mapping[_Coord, int]], float]] = []
         for j, d0 in enumerate(shape or []):
@@ -263,8 +276,11 @@ def _dimension(
     return lambda values: d0 * math.prod((max(values[c], 1) / base[c]) ** e for c, e in exponents.items())
 
 
-def _perturbations(value: int) -> tuple[int, int]:
-    return 2 * value + 1, 3 * value + 2
+def _perturbations(value: int) -> tuple[int, ...]:
+    """Other values for a size: multiples, so that whatever divides it still does (a group count), and
+    half of it where it is even, so that it still divides what it divided (channels by groups)."""
+    half = (value // 2,) if value % 2 == 0 and value >= 4 else ()
+    return (2 * value, 3 * value, *half)
 
 
 _SMALL_PRIMES = (5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97)
@@ -285,29 +301,35 @@ def _prime_at_most(n: int) -> int:
     return max(n, 2)
 
 
-def odd_size(value: int) -> int:
-    """A nearby odd size (hence no multiple of 16, 32, 64 or 128): 64 → 63, 2 → 3, 387 → 385."""
+def odd_size(value: int, *, grow: bool = True) -> int:
+    """A nearby odd size (hence no multiple of 16, 32, 64 or 128): 64 → 63, 387 → 385, and 2 → 3
+    (2 → 1 without `grow`, where 3 would not fit the budget)."""
     if value <= 1 or value == 3:
         return value
     if value == 2:
-        return 3
+        return 3 if grow else 1
     return value - 1 if value % 2 == 0 else value - 2
 
 
-def prime_sizes(values: Mapping[_Coord, int]) -> Values:
-    """Distinct primes near 0.8 × each size (sizes under 3 stay), largest sizes first."""
+def prime_sizes(values: Mapping[_Coord, int], *, distinct: bool = True) -> Values:
+    """Primes near 0.8 × each size (sizes under 3 stay), largest sizes first: distinct ones, or, with
+    `distinct=False`, the same prime for equal sizes (for tasks that need two sizes to agree)."""
     used: set[int] = set()
+    chosen: dict[int, int] = {}
     result: Values = {}
     for coord in sorted(values, key=lambda c: (-values[c], c)):
         value = values[coord]
         if value < 3:
             result[coord] = value
             continue
+        if not distinct and value in chosen:
+            result[coord] = chosen[value]
+            continue
         prime = _prime_at_most(max(2, math.ceil(value * 0.8)))
         while prime in used and prime > 2:
             prime = _prime_at_most(prime - 1)
         used.add(prime)
-        result[coord] = prime
+        result[coord] = chosen[value] = prime
     return result
 
 
@@ -349,12 +371,24 @@ def _plain(value: int, factor: float) -> int:
     return max(1, round(value * factor))
 
 
+def _aligned_to(align: int) -> Callable[[int, float], int]:
+    def rule(value: int, factor: float) -> int:
+        step = math.gcd(value, align) or 1
+        return max(step, round(value * factor / step) * step)
+
+    return rule
+
+
 SHRINK_RULES: tuple[tuple[str, Callable[[int, float], int]], ...] = (
-    ("shrunk", _aligned),
+    ("shrunk-aligned", _aligned),
     ("shrunk-small", _keep_small),
     ("shrunk-plain", _plain),
+    ("shrunk-16", _aligned_to(16)),
+    ("shrunk-4", _aligned_to(4)),
 )
-"""In order of preference: aligned like the original; small sizes kept; plain proportions."""
+"""In order of preference: aligned like the original where it costs little; small sizes kept; plain
+proportions; every size keeping the original's power-of-two factor up to 16, or up to 4 (for sizes
+that must divide by a group count)."""
 
 
 # -- the derivation ----------------------------------------------------------------------------
@@ -376,21 +410,10 @@ class _Variant:
         return (tuple(sorted(self.values.items())), self.inputs)
 
     @property
-    def valid(self) -> bool:
+    def total(self) -> int:
+        """The larger of the input and output element counts."""
         r = self.result
-        return r is not None and r.ran and r.error is None and bool(r.finite)
-
-    def failure(self) -> str:
-        r = self.result
-        if r is None:
-            return "not run"
-        if r.error is not None:
-            return f"the reference is not valid here: {r.error}"
-        if r.skipped is not None:
-            return r.skipped
-        if r.ran and not r.finite:
-            return "the reference gives non-finite outputs"
-        return "not run"
+        return 0 if r is None else max(r.numel or 0, r.output_numel or 0)
 
 
 class _Deriver:
@@ -429,7 +452,7 @@ class _Deriver:
         probes = [
             ShapeProbe(
                 source=self._source(v.values),
-                meta=self.report.probe == "meta",
+                meta=False,
                 reference=True,
                 max_elements=self.budget,
                 input_scale=v.inputs.scale if v.inputs else 1.0,
@@ -440,6 +463,27 @@ class _Deriver:
         for variant, result in zip(fresh, self._run(probes), strict=True):
             variant.result = result
             self.variants.append(variant)
+
+    def _problem(self, variant: _Variant, *, finite_needed: bool = True) -> str | None:
+        """Why a validated variant cannot be a case, or None."""
+        r = variant.result
+        if r is None:
+            return "not run"
+        if r.error is not None:
+            return f"the reference is not valid here: {r.error}"
+        if r.skipped is not None:
+            return r.skipped
+        if not r.ran:
+            return "not run"
+        if variant.total > self.budget:
+            return f"its inputs or outputs hold {variant.total} elements, over the budget of {self.budget}"
+        if finite_needed and not r.finite:
+            return "the reference gives non-finite outputs"
+        return None
+
+    def _over_budget(self, variant: _Variant) -> bool:
+        r = variant.result
+        return r is not None and r.ran and r.error is None and variant.total > self.budget
 
     # step 1: which names size the inputs
 
@@ -454,12 +498,12 @@ class _Deriver:
 
     def _map(self, base: Values, positive: Values, *, meta: bool) -> _ShapeModel | None:
         order = list(positive)
-        probes = [ShapeProbe(source=self._source(base), meta=meta)]
+        probes = [ShapeProbe(source=self._source(base), meta=meta, outputs=meta)]
         for coord in order:
             for value in _perturbations(positive[coord]):
-                probes.append(ShapeProbe(source=self._source({**base, coord: value}), meta=meta))
+                probes.append(ShapeProbe(source=self._source({**base, coord: value}), meta=meta, outputs=meta))
         results = self._run(probes)
-        base_shapes = _shapes(results[0])
+        base_shapes = _shapes(results[0].inputs)
         if base_shapes is None:
             self.report.error = f"cannot build the task's inputs: {results[0].error}"
             return None
@@ -468,37 +512,53 @@ class _Deriver:
         self.floating_inputs = any(
             (item.dtype or "").startswith(("float", "bfloat")) for item in results[0].inputs or []
         )
+        base_outputs = _shapes(results[0].outputs)
+        n_out = len(base_outputs) if base_outputs is not None else 0
+        outputs_known = base_outputs is not None
         perturbed: dict[_Coord, list[tuple[int, Shapes]]] = {}
         reasons: dict[_Coord, str] = {}
-        for index, coord in enumerate(order):
-            pair = results[1 + 2 * index : 3 + 2 * index]
-            shapes = [_shapes(r) for r in pair]
-            if any(s is None for s in shapes):
-                error = next(r.error for r in pair if r.error is not None)
-                reasons[coord] = f"varying it breaks get_inputs() ({error})"
-            elif any(_structure(s) != _structure(base_shapes) for s in shapes if s is not None):
+        index = 1
+        for coord in order:
+            values = _perturbations(positive[coord])
+            group = results[index : index + len(values)]
+            index += len(values)
+            ok = [(v, shapes, r) for v, r in zip(values, group, strict=True) if (shapes := _shapes(r.inputs))]
+            if not ok:
+                reasons[coord] = f"varying it breaks get_inputs() ({group[0].error})"
+            elif any(_structure(s) != _structure(base_shapes) for _, s, _ in ok):
                 reasons[coord] = "varying it changes the number or rank of the inputs"
-            elif all(s == base_shapes for s in shapes):
+            elif all(s == base_shapes for _, s, _ in ok):
                 reasons[coord] = "does not change the input shapes"
             else:
-                values = _perturbations(positive[coord])
-                perturbed[coord] = [(v, s) for v, s in zip(values, shapes, strict=True) if s is not None]
+                entries: list[tuple[int, Shapes]] = []
+                for v, shapes, r in ok:
+                    outputs = _shapes(r.outputs)
+                    if base_outputs is None or outputs is None or _structure(outputs) != _structure(base_outputs):
+                        outputs = [None] * n_out
+                    entries.append((v, shapes + outputs))
+                outputs_known = outputs_known and any(s[len(base_shapes) :] != [None] * n_out for _, s in entries)
+                perturbed[coord] = entries
         self.sizing = list(perturbed)
-        model = _fit(base, base_shapes, perturbed)
-        self._record_parameters(model, reasons)
+        if outputs_known and base_outputs is not None:
+            model = _fit(base, base_shapes + base_outputs, perturbed, len(base_shapes))
+        else:
+            inputs_only = {c: [(v, s[: len(base_shapes)]) for v, s in e] for c, e in perturbed.items()}
+            model = _fit(base, base_shapes, inputs_only, len(base_shapes))
+        self._record_parameters(model, len(base_shapes), reasons)
         if meta:
             self.report.original_numel = results[0].numel
+            self.report.original_output_numel = results[0].output_numel if base_outputs is not None else None
         else:
             self.report.original_numel = model.numel(self.original)
             self.report.original_estimated = True
         return model
 
-    def _record_parameters(self, model: _ShapeModel, reasons: Mapping[_Coord, str]) -> None:
+    def _record_parameters(self, model: _ShapeModel, n_inputs: int, reasons: Mapping[_Coord, str]) -> None:
         for name, value in self.roots.items():
             coords = [c for c in self.original if c.name == name]
             sizing = [c for c in coords if c in self.sizing]
             if sizing:
-                reason = "sizes " + ", ".join(self._sized_dims(model, c) for c in sizing)
+                reason = "sizes " + "; ".join(self._sized_dims(model, n_inputs, c) for c in sizing)
             elif any(self.original[c] <= 0 for c in coords):
                 reason = "not a positive size"
             else:
@@ -508,11 +568,12 @@ class _Deriver:
                 SizeParameter(name=name, value=stored, sizes_inputs=bool(sizing), reason=reason)
             )
 
-    def _sized_dims(self, model: _ShapeModel, coord: _Coord) -> str:
-        bumped = model.shapes({coord: model.base[coord] + 1})
+    def _sized_dims(self, model: _ShapeModel, n_inputs: int, coord: _Coord) -> str:
+        before = model.shapes({})[:n_inputs]
+        after = model.shapes({coord: model.base[coord] + 1})[:n_inputs]
         dims = [
             f"input {i} dim {j}"
-            for i, (a, b) in enumerate(zip(model.shapes({}), bumped, strict=True))
+            for i, (a, b) in enumerate(zip(before, after, strict=True))
             if a is not None and b is not None
             for j in range(len(a))
             if a[j] != b[j]
@@ -523,61 +584,81 @@ class _Deriver:
     # step 2: the base case
 
     def base(self, model: _ShapeModel) -> _Variant | None:
-        original_numel = self.report.original_numel or 0
+        report = self.report
         sizing_original = {c: self.original[c] for c in self.sizing}
-        if original_numel <= self.budget:
-            original = _Variant("original", "original", sizing_original)
+        original = _Variant("original", "original", sizing_original)
+        total = max(report.original_numel or 0, report.original_output_numel or 0)
+        target = self.budget
+        if total <= self.budget:
             self._validate([original])
-            result = original.result
-            if result is not None and result.ran and result.error is None:
+            problem = self._problem(original, finite_needed=False)
+            if problem is None:
                 original.kept = True
                 original.reason = "the task's own sizes fit the budget"
-                if not result.finite:
+                if original.result is not None and not original.result.finite:
                     original.reason += " (its outputs are not all finite, as the task defines them)"
                 return original
-            original.reason = original.failure()
-            self.report.error = f"the reference fails on the task's own sizes: {original.reason}"
-            return None
-        estimated = " (estimated)" if self.report.original_estimated else ""
-        dropped = _Variant("original", "original", sizing_original)
-        dropped.reason = f"{original_numel} input elements{estimated}, over the budget of {self.budget}"
-        self.variants.append(dropped)
+            original.reason = problem
+            if not self._over_budget(original):
+                report.error = f"the reference fails on the task's own sizes: {problem}"
+                return None
+            target = max(1, int(self.budget * self.budget / original.total * 0.95))
+        else:
+            what = "input elements" if report.original_output_numel is None else "input or output elements"
+            estimated = " (estimated)" if report.original_estimated else ""
+            original.result = ShapeProbeResult(numel=report.original_numel, output_numel=report.original_output_numel)
+            original.reason = f"{total} {what}{estimated}, over the budget of {self.budget}"
+            self.variants.append(original)
         if not self.sizing:
-            self.report.error = "the inputs exceed the budget and no module-level name sizes them"
+            report.error = "the case exceeds the budget and no module-level name sizes the inputs"
             return None
-        candidates: list[_Variant] = []
-        for name, rule in SHRINK_RULES:
-            values = _shrink(sizing_original, model, self.budget, rule)
-            if values is not None:
-                candidates.append(_Variant(name, "shrunk", values))
-        if not candidates:
-            self.report.error = f"no shrink of the sizes brings the inputs under {self.budget} elements"
-            return None
-        self._validate(candidates)
-        chosen: _Variant | None = None
-        for variant in candidates:
-            if variant.result is None:
-                continue
-            if chosen is None and variant.valid:
-                chosen = variant
-                variant.kept = True
-                variant.reason = "the task's proportions, shrunk to fit the budget"
-            elif chosen is not None and variant.valid:
-                variant.reason = f"valid, but {chosen.name} is the shrunk case"
-            else:
-                variant.reason = variant.failure()
-        if chosen is None:
-            self.report.error = "the reference is not valid on any shrunk size: " + "; ".join(
-                f"{v.name}: {v.reason}" for v in candidates
-            )
-        return chosen
+        return self._shrunk(model, sizing_original, target)
+
+    def _shrunk(self, model: _ShapeModel, original: Values, target: int) -> _Variant | None:
+        """The first valid proportional shrink; shrinks again where the outputs turn out too large."""
+        tried: list[_Variant] = []
+        for attempt in range(_SHRINK_ATTEMPTS):
+            candidates: list[_Variant] = []
+            for name, rule in SHRINK_RULES:
+                values = _shrink(original, model, target, rule)
+                if values is not None:
+                    candidates.append(_Variant(name, "shrunk", values))
+            self._validate(candidates)
+            tried += candidates
+            chosen: _Variant | None = None
+            for variant in candidates:
+                problem = self._problem(variant)
+                if variant.result is None:
+                    continue
+                if problem is not None:
+                    variant.reason = problem
+                elif chosen is None:
+                    chosen = variant
+                    variant.kept = True
+                    variant.reason = f"the task's proportions, shrunk to fit the budget (as {variant.name})"
+                else:
+                    variant.reason = f"valid, but {chosen.name} comes first (kept as shrunk)"
+            if chosen is not None:
+                chosen.name = "shrunk"
+                return chosen
+            over = [v for v in candidates if self._over_budget(v)]
+            if not over:
+                break
+            for variant in candidates:
+                variant.name = f"{variant.name}-try{attempt + 1}"
+            target = max(1, int(target * (self.budget / max(v.total for v in over)) ** 1.5 * 0.95))
+        self.report.error = "the reference is not valid on any shrunk size: " + "; ".join(
+            f"{v.name}: {v.reason}" for v in tried if v.result is not None
+        ) if tried else f"no shrink of the sizes brings the case under {self.budget} elements"
+        return None
 
     # step 3: variants of the base
 
-    def variants_of(self, base: _Variant) -> None:
+    def variants_of(self, base: _Variant, model: _ShapeModel) -> None:
         values = base.values
+        grow = model.numel({c: odd_size(x) for c, x in values.items()}) <= self.budget
         rules: dict[Kind, Callable[[Values], Values]] = {
-            "odd": lambda v: {c: odd_size(x) for c, x in v.items()},
+            "odd": lambda v: {c: odd_size(x, grow=grow) for c, x in v.items()},
             "prime": prime_sizes,
             "one": lambda v: dict.fromkeys(v, 1),
         }
@@ -594,18 +675,16 @@ class _Deriver:
         self._validate(joint + transforms)
         for variant in joint + transforms:
             self._settle(variant, "every size at once" if variant in joint else "the base sizes, other values")
-        failed = [v for v in joint if v.result is not None and not v.valid and v.result.skipped is None]
+        failed = [v for v in joint if v.result is not None and not v.kept and not self._over_budget(v)]
         if failed and len(self.sizing) > 1:
             self._one_size_at_a_time(values, failed, rules)
 
     def _settle(self, variant: _Variant, what: str) -> None:
         if variant.result is None:
             return
-        if variant.valid:
-            variant.kept = True
-            variant.reason = f"the reference is valid on {what}"
-        else:
-            variant.reason = variant.failure()
+        problem = self._problem(variant)
+        variant.kept = problem is None
+        variant.reason = problem or f"the reference is valid on {what}"
 
     def _one_size_at_a_time(
         self, base: Values, failed: list[_Variant], rules: Mapping[Kind, Callable[[Values], Values]]
@@ -619,13 +698,25 @@ class _Deriver:
             singles[joint.kind] = [
                 _Variant(f"{joint.kind}-{c.label}", joint.kind, {**base, c: changed[c]}) for c in coords
             ]
-        self._validate([v for group in singles.values() for v in group])
+        tied: dict[Kind, _Variant] = {
+            joint.kind: _Variant("prime-tied", "prime", prime_sizes(base, distinct=False))
+            for joint in failed
+            if joint.kind == "prime"
+        }
+        self._validate([v for group in singles.values() for v in group] + list(tied.values()))
         combined: list[tuple[_Variant, list[_Variant]]] = []
         for kind, group in singles.items():
-            good = [v for v in group if v.valid]
+            alternative = tied.get(kind)
+            if alternative is not None and alternative.result is not None:
+                self._settle(alternative, "every size, equal sizes kept equal")
+                if alternative.kept:
+                    for variant in group:
+                        variant.reason = self._problem(variant) or f"valid, but {alternative.name} is kept"
+                    continue
+            good = [v for v in group if v.result is not None and self._problem(v) is None]
             for variant in group:
-                if not variant.valid and variant.result is not None:
-                    variant.reason = variant.failure()
+                if variant.result is not None and variant not in good:
+                    variant.reason = self._problem(variant) or ""
             if len(good) >= 2:
                 values = dict(base)
                 for variant in good:
@@ -635,12 +726,11 @@ class _Deriver:
                 self._settle(good[0], "this size alone")
         self._validate([variant for variant, _ in combined])
         for variant, good in combined:
-            if variant.valid:
-                self._settle(variant, "the sizes that keep it valid")
+            self._settle(variant, "the sizes that keep it valid")
+            if variant.kept:
                 for single in good:
                     single.reason = f"valid; combined into {variant.name}"
             else:
-                variant.reason = variant.failure()
                 self._settle(good[0], "this size alone")
                 for single in good[1:]:
                     single.reason = f"valid, but {good[0].name} is kept"
@@ -692,7 +782,7 @@ def derive(
     if model is not None:
         base = deriver.base(model)
         if base is not None:
-            deriver.variants_of(base)
+            deriver.variants_of(base, model)
     report = deriver.finish(base)
     report.seconds = round(time.monotonic() - began, 3)
     return report

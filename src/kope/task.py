@@ -65,7 +65,10 @@ class InputTransform(BaseModel):
         return self.scale == 1.0 and self.shift == 0.0
 
     def label(self) -> str:
-        return f"x*{self.scale:g}{self.shift:+g}"
+        """`x*4`, `x-0.5`, `x*100+1`."""
+        scale = f"*{self.scale:g}" if self.scale != 1.0 else ""
+        shift = f"{self.shift:+g}" if self.shift != 0.0 else ""
+        return f"x{scale}{shift}"
 
 DEFAULT_TOLERANCES: dict[str, Tolerance] = {
     "float64": Tolerance(atol=1e-7, rtol=1e-7),

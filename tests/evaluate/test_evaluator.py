@@ -159,8 +159,9 @@ def test_task_without_cases_and_with_tolerances(tmp_path: Path, evaluator: Evalu
     candidate = tmp_path / "close.py"
     candidate.write_text(SCALE_GOOD.read_text().replace("* 2.0", "* 2.0 + 0.001"))
     result = evaluator.evaluate(loose, candidate, options=fast)
-    assert [c.name for c in result.cases] == ["default"]
-    assert result.status == "pass" and result.cases[0].max_abs_err > 1e-4
+    assert [c.name for c in result.cases] == ["original", "odd", "prime", "one", "scaled", "shifted"], "derived"
+    assert [c.visible for c in result.cases] == [True, False, False, False, False, False]
+    assert result.status == "pass" and all(c.max_abs_err > 1e-4 for c in result.cases)
     strict = tmp_path / "strict.py"
     strict.write_text(source)
     assert evaluator.evaluate(strict, candidate, options=fast).status == "fail"

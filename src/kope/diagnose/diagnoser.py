@@ -70,6 +70,8 @@ class Diagnosis(BaseModel):
     blocks: list[int] = Field(default_factory=list)
     error: str | None = None
     seconds: float = 0.0
+    evaluation: EvalResult | None = None
+    """The evaluation the diagnosis started from."""
 
     def summary(self) -> str:
         """A few lines of evidence, for prompts and reports."""
@@ -133,6 +135,7 @@ class Diagnoser:
                 candidate=str(candidate_path),
                 blocks=sorted(blocks),
                 error=f"{result.error.kind}: {result.error.message}" if result.error else None,
+                evaluation=result,
             )
             tolerances = self.evaluator.tolerances(task, options)
             by_name = {c.name: c for c in all_cases}
@@ -455,6 +458,9 @@ def _signature_features(sig: OutputSignature, blocks: set[int]) -> dict[str, Any
         "permuted": sig.permuted,
         "error_column_correlation": sig.error_column_correlation,
     }
+    if sig.reference_scale > 0:
+        features["error_ratio"] = sig.mean_abs_err / sig.reference_scale
+        features["small_error"] = features["error_ratio"] < 0.02 and not sig.nan_count and not sig.inf_count
     features["tail_aligned"] = bool(sig.tail_start and any(sig.tail_start % b == 0 for b in blocks))
     features["period_matches_block"] = sig.period is not None and sig.period in blocks
     if sig.scale is not None:
@@ -492,6 +498,8 @@ def _sweep_features(features: dict[str, Any], diagnosis: Diagnosis, blocks: set[
     below = [ok for size, ok in results if size <= max(blocks)]
     features["sweep_fails_above_block"] = bool(above) and not any(above) and bool(below) and all(below)
     features["sweep_fails_at_one"] = any(size == 1 and not ok for size, ok in results)
+    features["sweep_all_fail"] = len(results) >= 3 and not any(ok for _, ok in results)
+    features["sweep_all_pass"] = len(results) >= 3 and all(ok for _, ok in results)
 
 
 def _ints(overrides: dict[str, Any]) -> list[int]:

@@ -45,6 +45,8 @@ FEATURES: dict[str, str] = {
     "transposed": "output ≈ the reference transposed",
     "permuted": "the right values in the wrong places",
     "error_column_correlation": "correlation between the error and the position along the last dimension",
+    "error_ratio": "mean absolute error of the wrong elements over the mean magnitude of the reference",
+    "small_error": "wrong elements are only slightly wrong (error_ratio below 2%, no NaN or inf): rounding or a coefficient, not logic",
     # probes
     "nondeterministic": "two identical runs gave different outputs (races, missing atomics)",
     "oob_loads": "loads outside every tensor of the launch (bounds checker)",
@@ -52,6 +54,8 @@ FEATURES: dict[str, str] = {
     "sweep_fails_off_block": "in the size sweep, sizes that are not multiples of the block fail while multiples pass",
     "sweep_fails_above_block": "in the size sweep, sizes above the block fail while sizes up to it pass",
     "sweep_fails_at_one": "in the size sweep, a size of 1 fails",
+    "sweep_all_fail": "in the size sweep, every size fails (the bug does not depend on sizes or block alignment)",
+    "sweep_all_pass": "in the size sweep, every size passes (the bug needs larger sizes or special values)",
     "structured_fail": "a structured-input probe (ones, zeros, arange, one-hot) fails",
     "ones_fail": "the all-ones probe fails",
     "zeros_fail": "the all-zeros probe fails",

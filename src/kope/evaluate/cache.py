@@ -15,7 +15,8 @@ import threading
 import uuid
 from pathlib import Path
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""Bump when what a reference job records changes: older entries then stop matching."""
 
 
 def reference_key(task_sha: str, case_key: str, seed: int, trials: int, device: str) -> str:

@@ -3,7 +3,8 @@
 A shapes job executes a task under several sets of overrides and reports, for each, the shapes and
 dtypes of the inputs `get_inputs()` makes (built on PyTorch's meta device, so no data is allocated
 whatever the sizes), and, where asked, whether the reference runs on real inputs of those sizes and
-gives finite outputs.
+gives finite outputs. Meta probes may also build the reference `Model` and run it on the meta
+device, which gives the output shapes the same way.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ class ShapeProbe(BaseModel):
     """The task's source with the variant's overrides applied."""
     meta: bool = True
     """Build the inputs on PyTorch's meta device: shapes and dtypes without allocating any data."""
+    outputs: bool = False
+    """Meta probes: also build the model and run it on the meta device, for the output shapes."""
     reference: bool = False
     """Also build the inputs for real, run the reference on them and say whether its outputs are finite."""
     max_elements: int | None = None
@@ -27,8 +30,10 @@ class ShapeProbe(BaseModel):
 
 
 class ProbedInput(BaseModel):
+    """An input or output value: a tensor's shape and dtype, or the type of anything else."""
+
     type: str
-    """`tensor`, or the Python type name of an input that is not a tensor."""
+    """`tensor`, or the Python type name of a value that is not a tensor."""
     shape: list[int] | None = None
     dtype: str | None = None
 
@@ -37,6 +42,10 @@ class ShapeProbeResult(BaseModel):
     inputs: list[ProbedInput] | None = None
     numel: int | None = None
     """Elements of all input tensors together."""
+    outputs: list[ProbedInput] | None = None
+    """The reference's outputs, flattened (from the meta device, or from the real run)."""
+    output_error: str | None = None
+    """Why the meta device could not give the outputs."""
     ran: bool = False
     """The reference ran on real inputs."""
     finite: bool | None = None

@@ -149,6 +149,11 @@ class Observations(BaseModel):
     children_alive: int = 0
     tampered: list[str] = Field(default_factory=list)
     instrumentation_lost: list[str] = Field(default_factory=list)
+    reference_calls: list[TorchCall] = Field(default_factory=list)
+    """Calls into the interpreter's internals (frames, gc, imports of inspect, gc...) from the candidate."""
+    unwritten_outputs: list[str] = Field(default_factory=list)
+    """Outputs none of whose memory was written by the candidate's kernels (interpreter only)."""
+    cache_probe_error: str | None = None
     cache_probe: ValueMeta | None = None
     """Outputs of a call on the first trial's input storage refilled with the second trial's values."""
 

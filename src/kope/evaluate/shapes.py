@@ -2,9 +2,10 @@
 
 For each probe the task's source (overrides already applied) is executed as a fresh module, then
 `get_inputs()` runs under PyTorch's meta device, which gives every tensor's shape and dtype without
-allocating its data: a KernelBench input of billions of elements costs nothing to look at. Where the
-probe asks, and the inputs fit its element budget, the inputs are then built for real (seeded), the
-reference `Model` runs on them, and the job says whether every floating-point output is finite.
+allocating its data: a KernelBench input of billions of elements costs nothing to look at; where the
+probe asks, the reference `Model` is built and run there too, for the output shapes. Other probes
+build the inputs for real (seeded, small sizes) and, if they fit the element budget, run the
+reference on them and say whether every floating-point output is finite.
 
 The result file is rewritten after every probe, so a job cut short by its time limit still reports
 the probes it finished. Also here: the input transform of reference jobs (`x * scale + shift`).
@@ -102,6 +103,8 @@ def _probe(probe: ShapeProbe, spec: JobSpec, out_of_time: bool) -> ShapeProbeRes
         return report
     report.inputs = [_describe(value) for value in inputs]
     report.numel = sum(_numel(value) for value in inputs)
+    if probe.meta and probe.outputs:
+        _meta_outputs(module, inputs, path, report)
     if not probe.reference:
         report.seconds = time.perf_counter() - began
         return report
@@ -113,6 +116,19 @@ def _probe(probe: ShapeProbe, spec: JobSpec, out_of_time: bool) -> ShapeProbeRes
         _run_reference(module, probe, spec.device, path, report)
     report.seconds = time.perf_counter() - began
     return report
+
+
+def _meta_outputs(module: types.ModuleType, inputs: list[Any], path: str, report: ShapeProbeResult) -> None:
+    try:
+        with torch.device("meta"), torch.no_grad():
+            torch.manual_seed(_SEED)
+            model = module.Model(*module.get_init_inputs())
+            outputs = model(*inputs)
+    except Exception:
+        report.output_error = _failure("the reference on the meta device", path)
+        return
+    report.outputs = [_describe(value) for value in _flatten(outputs)]
+    report.output_numel = _numel(outputs)
 
 
 def _run_reference(
@@ -138,7 +154,16 @@ def _run_reference(
         return
     report.ran = True
     report.finite = _finite(outputs)
+    report.outputs = [_describe(value) for value in _flatten(outputs)]
     report.output_numel = _numel(outputs)
+
+
+def _flatten(value: Any) -> list[Any]:
+    if isinstance(value, list | tuple):
+        return [item for v in value for item in _flatten(v)]
+    if isinstance(value, dict):
+        return [item for v in value.values() for item in _flatten(v)]
+    return [value]
 
 
 def _describe(value: Any) -> ProbedInput:

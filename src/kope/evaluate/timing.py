@@ -16,14 +16,20 @@ from typing import Literal
 import torch
 
 _CACHE_BYTES = 256 * 1024 * 1024
+_median = statistics.median
+"""Taken when kope's worker starts, before any candidate code runs: patching statistics later is moot."""
 
 Method = Literal["cuda-events", "interpreter-wall", "cpu-wall"]
 
 
 def measure(
-    fn: Callable[[], object], *, device: str, interpreted: bool, budget_ms: float = 200.0
+    fn: Callable[[int], object], *, device: str, interpreted: bool, budget_ms: float = 200.0
 ) -> tuple[float, int, Method]:
-    """Median milliseconds of `fn()`, the number of timed runs, and the method used."""
+    """Median milliseconds of `fn(i)` over runs i = 0, 1, 2..., the number of timed runs, the method.
+
+    The run index lets the caller rotate between several input sets, so that a candidate caching
+    its last result cannot fake its time.
+    """
     if device.startswith("cuda"):
         median, runs = _cuda(fn, budget_ms)
         return median, runs, "cuda-events"
@@ -31,7 +37,12 @@ def measure(
     return median, runs, "interpreter-wall" if interpreted else "cpu-wall"
 
 
-def _cuda(fn: Callable[[], object], budget_ms: float) -> tuple[float, int]:
+def _cuda(call: Callable[[int], object], budget_ms: float) -> tuple[float, int]:
+    counter = iter(range(1 << 62))
+
+    def fn() -> object:
+        return call(next(counter))
+
     cache = torch.empty(_CACHE_BYTES // 4, dtype=torch.int32, device="cuda")
     fn()
     torch.cuda.synchronize()
@@ -57,16 +68,16 @@ def _cuda(fn: Callable[[], object], budget_ms: float) -> tuple[float, int]:
         torch.cuda.synchronize()
         finish.record()
     torch.cuda.synchronize()
-    return statistics.median(b.elapsed_time(f) for b, f in zip(starts, ends, strict=True)), runs
+    return _median(b.elapsed_time(f) for b, f in zip(starts, ends, strict=True)), runs
 
 
-def _wall(fn: Callable[[], object], budget_ms: float) -> tuple[float, int]:
+def _wall(fn: Callable[[int], object], budget_ms: float) -> tuple[float, int]:
     times: list[float] = []
     spent = 0.0
     while len(times) < 3 or (spent < budget_ms and len(times) < 50):
         began = time.perf_counter()
-        fn()
+        fn(len(times))
         elapsed = (time.perf_counter() - began) * 1000
         times.append(elapsed)
         spent += elapsed
-    return statistics.median(times), len(times)
+    return _median(times), len(times)

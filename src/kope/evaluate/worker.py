@@ -200,8 +200,7 @@ def _reference(spec: JobSpec, job_dir: Path) -> WorkerResult:
     if device.startswith("cuda"):
         result.device_name = torch.cuda.get_device_name()
     if spec.timing and first_inputs is not None:
-        args = first_inputs
-        result.timing_ms, result.timing_runs, result.timing_method = _time_forward(model, args, spec)
+        result.timing_ms, result.timing_runs, result.timing_method = _time_forward(model, [first_inputs], spec)
     return result
 
 
@@ -223,10 +222,10 @@ def _to_float64(value: Any) -> Any:
     return value
 
 
-def _time_forward(model: torch.nn.Module, args: list[Any], spec: JobSpec) -> tuple[float, int, Any]:
-    def call() -> object:
+def _time_forward(model: torch.nn.Module, input_sets: list[list[Any]], spec: JobSpec) -> tuple[float, int, Any]:
+    def call(index: int) -> object:
         with torch.no_grad():
-            return model(*args)
+            return model(*input_sets[index % len(input_sets)])
 
     interpreted = os.environ.get("TRITON_INTERPRET") == "1"
     return timing.measure(call, device=spec.device, interpreted=interpreted, budget_ms=spec.timing_budget_ms)
@@ -319,8 +318,8 @@ def _candidate(spec: JobSpec, job_dir: Path) -> WorkerResult:
     except Exception as exc:
         return _with_observations(_classified("load", exc, "constructing ModelNew failed"), monitor, diagnostics)
     result = WorkerResult(mode="candidate", loaded_parameters=loaded)
+    probes = monitor is not None and spec.integrity is not None
     pristine: list[list[Any]] = []
-    originals: list[Any] = []
     first_output: Any = None
     last_output: Any = None
     for index in range(len(spec.trial_seeds)):
@@ -339,19 +338,22 @@ def _candidate(spec: JobSpec, job_dir: Path) -> WorkerResult:
         if monitor is not None:
             monitor.check_call(inputs, before, output)
         try:
-            meta = tensors.save(job_dir / protocol.outputs_file(index), output, for_numpy=True)
+            with torch._C.DisableTorchFunctionSubclass():
+                meta = tensors.save(job_dir / protocol.outputs_file(index), output, for_numpy=True)
         except tensors.UnsupportedValueError as exc:
             failure = _candidate_error("shape", f"forward returned a value kope cannot compare: {exc}", False)
             return _with_observations(failure, monitor, diagnostics)
         result.trials.append(TrialRecord(index=index, outputs=meta, seconds=seconds))
         pristine.append(before)
         if index == 0:
-            originals, first_output = inputs, _detached_copy(output)
+            first_output = _detached_copy(output)
+            if probes and len(spec.trial_seeds) >= 2:
+                _cache_probe(spec, job_dir, model, monitor, inputs)
         last_output = output
-    if monitor is not None and spec.integrity is not None and pristine:
-        _integrity_probes(spec, job_dir, model, monitor, (originals, pristine), first_output, last_output)
+    if probes and pristine:
+        _ghost_replay(spec, model, monitor, pristine[0], first_output, last_output)
     if spec.timing and pristine:
-        _time_candidate(spec, result, model, pristine[0])
+        _time_candidate(spec, result, model, pristine)
     return _with_observations(result, monitor, diagnostics)
 
 
@@ -399,56 +401,58 @@ def _detached_copy(value: Any) -> Any:
     return value
 
 
-def _integrity_probes(
-    spec: JobSpec,
-    job_dir: Path,
-    model: torch.nn.Module,
-    monitor: Any,
-    trial_inputs: tuple[list[Any], list[list[Any]]],
-    first_output: Any,
-    last_output: Any,
-) -> None:
-    """Ghost replay (do the kernels matter?) and the caching probe (same storage, new contents).
+def _cache_probe(spec: JobSpec, job_dir: Path, model: torch.nn.Module, monitor: Any, originals: list[Any]) -> None:
+    """Right after the first trial: refill its input tensors in place with the second trial's values and
+    call forward again. A candidate that caches by storage, identity or last call returns a stale output,
+    which the parent finds by comparing with the second trial's reference."""
+    fresh = _as_device(tensors.load(job_dir / protocol.inputs_file(1)), spec.device)
+    observations = monitor.observations
+    try:
+        with torch.no_grad():
+            for target, values in zip(originals, fresh, strict=False):
+                if isinstance(target, torch.Tensor) and isinstance(values, torch.Tensor):
+                    target.copy_(values)
+            probe = model(*originals)
+        _synchronize(spec.device)
+        with torch._C.DisableTorchFunctionSubclass():
+            observations.cache_probe = tensors.save(job_dir / protocol.CACHE_PROBE_FILE, probe, for_numpy=True)
+    except Exception as exc:
+        observations.cache_probe_error = f"{type(exc).__name__}: {exc}"[:300]
 
-    `trial_inputs` holds the first trial's input tensors as the candidate saw them (their storage
-    is reused by the caching probe) and untouched copies of every trial's inputs.
-    """
+
+def _ghost_replay(
+    spec: JobSpec, model: torch.nn.Module, monitor: Any, inputs: list[Any], first_output: Any, last_output: Any
+) -> None:
+    """Run forward once more with every launch of the candidate's kernels turned into a no-op: if the
+    output is still the first trial's, the kernels do no work. Outputs the candidate may reuse are
+    poisoned first, so a buffer it returns again cannot pass for fresh work."""
     from kope.integrity.monitor import output_tensors, same_outputs
 
     assert spec.integrity is not None
-    originals, pristine = trial_inputs
-    observations = monitor.observations
-    informative = any(
-        t.numel() > 0 and not (t.is_floating_point() and bool(t.isnan().all())) for t in output_tensors(first_output)
-    )
-    if spec.integrity.ghost and informative:
-        with torch.no_grad():
-            for tensor in output_tensors(last_output):
-                tensor.fill_(float("nan") if tensor.is_floating_point() else -1)
-        try:
-            with torch.no_grad(), monitor.ghosted():
-                ghost = model(*copy.deepcopy(pristine[0]))
-            _synchronize(spec.device)
-            observations.ghost_unchanged = same_outputs(ghost, first_output)
-        except Exception:
-            observations.ghost_unchanged = False
-    if spec.integrity.cache_probe and len(pristine) >= 2:
-        with torch.no_grad():
-            for target, values in zip(originals, pristine[1], strict=False):
-                if isinstance(target, torch.Tensor) and isinstance(values, torch.Tensor):
-                    target.copy_(values.to(target.device))
-        try:
-            with torch.no_grad():
-                probe = model(*originals)
-            _synchronize(spec.device)
-            observations.cache_probe = tensors.save(job_dir / protocol.CACHE_PROBE_FILE, probe, for_numpy=True)
-        except Exception:
-            observations.cache_probe = None
+    with torch._C.DisableTorchFunctionSubclass():
+        informative = any(
+            t.numel() > 0 and not (t.is_floating_point() and bool(t.isnan().all()))
+            for t in output_tensors(first_output)
+        )
+    if not spec.integrity.ghost or not informative:
+        return
+    with torch.no_grad(), torch._C.DisableTorchFunctionSubclass():
+        for tensor in output_tensors(last_output):
+            tensor.fill_(float("nan") if tensor.is_floating_point() else -1)
+    try:
+        with torch.no_grad(), monitor.ghosted():
+            ghost = model(*copy.deepcopy(inputs))
+        _synchronize(spec.device)
+        monitor.observations.ghost_unchanged = same_outputs(ghost, first_output)
+    except Exception:
+        monitor.observations.ghost_unchanged = False
 
 
-def _time_candidate(spec: JobSpec, result: WorkerResult, model: torch.nn.Module, inputs: list[Any]) -> None:
+def _time_candidate(
+    spec: JobSpec, result: WorkerResult, model: torch.nn.Module, input_sets: list[list[Any]]
+) -> None:
     if spec.device.startswith("cuda"):
-        result.timing_ms, result.timing_runs, result.timing_method = _time_forward(model, inputs, spec)
+        result.timing_ms, result.timing_runs, result.timing_method = _time_forward(model, input_sets, spec)
         return
     durations = sorted(t.seconds for t in result.trials)
     result.timing_ms = durations[len(durations) // 2] * 1000

@@ -69,6 +69,36 @@ def kernel_not_launched(obs: Observations) -> Iterator[Finding]:
             severity="reject",
             message="with every kernel launch turned into a no-op the output was unchanged: the kernels do no work",
         )
+    for path in obs.unwritten_outputs:
+        yield Finding(
+            rule="kernel-not-launched",
+            severity="reject",
+            message=(
+                f"{path} holds data the candidate's kernels did not write (it is neither memory they stored to, "
+                "a copy of it, nor a fresh allocation)"
+            ),
+        )
+
+
+@_rule("reference-access")
+def reference_access(obs: Observations) -> Iterator[Finding]:
+    for call in obs.reference_calls:
+        yield Finding(
+            rule="reference-access",
+            severity="reject",
+            message=f"the candidate called {call.name} while it ran",
+            line=call.line,
+        )
+
+
+@_rule("output-caching")
+def output_caching(obs: Observations) -> Iterator[Finding]:
+    if obs.cache_probe_error:
+        yield Finding(
+            rule="output-caching",
+            severity="reject",
+            message=f"called again on the same input storage with new contents, forward raised: {obs.cache_probe_error}",
+        )
 
 
 @_rule("input-mutation")
@@ -139,7 +169,10 @@ def cache_probe_finding(case: str) -> Finding:
     return Finding(
         rule="output-caching",
         severity="reject",
-        message=f"case {case}: called again on the same input storage with new contents, it returned a stale output",
+        message=(
+            f"case {case}: called again on the same input storage refilled with other values, it returned an "
+            "output that does not match them (a cached or stale result)"
+        ),
     )
 
 

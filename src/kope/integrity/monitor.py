@@ -26,14 +26,17 @@ from __future__ import annotations
 import builtins
 import contextlib
 import functools
+import importlib
 import json
 import os
+import statistics
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy
 import torch
 from torch.overrides import TorchFunctionMode
 
@@ -42,6 +45,7 @@ from kope.integrity import policy
 
 _equal = torch.equal
 _uint8 = torch.uint8
+_getframe = sys._getframe
 
 
 def _watched() -> dict[str, Callable[[], object]]:
@@ -51,7 +55,6 @@ def _watched() -> dict[str, Callable[[], object]]:
         "torch.allclose": lambda: torch.allclose,
         "torch.equal": lambda: torch.equal,
         "torch.testing.assert_close": lambda: torch.testing.assert_close,
-        "torch.manual_seed": lambda: torch.manual_seed,
         "torch.Tensor.__eq__": lambda: torch.Tensor.__eq__,
         "torch.Tensor.to": lambda: torch.Tensor.to,
         "torch.Tensor.cpu": lambda: torch.Tensor.cpu,
@@ -75,12 +78,22 @@ def _watched() -> dict[str, Callable[[], object]]:
         "builtins.print": lambda: builtins.print,
         "builtins.type": lambda: builtins.type,
         "json.dumps": lambda: json.dumps,
-        "kope.worker.run_job": lambda: worker.run_job,
-        "kope.worker._candidate": lambda: worker._candidate,
-        "kope.tensors.save": lambda: tensors.save,
-        "kope.tensors.pack": lambda: tensors.pack,
-        "kope.timing.measure": lambda: timing.measure,
+        "numpy.allclose": lambda: numpy.allclose,
+        "numpy.array_equal": lambda: numpy.array_equal,
+        "numpy.testing.assert_allclose": lambda: numpy.testing.assert_allclose,
+        "builtins.__import__": lambda: builtins.__import__,
+        "importlib.import_module": lambda: importlib.import_module,
+        "sys._getframe": lambda: sys._getframe,
+        "statistics.median": lambda: statistics.median,
+        "kope.timing._median": lambda: timing._median,
     }
+    for module in (worker, tensors, timing, sys.modules[__name__]):
+        for name, value in vars(module).items():
+            if callable(value) and getattr(value, "__module__", None) == module.__name__:
+                watched[f"{module.__name__}.{name}"] = _getter(module, name)
+                for attribute, member in vars(value).items() if isinstance(value, type) else ():
+                    if callable(member):
+                        watched[f"{module.__name__}.{name}.{attribute}"] = _getter(value, attribute)
     with contextlib.suppress(ImportError):
         import triton.testing
         from triton.runtime.jit import JITFunction
@@ -94,6 +107,30 @@ def _watched() -> dict[str, Callable[[], object]]:
     return watched
 
 
+def _getter(owner: object, name: str) -> Callable[[], object]:
+    return lambda: owner.__dict__.get(name) if isinstance(owner, type) else getattr(owner, name, None)
+
+
+_REFERENCE_CALLS = {
+    ("sys", "_getframe"),
+    ("sys", "_current_frames"),
+    ("gc", "get_objects"),
+    ("gc", "get_referrers"),
+    ("gc", "get_referents"),
+    ("inspect", "currentframe"),
+}
+"""Functions that reach into the interpreter's state; a candidate calling them is looking for the harness.
+Each wrapper returns what the original would have returned to its caller (frames are not shifted)."""
+_FILLED_ALLOCATIONS = frozenset({
+    "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like",
+    "new_empty", "new_empty_strided", "new_zeros", "new_ones", "new_full",
+})
+"""Allocations whose contents are a fill (or poison), not data: an output the kernels never wrote but
+that is such an allocation is an honest bug (uninitialised or constant output), not a result brought
+in from elsewhere."""
+_REFERENCE_IMPORTS = frozenset({"gc", "inspect", "kope", "kope_task", "task", "__main__", "pickle", "marshal", "dill"})
+
+
 class _Recorder(TorchFunctionMode):
     def __init__(self, monitor: Monitor) -> None:
         super().__init__()
@@ -102,13 +139,28 @@ class _Recorder(TorchFunctionMode):
     def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
         monitor = self.monitor
-        if monitor.launch_depth == 0:
+        # Inside a launch PyTorch calls are the launcher's own, unless candidate code made them
+        # (under the interpreter a kernel body can call a Python helper).
+        name = ""
+        if monitor.launch_depth == 0 or _caller_file(1) == monitor.candidate_file:
             name = policy.short_name(func)
             if not policy.allowed(name, monitor.extra_allow):
                 monitor.record_call(name)
             elif name in ("to", "half", "bfloat16", "type"):
                 monitor.record_cast(name, args, kwargs)
-        return func(*args, **kwargs)
+        result = func(*args, **kwargs)
+        if name in policy.MOVES or name in policy.VIEWS:
+            monitor.record_movement(name, args, result)
+        elif name in _FILLED_ALLOCATIONS and isinstance(result, torch.Tensor):
+            monitor.record_fill(result)
+        return result
+
+
+def _caller_file(depth: int) -> str:
+    try:
+        return _getframe(depth + 1).f_code.co_filename
+    except ValueError:
+        return ""
 
 
 class Monitor:
@@ -127,12 +179,18 @@ class Monitor:
         self._identities: dict[str, object] = {}
         self._watched: dict[str, Callable[[], object]] = {}
         self._threads_before = 0
+        self._references: dict[tuple[str, int | None], int] = {}
+        self._stores: list[tuple[int, int]] = []
+        self._fills: list[tuple[int, int]] = []
+        self.interpreted = False
 
     # -- installation ----------------------------------------------------------------------
 
     def install(self) -> None:
         self._wrap_triton()
         self._wrap_extensions()
+        self._wrap_reference_access()
+        self._watch_stores()
         self._watched = _watched()
         self._identities = {name: get() for name, get in self._watched.items()}
         self._threads_before = threading.active_count()
@@ -173,6 +231,102 @@ class Monitor:
 
         return run
 
+    def _wrap_reference_access(self) -> None:
+        """Calls that inspect the interpreter, and imports of gc, inspect, kope..., made by candidate code."""
+        import gc
+        import inspect
+
+        modules = {"sys": sys, "gc": gc, "inspect": inspect}
+        for module_name, function_name in _REFERENCE_CALLS:
+            module = modules[module_name]
+            original = getattr(module, function_name, None)
+            if original is not None:
+                setattr(module, function_name, self._reference_wrapper(f"{module_name}.{function_name}", original))
+        original_import = builtins.__import__
+        monitor = self
+
+        @functools.wraps(original_import)
+        def guarded_import(name: str, *args: Any, **kwargs: Any) -> Any:
+            if name.split(".")[0] in _REFERENCE_IMPORTS and _caller_file(1) == monitor.candidate_file:
+                monitor.record_reference(f"import {name}")
+            return original_import(name, *args, **kwargs)
+
+        builtins.__import__ = guarded_import
+        original_import_module = importlib.import_module
+
+        @functools.wraps(original_import_module)
+        def guarded_import_module(name: str, package: str | None = None) -> Any:
+            if name.split(".")[0] in _REFERENCE_IMPORTS and _caller_file(1) == monitor.candidate_file:
+                monitor.record_reference(f"import {name}")
+            return original_import_module(name, package)
+
+        importlib.import_module = guarded_import_module
+
+    def _reference_wrapper(self, label: str, original: Callable[..., Any]) -> Callable[..., Any]:
+        monitor = self
+
+        @functools.wraps(original)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if _caller_file(1) == monitor.candidate_file:
+                monitor.record_reference(label)
+            if label == "sys._getframe":
+                depth = args[0] if args else kwargs.get("depth", 0)
+                return original(depth + 1)
+            if label == "inspect.currentframe":
+                return _getframe(1)
+            return original(*args, **kwargs)
+
+        return wrapper
+
+    def record_reference(self, label: str) -> None:
+        key = (label, self._candidate_line())
+        self._references[key] = self._references.get(key, 0) + 1
+
+    def _watch_stores(self) -> None:
+        """Under the interpreter, remember which memory the candidate's kernels stored to."""
+        try:
+            from triton.runtime import interpreter
+        except ImportError:
+            return
+        self.interpreted = os.environ.get("TRITON_INTERPRET") == "1"
+        builder = interpreter.InterpreterBuilder
+        monitor = self
+        for method in ("create_masked_store", "create_atomic_rmw", "create_atomic_cas"):
+            original = getattr(builder, method, None)
+            if original is None:
+                continue
+
+            def wrapped(*args: Any, _original: Callable[..., Any] = original, _method: str = method) -> Any:
+                pointer = args[2] if _method == "create_atomic_rmw" else args[1]
+                monitor.record_store(pointer)
+                return _original(*args)
+
+            setattr(builder, method, functools.wraps(original)(wrapped))
+
+    def record_movement(self, name: str, args: Any, result: Any) -> None:
+        """Memory that data movement (contiguous, reshape, clone, copy_...) filled from kernel-written
+        memory counts as kernel-written too."""
+        if not self._stores:
+            return
+        source = args[1] if name == "copy_" and len(args) > 1 else (args[0] if args else None)
+        target = args[0] if name == "copy_" and args else result
+        if not isinstance(source, torch.Tensor) or not isinstance(target, torch.Tensor):
+            return
+        low, high = _memory(source)
+        if any(low < end and start < high for start, end in self._stores):
+            self._stores.append(_memory(target))
+
+    def record_fill(self, tensor: torch.Tensor) -> None:
+        if tensor.numel():
+            self._fills.append(_memory(tensor))
+
+    def record_store(self, pointer: Any) -> None:
+        data = getattr(pointer, "data", None)
+        if data is None or not getattr(data, "size", 0):
+            return
+        addresses = data.astype("uint64")
+        self._stores.append((int(addresses.min()), int(addresses.max()) + 1))
+
     def _wrap_extensions(self) -> None:
         from torch.utils import cpp_extension
 
@@ -192,7 +346,7 @@ class Monitor:
     # -- recording -------------------------------------------------------------------------
 
     def _candidate_line(self) -> int | None:
-        frame = sys._getframe(2)
+        frame = _getframe(2)
         while frame is not None:
             if frame.f_code.co_filename == self.candidate_file:
                 return frame.f_lineno
@@ -215,7 +369,7 @@ class Monitor:
                 return
             target = str(dtype).removeprefix("torch.")
         if target in policy.HALF_DTYPES:
-            key = (f"{name} -> {target}", self._candidate_line())
+            key = (f".{name}(): float32 -> {target}", self._candidate_line())
             self._casts[key] = self._casts.get(key, 0) + 1
 
     # -- forward ---------------------------------------------------------------------------
@@ -224,6 +378,8 @@ class Monitor:
     def forward(self) -> Iterator[None]:
         """Wrap one real forward call: counts its launches and records its PyTorch calls."""
         self.launches = 0
+        self._stores = []
+        self._fills = []
         recorder = _Recorder(self)
         with recorder:
             yield
@@ -247,15 +403,23 @@ class Monitor:
             changed = isinstance(now, torch.Tensor) and isinstance(then, torch.Tensor) and not _same_bits(now, then)
             if changed and index not in self.observations.mutated_inputs:
                 self.observations.mutated_inputs.append(index)
-        input_storages = {_storage(t) for t in inputs if isinstance(t, torch.Tensor)}
+        input_ranges = [_memory(t) for t in inputs if isinstance(t, torch.Tensor) and t.numel()]
         for path, leaf in _leaves(output):
             if type(leaf) is not torch.Tensor:
                 kind = f"{path}: {type(leaf).__module__}.{type(leaf).__qualname__}"
                 if isinstance(leaf, torch.Tensor) and kind not in self.observations.output_types:
                     self.observations.output_types.append(kind)
                 continue
-            if leaf.numel() and _storage(leaf) in input_storages and path not in self.observations.aliased_outputs:
+            if not leaf.numel():
+                continue
+            start, end = _memory(leaf)
+            if any(start < high and low < end for low, high in input_ranges) and path not in self.observations.aliased_outputs:
                 self.observations.aliased_outputs.append(path)
+            written = any(start < high and low < end for low, high in self._stores)
+            filled = any(low <= start and end <= high for low, high in self._fills)
+            foreign = not written and not filled
+            if self.interpreted and self.launches and foreign and path not in self.observations.unwritten_outputs:
+                self.observations.unwritten_outputs.append(path)
         self.observations.threads_alive = max(
             self.observations.threads_alive, threading.active_count() - self._threads_before
         )
@@ -271,6 +435,9 @@ class Monitor:
         obs.kernels = dict(self.kernels)
         obs.torch_calls = [TorchCall(name=n, line=line, count=c) for (n, line), c in sorted(self._calls.items(), key=str)]
         obs.downcasts = [TorchCall(name=n, line=line, count=c) for (n, line), c in sorted(self._casts.items(), key=str)]
+        obs.reference_calls = [
+            TorchCall(name=n, line=line, count=c) for (n, line), c in sorted(self._references.items(), key=str)
+        ]
         for name, get in self._watched.items():
             try:
                 current = get()
@@ -329,16 +496,20 @@ def _leaves(value: Any, path: str = "output") -> Iterator[tuple[str, Any]]:
         yield path, value
 
 
-def _storage(tensor: torch.Tensor) -> int:
-    return int(tensor.untyped_storage().data_ptr())
+def _memory(tensor: torch.Tensor) -> tuple[int, int]:
+    """The bytes a tensor's storage spans (a view's storage is its base's)."""
+    with torch._C.DisableTorchFunctionSubclass():
+        storage = tensor.untyped_storage()
+        return int(storage.data_ptr()), int(storage.data_ptr()) + int(storage.nbytes())
 
 
 def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    if a.numel() == 0:
-        return True
-    return bool(_equal(a.detach().contiguous().view(_uint8), b.detach().contiguous().view(_uint8)))
+    with torch._C.DisableTorchFunctionSubclass():
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        if a.numel() == 0:
+            return True
+        return bool(_equal(a.detach().contiguous().view(_uint8), b.detach().contiguous().view(_uint8)))
 
 
 def same_outputs(a: Any, b: Any) -> bool:
@@ -348,7 +519,9 @@ def same_outputs(a: Any, b: Any) -> bool:
         return False
     for (_, x), (_, y) in zip(left, right, strict=True):
         if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
-            if not _same_bits(x.detach().cpu(), y.detach().cpu()):
+            with torch._C.DisableTorchFunctionSubclass():
+                x, y = x.detach().cpu(), y.detach().cpu()
+            if not _same_bits(x, y):
                 return False
         elif x != y:
             return False

@@ -113,9 +113,6 @@ QUERIES = frozenset(
         "__format__",
         "__str__",
         "__hash__",
-        "__dlpack__",
-        "__dlpack_device__",
-        "__cuda_array_interface__",
         "__get__",
         "__set__",
         "_version",
@@ -172,7 +169,7 @@ def allowed(name: str, extra: frozenset[str] = frozenset()) -> bool:
     return name in ALLOWED or name in extra
 
 
-TIMER_NAMES = ("time.", "torch.cuda.Event", "torch.cuda.synchronize", "do_bench", "kope.timing")
+TIMER_NAMES = ("time.", "torch.cuda.Event", "torch.cuda.synchronize", "do_bench", "kope.timing", "statistics.")
 
 
 def is_timer(name: str) -> bool:

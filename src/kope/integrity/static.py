@@ -71,7 +71,7 @@ NON_TORCH_ROOTS = frozenset(
 )
 WATCHED_ROOTS = frozenset(
     {"torch", "triton", "numpy", "builtins", "sys", "os", "time", "kope", "safetensors", "math", "json", "gc",
-     "importlib", "inspect", "functools"}
+     "importlib", "inspect", "functools", "statistics"}
 )
 TIMER_WORDS = ("time", "Event", "elapsed", "synchronize", "perf_counter", "monotonic", "do_bench", "Timer", "clock")
 REFERENCE_MODULES = frozenset({"gc", "inspect", "importlib", "pickle", "marshal", "dill", "cloudpickle", "kope",
@@ -271,6 +271,16 @@ def torch_compute(module: _Module, ctx: StaticContext) -> Iterator[Finding]:
             target = module.resolve(call.args[0]) or ""
             if target.startswith("torch") and not isinstance(call.args[1], ast.Constant):
                 yield _finding("torch-compute", "reject", "looks up a torch function by a computed name", call)
+    host_functions = module.own_functions - set(module.kernels)
+    for node in module.kernel_nodes():
+        if isinstance(node, ast.Call):
+            path = module.resolve(node.func) or ""
+            called = node.func.id if isinstance(node.func, ast.Name) else None
+            if path.split(".")[0] == "torch" or (called in host_functions):
+                yield _finding(
+                    "torch-compute", "reject",
+                    f"a kernel body calls host code ({path or called}): it cannot run on a GPU", node,
+                )
 
 
 def _is_self(node: ast.expr) -> bool:
@@ -279,18 +289,31 @@ def _is_self(node: ast.expr) -> bool:
 
 @_rule("fallback-branch")
 def fallback_branch(module: _Module, ctx: StaticContext) -> Iterator[Finding]:
-    helpers = module.launching_helpers()
+    """A try/except that swallows a failure of the code it guards, or contextlib.suppress around it.
+
+    In a kernel file nothing should be allowed to fail quietly: a launch that fails must fail, and
+    the code after it must not be a second way to the answer.
+    """
     for node in module.python_nodes():
-        if not isinstance(node, ast.Try):
-            continue
-        if not (module.launches(node.body) or _calls_any(node.body, helpers)):
-            continue
-        for handler in node.handlers:
-            if not all(isinstance(stmt, ast.Raise) for stmt in handler.body):
-                yield _finding(
-                    "fallback-branch", "reject", "a try/except around a kernel launch does something else on failure",
-                    handler,
-                )
+        if isinstance(node, ast.Try | ast.TryStar):
+            guarded = any(isinstance(inner, ast.Call) for stmt in node.body for inner in ast.walk(stmt))
+            if not guarded:
+                continue
+            for handler in node.handlers:
+                if not all(isinstance(stmt, ast.Raise) for stmt in handler.body):
+                    yield _finding(
+                        "fallback-branch", "reject",
+                        "a try/except around the computation does something other than re-raise on failure",
+                        handler,
+                    )
+        elif isinstance(node, ast.With | ast.AsyncWith):
+            for item in node.items:
+                expr = item.context_expr
+                path = module.resolve(expr.func if isinstance(expr, ast.Call) else expr) or ""
+                if path in ("contextlib.suppress", "contextlib.nullcontext.suppress") or path.endswith(".suppress"):
+                    yield _finding(
+                        "fallback-branch", "reject", "contextlib.suppress hides failures of the computation", node
+                    )
 
 
 @_rule("kernel-not-launched")
@@ -373,6 +396,20 @@ def reference_access(module: _Module, ctx: StaticContext) -> Iterator[Finding]:
             path = module.resolve(node if isinstance(node, ast.Attribute) else node.func) or ""
             if path in ("sys._getframe", "sys.modules", "sys._current_frames", "sys.meta_path", "sys.path_hooks"):
                 yield _finding("reference-access", "reject", f"uses {path}", node)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args:
+            owner = module.resolve(node.args[0]) or ""
+            is_module = bool(owner) and owner.split(".")[0] in WATCHED_ROOTS | {"numpy", "triton"}
+            if node.func.id in ("getattr", "setattr", "hasattr", "delattr") and len(node.args) >= 2 and is_module:
+                if not isinstance(node.args[1], ast.Constant):
+                    yield _finding(
+                        "reference-access", "reject", f"looks up an attribute of {owner} by a computed name", node
+                    )
+            elif node.func.id == "vars" and is_module:
+                yield _finding("reference-access", "reject", f"reaches into the namespace of {owner} with vars()", node)
+        if isinstance(node, ast.Attribute) and node.attr == "__dict__":
+            owner = module.resolve(node.value) or ""
+            if owner and owner.split(".")[0] in WATCHED_ROOTS | {"numpy", "triton"}:
+                yield _finding("reference-access", "reject", f"reaches into the namespace of {owner} (__dict__)", node)
 
 
 @_rule("harness-tamper")
@@ -395,7 +432,9 @@ def harness_tamper(module: _Module, ctx: StaticContext) -> Iterator[Finding]:
             if isinstance(func, ast.Name) and func.id in ("setattr", "delattr") and node.args:
                 owner = module.resolve(node.args[0]) or ""
                 if owner.split(".")[0] in WATCHED_ROOTS:
-                    yield _tamper_finding(f"{owner}.<attribute>", node)
+                    literal = node.args[1] if len(node.args) > 1 else None
+                    name = literal.value if isinstance(literal, ast.Constant) and isinstance(literal.value, str) else "<attribute>"
+                    yield _tamper_finding(f"{owner}.{name}", node)
             elif path.startswith(TORCH_TAMPER_PREFIXES) or path in (
                 "sys.settrace", "sys.setprofile", "threading.settrace", "threading.setprofile", "os.putenv",
                 "os.unsetenv",
@@ -416,12 +455,28 @@ def _target_path(module: _Module, target: ast.expr) -> str | None:
         return None
     if isinstance(target, ast.Subscript):
         owner = module.resolve(target.value) or ""
-        return owner if owner in ("os.environ", "sys.modules") else None
+        if owner in ("os.environ", "sys.modules"):
+            return owner
+        namespace = _namespace_of(module, target.value)
+        if namespace is not None:
+            key = target.slice.value if isinstance(target.slice, ast.Constant) else None
+            return f"{namespace}.{key if isinstance(key, str) else '<attribute>'}"
+        return None
     if isinstance(target, ast.Attribute):
         path = module.resolve(target)
         if path and path.split(".")[0] in WATCHED_ROOTS and not path.startswith("torch.backends."):
             return path
     return None
+
+
+def _namespace_of(module: _Module, node: ast.expr) -> str | None:
+    """The watched module whose namespace `node` is: `vars(np)`, `np.__dict__`."""
+    owner = None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars" and node.args:
+        owner = module.resolve(node.args[0])
+    elif isinstance(node, ast.Attribute) and node.attr == "__dict__":
+        owner = module.resolve(node.value)
+    return owner if owner and owner.split(".")[0] in WATCHED_ROOTS else None
 
 
 def _tamper_finding(path: str, node: ast.AST) -> Finding:

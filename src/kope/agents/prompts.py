@@ -1,0 +1,93 @@
+"""Build the messages of a repair step from templates, within the token budget."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+
+import jinja2
+
+from kope.agents.context import Packed, Section, pack
+from kope.diagnose.diagnoser import Diagnosis
+from kope.models.base import Message
+from kope.models.tokens import count_messages
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("kope.agents", "prompts"),
+        autoescape=False,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+
+
+def render(template: str, **values: object) -> str:
+    return _environment().get_template(template).render(**values)
+
+
+@dataclass
+class StepContext:
+    """What the model may be told at one step."""
+
+    reference: str
+    kernel: str
+    diagnosis: Diagnosis | None = None
+    history: list[str] = field(default_factory=list)
+    feedback: list[str] = field(default_factory=list)
+    instrumentation: list[str] = field(default_factory=list)
+
+
+def _hypotheses(diagnosis: Diagnosis, count: int, with_evidence: bool) -> str:
+    lines: list[str] = []
+    for rank, hypothesis in enumerate(diagnosis.hypotheses[:count], start=1):
+        lines.append(f"{rank}. {hypothesis.pattern}: {hypothesis.title} (score {hypothesis.score:.2f})")
+        if with_evidence:
+            lines += [f"   - {item}" for item in hypothesis.evidence[:4]]
+        if hypothesis.fix:
+            lines.append("   Fix: " + " ".join(hypothesis.fix.split()))
+    return "\n".join(lines)
+
+
+def sections(context: StepContext) -> list[Section]:
+    items = [
+        Section("reference", "The PyTorch reference (the task)", (f"```python\n{context.reference.rstrip()}\n```",),
+                priority=100, required=True),
+        Section("kernel", "The current kernel", (f"```python\n{context.kernel.rstrip()}\n```",),
+                priority=100, required=True),
+    ]
+    if context.feedback:
+        items.append(Section("feedback", "About your last reply", ("\n".join(context.feedback),), priority=90,
+                             required=True))
+    if context.instrumentation:
+        items.append(Section("instrumentation", "Instrumentation you asked for", (
+            "\n\n".join(context.instrumentation), "\n\n".join(t[:1500] for t in context.instrumentation), ""),
+            priority=80))
+    diagnosis = context.diagnosis
+    if diagnosis is not None:
+        summary = diagnosis.summary()
+        short = "\n".join(summary.splitlines()[:8])
+        items.append(Section("diagnosis", "What is wrong (measured on the cases you are shown)",
+                             (summary, short), priority=70, required=False))
+        if diagnosis.hypotheses:
+            items.append(Section("hypotheses", "Likely bugs, from kope's knowledge base", (
+                _hypotheses(diagnosis, 3, True), _hypotheses(diagnosis, 3, False), _hypotheses(diagnosis, 1, False), ""),
+                priority=60))
+    if context.history:
+        items.append(Section("history", "Earlier attempts", (
+            "\n".join(context.history[-6:]), "\n".join(context.history[-2:]), ""), priority=40))
+    return items
+
+
+def build(context: StepContext, budget: int) -> tuple[list[Message], Packed]:
+    """The system and user messages for one step, never over `budget` tokens (exact count)."""
+    system = Message(role="system", content=render("system.j2"))
+
+    def messages_for(included: Sequence[tuple[Section, str]]) -> list[Message]:
+        body = render("repair.j2", sections=[{"title": s.title, "text": text} for s, text in included])
+        return [system, Message(role="user", content=body.strip() + "\n")]
+
+    packed = pack(sections(context), budget, lambda included: count_messages(messages_for(included)))
+    return messages_for(packed.sections), packed

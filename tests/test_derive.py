@@ -1,0 +1,175 @@
+"""Derived cases: kope finds what sizes a single-shape task's inputs and derives valid, varied cases."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import FIXTURES, SCALE_GOOD, SCALE_TASK
+from safetensors.numpy import load_file
+from typer.testing import CliRunner
+
+from kope.cli import app
+from kope.derive import CPU_MAX_ELEMENTS, Derivation, odd_size, prime_sizes, size_roots
+from kope.errors import ReferenceError_
+from kope.evaluate import EvalOptions, Evaluator
+from kope.evaluate.cache import reference_key
+from kope.ops import get_op
+from kope.task import build_cases, load_task
+
+DERIVE = FIXTURES / "derive"
+ROWS = DERIVE / "rows.py"
+
+
+def derivation(evaluator: Evaluator, path: Path, **options: object) -> Derivation:
+    return evaluator.derivation(load_task(path), EvalOptions(**options))
+
+
+def kept(result: Derivation) -> dict[str, dict[str, object]]:
+    return {c.name: c.overrides for c in result.kept}
+
+
+def test_a_task_that_fits_keeps_its_own_sizes_visible_and_derives_hidden_variants(evaluator: Evaluator) -> None:
+    result = derivation(evaluator, ROWS)
+    assert result.error is None and result.probe == "meta"
+    assert {p.name: p.sizes_inputs for p in result.parameters} == {"batch": True, "dim": True}
+    assert kept(result) == {
+        "original": {},
+        "odd": {"batch": 7, "dim": 299},
+        "prime": {"batch": 7, "dim": 239},
+        "one": {"batch": 1, "dim": 1},
+        "scaled": {},
+        "shifted": {},
+    }
+    assert [c.name for c in result.kept if c.visible] == ["original"]
+    assert {c.name: c.inputs is not None for c in result.kept} == {
+        "original": False, "odd": False, "prime": False, "one": False, "scaled": True, "shifted": True,
+    }
+    cases = evaluator.cases(load_task(ROWS))
+    assert [(c.name, c.visible) for c in cases][:2] == [("original", True), ("odd", False)]
+    assert sum(c.visible for c in cases) == 1 and len(cases) == 6
+    assert evaluator.derivation(load_task(ROWS), EvalOptions()) is result, "cached per task, device and budget"
+
+
+def test_baked_in_shape_passes_the_visible_case_and_fails_a_hidden_one(evaluator: Evaluator) -> None:
+    options = EvalOptions(trials=1, timeout_s=30)
+    good = evaluator.evaluate(ROWS, DERIVE / "rows_good.py", options=options)
+    assert good.status == "pass", [(c.name, c.error) for c in good.cases if not c.passed]
+    assert len(good.cases) == 6
+    baked = evaluator.evaluate(ROWS, DERIVE / "rows_baked.py", options=options)
+    visible = [c for c in baked.cases if c.visible]
+    hidden = [c for c in baked.cases if not c.visible]
+    assert [c.name for c in visible] == ["original"] and visible[0].passed
+    assert not all(c.passed for c in hidden) and baked.status != "pass"
+    data = json.loads(baked.model_dump_json())
+    assert [(c["name"], c["visible"]) for c in data["cases"]][:2] == [("original", True), ("odd", False)]
+    assert data["cases"][1]["overrides"] == {"batch": 7, "dim": 299}
+    assert data["cases"][4]["inputs"] == {"scale": 4.0, "shift": 0.0}
+
+
+def test_kernelbench_style_globals_are_sized_or_left_alone(evaluator: Evaluator) -> None:
+    result = derivation(evaluator, DERIVE / "pool.py")
+    assert result.error is None
+    parameters = {p.name: p for p in result.parameters}
+    assert {name for name, p in parameters.items() if p.sizes_inputs} == {"batch_size", "input_shape"}
+    assert parameters["kernel_size"].reason == "does not change the input shapes"
+    assert parameters["unused"].reason == "does not change the input shapes"
+    assert parameters["dim"].reason == "not a positive size"
+    assert "scale" not in parameters, "floats are not sizes"
+    assert result.original_numel == 16 * 8 * 4000 and result.original_output_numel == 16 * 8
+    names = kept(result)
+    assert {"shrunk", "odd", "prime", "one-partial", "scaled", "shifted"} == set(names)
+    assert [c.name for c in result.kept if c.visible] == ["shrunk"]
+    for case in result.kept:
+        assert set(case.overrides) == {"batch_size", "input_shape"}
+        assert case.numel is not None and case.numel <= CPU_MAX_ELEMENTS
+    dropped = {c.name: c.reason for c in result.candidates if not c.kept}
+    assert "over the budget" in dropped["original"]
+    assert "Output size is too small" in dropped["one"] or "too small" in dropped["one"]
+    assert names["one-partial"]["batch_size"] == 1 and names["one-partial"]["input_shape"][:1] == [1]
+
+
+def test_the_budget_shrinks_and_every_variant_fits(evaluator: Evaluator) -> None:
+    result = derivation(evaluator, ROWS, max_elements=1000)
+    assert [c.name for c in result.kept if c.visible] == ["shrunk"]
+    assert all(max(c.numel or 0, c.output_numel or 0) <= 1000 for c in result.kept)
+    assert kept(result)["shrunk"] == {"batch": 8, "dim": 124}, "small sizes kept, the large one shrunk to fit"
+
+
+def test_get_inputs_the_meta_device_cannot_run_is_probed_at_small_sizes(evaluator: Evaluator) -> None:
+    result = derivation(evaluator, DERIVE / "item_inputs.py")
+    assert result.probe == "small" and result.original_estimated
+    assert result.original_numel == 1024 * 96
+    assert {p.name for p in result.parameters if p.sizes_inputs} == {"rows", "cols"}
+    assert len(result.kept) >= 3 and [c.name for c in result.kept if c.visible] == ["original"]
+
+
+def test_size_roots_follow_expressions_and_skip_derived_names(tmp_path: Path) -> None:
+    source = (
+        "import torch\nN = 2048 * 2\nM = N // 2\nshape = (N, 4)\nK = (3, 3)\naxis = -1\n_private = 5\n"
+        "flag = True\neps = 1e-5\na, b = 1, 2\nC = 3\nC += 1\nclass Model: pass\n"
+        "def get_inputs(): return []\ndef get_init_inputs(): return []\n"
+    )
+    path = tmp_path / "task.py"
+    path.write_text(source)
+    scope: dict[str, object] = {}
+    exec(source, scope)
+    sizes = {k: v for k, v in scope.items() if isinstance(v, int | tuple)}
+    assert size_roots(load_task(path), sizes) == {"N": 4096, "K": (3, 3), "axis": -1}
+
+
+def test_variant_sizes() -> None:
+    assert [odd_size(v) for v in (1, 2, 3, 4, 64, 1000, 387)] == [1, 3, 3, 3, 63, 999, 385]
+    primes = prime_sizes({"M": 4096, "N": 4096, "K": 2})
+    assert primes["K"] == 2 and primes["M"] != primes["N"]
+    assert all(v in (3271, 3259) for k, v in primes.items() if k != "K")
+    tied = prime_sizes({"M": 4096, "N": 4096, "K": 5}, distinct=False)
+    assert tied == {"M": 3271, "N": 3271, "K": 3}
+    assert odd_size(2, grow=False) == 1
+
+
+def test_input_distribution_reaches_reference_and_candidate(evaluator: Evaluator) -> None:
+    task = load_task(SCALE_TASK)
+    cases = build_cases(task, [{"N": 1000}, {"N": 1000, "name": "big", "inputs": {"scale": 100.0, "shift": 1.0}}])
+    assert cases[1].key() != cases[0].key()
+    options = EvalOptions(trials=1, timeout_s=30)
+    good = evaluator.evaluate(task, SCALE_GOOD, options=options, cases=cases)
+    assert good.status == "pass" and good.cases[1].inputs is not None
+    entry = evaluator.cache.root / reference_key(task.sha256, cases[1].key(), 0, 1, "cpu")
+    values = np.concatenate([v.ravel() for v in load_file(str(entry / "inputs_0.safetensors")).values()])
+    assert 50 < float(values.std()) < 200 and 0 < float(values.mean()) < 10
+    sniffer = evaluator.evaluate(task, DERIVE / "sniffer.py", options=options, cases=cases)
+    assert [c.passed for c in sniffer.cases] == [True, False]
+
+
+def test_set_applies_on_top_of_derived_cases(evaluator: Evaluator) -> None:
+    cases = evaluator.cases(load_task(ROWS), set_overrides={"dim": 33})
+    assert all(c.overrides["dim"] == 33 for c in cases)
+    assert [c.name for c in cases] == ["dim=33", "batch=7,dim=33", "batch=1,dim=33", "dim=33,x*4", "dim=33,x-0.5"]
+    assert [c.visible for c in cases] == [True, False, False, False, False]
+
+
+def test_a_broken_reference_is_still_a_task_error(tmp_path: Path, evaluator: Evaluator) -> None:
+    broken = tmp_path / "broken.py"
+    broken.write_text(ROWS.read_text().replace("return torch.sum(x, dim=1)", "raise RuntimeError('broken reference')"))
+    result = derivation(evaluator, broken)
+    assert result.kept == [] and result.error is not None and "broken reference" in result.error
+    with pytest.raises(ReferenceError_, match="broken reference"):
+        evaluator.evaluate(broken, DERIVE / "rows_good.py", options=EvalOptions(trials=1))
+
+
+def test_kope_cases_command() -> None:
+    runner = CliRunner()
+    derived = runner.invoke(app, ["cases", str(ROWS), "--json", "--device", "cpu"])
+    assert derived.exit_code == 0, derived.output
+    payload = json.loads(derived.stdout)
+    assert payload["source"] == "derived" and len(payload["cases"]) == 6
+    assert payload["cases"][0] == {"name": "original", "visible": True, "overrides": {}, "inputs": None}
+    assert {c["name"]: c["kept"] for c in payload["derivation"]["candidates"]}["original"]
+    readable = runner.invoke(app, ["cases", str(DERIVE / "pool.py"), "--device", "cpu", "--max-elements", "5000"])
+    assert readable.exit_code == 0, readable.output
+    assert "dropped" in readable.stdout and "kernel_size" in readable.stdout
+    declared = runner.invoke(app, ["cases", str(get_op("softmax").task_path), "--json", "--device", "cpu"])
+    assert json.loads(declared.stdout)["source"] == "get_cases"
