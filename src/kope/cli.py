@@ -374,6 +374,151 @@ def trace_command(
     raise typer.Exit(0 if hits else 1)
 
 
+ModelOpt = Annotated[
+    str,
+    typer.Option(
+        "--model",
+        help="offline (kope's recipes: no network, no tokens), openai:MODEL, anthropic:MODEL or replay:FILE.",
+    ),
+]
+BaseUrlOpt = Annotated[
+    str | None,
+    typer.Option("--base-url", help="Endpoint of an OpenAI-compatible server (vLLM, SGLang, Ollama...)."),
+]
+
+
+@app.command("debug")
+def debug_command(
+    task: Annotated[Path, typer.Argument(help="Task file in KernelBench format.")],
+    candidate: Annotated[Path, typer.Argument(help="The near-miss kernel to repair (defines ModelNew).")],
+    model: ModelOpt = "offline",
+    out_path: Annotated[
+        Path | None,
+        typer.Option("--out", help="Where to write the repaired kernel (default: CANDIDATE.repaired.py)."),
+    ] = None,
+    as_json: JsonOpt = False,
+    device: DeviceOpt = "auto",
+    base_url: BaseUrlOpt = None,
+    max_iterations: Annotated[int, typer.Option("--max-iterations", min=1, help="Model calls at most.")] = 8,
+    budget_tokens: Annotated[int, typer.Option("--budget-tokens", min=1, help="Prompt + completion tokens at most.")] = 200_000,
+    budget_seconds: Annotated[float, typer.Option("--budget-seconds", min=1, help="Wall-clock budget.")] = 1800.0,
+    prompt_tokens: Annotated[int, typer.Option("--prompt-tokens", min=1000, help="Token budget of one prompt.")] = 12_000,
+    recipes_first: Annotated[
+        bool, typer.Option("--recipes-first", help="With an LLM: try the knowledge base's recipes before spending tokens.")
+    ] = False,
+    record: Annotated[
+        Path | None, typer.Option("--record", help="Record every model exchange to this JSONL file (replay:FILE).")
+    ] = None,
+    transcript: Annotated[
+        Path | None, typer.Option("--transcript", help="Write the transcript here (default: OUT.transcript.jsonl).")
+    ] = None,
+    no_probes: Annotated[bool, typer.Option("--no-probes", help="Diagnose without probes (faster, less evidence).")] = False,
+) -> None:
+    """Repair a near-miss kernel: diagnose, ask the model for an edit, evaluate, repeat, bounded.
+
+    A version counts as repaired only when it passes every case (hidden ones too) and the integrity
+    gates. Exit status: 0 repaired, 1 unrepaired or rejected, 2 error.
+    """
+    from kope.agents import DebugConfig, Limits
+    from kope.agents.debug import DebugLoop
+    from kope.device import resolve_device
+    from kope.evaluate import EvalOptions, Evaluator
+    from kope.models import load_model
+    from kope.task import load_task
+
+    target = out_path or candidate.with_name(candidate.stem + ".repaired.py")
+    transcript = transcript or target.with_suffix(".transcript.jsonl")
+    with _errors_reported(as_json):
+        try:
+            resolved = resolve_device(device)
+        except ValueError as exc:
+            _fail(str(exc), as_json=as_json)
+        loaded = load_task(task)
+        chosen = load_model(model, base_url=base_url, record=record)
+        config = DebugConfig(
+            limits=Limits(max_iterations=max_iterations, max_tokens=budget_tokens, max_seconds=budget_seconds),
+            prompt_budget=prompt_tokens,
+            recipes_first=recipes_first,
+            probes=not no_probes,
+            options=EvalOptions(device=resolved),
+        )
+
+        def show(step: object) -> None:
+            from kope.agents.debug import Step
+
+            if isinstance(step, Step) and not as_json:
+                tokens = step.tokens.prompt + step.tokens.completion
+                err.print(
+                    f"[bold]step {step.iteration}[/] {step.model}: {step.action} — {step.outcome}"
+                    + (f" [dim]({tokens} tokens)[/]" if tokens else ""),
+                    highlight=False,
+                )
+
+        if not as_json:
+            err.print(f"repairing {candidate} with {chosen.name} (evaluating on {resolved})", highlight=False)
+        with Evaluator() as evaluator:
+            report = DebugLoop(chosen, evaluator, config=config, transcript=transcript, progress=show).run(
+                loaded, candidate, target
+            )
+    if as_json:
+        out.print_json(report.model_dump_json(exclude={"steps"}))
+    else:
+        style = {"repaired": "bold green", "rejected": "bold magenta", "unrepaired": "bold red"}[report.status]
+        final = report.final or {}
+        out.print(
+            f"[{style}]{report.status.upper()}[/] after {report.iterations} step(s), "
+            f"{report.tokens.prompt + report.tokens.completion} tokens, {report.seconds:.1f} s "
+            f"(stop: {report.stop_reason})\n"
+            f"output: {report.output}  — every case: {final.get('cases_passed')}/{final.get('cases')} pass, "
+            f"integrity {final.get('integrity')}\ntranscript: {report.transcript}",
+            highlight=False,
+        )
+    raise typer.Exit(0 if report.status == "repaired" else 1)
+
+
+@app.command("regenerate")
+def regenerate_command(
+    task: Annotated[Path, typer.Argument(help="Task file in KernelBench format.")],
+    model: ModelOpt = "offline",
+    k: Annotated[int, typer.Option("-k", min=1, help="How many kernels to write from scratch.")] = 3,
+    out_dir: Annotated[Path, typer.Option("--out-dir", help="Where the samples go.")] = Path("regenerated"),
+    as_json: JsonOpt = False,
+    device: DeviceOpt = "auto",
+    base_url: BaseUrlOpt = None,
+    record: Annotated[Path | None, typer.Option("--record", help="Record the exchanges (JSONL).")] = None,
+) -> None:
+    """The baseline: write the kernel from scratch k times, each evaluated on every case with the gates."""
+    from kope.agents import regenerate
+    from kope.device import resolve_device
+    from kope.evaluate import EvalOptions, Evaluator
+    from kope.models import load_model
+    from kope.task import load_task
+
+    with _errors_reported(as_json):
+        try:
+            resolved = resolve_device(device)
+        except ValueError as exc:
+            _fail(str(exc), as_json=as_json)
+        loaded = load_task(task)
+        chosen = load_model(model, base_url=base_url, record=record)
+        with Evaluator() as evaluator:
+            report = regenerate(loaded, chosen, k=k, out_dir=out_dir, evaluator=evaluator,
+                                options=EvalOptions(device=resolved), transcript=out_dir / "transcript.jsonl")
+    if as_json:
+        out.print_json(report.model_dump_json())
+    else:
+        if report.note:
+            out.print(f"[yellow]{report.note}[/]")
+        for sample in report.samples:
+            out.print(f"sample {sample.index}: {sample.status} {sample.detail}", highlight=False)
+        out.print(
+            f"{report.passes}/{len(report.samples)} pass; pass@1 {report.pass_at_1:.2f}, pass@{k} {report.pass_at_k:.2f}; "
+            f"{report.tokens.prompt + report.tokens.completion} tokens",
+            highlight=False,
+        )
+    raise typer.Exit(0 if report.passes else 1)
+
+
 @kb_app.command("list")
 def kb_list(as_json: JsonOpt = False) -> None:
     """List the patterns: shipped ones and the user's own."""

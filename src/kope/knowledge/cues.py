@@ -752,12 +752,22 @@ def exp_without_max_shift(source: Source) -> Iterator[ast.AST]:
                 continue
             if is_uniform(arg, kernel) or not _feeds_sum(kernel, call):
                 continue
+            negated = any(isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub) for n in ast.walk(arg))
             shifted = any(
-                (isinstance(n, ast.BinOp) and isinstance(n.op, ast.Sub)) or (isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub))
-                for node in expand(arg, kernel, depth=2) for n in ast.walk(node)
+                isinstance(n, ast.BinOp) and isinstance(n.op, ast.Sub)
+                for node in expand(arg, kernel, depth=2) for n in _walk_values(node)
             )
-            if not shifted:
+            if not (shifted or negated):
                 yield call
+
+
+def _walk_values(node: ast.AST) -> Iterator[ast.AST]:
+    """ast.walk, without entering tl.load calls (their addresses and `other` are not arithmetic on values)."""
+    yield node
+    if isinstance(node, ast.Call) and called_name(node) == "load":
+        return
+    for child in ast.iter_child_nodes(node):
+        yield from _walk_values(child)
 
 
 def _feeds_sum(kernel: Kernel, call: ast.Call) -> bool:
