@@ -306,7 +306,8 @@ class DebugLoop:
         self.transcript.write("evaluation", iteration=iteration, source=new_source,
                               evaluation=evaluation.model_dump(mode="json"),
                               hypotheses=[h.model_dump() for h in new_diagnosis.hypotheses])
-        state.history.append(f"attempt {iteration} ({model.name}): {step.outcome}")
+        origin = " (a kope recipe)" if model is self.offline else ""
+        state.history.append(f"attempt {iteration}{origin}: {step.outcome}")
         guards.failure(failure_signature(evaluation))
         if guards.improved(score) or score <= (state.best_score or score):
             state.best_score, state.best_source = score, new_source

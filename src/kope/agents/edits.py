@@ -96,6 +96,9 @@ def apply_block(source: str, block: Block, index: int = 1) -> str:
         return source.replace(search, block.replace, 1)
     if count > 1:
         raise EditError(f"block {index}: the SEARCH text occurs {count} times; include more lines to make it unique")
+    inline = search.removesuffix("\n")
+    if "\n" not in inline and inline.strip() and source.count(inline) == 1:
+        return source.replace(inline, block.replace.removesuffix("\n"), 1)
     return _apply_loosely(source, block, index)
 
 

@@ -487,6 +487,7 @@ def _signature_features(sig: OutputSignature, blocks: set[int], sizes: Sequence[
         "periodic": "periodic" in tags,
         "prefix_correct": "prefix-correct" in tags,
         "single_element": "single-element" in tags,
+        "scalar_output": sig.numel == 1,
         "all_wrong": "all" in tags,
         "nan_output": "nan" in tags,
         "scaled": "scaled" in tags,

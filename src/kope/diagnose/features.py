@@ -35,6 +35,7 @@ FEATURES: dict[str, str] = {
     "period_matches_block": "the period equals a block size of the kernel",
     "prefix_correct": "the first elements in memory order are right, the rest wrong",
     "single_element": "exactly one element is wrong",
+    "scalar_output": "the wrong output has a single element (a full reduction: a loss, a norm, a total)",
     "all_wrong": "nearly every element is wrong",
     "nan_output": "every wrong element is NaN (often: never written)",
     "scaled": "output ≈ c × reference for a constant c",

@@ -85,6 +85,8 @@ class AnthropicModel:
             raise ModelError(f"{self.name}: {_status(exc)}: {_message(exc)}") from None
         except anthropic.APIError as exc:
             raise ModelError(f"{self.name}: malformed reply: {exc}") from None
+        except (ValueError, TypeError, KeyError) as exc:
+            raise ModelError(f"{self.name}: malformed reply: {type(exc).__name__}: {exc}") from None
         blocks = getattr(response, "content", None)
         if blocks is None:
             raise ModelError(f"{self.name}: the reply has no content")

@@ -78,6 +78,8 @@ class OpenAIModel:
             raise ModelError(f"{self.name}: {_status(exc)}: {_message(exc)}") from None
         except openai.APIError as exc:
             raise ModelError(f"{self.name}: malformed reply: {exc}") from None
+        except (ValueError, TypeError, KeyError) as exc:
+            raise ModelError(f"{self.name}: malformed reply: {type(exc).__name__}: {exc}") from None
         choices = getattr(response, "choices", None)
         if not choices or choices[0].message is None:
             raise ModelError(f"{self.name}: the reply has no message")
