@@ -94,17 +94,17 @@ def repairs(
 
 def accuracy_table(title: str, outcomes: list[Outcome]) -> Table:
     table = Table(title=title)
-    for column in ("pattern", "kernels", "top-1", "top-3", "cues only top-1", "symptoms only top-1", "symptoms only top-3"):
+    for column in ("pattern", "kernels", "top-1", "top-3", "cues only @1", "symptoms only @1", "symptoms only @3"):
         table.add_column(column, justify="left" if column == "pattern" else "right")
     by_label: dict[str, list[Outcome]] = defaultdict(list)
     for outcome in outcomes:
         by_label[outcome.label].append(outcome)
     rows = [(label, by_label[label]) for label in sorted(by_label)] + [("all", outcomes)]
     for label, group in rows:
-        n = len(group)
+        n, percent = len(group), label == "all"
 
-        def share(values: list[bool], n: int = n) -> str:
-            return f"{sum(values)}/{n}" if label != "all" else f"{sum(values)}/{n} ({100 * sum(values) / n:.0f}%)"
+        def share(values: list[bool], n: int = n, percent: bool = percent) -> str:
+            return f"{sum(values)}/{n} ({100 * sum(values) / n:.0f}%)" if percent else f"{sum(values)}/{n}"
 
         table.add_row(
             label, str(n),
@@ -147,7 +147,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write every outcome to this file")
     args = parser.parse_args()
     manifests = [m.resolve() for m in (args.manifest or [DEFAULT_MANIFEST])]
-    console = Console()
+    console = Console(width=150)
     console.print(f"machine: {platform.node()}, {platform.machine()}, {os.cpu_count()} cores, python "
                   f"{platform.python_version()}, {time.strftime('%Y-%m-%d')}, device cpu (Triton interpreter)")
     base = KnowledgeBase.load(include_user=False)

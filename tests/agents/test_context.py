@@ -22,7 +22,7 @@ def test_fits_exactly_and_prefers_priority() -> None:
         assert packed.tokens <= budget
         assert packed.tokens == counter(packed.sections)
     tight = pack(sections, 100, counter)
-    assert "history" in tight.dropped and [s.name for s, _ in tight.sections][0] == "kernel"
+    assert "history" in tight.dropped and tight.sections[0][0].name == "kernel"
     roomy = pack(sections, 2000, counter)
     assert roomy.dropped == [] and roomy.reduced == []
 

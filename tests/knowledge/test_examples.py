@@ -8,6 +8,7 @@ import pytest
 
 from kope.evaluate import EvalOptions, Evaluator
 from kope.knowledge.base import KnowledgeBase, example_path
+from kope.knowledge.schema import Pattern
 from kope.ops import get_op
 
 PATTERNS = sorted(KnowledgeBase.load(include_user=False).patterns.values(), key=lambda p: p.id)
@@ -18,7 +19,7 @@ NUMERICS_ONLY = EvalOptions(trials=1, timeout_s=60, integrity=False)
 
 @pytest.mark.slow
 @pytest.mark.parametrize("pattern", PATTERNS, ids=[p.id for p in PATTERNS])
-def test_example_fails_before_and_passes_after(pattern, evaluator: Evaluator, tmp_path: Path) -> None:  # noqa: ANN001
+def test_example_fails_before_and_passes_after(pattern: Pattern, evaluator: Evaluator, tmp_path: Path) -> None:
     example = pattern.example
     kernel = example_path(pattern)
     assert example is not None and kernel is not None

@@ -22,7 +22,7 @@ class Script:
 @contextmanager
 def serve(script: Script) -> Iterator[str]:
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        def do_POST(self) -> None:
             length = int(self.headers.get("content-length", 0))
             body = self.rfile.read(length)
             script.requests.append(json.loads(body or b"{}"))
