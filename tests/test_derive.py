@@ -8,7 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import FIXTURES, SCALE_GOOD, SCALE_TASK
+from rich.console import Console
 from safetensors.numpy import load_file
+from test_task import KERNELBENCH_STYLE
 from typer.testing import CliRunner
 
 from kope.cli import app
@@ -17,6 +19,7 @@ from kope.errors import ReferenceError_
 from kope.evaluate import EvalOptions, Evaluator
 from kope.evaluate.cache import reference_key
 from kope.ops import get_op
+from kope.render_cases import derivation_report
 from kope.task import build_cases, load_task
 
 DERIVE = FIXTURES / "derive"
@@ -91,6 +94,22 @@ def test_kernelbench_style_globals_are_sized_or_left_alone(evaluator: Evaluator)
     assert names["one-partial"]["batch_size"] == 1 and names["one-partial"]["input_shape"][:1] == [1]
 
 
+def test_an_expression_a_tuple_an_axis_and_an_unused_name(tmp_path: Path, evaluator: Evaluator) -> None:
+    path = tmp_path / "kernelbench_style.py"
+    path.write_text(KERNELBENCH_STYLE)
+    result = derivation(evaluator, path)
+    reasons = {p.name: p.reason for p in result.parameters}
+    assert reasons == {
+        "batch_size": "sizes input 0 dim 0",
+        "dim": "sizes input 0 dim 1",
+        "kernel": "does not change the input shapes",
+        "axis": "not a positive size",
+        "unused_name": "does not change the input shapes",
+    }
+    assert kept(result)["original"] == {} and kept(result)["odd"] == {"batch_size": 15, "dim": 4095}
+    assert result.original_numel == 16 * 4096 and len(result.kept) == 6
+
+
 def test_the_budget_shrinks_and_every_variant_fits(evaluator: Evaluator) -> None:
     result = derivation(evaluator, ROWS, max_elements=1000)
     assert [c.name for c in result.kept if c.visible] == ["shrunk"]
@@ -160,16 +179,20 @@ def test_a_broken_reference_is_still_a_task_error(tmp_path: Path, evaluator: Eva
         evaluator.evaluate(broken, DERIVE / "rows_good.py", options=EvalOptions(trials=1))
 
 
-def test_kope_cases_command() -> None:
+def test_kope_cases_command(evaluator: Evaluator) -> None:
     runner = CliRunner()
-    derived = runner.invoke(app, ["cases", str(ROWS), "--json", "--device", "cpu"])
+    derived = runner.invoke(app, ["cases", str(DERIVE / "pool.py"), "--json", "--device", "cpu", "--max-elements", "5000"])
     assert derived.exit_code == 0, derived.output
     payload = json.loads(derived.stdout)
-    assert payload["source"] == "derived" and len(payload["cases"]) == 6
-    assert payload["cases"][0] == {"name": "original", "visible": True, "overrides": {}, "inputs": None}
-    assert {c["name"]: c["kept"] for c in payload["derivation"]["candidates"]}["original"]
-    readable = runner.invoke(app, ["cases", str(DERIVE / "pool.py"), "--device", "cpu", "--max-elements", "5000"])
-    assert readable.exit_code == 0, readable.output
-    assert "dropped" in readable.stdout and "kernel_size" in readable.stdout
+    assert payload["source"] == "derived" and payload["derivation"]["max_elements"] == 5000
+    assert payload["cases"][0]["name"] == "shrunk" and payload["cases"][0]["visible"]
+    assert not any(c["visible"] for c in payload["cases"][1:])
+    assert {"scale": 4.0, "shift": 0.0} in [c["inputs"] for c in payload["cases"]]
+    reasons = {c["name"]: c["reason"] for c in payload["derivation"]["candidates"]}
+    assert "over the budget of 5000" in reasons["original"]
     declared = runner.invoke(app, ["cases", str(get_op("softmax").task_path), "--json", "--device", "cpu"])
-    assert json.loads(declared.stdout)["source"] == "get_cases"
+    assert declared.exit_code == 0 and json.loads(declared.stdout)["source"] == "get_cases"
+    console = Console(record=True, width=200)
+    console.print(derivation_report(derivation(evaluator, ROWS)))
+    text = console.export_text()
+    assert "6 cases kept" in text and "sizes input 0 dim 1" in text and "x*4" in text

@@ -31,6 +31,8 @@ kb_app = typer.Typer(help="The knowledge base of bug patterns used by diagnosis 
 app.add_typer(ops_app, name="ops")
 app.add_typer(cache_app, name="cache")
 app.add_typer(kb_app, name="kb")
+bench_app = typer.Typer(help="Near-miss suites and the experiments on them: mutate, run, report.", no_args_is_help=True)
+app.add_typer(bench_app, name="bench")
 
 out = Console()
 err = Console(stderr=True)
@@ -688,6 +690,151 @@ def cache_clear(
 
     removed = ReferenceCache(cache_dir or paths.cache_dir() / "reference").clear()
     out.print(f"removed {removed} cached reference entries")
+
+
+@bench_app.command("mutate")
+def bench_mutate(
+    out_dir: Annotated[Path, typer.Option("--out", help="The suite directory to write (candidates and manifest.json).")],
+    ops: Annotated[str, typer.Option("--ops", help="Operators of the built-in suite to mutate: all, or a,b,c.")] = "all",
+    operators: Annotated[
+        str | None, typer.Option("--operators", help="Mutation operators to use, a,b,c (default: all).")
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the choice among each operator's sites.")] = 0,
+    per_operator: Annotated[
+        int, typer.Option("--per-operator", min=1, help="Near misses kept per (kernel, mutation operator).")
+    ] = 1,
+    tries: Annotated[int, typer.Option("--tries", min=1, help="Mutants evaluated at most per (kernel, operator).")] = 4,
+    workers: Annotated[int, typer.Option("--workers", min=1, help="Mutants evaluated at the same time.")] = 2,
+    cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="Reference cache (default ~/.cache/kope).")] = None,
+) -> None:
+    """Build a near-miss suite: mutate correct kernels, keep the mutants that compile, run and fail a case."""
+    from kope import paths
+    from kope.bench.corpus import build_suite, counts
+    from kope.bench.mutate import operators as known_operators
+    from kope.evaluate import Evaluator
+    from kope.ops import get_op, list_ops
+
+    names = [op.name for op in list_ops()] if ops == "all" else [o.strip() for o in ops.split(",") if o.strip()]
+    chosen = [o.strip() for o in operators.split(",") if o.strip()] if operators else None
+    command = " ".join(["kope bench mutate", f"--ops {ops}", f"--out {out_dir}", f"--seed {seed}",
+                        f"--per-operator {per_operator}", f"--tries {tries}"]
+                       + ([f"--operators {operators}"] if operators else []))
+    with _errors_reported(False):
+        known_operators(chosen)
+        for name in names:
+            get_op(name)
+        with _progress(True, "mutating") as say, Evaluator(
+            cache_dir=cache_dir or paths.cache_dir() / "reference", max_parallel=1
+        ) as evaluator:
+            manifest = build_suite(out_dir, ops=names, operator_names=chosen, seed=seed, per_operator=per_operator,
+                                   tries=tries, evaluator=evaluator, workers=workers, command=command, progress=say)
+    out.print(f"{len(manifest.entries)} near misses in {out_dir} ({manifest.seconds:.0f} s)", highlight=False)
+    for name, count in sorted(counts(manifest.entries, "label").items()):
+        out.print(f"  {name:24s} {count}", highlight=False)
+
+
+@bench_app.command("suite")
+def bench_suite(
+    suite: Annotated[str, typer.Argument(help="A suite directory or manifest, or `default` (shipped).")] = "default",
+    as_json: JsonOpt = False,
+) -> None:
+    """Show a near-miss suite: where it is and its cases per taxonomy id, operator and task."""
+    from kope.bench.corpus import counts, load_suite
+
+    with _errors_reported(as_json):
+        loaded = load_suite(suite)
+    entries = loaded.entries
+    summary = {key: dict(sorted(counts(entries, key).items())) for key in ("label", "operator", "task")}
+    if as_json:
+        out.print_json(json.dumps({"root": str(loaded.root), "cases": len(entries), **summary}))
+        return
+    out.print(f"{loaded.root}: {len(entries)} cases", highlight=False)
+    for key, table in summary.items():
+        out.print(f"[bold]per {key}[/]: " + ", ".join(f"{k} {v}" for k, v in table.items()), highlight=False)
+
+
+@bench_app.command("run")
+def bench_run(
+    suite: Annotated[str, typer.Argument(help="A suite directory or manifest, or `default` (shipped).")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Results directory (attempts.jsonl; reruns resume).")],
+    strategy: Annotated[str, typer.Option("--strategy", help="debug or regenerate.")] = "debug",
+    model: Annotated[str, typer.Option("--model", help="offline, openai:MODEL, anthropic:MODEL or replay:FILE.")] = "offline",
+    k: Annotated[int, typer.Option("-k", min=1, help="Pass@k to report; regenerate draws k samples per case.")] = 3,
+    samples: Annotated[
+        int | None, typer.Option("--samples", min=1, help="Attempts per case (default: k for regenerate, 1 for debug).")
+    ] = None,
+    ablate: Annotated[
+        list[str] | None,
+        typer.Option("--ablate", help="Arms beside the full system: kb, diagnosis, integrity, memory, recipes (comma-separated; a+b combines)."),
+    ] = None,
+    no_baseline: Annotated[bool, typer.Option("--no-baseline", help="Run only the ablation arms.")] = False,
+    workers: Annotated[int, typer.Option("--workers", min=1, help="Worker processes.")] = 1,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N cases of the suite.")] = None,
+    device: DeviceOpt = "auto",
+    trials: Annotated[int, typer.Option("--trials", min=1, help="Runs per case in every evaluation.")] = 3,
+    max_iterations: Annotated[int, typer.Option("--max-iterations", min=1, help="Debug: model calls at most.")] = 8,
+    base_url: BaseUrlOpt = None,
+    temperature: Annotated[float | None, typer.Option("--temperature", help="Sampling temperature of the model.")] = None,
+    cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="Reference cache (default ~/.cache/kope).")] = None,
+) -> None:
+    """Run a strategy over a suite in worker processes; one JSONL row per attempt, resumable."""
+    import functools
+
+    from kope import paths
+    from kope.agents import Limits
+    from kope.bench.corpus import load_suite
+    from kope.bench.harness import BenchError, ModelFactory, parse_arms, run_bench
+    from kope.device import resolve_device
+    from kope.evaluate import EvalOptions
+    from kope.models import load_model
+
+    with _errors_reported(False):
+        if strategy not in ("debug", "regenerate"):
+            raise BenchError(f"unknown strategy {strategy!r}: use debug or regenerate")
+        try:
+            resolved = resolve_device(device)
+        except ValueError as exc:
+            _fail(str(exc), as_json=False)
+        loaded = load_suite(suite)
+        arms = parse_arms(ablate or [], baseline=not no_baseline)
+        load_model(model, base_url=base_url)
+        factory: ModelFactory | None = None
+        if base_url is not None or temperature is not None:
+            factory = functools.partial(load_model, base_url=base_url, temperature=temperature)
+        n = samples or (k if strategy == "regenerate" else 1)
+
+        def show(row: object, done: int, total: int) -> None:
+            from kope.bench.harness import Attempt
+
+            if isinstance(row, Attempt):
+                err.print(f"[{done}/{total}] {row.case} {row.strategy} {row.arm} s{row.sample}: {row.outcome} "
+                          f"({row.iterations} step(s), {row.tokens} tokens, {row.job_s:.0f} s)", highlight=False)
+
+        summary = run_bench(
+            loaded, strategy=strategy, model=model, out=out_dir, arms=arms, samples=n,  # type: ignore[arg-type]
+            workers=workers, limit=limit, options=EvalOptions(device=resolved, trials=trials),
+            limits=Limits(max_iterations=max_iterations), cache_dir=cache_dir or paths.cache_dir() / "reference",
+            model_factory=factory, progress=show,
+        )
+    passed = sum(r.passed for r in summary.rows)
+    out.print(f"{summary.ran} attempt(s) run, {summary.skipped} already done, {passed} passed; "
+              f"{summary.seconds:.0f} s; rows in {out_dir / 'attempts.jsonl'}", highlight=False)
+
+
+@bench_app.command("report")
+def bench_report(
+    results: Annotated[list[Path], typer.Argument(help="Results directories (or attempts.jsonl files) of `kope bench run`.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Directory for report.md and the PNG charts.")],
+    k: Annotated[int, typer.Option("-k", min=1, help="Pass@k to report.")] = 3,
+) -> None:
+    """Markdown tables and PNG charts: pass rates per strategy, arm and taxonomy id, tokens per success, time."""
+    from kope.bench.report import write_report
+
+    missing = [str(p) for p in results if not p.exists()]
+    if missing:
+        _fail(f"no such results: {', '.join(missing)}", as_json=False)
+    report = write_report(results, out_dir, k=k)
+    out.print(f"wrote {report} and charts in {out_dir}", highlight=False)
 
 
 def main() -> None:

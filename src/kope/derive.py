@@ -34,7 +34,6 @@ from __future__ import annotations
 import ast
 import math
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -42,7 +41,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from kope.evaluate.probing import ProbedInput, ShapeProbe, ShapeProbeResult
-from kope.task import InputTransform, OverrideValue, Task, _bound_names, is_size_value
+from kope.task import InputTransform, OverrideValue, Task, binding_counts, is_size_value
 
 CPU_MAX_ELEMENTS = 300_000
 """The most elements a derived case's inputs (or its outputs) hold on the CPU: Triton's interpreter
@@ -155,7 +154,7 @@ def size_roots(task: Task, sizes: Mapping[str, object]) -> dict[str, OverrideVal
     root (`shape = (N, 4)`) are not roots: they follow their root when it is overridden.
     """
     tree = ast.parse(task.source)
-    counts = Counter(name for node in tree.body for name in _bound_names(node))
+    counts = binding_counts(tree)
     assigned = set(task.assigned_names)
     roots: dict[str, OverrideValue] = {}
     for node in tree.body:
@@ -522,7 +521,11 @@ class _Deriver:
             values = _perturbations(positive[coord])
             group = results[index : index + len(values)]
             index += len(values)
-            ok = [(v, shapes, r) for v, r in zip(values, group, strict=True) if (shapes := _shapes(r.inputs))]
+            ok = [
+                (v, shapes, r)
+                for v, r in zip(values, group, strict=True)
+                if (shapes := _shapes(r.inputs)) is not None
+            ]
             if not ok:
                 reasons[coord] = f"varying it breaks get_inputs() ({group[0].error})"
             elif any(_structure(s) != _structure(base_shapes) for _, s, _ in ok):

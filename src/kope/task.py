@@ -24,6 +24,7 @@ import ast
 import hashlib
 import json
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -183,6 +184,11 @@ def _bound_names(node: ast.stmt) -> list[str]:
     for target in targets:
         names.extend(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
     return names
+
+
+def binding_counts(tree: ast.Module) -> Counter[str]:
+    """How many top-level statements bind each name (a size parameter bound twice is not a plain one)."""
+    return Counter(name for node in tree.body for name in _bound_names(node))
 
 
 def _assigned_names(tree: ast.Module) -> list[str]:

@@ -16,6 +16,7 @@ from kope.task import build_cases, load_task
 OPS = list_ops()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("op", OPS, ids=lambda op: op.name)
 def test_operator_kernel_passes_its_derived_cases(evaluator: Evaluator, op) -> None:
     task = load_task(op.task_path)

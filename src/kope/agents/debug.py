@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -31,6 +31,10 @@ from kope.knowledge.base import KnowledgeBase
 from kope.models.base import Model, ModelError, RepairHints, Usage
 from kope.models.offline import EXHAUSTED, OfflineModel
 from kope.task import Case, Task, load_task
+
+if TYPE_CHECKING:
+    from kope.memory.recording import DebugRecorder
+    from kope.memory.store import ExperienceStore
 
 Status = Literal["repaired", "unrepaired", "rejected"]
 
@@ -70,6 +74,8 @@ class DebugReport(BaseModel):
     """Versions right on every case but rejected by the integrity gates."""
     final: dict[str, Any] | None = None
     """Summary of the full-coverage evaluation of the returned version."""
+    hypotheses: list[str] = Field(default_factory=list)
+    """Pattern ids of the first diagnosis that ranked any hypotheses, best first."""
 
 
 @dataclass
@@ -81,6 +87,10 @@ class DebugConfig:
     probes: bool = True
     """Run the diagnosis probes (bounds checker, determinism, size sweep) at each step."""
     options: EvalOptions = field(default_factory=EvalOptions)
+    diagnosis: bool = True
+    """Ablation switch: False keeps the diagnosis out of the prompt and the hints (no evidence, no hypotheses)."""
+    recipes: bool = True
+    """Ablation switch: False disables the knowledge base's recipes (no recipe in the hints, no recipes-first)."""
 
 
 class Transcript:
@@ -136,6 +146,7 @@ class DebugLoop:
         config: DebugConfig | None = None,
         transcript: Path | None = None,
         progress: ProgressFn | None = None,
+        store: ExperienceStore | None = None,
     ) -> None:
         self.model = model
         self.evaluator = evaluator
@@ -143,7 +154,14 @@ class DebugLoop:
         self.diagnoser = Diagnoser(evaluator, knowledge)
         self.transcript = Transcript(transcript)
         self.progress = progress or (lambda step: None)
-        self.offline = OfflineModel() if self.config.recipes_first and not isinstance(model, OfflineModel) else None
+        recipes_first = self.config.recipes_first and self.config.recipes
+        self.offline = OfflineModel() if recipes_first and not isinstance(model, OfflineModel) else None
+        self.store = store
+        self._memory: DebugRecorder | None = None
+        if store is not None:
+            from kope.memory.learned import with_learned
+
+            self.diagnoser.knowledge = with_learned(self.diagnoser.knowledge, store)
 
     def run(self, task: Task | str | Path, candidate: str | Path, out: Path) -> DebugReport:
         began = time.monotonic()
@@ -159,11 +177,13 @@ class DebugLoop:
         steps: list[Step] = []
         stop_reason = ""
         diagnosis = self._diagnose(task, work, source, visible)
+        ranked = [h.pattern for h in diagnosis.hypotheses]
         state.seen.add(content_hash(source))
         guards.improved(score_of(_evaluation(diagnosis)))
         state.best_score = score_of(_evaluation(diagnosis))
         self.transcript.write("start", task=str(task.path), candidate=str(candidate), model=self.model.name,
                               evaluation=_evaluation(diagnosis).model_dump(mode="json"))
+        self._memory = self._recorder(task, source, diagnosis)
         while True:
             evaluation = _evaluation(diagnosis)
             unchecked = content_hash(state.source) not in state.accept_checked
@@ -174,6 +194,7 @@ class DebugLoop:
                     stop_reason = "repaired"
                     break
                 diagnosis = self._diagnose(task, work, state.source, visible, sweep=True)
+                ranked = ranked or [h.pattern for h in diagnosis.hypotheses]
             stop = guards.before_call(len(steps), tokens.total) or guards.after_step()
             if stop:
                 stop_reason = stop
@@ -207,6 +228,7 @@ class DebugLoop:
             seconds=round(time.monotonic() - began, 3),
             steps=steps,
             rejected_versions=state.rejected,
+            hypotheses=ranked,
             final={
                 "status": final.status,
                 "cases_passed": sum(c.passed for c in final.cases),
@@ -215,6 +237,9 @@ class DebugLoop:
             },
         )
         self.transcript.write("end", report=report.model_dump(mode="json", exclude={"steps"}))
+        if self._memory is not None:
+            self._memory.end(status=status, stop_reason=stop_reason, tokens=(tokens.prompt, tokens.completion),
+                             accepted=state.accepted, best=final_source, hypotheses=ranked)
         return report
 
     # -- one step --------------------------------------------------------------------------
@@ -229,10 +254,13 @@ class DebugLoop:
         guards: Guards,
         iteration: int,
     ) -> tuple[Step, Diagnosis, bool]:
+        shown = self.config.diagnosis
+        recipes = self.config.recipes
         hints = RepairHints(
             source=state.source,
-            hypotheses=[{"pattern": h.pattern, "recipe": h.recipe, "score": h.score} for h in diagnosis.hypotheses],
-            features=dict(diagnosis.signature),
+            hypotheses=[{"pattern": h.pattern, "recipe": h.recipe if recipes else None, "score": h.score}
+                        for h in diagnosis.hypotheses] if shown else [],
+            features=dict(diagnosis.signature) if shown else {},
             tried=set(state.seen),
         )
         model: Model = self.model
@@ -243,12 +271,15 @@ class DebugLoop:
         context = StepContext(
             reference=task.source,
             kernel=state.source,
-            diagnosis=diagnosis,
+            diagnosis=diagnosis if shown else None,
             history=state.history,
             feedback=state.feedback,
             instrumentation=state.instrumentation,
+            experience=self._experience(state.source, diagnosis),
         )
         messages, packed = build(context, self.config.prompt_budget)
+        if self._memory is not None:
+            self._memory.packed(packed)
         step = Step(iteration=iteration, model=model.name, action="", prompt_tokens_packed=packed.tokens,
                     dropped_sections=packed.dropped)
         self.transcript.write("prompt", iteration=iteration, model=model.name, tokens=packed.tokens,
@@ -306,6 +337,11 @@ class DebugLoop:
         self.transcript.write("evaluation", iteration=iteration, source=new_source,
                               evaluation=evaluation.model_dump(mode="json"),
                               hypotheses=[h.model_dump() for h in new_diagnosis.hypotheses])
+        if self._memory is not None:
+            self._memory.step(state.source, new_source, reply=reply.text, result=evaluation,
+                              features=dict(new_diagnosis.signature), hypotheses=[h.pattern for h in diagnosis.hypotheses],
+                              recipe=model is self.offline or isinstance(model, OfflineModel),
+                              tokens=(reply.usage.prompt, reply.usage.completion))
         origin = " (a kope recipe)" if model is self.offline else ""
         state.history.append(f"attempt {iteration}{origin}: {step.outcome}")
         guards.failure(failure_signature(evaluation))
@@ -323,6 +359,8 @@ class DebugLoop:
         work.write_text(source)
         full = self.evaluator.evaluate(task, work, options=self.config.options, cases=cases)
         self.transcript.write("acceptance", evaluation=full.model_dump(mode="json"))
+        if self._memory is not None:
+            self._memory.accepted(source, full)
         if full.status == "pass":
             state.accepted = source
             return True
@@ -376,6 +414,25 @@ class DebugLoop:
             ]
         return "\n".join(lines)
 
+    # -- the experience store (when one is given) -----------------------------------------
+
+    def _recorder(self, task: Task, source: str, diagnosis: Diagnosis) -> DebugRecorder | None:
+        if self.store is None:
+            return None
+        from kope.memory.recording import DebugRecorder
+
+        recorder = DebugRecorder(self.store, task=task, model=self.model.name, device=self.config.options.device,
+                                 experience=getattr(self.config, "memory", True), knowledge=self.diagnoser.knowledge)
+        recorder.start(source, _evaluation(diagnosis), dict(diagnosis.signature), [c["cue"] for c in diagnosis.cues])
+        return recorder
+
+    def _experience(self, source: str, diagnosis: Diagnosis) -> list[Any]:
+        if self._memory is None:
+            return []
+        return self._memory.sections(source, _evaluation(diagnosis), dict(diagnosis.signature),
+                                     "\n".join(diagnosis.summary().splitlines()[:8]),
+                                     [h.pattern for h in diagnosis.hypotheses])
+
 
 @dataclass
 class _State:
@@ -424,7 +481,8 @@ def debug(
     config: DebugConfig | None = None,
     transcript: Path | None = None,
     progress: ProgressFn | None = None,
+    store: ExperienceStore | None = None,
 ) -> DebugReport:
-    """Repair `candidate` with `model`; write the result to `out` and return the report."""
-    loop = DebugLoop(model, evaluator, config=config, transcript=transcript, progress=progress)
+    """Repair `candidate` with `model`; write the result to `out` and return the report (and record it in `store`)."""
+    loop = DebugLoop(model, evaluator, config=config, transcript=transcript, progress=progress, store=store)
     return loop.run(task, candidate, out)

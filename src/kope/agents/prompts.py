@@ -38,6 +38,19 @@ class StepContext:
     history: list[str] = field(default_factory=list)
     feedback: list[str] = field(default_factory=list)
     instrumentation: list[str] = field(default_factory=list)
+    experience: list[Section] = field(default_factory=list)
+    """Optional sections from the experience store (kope.memory.packer), packed in the same budget."""
+
+
+def merged(included: Sequence[tuple[Section, str]]) -> list[dict[str, str]]:
+    """Template sections: consecutive sections with the same title share one heading."""
+    rendered: list[dict[str, str]] = []
+    for section, text in included:
+        if rendered and rendered[-1]["title"] == section.title:
+            rendered[-1]["text"] += "\n" + text
+        else:
+            rendered.append({"title": section.title, "text": text})
+    return rendered
 
 
 def _hypotheses(diagnosis: Diagnosis, count: int, with_evidence: bool) -> str:
@@ -78,6 +91,7 @@ def sections(context: StepContext) -> list[Section]:
     if context.history:
         items.append(Section("history", "Earlier attempts", (
             "\n".join(context.history[-6:]), "\n".join(context.history[-2:]), ""), priority=40))
+    items += context.experience
     return items
 
 
@@ -86,7 +100,7 @@ def build(context: StepContext, budget: int) -> tuple[list[Message], Packed]:
     system = Message(role="system", content=render("system.j2"))
 
     def messages_for(included: Sequence[tuple[Section, str]]) -> list[Message]:
-        body = render("repair.j2", sections=[{"title": s.title, "text": text} for s, text in included])
+        body = render("repair.j2", sections=merged(included))
         return [system, Message(role="user", content=body.strip() + "\n")]
 
     packed = pack(sections(context), budget, lambda included: count_messages(messages_for(included)))

@@ -451,6 +451,24 @@ def base_pointer(expr: ast.AST | None, kernel: Kernel, depth: int = 6) -> str | 
     return None
 
 
+
+
+
+def gathered_indices(kernel: Kernel) -> set[str]:
+    """Names holding blocks of loaded values (loaded through block offsets) that are used inside
+    another load or store address: gather indices. Scalar lookups such as `offsets[i + 1]` are not."""
+    used: set[str] = set()
+    for call in calls_in(kernel.node, "load", "store"):
+        pointer = call.args[0] if call.args else None
+        for part in expand(pointer, kernel, depth=2):
+            used |= names_in(part)
+    blocks = {
+        name for name, values in kernel.assigns.items()
+        if any(names_in(load.args[0]) & kernel.aranges for v in values for load in calls_in(v, "load") if load.args)
+    }
+    return used & kernel.loaded & blocks
+
+
 def expand(expr: ast.AST | None, kernel: Kernel, depth: int = 3) -> list[ast.AST]:
     """An expression and the values assigned to the local names it uses, `depth` levels deep."""
     if expr is None:

@@ -71,6 +71,15 @@ class KnowledgeBase:
                 patterns += [load_pattern_file(p, str(directory)) for p in sorted(directory.glob("*.yaml"))]
         return cls(patterns)
 
+    def extend(self, patterns: Iterable[Pattern]) -> KnowledgeBase:
+        """Add patterns (e.g. learned ones from the experience store); existing ids are kept. Returns self."""
+        for pattern in patterns:
+            self.patterns.setdefault(pattern.id, pattern)
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+        return self
+
     def __len__(self) -> int:
         return len(self.patterns)
 

@@ -27,6 +27,7 @@ from kope.knowledge.analysis import (
     constant_value,
     dtype_name,
     expand,
+    gathered_indices,
     host_assignments,
     is_float_expr,
     is_uniform,
@@ -472,7 +473,7 @@ def unused_program_id(source: Source) -> Iterator[ast.AST]:
 @cue("offset-literal-shift", "a literal +1 or -1 added to an index (block offsets, gathered indices) in a load or store address")
 def offset_literal_shift(source: Source) -> Iterator[ast.AST]:
     for kernel in _kernels(source):
-        indices = kernel.aranges | _gathered_indices(kernel)
+        indices = kernel.aranges | gathered_indices(kernel)
         addresses = {ast.unparse(c.args[0]) for c in calls_in(kernel.node, "load", "store") if c.args}
         for call in calls_in(kernel.node, "load", "store"):
             pointer = call.args[0] if call.args else None
@@ -508,21 +509,6 @@ def _drop_node(pointer: ast.expr, shift: ast.BinOp) -> ast.expr:
     if isinstance(pointer, ast.Subscript):
         return ast.Subscript(value=_drop_node(pointer.value, shift), slice=pointer.slice, ctx=pointer.ctx)
     return pointer
-
-
-def _gathered_indices(kernel: Kernel) -> set[str]:
-    """Names holding blocks of loaded values (loaded through block offsets) that are used inside
-    another load or store address: gather indices. Scalar lookups such as `offsets[i + 1]` are not."""
-    used: set[str] = set()
-    for call in calls_in(kernel.node, "load", "store"):
-        pointer = call.args[0] if call.args else None
-        for part in expand(pointer, kernel, depth=2):
-            used |= names_in(part)
-    blocks = {
-        name for name, values in kernel.assigns.items()
-        if any(names_in(load.args[0]) & kernel.aranges for v in values for load in calls_in(v, "load") if load.args)
-    }
-    return used & kernel.loaded & blocks
 
 
 @cue("block-relative-index", "inside a loop over blocks, a position is recorded from tl.arange alone, without the block start")

@@ -26,6 +26,7 @@ from kope.knowledge.analysis import (
     calls_in,
     constant_value,
     expand,
+    gathered_indices,
     host_assignments,
     is_uniform,
     names_in,
@@ -526,16 +527,17 @@ def full_loop_range(source: str, context: RecipeContext) -> Iterator[str]:
 
 
 class _StrideDim(_LineTransformer):
-    """`t.stride(k)` at the given (line, text) -> `t.stride(dim)`."""
+    """`t.stride(k)` starting at (line, column) -> `t.stride(dim)`."""
 
-    def __init__(self, line: int, text: str, dim: int) -> None:
+    def __init__(self, line: int, column: int, dim: int) -> None:
         super().__init__()
-        self.target, self.text, self.dim = line, text, dim
+        self.target, self.column, self.dim = line, column, dim
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        start = self.get_metadata(PositionProvider, original_node).start
         if (
-            _call_name(updated_node) == "stride" and self.line(original_node) == self.target
-            and _code(original_node) == self.text and updated_node.args and not self.changed
+            _call_name(updated_node) == "stride" and (start.line, start.column) == (self.target, self.column)
+            and updated_node.args and not self.changed
         ):
             self.changed = True
             return updated_node.with_changes(args=[updated_node.args[0].with_changes(value=cst.Integer(str(self.dim)))])
@@ -569,7 +571,7 @@ def outer_stride(source: str, context: RecipeContext) -> Iterator[str]:
         current = constant_value(node.args[0])
         for dim in dims:
             if current is not None and dim != int(current):
-                edited = _rewrite(source, _StrideDim(node.lineno, ast.get_source_segment(source, node) or "", dim))
+                edited = _rewrite(source, _StrideDim(node.lineno, node.col_offset, dim))
                 if edited is not None:
                     yield edited
     for node in parsed.kernels:
@@ -618,7 +620,9 @@ class _DropShift(_LineTransformer):
             left_names = _names(updated_node.left)
             if left_names & self.offsets:
                 self.changed = True
-                return updated_node.left.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar) if updated_node.lpar else updated_node.left
+                left = updated_node.left
+                atomic = isinstance(left, cst.Name | cst.Subscript | cst.Call | cst.Attribute)
+                return left.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar) if updated_node.lpar and not atomic else left
         return updated_node
 
 
@@ -636,7 +640,7 @@ def remove_index_shift(source: str, context: RecipeContext) -> Iterator[str]:
                 continue
             lines = {getattr(p, "lineno", -1) for p in expand(call.args[0] if call.args else None, kernel, depth=2)}
             for line in sorted(lines):
-                edited = _rewrite(source, _DropShift({line}, kernel.aranges))
+                edited = _rewrite(source, _DropShift({line}, kernel.aranges | gathered_indices(kernel)))
                 if edited is not None:
                     yield edited
     for where in _cue_nodes(parsed, "block-relative-index"):
@@ -840,7 +844,7 @@ class _Upcast(_LineTransformer):
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
         if updated_node.attr.value in HALF_DTYPES and self.line(original_node) in self.lines and m.matches(
-            updated_node.value, m.Name("tl")
+            updated_node.value, m.Name("tl") | m.Name("torch")
         ):
             self.changed = True
             return updated_node.with_changes(attr=cst.Name("float32"))
@@ -858,7 +862,7 @@ class _Upcast(_LineTransformer):
 
 @recipe("upcast-fp32", "compute in float32: casts and accumulators in float16/bfloat16 become float32 (and tl.dot uses ieee precision)")
 def upcast_fp32(source: str, context: RecipeContext) -> Iterator[str]:
-    lines = _hit_lines(source, "half-precision-cast")
+    lines = _hit_lines(source, "half-precision-cast", "half-precision-buffer")
     if not lines:
         return
     for ieee in (False, True):

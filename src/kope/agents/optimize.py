@@ -1,0 +1,612 @@
+"""The optimize loop: from a correct kernel, a best-first search for faster versions that stay correct.
+
+    evaluate the start: every case, the integrity gates, timing ──► correct? ──► open = {start}
+    repeat within the budgets:
+        node = the fastest open version
+        decision = proposer(node)   an LLM's SEARCH/REPLACE edit, or (offline) the next launch configuration
+        new version ──► every case + gates + timing ──► recorded ──► correct: opened (alternatives kept)
+
+The offline proposer searches the kernel's launch parameters (block sizes and other constexpr
+launch arguments, num_warps, num_stages: `kope.agents.launch`), seeded with the best configurations
+the experience store holds for other tasks on the same device (same operator family first) and
+ordering its moves by the speedups those moves gave before. An LLM proposer sees the kernel, its
+measurements, the attempts already made from it and, within the same exact token budget, the
+experience the packer selects.
+
+Time is the sum over the task's cases of the candidate's median time. On the CPU that is the Triton
+interpreter's wall time (`interpreter-wall`): it is reported as such and no speedup over the PyTorch
+reference is claimed from it; on CUDA it is measured with events (`cuda-events`) and the speedup over
+the reference is reported too. A version counts as faster only when it beats the start by
+`min_gain` (timing noise); `confirm` re-measures the start and the best version alternately.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from pydantic import BaseModel, Field
+
+from kope.agents.context import Section, pack
+from kope.agents.debug import TokenCount, Transcript
+from kope.agents.edits import EditError, parse_reply
+from kope.agents.launch import Knob, apply_config, current_config, describe, find_knobs
+from kope.agents.prompts import merged, render
+from kope.evaluate import EvalOptions, EvalResult, Evaluator
+from kope.models.base import Message, Model, ModelError
+from kope.models.offline import OfflineModel
+from kope.models.tokens import count_messages
+from kope.task import Case, Task, load_task
+
+if TYPE_CHECKING:
+    from kope.memory.recording import RunRecorder
+    from kope.memory.store import ExperienceStore
+
+Status = Literal["improved", "not-improved", "incorrect-start"]
+INTERPRETER_NOTE = (
+    "interpreter-wall: the Triton interpreter's wall time on the CPU. It ranks versions on this machine "
+    "but is not GPU speed; no speedup over the PyTorch reference is claimed from it."
+)
+
+
+@dataclass
+class OptimizeConfig:
+    iterations: int = 8
+    """Decisions at most (model calls, or launch configurations tried)."""
+    max_tokens: int = 200_000
+    max_seconds: float = 3600.0
+    prompt_budget: int = 12_000
+    reply_tokens: int = 4096
+    options: EvalOptions = field(default_factory=lambda: EvalOptions(timing=True))
+    memory: bool = True
+    """Use the store's experience (prompt sections, seeds and move order); recording needs only a store."""
+    min_gain: float = 0.03
+    """A version is faster than another only when it takes at least this fraction less time."""
+    max_children: int = 4
+    """LLM proposals from one version before the search moves on to the next best."""
+    confirm: int = 0
+    """Re-measure the start and the best version this many times each, alternately, at the end."""
+
+
+class Node(BaseModel):
+    index: int
+    parent: int | None = None
+    kind: str
+    """start, launch-config, edit, or (no version) no-edit, edit-failed, duplicate, model-error"""
+    decision: str = ""
+    params: dict[str, Any] | None = None
+    status: str = ""
+    time_ms: float | None = None
+    speedup_vs_start: float | None = None
+    speedup_vs_parent: float | None = None
+    evaluation: int | None = None
+    """1-based index of the evaluation that measured it (None: no new version was evaluated)."""
+    version_id: int | None = None
+    tokens: TokenCount = Field(default_factory=TokenCount)
+
+
+class OptimizeReport(BaseModel):
+    """What `kope optimize --json` prints."""
+
+    status: Status
+    task: str
+    kernel: str
+    model: str
+    output: str | None
+    device: str
+    timing_method: str | None
+    timing_note: str = ""
+    start_ms: float | None = None
+    best_ms: float | None = None
+    reference_ms: float | None = None
+    speedup_vs_start: float | None = None
+    speedup_vs_reference: float | None = None
+    """Only from comparable timing (cuda-events); None on the CPU interpreter."""
+    confirmed_speedup_vs_start: float | None = None
+    evaluations: int = 0
+    best_found_at: int | None = None
+    """The evaluation (1 = the start) that measured the returned version."""
+    iterations: int = 0
+    tokens: TokenCount = Field(default_factory=TokenCount)
+    stop_reason: str = ""
+    seconds: float = 0.0
+    best_config: dict[str, int] | None = None
+    run_id: int | None = None
+    trajectory: list[Node] = Field(default_factory=list)
+
+
+@dataclass
+class Proposal:
+    kind: str
+    source: str | None = None
+    text: str = ""
+    params: dict[str, Any] | None = None
+    tokens: tuple[int, int] = (0, 0)
+    note: str = ""
+
+
+@dataclass
+class _Open:
+    node: Node
+    source: str
+    config: dict[str, int] | None = None
+    children: int = 0
+    attempts: list[str] = field(default_factory=list)
+    exhausted: bool = False
+
+
+@dataclass
+class Search:
+    """What a proposer may look at: the nodes so far, the start, the best."""
+
+    task: Task
+    start: _Open
+    nodes: list[Node] = field(default_factory=list)
+    open: list[_Open] = field(default_factory=list)
+    best: _Open | None = None
+    seen: set[str] = field(default_factory=set)
+    tokens: TokenCount = field(default_factory=TokenCount)
+    evaluations: int = 0
+    method: str | None = None
+
+
+class Proposer(Protocol):
+    name: str
+
+    def propose(self, current: _Open, search: Search) -> Proposal | None:
+        """The next decision from `current`, or None when it has nothing more to try from there."""
+
+
+ProgressFn = Callable[[Node], None]
+
+
+# -- the offline proposer: launch parameters ---------------------------------------------------
+
+
+class LaunchSearch:
+    """Coordinate moves over the launch knobs, seeded and ordered by the memory."""
+
+    name = "offline"
+
+    def __init__(
+        self,
+        start_source: str,
+        *,
+        interpreted: bool,
+        seeds: Sequence[dict[str, int]] = (),
+        move_order: dict[tuple[str, str], float] | None = None,
+    ) -> None:
+        knobs = find_knobs(start_source)
+        if interpreted:
+            knobs = [k for k in knobs if k.id not in ("kw:num_warps", "kw:num_stages")]
+        self.knobs: list[Knob] = knobs
+        self.start = current_config(knobs)
+        self.seeds = [self._fit(seed) for seed in seeds]
+        self.move_order = dict(move_order or {})
+        self.tried: set[tuple[tuple[str, int], ...]] = {self._key(self.start)}
+
+    @staticmethod
+    def _key(config: dict[str, int]) -> tuple[tuple[str, int], ...]:
+        return tuple(sorted(config.items()))
+
+    def _fit(self, seed: dict[str, int]) -> dict[str, int]:
+        config = dict(self.start)
+        for knob in self.knobs:
+            if knob.id in seed:
+                config[knob.id] = min(knob.choices, key=lambda c: abs(math.log2(c) - math.log2(max(seed[knob.id], 1))))
+        return config
+
+    def moves(self, config: dict[str, int]) -> list[dict[str, int]]:
+        """One-knob moves from `config`, the memory's best-scored first (then block sizes up, then down)."""
+        ranked: list[tuple[float, int, dict[str, int]]] = []
+        for position, knob in enumerate(self.knobs):
+            for value in knob.neighbours(config.get(knob.id, knob.current)):
+                direction = "up" if value > config.get(knob.id, knob.current) else "down"
+                prior = (0.002 if direction == "up" else 0.0) - 0.0001 * position
+                score = self.move_order.get((knob.id, direction), 0.0) + prior
+                ranked.append((score, len(ranked), {**config, knob.id: value}))
+        ranked.sort(key=lambda item: (-item[0], item[1]))
+        return [config for _, _, config in ranked]
+
+    def propose(self, current: _Open, search: Search) -> Proposal | None:
+        base = current.config if current.config is not None else self.start
+        candidates = (self.seeds if current is search.start else []) + self.moves(base)
+        for config in candidates:
+            key = self._key(config)
+            if key in self.tried:
+                continue
+            self.tried.add(key)
+            seeded = any(self._key(seed) == key for seed in self.seeds) and current is search.start
+            changes = {k: (base[k], v) for k, v in config.items() if base.get(k) != v}
+            source = apply_config(current.source, {k: v for k, v in config.items() if k in changes})
+            what = ("a configuration that was fastest on a similar task: " if seeded else "") + describe(changes)
+            return Proposal(
+                kind="launch-config", source=source, text=f"launch parameters {what}",
+                params={"config": config, "changes": {k: list(v) for k, v in changes.items()}, "seed": seeded},
+            )
+        return None
+
+
+def launch_memory(
+    store: ExperienceStore, *, device: str, family: str, task_id: int | None
+) -> tuple[list[dict[str, int]], dict[tuple[str, str], float]]:
+    """Seeds (best configurations of other tasks on the device, same family first) and the mean log
+    speedup of each knob move measured there (moves on the same family count twice)."""
+    configs = store.best_configs(device, exclude_task=task_id, limit=40)
+    configs.sort(key=lambda c: (c["family"] != family, -c["speedup"]))
+    seeds: list[dict[str, int]] = []
+    for found in configs:
+        if found["config"] not in seeds:
+            seeds.append({str(k): int(v) for k, v in found["config"].items()})
+    gains: dict[tuple[str, str], list[float]] = {}
+    for row in store.experience(kinds=["launch-config"], limit=2000):
+        changes = (row.params or {}).get("changes") or {}
+        speedup = row.speedup
+        if row.device != device or speedup is None or len(changes) != 1:
+            continue
+        (knob, (old, new)), = changes.items()
+        weight = 2.0 if row.family == family else 1.0
+        gains.setdefault((knob, "up" if new > old else "down"), []).extend([math.log(speedup)] * int(weight))
+    return seeds[:3], {key: statistics.fmean(values) for key, values in gains.items()}
+
+
+# -- the LLM proposer ----------------------------------------------------------------------------
+
+
+class ModelProposer:
+    """Asks a model for a SEARCH/REPLACE edit, with measurements and packed experience."""
+
+    def __init__(
+        self,
+        model: Model,
+        config: OptimizeConfig,
+        transcript: Transcript,
+        recorder: RunRecorder | None,
+    ) -> None:
+        self.model = model
+        self.name = model.name
+        self.config = config
+        self.transcript = transcript
+        self.recorder = recorder
+
+    def propose(self, current: _Open, search: Search) -> Proposal | None:
+        if current.children >= self.config.max_children:
+            return None
+        messages, packed = self.prompt(current, search)
+        if self.recorder is not None:
+            self.recorder.packed(packed)
+        self.transcript.write("prompt", node=current.node.index, tokens=packed.tokens, budget=packed.budget,
+                              dropped=packed.dropped, reduced=packed.reduced,
+                              messages=[m.model_dump() for m in messages])
+        try:
+            reply = self.model.complete(messages, max_tokens=self.config.reply_tokens)
+        except ModelError as exc:
+            return Proposal(kind="model-error", note=str(exc))
+        tokens = (reply.usage.prompt, reply.usage.completion)
+        self.transcript.write("reply", node=current.node.index, text=reply.text, usage=reply.usage.model_dump())
+        from kope.memory.recording import explanation_of
+
+        parsed = parse_reply(reply.text)
+        if not parsed.has_edit:
+            return Proposal(kind="no-edit", tokens=tokens, note="the reply had no edit")
+        try:
+            source = parsed.apply(current.source)
+        except EditError as exc:
+            return Proposal(kind="edit-failed", tokens=tokens, note=str(exc))
+        return Proposal(kind="edit", source=source, text=explanation_of(reply.text), tokens=tokens)
+
+    def prompt(self, current: _Open, search: Search) -> tuple[list[Message], Any]:
+        system = Message(role="system", content=render("optimize_system.j2"))
+        sections = [
+            Section("reference", "The PyTorch reference (the task)", (f"```python\n{search.task.source.rstrip()}\n```",),
+                    priority=100, required=True),
+            Section("kernel", "The current kernel (correct on every case)",
+                    (f"```python\n{current.source.rstrip()}\n```",), priority=100, required=True),
+            Section("measurements", "Measurements", (_measurements(current, search),), priority=95, required=True),
+        ]
+        if current.attempts:
+            sections.append(Section("attempts", "Attempts already made from this kernel", (
+                "\n".join(current.attempts[-6:]), "\n".join(current.attempts[-2:]), ""), priority=40))
+        if self.recorder is not None and self.config.memory:
+            query = self.recorder.query("optimize", current.source, text=_identifiers(current.source))
+            sections += self.recorder.prepare(query)
+
+        def messages_for(included: Sequence[tuple[Section, str]]) -> list[Message]:
+            body = render("optimize.j2", sections=merged(included))
+            return [system, Message(role="user", content=body.strip() + "\n")]
+
+        packed = pack(sections, self.config.prompt_budget, lambda included: count_messages(messages_for(included)))
+        return messages_for(packed.sections), packed
+
+
+def _identifiers(source: str) -> str:
+    import re
+
+    return " ".join(sorted(set(re.findall(r"[A-Za-z_][A-Za-z0-9_]{2,}", source)))[:400])
+
+
+def _measurements(current: _Open, search: Search) -> str:
+    method = search.method or "unknown"
+    lines = [f"Timing: {method}" + (f" ({INTERPRETER_NOTE})" if method == "interpreter-wall" else "")]
+    start_ms = search.start.node.time_ms
+    lines.append(f"- the starting kernel: {_ms(start_ms)}")
+    lines.append(f"- this kernel: {_ms(current.node.time_ms)}"
+                 + (f", {current.node.speedup_vs_start:.2f}x the start's speed" if current.node.speedup_vs_start else ""))
+    if search.best is not None and search.best is not current:
+        lines.append(f"- the fastest correct version so far: {_ms(search.best.node.time_ms)}")
+    lines.append("Time is the sum over the task's cases of the median time of one forward call.")
+    return "\n".join(lines)
+
+
+def _ms(value: float | None) -> str:
+    return "not measured" if value is None else f"{value:.4g} ms"
+
+
+# -- the loop ----------------------------------------------------------------------------------
+
+
+class OptimizeLoop:
+    def __init__(
+        self,
+        model: Model,
+        evaluator: Evaluator,
+        *,
+        config: OptimizeConfig | None = None,
+        store: ExperienceStore | None = None,
+        transcript: Path | None = None,
+        progress: ProgressFn | None = None,
+    ) -> None:
+        self.model = model
+        self.evaluator = evaluator
+        self.config = config or OptimizeConfig()
+        self.store = store
+        self.transcript = Transcript(transcript)
+        self.progress = progress or (lambda node: None)
+
+    def run(self, task: Task | str | Path, kernel: str | Path, out: Path) -> OptimizeReport:
+        began = time.monotonic()
+        task = task if isinstance(task, Task) else load_task(task)
+        options = dataclasses.replace(self.config.options, timing=True)
+        cases = self.evaluator.cases(task, options=options)
+        source = Path(kernel).read_text()
+        work = out.with_name(f".{out.name}.work.py")
+        recorder = self._recorder(task)
+        interpreted = not options.device.startswith("cuda")
+        self.transcript.write("start", task=str(task.path), kernel=str(kernel), model=self.model.name)
+
+        result = self._evaluate(task, work, source, options, cases)
+        start_node = Node(index=0, kind="start", status=result.status, time_ms=_time(result), evaluation=1,
+                          speedup_vs_start=1.0 if _time(result) else None)
+        start = _Open(node=start_node, source=source)
+        search = Search(task=task, start=start, nodes=[start_node], evaluations=1, method=_method(result))
+        search.seen.add(_norm(source))
+        if recorder is not None:
+            start_node.version_id = recorder.record(source, result=result, scope="all").version.id
+            recorder.store.update_run(recorder.run.id, start_version=start_node.version_id)
+        self.progress(start_node)
+        report = OptimizeReport(
+            status="incorrect-start", task=str(task.path), kernel=str(kernel), model=self.model.name, output=None,
+            device=options.device, timing_method=search.method,
+            timing_note=INTERPRETER_NOTE if search.method == "interpreter-wall" else "",
+            start_ms=start_node.time_ms, run_id=recorder.run.id if recorder is not None else None,
+        )
+        if result.status != "pass" or start_node.time_ms is None:
+            report.stop_reason = "the starting kernel is not correct on every case" if result.status != "pass" \
+                else "the starting kernel could not be timed"
+            report.evaluations, report.trajectory = 1, search.nodes
+            report.seconds = round(time.monotonic() - began, 3)
+            if recorder is not None:
+                recorder.finish(status=report.status, stop_reason=report.stop_reason, best=source)
+            return report
+        start.config = None
+        search.open.append(start)
+        search.best = start
+        proposer = self._proposer(source, recorder, interpreted)
+        if isinstance(proposer, LaunchSearch):
+            start.config = dict(proposer.start)
+        stop_reason = self._search(search, proposer, recorder, task, work, options, cases, began)
+        work.unlink(missing_ok=True)
+        best = search.best
+        assert best is not None and best.node.time_ms is not None and start_node.time_ms is not None
+        improved = best is not start and best.node.time_ms <= start_node.time_ms * (1 - self.config.min_gain)
+        chosen = best if improved else start
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(chosen.source)
+        reference_ms = _reference_time(result)
+        report.status = "improved" if improved else "not-improved"
+        report.output = str(out)
+        report.best_ms = chosen.node.time_ms
+        report.reference_ms = reference_ms
+        report.speedup_vs_start = (start_node.time_ms / chosen.node.time_ms) if chosen.node.time_ms else None
+        if search.method == "cuda-events" and reference_ms and chosen.node.time_ms:
+            report.speedup_vs_reference = reference_ms / chosen.node.time_ms
+        report.evaluations = search.evaluations
+        report.best_found_at = chosen.node.evaluation
+        report.iterations = len(search.nodes) - 1
+        report.tokens = search.tokens
+        report.stop_reason = stop_reason
+        report.best_config = chosen.config
+        if self.config.confirm and improved:
+            report.confirmed_speedup_vs_start = self._confirm(task, work, start, chosen, options, cases, recorder)
+            report.evaluations = search.evaluations + 2 * self.config.confirm
+            work.unlink(missing_ok=True)
+        report.trajectory = search.nodes
+        report.seconds = round(time.monotonic() - began, 3)
+        if recorder is not None:
+            recorder.finish(
+                status=report.status, stop_reason=stop_reason, tokens=(search.tokens.prompt, search.tokens.completion),
+                best=chosen.source,
+                summary={"config": chosen.config, "speedup_vs_start": report.speedup_vs_start,
+                         "confirmed_speedup_vs_start": report.confirmed_speedup_vs_start,
+                         "method": search.method, "start_ms": start_node.time_ms, "best_ms": chosen.node.time_ms,
+                         "evaluations": report.evaluations, "best_found_at": report.best_found_at},
+            )
+        self.transcript.write("end", report=report.model_dump(mode="json", exclude={"trajectory"}))
+        return report
+
+    def _search(
+        self, search: Search, proposer: Proposer, recorder: RunRecorder | None, task: Task, work: Path,
+        options: EvalOptions, cases: list[Case], began: float,
+    ) -> str:
+        limits = self.config
+        while True:
+            if len(search.nodes) - 1 >= limits.iterations:
+                return "iteration-limit"
+            if search.tokens.prompt + search.tokens.completion >= limits.max_tokens:
+                return "token-budget"
+            if time.monotonic() - began >= limits.max_seconds:
+                return "time-budget"
+            candidates = [o for o in search.open if not o.exhausted]
+            if not candidates:
+                return "search-exhausted"
+            current = min(candidates, key=lambda o: (o.node.time_ms or math.inf, o.node.index))
+            proposal = proposer.propose(current, search)
+            if proposal is None:
+                current.exhausted = True
+                continue
+            current.children += 1
+            node = Node(index=len(search.nodes), parent=current.node.index, kind=proposal.kind,
+                        decision=proposal.text or proposal.note, params=proposal.params,
+                        tokens=TokenCount(prompt=proposal.tokens[0], completion=proposal.tokens[1]))
+            search.nodes.append(node)
+            search.tokens = TokenCount(prompt=search.tokens.prompt + proposal.tokens[0],
+                                       completion=search.tokens.completion + proposal.tokens[1])
+            if proposal.source is None:
+                node.status = proposal.kind
+                current.attempts.append(f"attempt {node.index}: {proposal.kind}: {proposal.note}")
+                if proposal.kind == "model-error":
+                    self.progress(node)
+                    return "model-error"
+                self.progress(node)
+                continue
+            if _norm(proposal.source) in search.seen:
+                node.kind, node.status = "duplicate", "duplicate"
+                current.attempts.append(f"attempt {node.index}: gave back a version already evaluated")
+                self.progress(node)
+                continue
+            search.seen.add(_norm(proposal.source))
+            result = self._evaluate(task, work, proposal.source, options, cases)
+            search.evaluations += 1
+            node.evaluation = search.evaluations
+            node.status = result.status
+            node.time_ms = _time(result)
+            if node.time_ms and search.start.node.time_ms:
+                node.speedup_vs_start = search.start.node.time_ms / node.time_ms
+            if node.time_ms and current.node.time_ms:
+                node.speedup_vs_parent = current.node.time_ms / node.time_ms
+            if recorder is not None:
+                from kope.memory.learned import unified_diff
+                from kope.memory.recording import failure_text
+                from kope.memory.store import DecisionIn
+
+                made = DecisionIn(kind=proposal.kind, text=proposal.text, diff=unified_diff(current.source, proposal.source),
+                                  params=proposal.params, tokens_prompt=proposal.tokens[0],
+                                  tokens_completion=proposal.tokens[1])
+                node.version_id = recorder.record(proposal.source, parent=current.source, made=made, result=result,
+                                                  scope="all", signature_text=failure_text(result)).version.id
+            self.transcript.write("evaluation", node=node.index, status=result.status, time_ms=node.time_ms,
+                                  params=proposal.params)
+            outcome = _outcome(node)
+            current.attempts.append(f"attempt {node.index}: {proposal.text[:200]} → {outcome}")
+            if result.status == "pass" and node.time_ms is not None:
+                opened = _Open(node=node, source=proposal.source,
+                               config=(proposal.params or {}).get("config"))
+                search.open.append(opened)
+                assert search.best is not None and search.best.node.time_ms is not None
+                if node.time_ms < search.best.node.time_ms:
+                    search.best = opened
+            self.progress(node)
+
+    def _evaluate(self, task: Task, work: Path, source: str, options: EvalOptions, cases: list[Case]) -> EvalResult:
+        work.write_text(source)
+        return self.evaluator.evaluate(task, work, options=options, cases=cases)
+
+    def _confirm(self, task: Task, work: Path, start: _Open, best: _Open, options: EvalOptions, cases: list[Case],
+                 recorder: RunRecorder | None) -> float | None:
+        times: dict[str, list[float]] = {"start": [], "best": []}
+        for _ in range(self.config.confirm):
+            for label, entry in (("start", start), ("best", best)):
+                result = self._evaluate(task, work, entry.source, options, cases)
+                if recorder is not None:
+                    recorder.evaluation(entry.source, result, scope="confirm")
+                measured = _time(result)
+                if result.status == "pass" and measured:
+                    times[label].append(measured)
+        if not times["start"] or not times["best"]:
+            return None
+        return statistics.median(times["start"]) / statistics.median(times["best"])
+
+    def _recorder(self, task: Task) -> RunRecorder | None:
+        if self.store is None:
+            return None
+        from kope.memory.recording import RunRecorder
+
+        return RunRecorder(self.store, kind="optimize", task=task, model=self.model.name,
+                           device=self.config.options.device, experience=self.config.memory)
+
+    def _proposer(self, source: str, recorder: RunRecorder | None, interpreted: bool) -> Proposer:
+        if isinstance(self.model, OfflineModel):
+            seeds: list[dict[str, int]] = []
+            order: dict[tuple[str, str], float] = {}
+            if recorder is not None and self.config.memory:
+                seeds, order = launch_memory(recorder.store, device=recorder.device, family=recorder.task.family,
+                                             task_id=recorder.task.id)
+            return LaunchSearch(source, interpreted=interpreted, seeds=seeds, move_order=order)
+        return ModelProposer(self.model, self.config, self.transcript, recorder)
+
+
+def _norm(source: str) -> str:
+    from kope.memory.signatures import normalized_hash
+
+    return normalized_hash(source)
+
+
+def _time(result: EvalResult) -> float | None:
+    if result.status != "pass" and result.error is not None:
+        return None
+    timings = [c.timing for c in result.cases]
+    if not timings or any(t is None for t in timings):
+        return None
+    return sum(t.candidate_ms for t in timings if t is not None)
+
+
+def _reference_time(result: EvalResult) -> float | None:
+    references = [c.timing.reference_ms if c.timing is not None else None for c in result.cases]
+    if not references or any(r is None for r in references):
+        return None
+    return sum(r for r in references if r is not None)
+
+
+def _method(result: EvalResult) -> str | None:
+    return next((c.timing.method for c in result.cases if c.timing is not None), None)
+
+
+def _outcome(node: Node) -> str:
+    if node.status != "pass":
+        return f"{node.status} (discarded)"
+    if node.speedup_vs_parent is None:
+        return "correct, not timed"
+    return f"correct, {node.time_ms:.4g} ms, {node.speedup_vs_parent:.2f}x its parent's speed"
+
+
+def optimize(
+    task: Task | str | Path,
+    kernel: str | Path,
+    model: Model,
+    *,
+    out: Path,
+    evaluator: Evaluator,
+    config: OptimizeConfig | None = None,
+    store: ExperienceStore | None = None,
+    transcript: Path | None = None,
+    progress: ProgressFn | None = None,
+) -> OptimizeReport:
+    """Make `kernel` faster with `model`; write the fastest correct version to `out` and return the report."""
+    loop = OptimizeLoop(model, evaluator, config=config, store=store, transcript=transcript, progress=progress)
+    return loop.run(task, kernel, out)

@@ -1,0 +1,306 @@
+"""Near-miss suites: mutate correct kernels, keep the true near misses, write files and a manifest.
+
+A mutant is kept only if evaluation says `fail`: it compiles, runs on every case and is wrong on at
+least one (a crash, a timeout, a shape error or a pass is dropped). Mutants with the same normalised
+code (an AST round trip: no comments, no formatting) are kept once, whichever operator made them.
+
+    suite/
+      manifest.json          {"kind": "kope-near-miss-suite", "entries": [{id, task, candidate, label, operator, seed, ...}]}
+      softmax/drop-mask-3.py  the candidates, one directory per task
+
+`task` is `op:NAME` for a built-in operator or a path relative to the manifest. `load_suite` also
+reads a bare JSON list of `{file, op | task, label}` (the hand-written fixture manifests).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from kope.bench.mutate import Mutant, Mutation, mutants, normalise, operators
+from kope.errors import KopeError
+from kope.evaluate import EvalOptions, EvalResult, Evaluator
+from kope.ops import get_op, list_ops
+
+MANIFEST = "manifest.json"
+SUITE_KIND = "kope-near-miss-suite"
+REGENERATE_COMMAND = "kope bench mutate --ops all --out src/kope/bench/suite"
+
+
+class SuiteError(KopeError):
+    """A suite directory or manifest is missing or malformed."""
+
+
+class SuiteEntry(BaseModel):
+    id: str
+    task: str
+    """`op:NAME` for a built-in operator, else a task file's path relative to the manifest."""
+    candidate: str
+    """The near-miss kernel's path, relative to the manifest."""
+    label: str
+    """The bug-taxonomy id of the injected bug."""
+    operator: str | None = None
+    seed: int | None = None
+    site: int | None = None
+    line: int | None = None
+    """1-based line of the first changed line."""
+    description: str = ""
+    failing_cases: list[str] = Field(default_factory=list)
+    visible_fails: bool | None = None
+    """Whether the case an agent is shown fails (False: only hidden cases reveal the bug)."""
+
+
+class OperatorStats(BaseModel):
+    sites: int = 0
+    duplicates: int = 0
+    tried: int = 0
+    kept: int = 0
+    dropped: dict[str, int] = Field(default_factory=dict)
+    """Evaluated and dropped, by reason: pass, or error:KIND."""
+
+
+class SuiteManifest(BaseModel):
+    kind: Literal["kope-near-miss-suite"] = "kope-near-miss-suite"
+    version: int = 1
+    command: str = ""
+    seed: int = 0
+    generated: str = ""
+    seconds: float = 0.0
+    entries: list[SuiteEntry] = Field(default_factory=list)
+    stats: dict[str, OperatorStats] = Field(default_factory=dict)
+    """Per mutation operator, over every task."""
+
+
+@dataclass(frozen=True)
+class Suite:
+    root: Path
+    manifest: SuiteManifest
+
+    @property
+    def entries(self) -> list[SuiteEntry]:
+        return self.manifest.entries
+
+    def task_path(self, entry: SuiteEntry) -> Path:
+        if entry.task.startswith("op:"):
+            return get_op(entry.task[3:]).task_path
+        path = Path(entry.task)
+        return path if path.is_absolute() else self.root / path
+
+    def candidate_path(self, entry: SuiteEntry) -> Path:
+        path = Path(entry.candidate)
+        return path if path.is_absolute() else self.root / path
+
+
+def default_suite_dir() -> Path:
+    return Path(__file__).resolve().parent / "suite"
+
+
+def load_suite(location: str | Path) -> Suite:
+    """A suite from a directory holding manifest.json, a manifest file, or `default` (the shipped one)."""
+    path = default_suite_dir() if str(location) == "default" else Path(location)
+    manifest_path = path / MANIFEST if path.is_dir() else path
+    try:
+        data = json.loads(manifest_path.read_text())
+    except (OSError, ValueError) as exc:
+        raise SuiteError(f"cannot read the suite manifest {manifest_path}: {exc}") from None
+    try:
+        if isinstance(data, list):
+            manifest = SuiteManifest(entries=[_fixture_entry(item) for item in data])
+        else:
+            manifest = SuiteManifest.model_validate(data)
+    except (ValidationError, KeyError, TypeError) as exc:
+        raise SuiteError(f"{manifest_path} is not a near-miss manifest: {exc}") from None
+    return Suite(root=manifest_path.parent, manifest=manifest)
+
+
+def _fixture_entry(item: dict[str, object]) -> SuiteEntry:
+    file = str(item["file"])
+    task = f"op:{item['op']}" if "op" in item else str(item["task"])
+    return SuiteEntry(
+        id=Path(file).stem,
+        task=task,
+        candidate=file,
+        label=str(item["label"]),
+        description=str(item.get("description", "")),
+        line=line if isinstance(line := item.get("line"), int) else None,
+    )
+
+
+# -- building a suite --------------------------------------------------------------------------
+
+
+@dataclass
+class _Group:
+    """The deduplicated mutants of one operator on one kernel, in seeded order."""
+
+    op: str
+    operator: Mutation
+    seed: int
+    candidates: list[Mutant]
+    sites: int
+    duplicates: int
+
+
+ProgressFn = Callable[[str], None]
+
+
+def verdict(result: EvalResult) -> str:
+    """`near-miss` for a true near miss, else why not: `pass`, `reject` or `error:KIND`."""
+    if result.status == "fail":
+        return "near-miss"
+    if result.status == "error":
+        kinds = [c.error.kind for c in result.cases if c.error is not None]
+        kind = result.error.kind if result.error is not None else (kinds[0] if kinds else "unknown")
+        return f"error:{kind}"
+    return result.status
+
+
+def validation_options() -> EvalOptions:
+    """One trial per case, no integrity gates (only numbers decide a near miss), short limits."""
+    return EvalOptions(trials=1, timeout_s=30.0, integrity=False)
+
+
+def plan_groups(sources: Mapping[str, str], chosen: Sequence[Mutation], seed: int) -> list[_Group]:
+    """Every operator's mutants of every kernel (task name -> source), duplicates dropped, in seeded order.
+
+    A mutant whose normalised code equals the original's or an earlier mutant's (of any operator) is a
+    duplicate; the first operator, in the order given, keeps it.
+    """
+    groups: list[_Group] = []
+    for op, source in sources.items():
+        seen = {normalise(source)}
+        for mutation in chosen:
+            found = mutants(source, mutation)
+            unique: list[Mutant] = []
+            for mutant in found:
+                key = normalise(mutant.source)
+                if key not in seen:
+                    seen.add(key)
+                    unique.append(mutant)
+            group_seed = _group_seed(seed, op, mutation.name)
+            random.Random(group_seed).shuffle(unique)
+            groups.append(_Group(op, mutation, group_seed, unique, len(found), len(found) - len(unique)))
+    return groups
+
+
+def _group_seed(seed: int, op: str, operator: str) -> int:
+    return random.Random(f"{seed}:{op}:{operator}").randrange(2**31)
+
+
+def build_suite(
+    out: Path,
+    *,
+    ops: Sequence[str] | None = None,
+    operator_names: Sequence[str] | None = None,
+    seed: int = 0,
+    per_operator: int = 2,
+    tries: int = 4,
+    evaluator: Evaluator,
+    options: EvalOptions | None = None,
+    workers: int = 2,
+    command: str = "",
+    progress: ProgressFn | None = None,
+) -> SuiteManifest:
+    """Write a suite of near misses to `out`: up to `per_operator` per (kernel, operator), trying at most
+    `tries` of each pair's mutants in seeded order. Returns the manifest (also written to `out`)."""
+    began = time.monotonic()
+    names = list(ops) if ops else [op.name for op in list_ops()]
+    chosen = operators(operator_names)
+    options = options or validation_options()
+    say = progress or (lambda message: None)
+    out.mkdir(parents=True, exist_ok=True)
+    _remove_previous(out)
+    groups = plan_groups({name: get_op(name).kernel_path.read_text() for name in names}, chosen, seed)
+    stats = {mutation.name: OperatorStats() for mutation in chosen}
+    lock = threading.Lock()
+    kept: list[tuple[int, SuiteEntry]] = []
+
+    def run_group(index: int, group: _Group) -> None:
+        found = 0
+        task = get_op(group.op).task_path
+        for mutant in group.candidates[:tries]:
+            if found >= per_operator:
+                break
+            entry_id = f"{group.op}/{mutant.operator}-{mutant.site}"
+            path = out / f"{entry_id}.py"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(mutant.source)
+            result = evaluator.evaluate(task, path, options=options)
+            outcome = verdict(result)
+            with lock:
+                record = stats[group.operator.name]
+                record.tried += 1
+                if outcome != "near-miss":
+                    record.dropped[outcome] = record.dropped.get(outcome, 0) + 1
+            say(f"{entry_id}: {outcome}")
+            if outcome != "near-miss":
+                path.unlink(missing_ok=True)
+                continue
+            found += 1
+            failing = [c.name for c in result.cases if not c.passed]
+            entry = SuiteEntry(
+                id=entry_id,
+                task=f"op:{group.op}",
+                candidate=f"{entry_id}.py",
+                label=group.operator.label,
+                operator=group.operator.name,
+                seed=group.seed,
+                site=mutant.site,
+                line=mutant.line,
+                description=f"{group.operator.summary} (line {mutant.line})",
+                failing_cases=failing,
+                visible_fails=any(not c.passed and c.visible for c in result.cases),
+            )
+            with lock:
+                stats[group.operator.name].kept += 1
+                kept.append((index, entry))
+
+    for group in groups:
+        stats[group.operator.name].sites += group.sites
+        stats[group.operator.name].duplicates += group.duplicates
+    with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="kope-mutate") as pool:
+        for future in [pool.submit(run_group, i, g) for i, g in enumerate(groups) if g.candidates]:
+            future.result()
+    entries = [entry for _, entry in sorted(kept, key=lambda pair: (pair[0], pair[1].site or 0))]
+    manifest = SuiteManifest(
+        command=command,
+        seed=seed,
+        generated=time.strftime("%Y-%m-%d"),
+        seconds=round(time.monotonic() - began, 1),
+        entries=entries,
+        stats=stats,
+    )
+    (out / MANIFEST).write_text(manifest.model_dump_json(indent=1) + "\n")
+    return manifest
+
+
+def _remove_previous(out: Path) -> None:
+    """Delete the candidates of a suite previously written to `out` (its manifest says which)."""
+    if not (out / MANIFEST).is_file():
+        return
+    try:
+        previous = load_suite(out)
+    except SuiteError:
+        return
+    for entry in previous.entries:
+        path = previous.candidate_path(entry)
+        if out.resolve() in path.resolve().parents:
+            path.unlink(missing_ok=True)
+    for directory in sorted({previous.candidate_path(e).parent for e in previous.entries}, reverse=True):
+        if directory.is_dir() and directory != out and not any(directory.iterdir()):
+            directory.rmdir()
+    (out / MANIFEST).unlink()
+
+
+def counts(entries: Sequence[SuiteEntry], key: Literal["label", "operator", "task"]) -> Counter[str]:
+    return Counter(str(getattr(entry, key)) for entry in entries)

@@ -1,0 +1,914 @@
+"""The experience store: every run's versions, decisions, evaluations and edges, in one database.
+
+    store = ExperienceStore.open()                      # SQLite at data_dir()/memory.db (WAL)
+    store = ExperienceStore.open("postgresql+psycopg://host/kope")   # a team's shared memory
+    task = store.ensure_task(load_task("task.py"))
+    run = store.start_run("optimize", task.id, model="offline", device="cpu")
+    step = store.record_step(run.id, task.id, source=new, parent=old_id, decision=..., result=result)
+
+Writes go through `transaction()`: on SQLite each is `BEGIN IMMEDIATE` (one writer at a time,
+others wait up to the busy timeout), so several processes writing one store lose nothing, and a
+step (version, decision, evaluation, edges) is committed whole or not at all: a run interrupted at
+any point leaves the store consistent. The same source is never stored twice for a task (content
+hash), and error texts are kept as normalised signatures whose counts rise.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+from sqlalchemy import Connection, Engine, and_, case, create_engine, event, func, literal, or_, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.pool import QueuePool, StaticPool
+
+from kope import paths
+from kope.errors import KopeError
+from kope.evaluate import EvalResult
+from kope.memory import schema
+from kope.memory.schema import (
+    decision,
+    edge,
+    error_signature,
+    evaluation,
+    injection,
+    learned_pattern,
+    pattern_evidence,
+    run,
+    task,
+    version,
+)
+from kope.memory.signatures import (
+    content_hash,
+    normalize_error,
+    normalized_hash,
+    signature_hash,
+    task_family,
+    task_signature,
+    toolchain,
+)
+from kope.task import Task
+
+EdgeKind = Literal["derived_from", "alternative_of", "used_evidence", "fixed_by"]
+EDGE_KINDS: tuple[str, ...] = ("derived_from", "alternative_of", "used_evidence", "fixed_by")
+BUSY_TIMEOUT_S = 60.0
+
+
+class StoreError(KopeError):
+    """The experience store cannot be opened or written."""
+
+
+# -- records ---------------------------------------------------------------------------------
+
+
+class TaskRecord(BaseModel):
+    id: int
+    hash: str
+    name: str
+    family: str
+    signature: str
+    path: str
+    created: float
+
+
+class RunRecord(BaseModel):
+    id: int
+    kind: str
+    task_id: int
+    model: str
+    device: str
+    toolchain: str
+    started: float
+    finished: float | None = None
+    status: str | None = None
+    stop_reason: str | None = None
+    tokens_prompt: int = 0
+    tokens_completion: int = 0
+    start_version: int | None = None
+    best_version: int | None = None
+    summary: dict[str, Any] | None = None
+
+
+class VersionRecord(BaseModel):
+    id: int
+    task_id: int
+    hash: str
+    norm_hash: str
+    source: str
+    created: float
+
+
+class DecisionRecord(BaseModel):
+    id: int
+    run_id: int
+    parent_id: int | None
+    child_id: int
+    kind: str
+    text: str
+    diff: str
+    params: dict[str, Any] | None = None
+    prompt_id: str | None = None
+    tokens_prompt: int = 0
+    tokens_completion: int = 0
+    created: float
+
+
+class EvaluationRecord(BaseModel):
+    id: int
+    version_id: int
+    run_id: int | None
+    scope: str
+    status: str
+    correct: bool
+    cases_passed: int
+    cases_total: int
+    error_kind: str | None = None
+    error_message: str | None = None
+    error_signature: str | None = None
+    integrity: str
+    time_ms: float | None = None
+    reference_ms: float | None = None
+    timing_method: str | None = None
+    speedup: float | None = None
+    device: str
+    toolchain: str
+    created: float
+
+
+class EdgeRecord(BaseModel):
+    id: int
+    kind: str
+    src: int
+    dst: int | None = None
+    ref: str | None = None
+    decision_id: int | None = None
+    run_id: int | None = None
+    created: float
+
+
+class PatternStats(BaseModel):
+    pattern: str
+    applied: int
+    fixed: int
+
+    @property
+    def rate(self) -> float:
+        """Beta-smoothed fix rate, (fixed + 1) / (applied + 2)."""
+        return (self.fixed + 1) / (self.applied + 2)
+
+
+class LearnedRecord(BaseModel):
+    id: int
+    pattern_id: str
+    task_id: int
+    family: str
+    error_signature: str | None = None
+    title: str
+    explanation: str
+    diff: str
+    keywords: list[str] = Field(default_factory=list)
+    features: dict[str, Any] = Field(default_factory=dict)
+    cues: list[str] = Field(default_factory=list)
+    source_version: int | None = None
+    fixed_version: int | None = None
+    created: float
+
+
+class InjectionRecord(BaseModel):
+    id: int
+    prompt_id: str
+    run_id: int | None = None
+    version_id: int | None = None
+    item: str
+    section: str
+    level: int
+    tokens: int
+    rank: int
+    score: float
+    relevance: float
+    utility: float
+    recency: float
+    redundancy: float
+    produced_version: int | None = None
+    outcome: str | None = None
+    created: float
+
+
+class DecisionIn(BaseModel):
+    """A decision to record: what changed (kind, text, diff, params) and what it cost."""
+
+    kind: str
+    text: str = ""
+    diff: str = ""
+    params: dict[str, Any] | None = None
+    prompt_id: str | None = None
+    tokens_prompt: int = 0
+    tokens_completion: int = 0
+
+
+class Injected(BaseModel):
+    """One item the context packer put into a prompt."""
+
+    item: str
+    section: str
+    level: int
+    tokens: int
+    rank: int
+    score: float
+    relevance: float = 0.0
+    utility: float = 0.0
+    recency: float = 0.0
+    redundancy: float = 0.0
+
+
+class StepRecord(BaseModel):
+    version: VersionRecord
+    new: bool
+    """False when this source was already stored for the task (deduplicated)."""
+    decision_id: int | None = None
+    evaluation: EvaluationRecord | None = None
+
+
+class ExperienceRow(BaseModel):
+    """A decision with its outcome and context: what the context packer ranks."""
+
+    decision_id: int
+    run_id: int
+    task_id: int
+    task_name: str
+    family: str
+    signature: str
+    kind: str
+    text: str
+    diff: str
+    params: dict[str, Any] | None = None
+    parent_id: int | None
+    child_id: int
+    status: str | None = None
+    correct: bool | None = None
+    error_signature: str | None = None
+    error_kind: str | None = None
+    time_ms: float | None = None
+    parent_time_ms: float | None = None
+    timing_method: str | None = None
+    device: str | None = None
+    created: float
+
+    @property
+    def speedup(self) -> float | None:
+        """Parent time over child time, same run and method (None when either is unknown)."""
+        if self.time_ms and self.parent_time_ms and self.correct:
+            return self.parent_time_ms / self.time_ms
+        return None
+
+
+class StoreStats(BaseModel):
+    url: str
+    schema_version: int
+    tasks: int
+    runs: int
+    versions: int
+    decisions: int
+    evaluations: int
+    edges: dict[str, int]
+    error_signatures: int
+    pattern_evidence: int
+    learned_patterns: int
+    injections: int
+    runs_by_kind: dict[str, int]
+    top_patterns: list[dict[str, Any]] = Field(default_factory=list)
+
+
+# -- the store -------------------------------------------------------------------------------
+
+
+def default_url() -> str:
+    """`sqlite:///<data_dir>/memory.db` (`$XDG_DATA_HOME/kope/memory.db` or `~/.local/share/kope/memory.db`)."""
+    return f"sqlite:///{paths.data_dir() / 'memory.db'}"
+
+
+def _url_of(location: str | Path | None) -> str:
+    if location is None:
+        return default_url()
+    text = str(location)
+    return text if "://" in text else f"sqlite:///{Path(text).expanduser().resolve()}"
+
+
+class ExperienceStore:
+    """Typed reads and writes of the experience graph over one SQLAlchemy engine."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.url = engine.url.render_as_string(hide_password=True)
+
+    @classmethod
+    def open(cls, location: str | Path | None = None, *, migrate: bool = True) -> ExperienceStore:
+        """Open (and create or migrate) the store at a SQLAlchemy URL or a file path; None: the default file."""
+        url = _url_of(location)
+        try:
+            parsed = make_url(url)
+        except (SQLAlchemyError, ValueError) as exc:
+            raise StoreError(f"not a database URL: {url!r} ({exc})") from None
+        try:
+            if parsed.get_backend_name() == "sqlite":
+                database = parsed.database or ""
+                if database and database != ":memory:":
+                    Path(database).parent.mkdir(parents=True, exist_ok=True)
+                memory = database in ("", ":memory:")
+                engine = create_engine(
+                    parsed,
+                    poolclass=StaticPool if memory else QueuePool,
+                    connect_args={"timeout": BUSY_TIMEOUT_S, "check_same_thread": False},
+                )
+                _sqlite_setup(engine)
+            else:
+                engine = create_engine(parsed, pool_pre_ping=True)
+        except (SQLAlchemyError, ImportError) as exc:
+            raise StoreError(f"cannot open the experience store {url}: {exc}") from None
+        store = cls(engine)
+        if migrate:
+            store.migrate()
+        return store
+
+    def migrate(self, target: int = schema.LATEST) -> list[int]:
+        """Bring the store's schema up to `target`; the versions applied."""
+        with self.transaction() as conn:
+            return schema.migrate(conn, target)
+
+    def schema_version(self) -> int:
+        with self._read() as conn:
+            return schema.current_version(conn)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> ExperienceStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[Connection]:
+        """A write transaction: committed whole when the block ends, rolled back if it raises."""
+        try:
+            with self.engine.connect() as conn:
+                conn.execution_options(kope_write=True)
+                with conn.begin():
+                    yield conn
+        except SQLAlchemyError as exc:
+            raise StoreError(f"the experience store {self.url} failed: {exc}") from exc
+
+    @contextmanager
+    def _read(self) -> Iterator[Connection]:
+        try:
+            with self.engine.connect() as conn, conn.begin():
+                yield conn
+        except SQLAlchemyError as exc:
+            raise StoreError(f"the experience store {self.url} failed: {exc}") from exc
+
+    @contextmanager
+    def _writing(self, conn: Connection | None) -> Iterator[Connection]:
+        if conn is not None:
+            yield conn
+        else:
+            with self.transaction() as fresh:
+                yield fresh
+
+    # -- tasks and runs --------------------------------------------------------------------
+
+    def ensure_task(self, loaded: Task, *, family: str | None = None, conn: Connection | None = None) -> TaskRecord:
+        """The task's record, created on first sight (keyed by the task file's content hash)."""
+        values = {
+            "hash": loaded.sha256,
+            "name": loaded.name,
+            "family": family or task_family(loaded),
+            "signature": task_signature(loaded),
+            "path": str(loaded.path),
+            "created": time.time(),
+        }
+        with self._writing(conn) as c:
+            _insert_ignore(c, task, values, ["hash"])
+            row = c.execute(select(task).where(task.c.hash == loaded.sha256)).one()
+        return TaskRecord.model_validate(row._asdict())
+
+    def start_run(
+        self, kind: str, task_id: int, *, model: str, device: str, toolchain_: str | None = None
+    ) -> RunRecord:
+        values = {
+            "kind": kind, "task_id": task_id, "model": model, "device": device,
+            "toolchain": toolchain_ or toolchain(), "started": time.time(),
+            "tokens_prompt": 0, "tokens_completion": 0,
+        }
+        with self.transaction() as conn:
+            run_id = conn.execute(run.insert().values(**values)).inserted_primary_key[0]  # type: ignore[index]
+            row = conn.execute(select(run).where(run.c.id == run_id)).one()
+        return RunRecord.model_validate(row._asdict())
+
+    def update_run(self, run_id: int, **values: Any) -> None:
+        """Set fields of a run (start_version, best_version...)."""
+        with self.transaction() as conn:
+            conn.execute(run.update().where(run.c.id == run_id).values(**values))
+
+    def finish_run(
+        self,
+        run_id: int,
+        *,
+        status: str,
+        stop_reason: str,
+        tokens_prompt: int = 0,
+        tokens_completion: int = 0,
+        best_version: int | None = None,
+        summary: Mapping[str, Any] | None = None,
+    ) -> None:
+        with self.transaction() as conn:
+            conn.execute(
+                run.update().where(run.c.id == run_id).values(
+                    finished=time.time(), status=status, stop_reason=stop_reason, tokens_prompt=tokens_prompt,
+                    tokens_completion=tokens_completion, best_version=best_version,
+                    summary=dict(summary) if summary is not None else None,
+                )
+            )
+
+    # -- versions, decisions, evaluations, edges -------------------------------------------
+
+    def add_version(self, task_id: int, source: str, *, conn: Connection | None = None) -> tuple[VersionRecord, bool]:
+        """Store a source for a task unless it is there already; (record, whether it was new)."""
+        digest = content_hash(source)
+        with self._writing(conn) as c:
+            inserted = _insert_ignore(
+                c, version,
+                {"task_id": task_id, "hash": digest, "norm_hash": normalized_hash(source), "source": source,
+                 "created": time.time()},
+                ["task_id", "hash"],
+            )
+            row = c.execute(select(version).where(and_(version.c.task_id == task_id, version.c.hash == digest))).one()
+        return VersionRecord.model_validate(row._asdict()), inserted
+
+    def add_decision(
+        self, run_id: int, parent_id: int | None, child_id: int, made: DecisionIn, *, conn: Connection | None = None
+    ) -> int:
+        with self._writing(conn) as c:
+            result = c.execute(decision.insert(), {
+                "run_id": run_id, "parent_id": parent_id, "child_id": child_id, "created": time.time(),
+                **made.model_dump(),
+            })
+            return int(result.inserted_primary_key[0])  # type: ignore[index]
+
+    def add_evaluation(
+        self,
+        version_id: int,
+        result: EvalResult,
+        *,
+        run_id: int | None,
+        scope: str,
+        device: str,
+        signature_text: str | None = None,
+        conn: Connection | None = None,
+    ) -> EvaluationRecord:
+        """Record an evaluation; its error (or `signature_text`) is counted under a normalised signature."""
+        values = evaluation_values(result)
+        sig_text = signature_text
+        if sig_text is None and result.error is not None:
+            sig_text = normalize_error(result.error.message, result.error.kind)
+        with self._writing(conn) as c:
+            values.update(
+                version_id=version_id, run_id=run_id, scope=scope, device=device, toolchain=toolchain(),
+                created=time.time(),
+                error_signature=self.count_signature(sig_text, conn=c) if sig_text else None,
+            )
+            eval_id = c.execute(evaluation.insert(), values).inserted_primary_key[0]  # type: ignore[index]
+            row = c.execute(select(evaluation).where(evaluation.c.id == eval_id)).one()
+        return EvaluationRecord.model_validate(row._asdict())
+
+    def count_signature(self, text: str, *, conn: Connection | None = None) -> str:
+        """Count one occurrence of a signature text; its hash."""
+        digest = signature_hash(text)
+        now = time.time()
+        with self._writing(conn) as c:
+            inserted = _insert_ignore(
+                c, error_signature, {"hash": digest, "text": text, "count": 1, "first_seen": now, "last_seen": now},
+                ["hash"],
+            )
+            if not inserted:
+                c.execute(error_signature.update().where(error_signature.c.hash == digest).values(
+                    count=error_signature.c.count + 1, last_seen=now))
+        return digest
+
+    def add_edge(
+        self,
+        kind: EdgeKind,
+        src: int,
+        *,
+        dst: int | None = None,
+        ref: str | None = None,
+        decision_id: int | None = None,
+        run_id: int | None = None,
+        conn: Connection | None = None,
+    ) -> int:
+        if kind not in EDGE_KINDS:
+            raise ValueError(f"unknown edge kind {kind!r}")
+        with self._writing(conn) as c:
+            result = c.execute(edge.insert(), {
+                "kind": kind, "src": src, "dst": dst, "ref": ref, "decision_id": decision_id, "run_id": run_id,
+                "created": time.time(),
+            })
+            return int(result.inserted_primary_key[0])  # type: ignore[index]
+
+    def record_step(
+        self,
+        run_id: int,
+        task_id: int,
+        source: str,
+        *,
+        parent_id: int | None = None,
+        made: DecisionIn | None = None,
+        result: EvalResult | None = None,
+        scope: str = "all",
+        device: str = "cpu-interpreter",
+        evidence: Mapping[str, int | None] | None = None,
+        signature_text: str | None = None,
+    ) -> StepRecord:
+        """One step, atomically: the version, the decision that made it, its evaluation and its edges.
+
+        Edges: `derived_from` (child → parent), `alternative_of` (child → the sibling tried just before it
+        from the same parent in this run: siblings form a chain in the order they were tried),
+        `used_evidence` (child → each injected item, keyed by its reference — `decision:N`, `pattern:ID`... —
+        and pointing at the version that item's evidence produced, where there is one).
+        """
+        with self.transaction() as conn:
+            stored, new = self.add_version(task_id, source, conn=conn)
+            decision_id = None
+            if made is not None:
+                decision_id = self.add_decision(run_id, parent_id, stored.id, made, conn=conn)
+            if parent_id is not None and parent_id != stored.id:
+                previous = conn.execute(
+                    select(edge.c.src).where(and_(
+                        edge.c.kind == "derived_from", edge.c.dst == parent_id, edge.c.run_id == run_id,
+                        edge.c.src != stored.id,
+                    )).order_by(edge.c.id.desc()).limit(1)
+                ).scalar()
+                self.add_edge("derived_from", stored.id, dst=parent_id, decision_id=decision_id, run_id=run_id,
+                              conn=conn)
+                if previous is not None:
+                    self.add_edge("alternative_of", stored.id, dst=previous, run_id=run_id, conn=conn)
+            for item, target in (evidence or {}).items():
+                self.add_edge("used_evidence", stored.id, dst=target, ref=item, decision_id=decision_id,
+                              run_id=run_id, conn=conn)
+            record = None
+            if result is not None:
+                record = self.add_evaluation(stored.id, result, run_id=run_id, scope=scope, device=device,
+                                             signature_text=signature_text, conn=conn)
+        return StepRecord(version=stored, new=new, decision_id=decision_id, evaluation=record)
+
+    # -- pattern evidence, learned patterns, injections ------------------------------------
+
+    def add_pattern_evidence(
+        self,
+        pattern: str,
+        outcome: Literal["applied", "fixed"],
+        *,
+        device: str,
+        task_id: int | None = None,
+        version_id: int | None = None,
+        run_id: int | None = None,
+    ) -> int:
+        with self.transaction() as conn:
+            result = conn.execute(pattern_evidence.insert().values(
+                pattern=pattern, outcome=outcome, device=device, task_id=task_id, version_id=version_id,
+                run_id=run_id, created=time.time(),
+            ))
+            return int(result.inserted_primary_key[0])  # type: ignore[index]
+
+    def mark_fixed(self, run_id: int, version_id: int) -> int:
+        """Turn a run's `applied` evidence for `version_id` into `fixed`; the rows changed."""
+        with self.transaction() as conn:
+            result = conn.execute(pattern_evidence.update().where(and_(
+                pattern_evidence.c.run_id == run_id, pattern_evidence.c.version_id == version_id,
+                pattern_evidence.c.outcome == "applied",
+            )).values(outcome="fixed"))
+            return int(result.rowcount)
+
+    def pattern_stats(self, patterns: Iterable[str] | None = None) -> dict[str, PatternStats]:
+        """Per pattern: how often it was applied and how often it fixed the kernel."""
+        wanted = list(patterns) if patterns is not None else None
+        query = select(
+            pattern_evidence.c.pattern,
+            func.count(),
+            func.sum(case((pattern_evidence.c.outcome == "fixed", 1), else_=0)),
+        ).group_by(pattern_evidence.c.pattern)
+        if wanted is not None:
+            if not wanted:
+                return {}
+            query = query.where(pattern_evidence.c.pattern.in_(wanted))
+        with self._read() as conn:
+            rows = conn.execute(query).all()
+        return {name: PatternStats(pattern=name, applied=int(n), fixed=int(fixed or 0)) for name, n, fixed in rows}
+
+    def add_learned(self, values: Mapping[str, Any]) -> tuple[LearnedRecord, bool]:
+        """Store a learned pattern unless one with its id exists; (record, whether it was new)."""
+        with self.transaction() as conn:
+            inserted = _insert_ignore(conn, learned_pattern, {**values, "created": time.time()}, ["pattern_id"])
+            row = conn.execute(select(learned_pattern).where(
+                learned_pattern.c.pattern_id == values["pattern_id"])).one()
+        return LearnedRecord.model_validate(row._asdict()), inserted
+
+    def learned(self, limit: int = 500) -> list[LearnedRecord]:
+        with self._read() as conn:
+            rows = conn.execute(select(learned_pattern).order_by(learned_pattern.c.id.desc()).limit(limit)).all()
+        return [LearnedRecord.model_validate(r._asdict()) for r in rows]
+
+    def log_injections(
+        self, prompt_id: str, items: Sequence[Injected], *, run_id: int | None, version_id: int | None
+    ) -> None:
+        if not items:
+            return
+        now = time.time()
+        with self.transaction() as conn:
+            conn.execute(injection.insert(), [
+                {**item.model_dump(), "prompt_id": prompt_id, "run_id": run_id, "version_id": version_id,
+                 "created": now}
+                for item in items
+            ])
+
+    def injection_outcome(self, prompt_id: str, outcome: str, produced_version: int | None = None) -> None:
+        """What followed a prompt: the version it produced and how that went."""
+        with self.transaction() as conn:
+            conn.execute(injection.update().where(injection.c.prompt_id == prompt_id).values(
+                outcome=outcome[:200], produced_version=produced_version))
+
+    def injections(self, prompt_id: str | None = None, run_id: int | None = None) -> list[InjectionRecord]:
+        query = select(injection).order_by(injection.c.id)
+        if prompt_id is not None:
+            query = query.where(injection.c.prompt_id == prompt_id)
+        if run_id is not None:
+            query = query.where(injection.c.run_id == run_id)
+        with self._read() as conn:
+            return [InjectionRecord.model_validate(r._asdict()) for r in conn.execute(query).all()]
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def get_task(self, task_id: int) -> TaskRecord | None:
+        return self._one(task, task_id, TaskRecord)
+
+    def get_run(self, run_id: int) -> RunRecord | None:
+        return self._one(run, run_id, RunRecord)
+
+    def get_version(self, version_id: int) -> VersionRecord | None:
+        return self._one(version, version_id, VersionRecord)
+
+    def get_decision(self, decision_id: int) -> DecisionRecord | None:
+        return self._one(decision, decision_id, DecisionRecord)
+
+    def _one(self, table: Any, key: int, model: Any) -> Any:
+        with self._read() as conn:
+            row = conn.execute(select(table).where(table.c.id == key)).one_or_none()
+        return model.model_validate(row._asdict()) if row is not None else None
+
+    def tasks(self) -> list[TaskRecord]:
+        with self._read() as conn:
+            return [TaskRecord.model_validate(r._asdict()) for r in conn.execute(select(task).order_by(task.c.id))]
+
+    def runs(self, task_id: int | None = None, kind: str | None = None) -> list[RunRecord]:
+        query = select(run).order_by(run.c.id)
+        if task_id is not None:
+            query = query.where(run.c.task_id == task_id)
+        if kind is not None:
+            query = query.where(run.c.kind == kind)
+        with self._read() as conn:
+            return [RunRecord.model_validate(r._asdict()) for r in conn.execute(query)]
+
+    def versions(self, task_id: int | None = None, ids: Iterable[int] | None = None) -> list[VersionRecord]:
+        query = select(version).order_by(version.c.id)
+        if task_id is not None:
+            query = query.where(version.c.task_id == task_id)
+        if ids is not None:
+            query = query.where(version.c.id.in_(list(ids)))
+        with self._read() as conn:
+            return [VersionRecord.model_validate(r._asdict()) for r in conn.execute(query)]
+
+    def decisions(self, run_id: int | None = None, child_id: int | None = None) -> list[DecisionRecord]:
+        query = select(decision).order_by(decision.c.id)
+        if run_id is not None:
+            query = query.where(decision.c.run_id == run_id)
+        if child_id is not None:
+            query = query.where(decision.c.child_id == child_id)
+        with self._read() as conn:
+            return [DecisionRecord.model_validate(r._asdict()) for r in conn.execute(query)]
+
+    def evaluations(self, version_id: int | None = None, run_id: int | None = None) -> list[EvaluationRecord]:
+        query = select(evaluation).order_by(evaluation.c.id)
+        if version_id is not None:
+            query = query.where(evaluation.c.version_id == version_id)
+        if run_id is not None:
+            query = query.where(evaluation.c.run_id == run_id)
+        with self._read() as conn:
+            return [EvaluationRecord.model_validate(r._asdict()) for r in conn.execute(query)]
+
+    def edges(
+        self, kind: str | None = None, run_id: int | None = None, version_id: int | None = None
+    ) -> list[EdgeRecord]:
+        query = select(edge).order_by(edge.c.id)
+        if kind is not None:
+            query = query.where(edge.c.kind == kind)
+        if run_id is not None:
+            query = query.where(edge.c.run_id == run_id)
+        if version_id is not None:
+            query = query.where(or_(edge.c.src == version_id, edge.c.dst == version_id))
+        with self._read() as conn:
+            return [EdgeRecord.model_validate(r._asdict()) for r in conn.execute(query)]
+
+    def lineage(self, version_id: int, run_id: int | None = None) -> list[int]:
+        """The versions `version_id` derives from, nearest first (a recursive query over `derived_from`)."""
+        condition = edge.c.kind == "derived_from"
+        if run_id is not None:
+            condition = and_(condition, edge.c.run_id == run_id)
+        base = (
+            select(edge.c.dst.label("vid"), literal(1).label("depth"))
+            .where(and_(condition, edge.c.src == version_id))
+            .cte("lineage", recursive=True)
+        )
+        step = select(edge.c.dst, base.c.depth + 1).where(
+            and_(condition, edge.c.src == base.c.vid, base.c.depth < 200))
+        tree = base.union(step)
+        with self._read() as conn:
+            rows = conn.execute(select(tree.c.vid, func.min(tree.c.depth)).group_by(tree.c.vid)
+                                .order_by(func.min(tree.c.depth))).all()
+        return [int(r[0]) for r in rows if r[0] is not None]
+
+    def known_evaluation(self, task_id: int, source: str, *, device: str, scope: str = "all") -> EvaluationRecord | None:
+        """The latest evaluation of this code (comments and blank lines aside) for the task on the device and toolchain."""
+        query = (
+            select(evaluation).join(version, version.c.id == evaluation.c.version_id)
+            .where(and_(version.c.task_id == task_id, version.c.norm_hash == normalized_hash(source),
+                        evaluation.c.device == device, evaluation.c.scope == scope,
+                        evaluation.c.toolchain == toolchain()))
+            .order_by(evaluation.c.id.desc()).limit(1)
+        )
+        with self._read() as conn:
+            row = conn.execute(query).one_or_none()
+        return EvaluationRecord.model_validate(row._asdict()) if row is not None else None
+
+    def experience(
+        self, *, exclude_run: int | None = None, run_id: int | None = None, kinds: Sequence[str] | None = None,
+        limit: int = 400,
+    ) -> list[ExperienceRow]:
+        """Decisions with their outcome (the child's latest evaluation) and the parent's time, newest first."""
+        child_eval = (
+            select(evaluation.c.version_id, evaluation.c.run_id, func.max(evaluation.c.id).label("eid"))
+            .group_by(evaluation.c.version_id, evaluation.c.run_id).subquery()
+        )
+        child = evaluation.alias("child_eval")
+        parent = evaluation.alias("parent_eval")
+        parent_latest = (
+            select(evaluation.c.version_id, evaluation.c.run_id, func.max(evaluation.c.id).label("eid"))
+            .where(evaluation.c.time_ms.is_not(None))
+            .group_by(evaluation.c.version_id, evaluation.c.run_id).subquery()
+        )
+        query = (
+            select(
+                decision.c.id.label("decision_id"), decision.c.run_id, task.c.id.label("task_id"),
+                task.c.name.label("task_name"), task.c.family, task.c.signature, decision.c.kind, decision.c.text,
+                decision.c.diff, decision.c.params, decision.c.parent_id, decision.c.child_id, child.c.status,
+                child.c.correct, child.c.error_signature, child.c.error_kind, child.c.time_ms,
+                parent.c.time_ms.label("parent_time_ms"), child.c.timing_method, child.c.device, decision.c.created,
+            )
+            .join(run, run.c.id == decision.c.run_id)
+            .join(task, task.c.id == run.c.task_id)
+            .outerjoin(child_eval, and_(child_eval.c.version_id == decision.c.child_id,
+                                        child_eval.c.run_id == decision.c.run_id))
+            .outerjoin(child, child.c.id == child_eval.c.eid)
+            .outerjoin(parent_latest, and_(parent_latest.c.version_id == decision.c.parent_id,
+                                           parent_latest.c.run_id == decision.c.run_id))
+            .outerjoin(parent, parent.c.id == parent_latest.c.eid)
+            .order_by(decision.c.id.desc())
+            .limit(limit)
+        )
+        if exclude_run is not None:
+            query = query.where(decision.c.run_id != exclude_run)
+        if run_id is not None:
+            query = query.where(decision.c.run_id == run_id)
+        if kinds is not None:
+            query = query.where(decision.c.kind.in_(list(kinds)))
+        with self._read() as conn:
+            return [ExperienceRow.model_validate(r._asdict()) for r in conn.execute(query).all()]
+
+    def best_configs(self, device: str, *, exclude_task: int | None = None, limit: int = 20) -> list[dict[str, Any]]:
+        """Finished optimize runs on `device` that found a faster configuration, best first:
+        `{config, speedup, family, task, task_id, run_id}`."""
+        query = (
+            select(run.c.id, run.c.summary, task.c.family, task.c.name, task.c.id.label("task_id"))
+            .join(task, task.c.id == run.c.task_id)
+            .where(and_(run.c.kind == "optimize", run.c.device == device, run.c.summary.is_not(None)))
+            .order_by(run.c.id.desc()).limit(500)
+        )
+        if exclude_task is not None:
+            query = query.where(run.c.task_id != exclude_task)
+        found = []
+        with self._read() as conn:
+            for run_id, summary, family, name, task_id in conn.execute(query).all():
+                data = summary if isinstance(summary, dict) else json.loads(summary or "{}")
+                config, speedup = data.get("config"), data.get("speedup_vs_start")
+                if config and speedup and speedup > 1.0:
+                    found.append({"config": config, "speedup": float(speedup), "family": family, "task": name,
+                                  "task_id": task_id, "run_id": run_id})
+        found.sort(key=lambda item: -item["speedup"])
+        return found[:limit]
+
+    def stats(self) -> StoreStats:
+        with self._read() as conn:
+            def count(table: Any) -> int:
+                return int(conn.execute(select(func.count()).select_from(table)).scalar() or 0)
+
+            edges: dict[str, int] = {str(k): int(n) for k, n in
+                                     conn.execute(select(edge.c.kind, func.count()).group_by(edge.c.kind)).all()}
+            kinds: dict[str, int] = {str(k): int(n) for k, n in
+                                     conn.execute(select(run.c.kind, func.count()).group_by(run.c.kind)).all()}
+            stats = StoreStats(
+                url=self.url, schema_version=schema.current_version(conn), tasks=count(task), runs=count(run),
+                versions=count(version), decisions=count(decision), evaluations=count(evaluation),
+                edges={k: int(edges.get(k, 0)) for k in EDGE_KINDS}, error_signatures=count(error_signature),
+                pattern_evidence=count(pattern_evidence), learned_patterns=count(learned_pattern),
+                injections=count(injection), runs_by_kind={str(k): int(v) for k, v in kinds.items()},
+            )
+        ranked = sorted(self.pattern_stats().values(), key=lambda s: (-s.fixed, -s.applied, s.pattern))
+        stats.top_patterns = [{"pattern": s.pattern, "applied": s.applied, "fixed": s.fixed,
+                               "rate": round(s.rate, 3)} for s in ranked[:10]]
+        return stats
+
+    def signature_counts(self, limit: int = 20) -> list[tuple[str, int]]:
+        with self._read() as conn:
+            rows = conn.execute(select(error_signature.c.text, error_signature.c.count)
+                                .order_by(error_signature.c.count.desc()).limit(limit)).all()
+        return [(str(t), int(n)) for t, n in rows]
+
+
+def evaluation_values(result: EvalResult) -> dict[str, Any]:
+    """The columns of an evaluation row that come from the evaluator's result."""
+    timings = [c.timing for c in result.cases]
+    timed = all(t is not None for t in timings) and bool(timings)
+    time_ms = sum(t.candidate_ms for t in timings if t is not None) if timed else None
+    references = [t.reference_ms for t in timings if t is not None]
+    reference_ms = sum(r for r in references if r) if timed and all(references) else None
+    method = timings[0].method if timed and timings[0] is not None else None
+    speedup = None
+    if method == "cuda-events" and time_ms and reference_ms:
+        speedup = reference_ms / time_ms
+    return {
+        "status": result.status,
+        "correct": result.status == "pass",
+        "cases_passed": sum(c.passed for c in result.cases),
+        "cases_total": len(result.cases),
+        "error_kind": result.error.kind if result.error else None,
+        "error_message": result.error.message[:2000] if result.error else None,
+        "integrity": result.integrity.verdict,
+        "time_ms": time_ms if time_ms is None or math.isfinite(time_ms) else None,
+        "reference_ms": reference_ms,
+        "timing_method": method,
+        "speedup": speedup,
+    }
+
+
+def _insert_ignore(conn: Connection, table: Any, values: Mapping[str, Any], keys: Sequence[str]) -> bool:
+    """INSERT unless a row with the same unique `keys` exists; whether a row was inserted."""
+    name = conn.dialect.name
+    statement: Any
+    if name == "sqlite":
+        statement = sqlite.insert(table).on_conflict_do_nothing(index_elements=list(keys))
+    elif name == "postgresql":
+        statement = postgresql.insert(table).on_conflict_do_nothing(index_elements=list(keys))
+    else:
+        exists = conn.execute(select(func.count()).select_from(table).where(
+            and_(*[table.c[k] == values[k] for k in keys]))).scalar()
+        if exists:
+            return False
+        conn.execute(table.insert().values(**values))
+        return True
+    return bool(conn.execute(statement, dict(values)).rowcount)
+
+
+def _sqlite_setup(engine: Engine) -> None:
+    """WAL, a busy timeout, foreign keys, and transactions that kope begins itself (IMMEDIATE for writes)."""
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA synchronous = NORMAL")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn: Connection) -> None:
+        mode = "IMMEDIATE" if conn.get_execution_options().get("kope_write") else "DEFERRED"
+        conn.exec_driver_sql(f"BEGIN {mode}")
