@@ -7,12 +7,15 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.console import Console
 
 from kope.errors import KopeError
+
+if TYPE_CHECKING:
+    from kope.memory import ExperienceStore
 
 app = typer.Typer(
     name="kope",
@@ -33,6 +36,8 @@ app.add_typer(cache_app, name="cache")
 app.add_typer(kb_app, name="kb")
 bench_app = typer.Typer(help="Near-miss suites and the experiments on them: mutate, run, report.", no_args_is_help=True)
 app.add_typer(bench_app, name="bench")
+memory_app = typer.Typer(help="The experience store: what every debug and optimize run recorded.", no_args_is_help=True)
+app.add_typer(memory_app, name="memory")
 
 out = Console()
 err = Console(stderr=True)
@@ -387,6 +392,14 @@ BaseUrlOpt = Annotated[
     str | None,
     typer.Option("--base-url", help="Endpoint of an OpenAI-compatible server (vLLM, SGLang, Ollama...)."),
 ]
+StoreOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--store",
+        help="The experience store: a SQLAlchemy URL (postgresql+psycopg://... for a shared one) or a SQLite file "
+        "(default: ~/.local/share/kope/memory.db, or under $XDG_DATA_HOME). `none` records nothing.",
+    ),
+]
 
 
 @app.command("debug")
@@ -415,6 +428,7 @@ def debug_command(
         Path | None, typer.Option("--transcript", help="Write the transcript here (default: OUT.transcript.jsonl).")
     ] = None,
     no_probes: Annotated[bool, typer.Option("--no-probes", help="Diagnose without probes (faster, less evidence).")] = False,
+    store: StoreOpt = None,
 ) -> None:
     """Repair a near-miss kernel: diagnose, ask the model for an edit, evaluate, repeat, bounded.
 
@@ -458,10 +472,9 @@ def debug_command(
 
         if not as_json:
             err.print(f"repairing {candidate} with {chosen.name} (evaluating on {resolved})", highlight=False)
-        with Evaluator() as evaluator:
-            report = DebugLoop(chosen, evaluator, config=config, transcript=transcript, progress=show).run(
-                loaded, candidate, target
-            )
+        with Evaluator() as evaluator, _store(store) as memory:
+            report = DebugLoop(chosen, evaluator, config=config, transcript=transcript, progress=show,
+                               store=memory).run(loaded, candidate, target)
     if as_json:
         out.print_json(report.model_dump_json(exclude={"steps"}))
     else:
@@ -704,6 +717,12 @@ def bench_mutate(
         int, typer.Option("--per-operator", min=1, help="Near misses kept per (kernel, mutation operator).")
     ] = 1,
     tries: Annotated[int, typer.Option("--tries", min=1, help="Mutants evaluated at most per (kernel, operator).")] = 4,
+    min_per_label: Annotated[
+        int, typer.Option("--min-per-label", min=0, help="Second pass: top up each taxonomy id to this many.")
+    ] = 6,
+    label_tries: Annotated[
+        int, typer.Option("--label-tries", min=0, help="Second pass: mutants evaluated at most per taxonomy id.")
+    ] = 40,
     workers: Annotated[int, typer.Option("--workers", min=1, help="Mutants evaluated at the same time.")] = 2,
     cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="Reference cache (default ~/.cache/kope).")] = None,
 ) -> None:
@@ -717,8 +736,8 @@ def bench_mutate(
     names = [op.name for op in list_ops()] if ops == "all" else [o.strip() for o in ops.split(",") if o.strip()]
     chosen = [o.strip() for o in operators.split(",") if o.strip()] if operators else None
     command = " ".join(["kope bench mutate", f"--ops {ops}", f"--out {out_dir}", f"--seed {seed}",
-                        f"--per-operator {per_operator}", f"--tries {tries}"]
-                       + ([f"--operators {operators}"] if operators else []))
+                        f"--per-operator {per_operator}", f"--tries {tries}", f"--min-per-label {min_per_label}",
+                        f"--label-tries {label_tries}"] + ([f"--operators {operators}"] if operators else []))
     with _errors_reported(False):
         known_operators(chosen)
         for name in names:
@@ -727,7 +746,8 @@ def bench_mutate(
             cache_dir=cache_dir or paths.cache_dir() / "reference", max_parallel=1
         ) as evaluator:
             manifest = build_suite(out_dir, ops=names, operator_names=chosen, seed=seed, per_operator=per_operator,
-                                   tries=tries, evaluator=evaluator, workers=workers, command=command, progress=say)
+                                   tries=tries, min_per_label=min_per_label, label_tries=label_tries,
+                                   evaluator=evaluator, workers=workers, command=command, progress=say)
     out.print(f"{len(manifest.entries)} near misses in {out_dir} ({manifest.seconds:.0f} s)", highlight=False)
     for name, count in sorted(counts(manifest.entries, "label").items()):
         out.print(f"  {name:24s} {count}", highlight=False)
@@ -770,9 +790,13 @@ def bench_run(
     no_baseline: Annotated[bool, typer.Option("--no-baseline", help="Run only the ablation arms.")] = False,
     workers: Annotated[int, typer.Option("--workers", min=1, help="Worker processes.")] = 1,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N cases of the suite.")] = None,
+    every: Annotated[
+        int, typer.Option("--every", min=1, help="A representative sample: every K-th case of each taxonomy id.")
+    ] = 1,
     device: DeviceOpt = "auto",
     trials: Annotated[int, typer.Option("--trials", min=1, help="Runs per case in every evaluation.")] = 3,
     max_iterations: Annotated[int, typer.Option("--max-iterations", min=1, help="Debug: model calls at most.")] = 8,
+    no_probes: Annotated[bool, typer.Option("--no-probes", help="Debug: diagnose without probes (faster).")] = False,
     base_url: BaseUrlOpt = None,
     temperature: Annotated[float | None, typer.Option("--temperature", help="Sampling temperature of the model.")] = None,
     cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="Reference cache (default ~/.cache/kope).")] = None,
@@ -812,9 +836,9 @@ def bench_run(
 
         summary = run_bench(
             loaded, strategy=strategy, model=model, out=out_dir, arms=arms, samples=n,  # type: ignore[arg-type]
-            workers=workers, limit=limit, options=EvalOptions(device=resolved, trials=trials),
+            workers=workers, limit=limit, every=every, options=EvalOptions(device=resolved, trials=trials),
             limits=Limits(max_iterations=max_iterations), cache_dir=cache_dir or paths.cache_dir() / "reference",
-            model_factory=factory, progress=show,
+            model_factory=factory, progress=show, probes=not no_probes,
         )
     passed = sum(r.passed for r in summary.rows)
     out.print(f"{summary.ran} attempt(s) run, {summary.skipped} already done, {passed} passed; "
@@ -835,6 +859,218 @@ def bench_report(
         _fail(f"no such results: {', '.join(missing)}", as_json=False)
     report = write_report(results, out_dir, k=k)
     out.print(f"wrote {report} and charts in {out_dir}", highlight=False)
+
+
+@contextmanager
+def _store(location: str | None) -> Iterator[ExperienceStore | None]:
+    """The experience store named by --store (the default file when None; `none`: no store)."""
+    if location is not None and location.strip().lower() == "none":
+        yield None
+        return
+    from kope.memory import ExperienceStore
+
+    store = ExperienceStore.open(location)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+@app.command("optimize")
+def optimize_command(
+    task: Annotated[Path, typer.Argument(help="Task file in KernelBench format.")],
+    kernel: Annotated[Path, typer.Argument(help="A correct kernel to make faster (defines ModelNew).")],
+    model: ModelOpt = "offline",
+    iterations: Annotated[int, typer.Option("--iterations", min=1, help="Decisions at most (versions proposed).")] = 8,
+    budget_tokens: Annotated[int, typer.Option("--budget-tokens", min=1, help="Prompt + completion tokens at most.")] = 200_000,
+    budget_seconds: Annotated[float, typer.Option("--budget-seconds", min=1, help="Wall-clock budget.")] = 3600.0,
+    prompt_tokens: Annotated[int, typer.Option("--prompt-tokens", min=1000, help="Token budget of one prompt.")] = 12_000,
+    device: DeviceOpt = "auto",
+    out_path: Annotated[
+        Path | None, typer.Option("--out", help="Where to write the fastest correct version (default: KERNEL.optimized.py).")
+    ] = None,
+    as_json: JsonOpt = False,
+    store: StoreOpt = None,
+    no_memory: Annotated[
+        bool, typer.Option("--no-memory", help="Do not use the store's experience (the run is still recorded).")
+    ] = False,
+    trials: Annotated[int, typer.Option("--trials", min=1, help="Runs per case, each with fresh inputs.")] = 3,
+    confirm: Annotated[
+        int, typer.Option("--confirm", min=0, help="Re-measure the start and the best version this many times each.")
+    ] = 1,
+    base_url: BaseUrlOpt = None,
+    record: Annotated[Path | None, typer.Option("--record", help="Record every model exchange (JSONL).")] = None,
+    transcript: Annotated[
+        Path | None, typer.Option("--transcript", help="Write the transcript here (default: OUT.transcript.jsonl).")
+    ] = None,
+) -> None:
+    """Make a correct kernel faster: best-first search over decisions, each version checked on every
+    case with the integrity gates, timed, and recorded in the experience store.
+
+    With --model offline the decisions are launch parameters (block sizes, num_warps, num_stages),
+    seeded by the store's best configurations for similar tasks on the same device. On the CPU the
+    time is the Triton interpreter's wall time (reported as interpreter-wall, not GPU speed).
+    Exit status: 0 faster version found, 1 none found or the start is incorrect, 2 error.
+    """
+    from kope.agents.optimize import Node, OptimizeConfig, OptimizeLoop
+    from kope.device import resolve_device
+    from kope.evaluate import EvalOptions, Evaluator
+    from kope.models import load_model
+    from kope.task import load_task
+
+    target = out_path or kernel.with_name(kernel.stem + ".optimized.py")
+    transcript = transcript or target.with_suffix(".transcript.jsonl")
+    with _errors_reported(as_json):
+        try:
+            resolved = resolve_device(device)
+        except ValueError as exc:
+            _fail(str(exc), as_json=as_json)
+        loaded = load_task(task)
+        chosen = load_model(model, base_url=base_url, record=record)
+        config = OptimizeConfig(
+            iterations=iterations, max_tokens=budget_tokens, max_seconds=budget_seconds, prompt_budget=prompt_tokens,
+            options=EvalOptions(device=resolved, trials=trials, timing=True), memory=not no_memory, confirm=confirm,
+        )
+
+        def show(node: Node) -> None:
+            if as_json:
+                return
+            timing = f"{node.time_ms:.4g} ms" if node.time_ms else ""
+            speed = f" ({node.speedup_vs_start:.2f}x the start)" if node.speedup_vs_start and node.index else ""
+            err.print(f"[bold]{node.index}[/] {node.kind}: {node.decision[:90]} — {node.status} {timing}{speed}",
+                      highlight=False)
+
+        if not as_json:
+            err.print(f"optimizing {kernel} with {chosen.name} (timing on {resolved})", highlight=False)
+        with Evaluator() as evaluator, _store(store) as memory:
+            report = OptimizeLoop(chosen, evaluator, config=config, store=memory, transcript=transcript,
+                                  progress=show).run(loaded, kernel, target)
+    if as_json:
+        out.print_json(report.model_dump_json())
+    else:
+        lines = [f"[bold]{report.status.upper()}[/] after {report.evaluations} evaluation(s), "
+                 f"{report.tokens.prompt + report.tokens.completion} tokens, {report.seconds:.1f} s "
+                 f"(stop: {report.stop_reason})"]
+        if report.start_ms is not None and report.best_ms is not None:
+            lines.append(f"start {report.start_ms:.4g} ms → best {report.best_ms:.4g} ms ({report.timing_method}): "
+                         f"{report.speedup_vs_start or 1:.2f}x over the starting kernel"
+                         + (f", confirmed {report.confirmed_speedup_vs_start:.2f}x"
+                            if report.confirmed_speedup_vs_start else "")
+                         + (f", found at evaluation {report.best_found_at}" if report.best_found_at else ""))
+        if report.speedup_vs_reference is not None:
+            lines.append(f"{report.speedup_vs_reference:.2f}x over the PyTorch reference")
+        if report.timing_note:
+            lines.append(f"[dim]{report.timing_note}[/]")
+        if report.best_config:
+            lines.append("configuration: " + ", ".join(f"{k}={v}" for k, v in sorted(report.best_config.items())))
+        lines.append(f"output: {report.output}" + (f"  (run {report.run_id} in the experience store)"
+                                                   if report.run_id else ""))
+        out.print("\n".join(lines), highlight=False)
+    raise typer.Exit(0 if report.status == "improved" else 1)
+
+
+@memory_app.command("stats")
+def memory_stats(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """Counts of what the store holds, the most useful patterns and the commonest error signatures."""
+    with _errors_reported(as_json), _store(store) as memory:
+        if memory is None:
+            _fail("--store none: nothing to show", as_json=as_json)
+        stats = memory.stats()
+        signatures = memory.signature_counts(10)
+    if as_json:
+        out.print_json(json.dumps({**stats.model_dump(), "error_signatures_top": signatures}))
+        return
+    out.print(f"[bold]{stats.url}[/] (schema {stats.schema_version})", highlight=False)
+    out.print(f"tasks {stats.tasks}, runs {stats.runs} {stats.runs_by_kind}, versions {stats.versions}, "
+              f"decisions {stats.decisions}, evaluations {stats.evaluations}", highlight=False)
+    out.print("edges: " + ", ".join(f"{k} {v}" for k, v in stats.edges.items()), highlight=False)
+    out.print(f"pattern evidence {stats.pattern_evidence}, learned patterns {stats.learned_patterns}, "
+              f"injections {stats.injections}, error signatures {stats.error_signatures}", highlight=False)
+    for row in stats.top_patterns:
+        out.print(f"  {row['pattern']}: fixed {row['fixed']} of {row['applied']} (rate {row['rate']:.2f})",
+                  highlight=False)
+    for text, count in signatures:
+        out.print(f"  {count:4d}× {text[:120]}", highlight=False)
+
+
+@memory_app.command("show")
+def memory_show(
+    ref: Annotated[str, typer.Argument(help="run:N, version:N, task:N, decision:N, or a bare N (a run).")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show one record with what hangs off it (a run's trajectory, a version's evaluations and edges)."""
+    kind, _, key = ref.rpartition(":")
+    kind = kind or "run"
+    with _errors_reported(as_json), _store(store) as memory:
+        if memory is None:
+            _fail("--store none: nothing to show", as_json=as_json)
+        if not key.isdigit() or kind not in ("run", "version", "task", "decision"):
+            _fail(f"not a record reference: {ref!r} (run:N, version:N, task:N or decision:N)", as_json=as_json)
+        number = int(key)
+        payload: dict[str, object] = {}
+        if kind == "run":
+            found = memory.get_run(number)
+            if found is not None:
+                payload = {"run": found.model_dump(), "decisions": [d.model_dump() for d in memory.decisions(run_id=number)],
+                           "evaluations": [e.model_dump() for e in memory.evaluations(run_id=number)],
+                           "edges": [e.model_dump() for e in memory.edges(run_id=number)],
+                           "injections": [i.model_dump() for i in memory.injections(run_id=number)]}
+        elif kind == "version":
+            found_version = memory.get_version(number)
+            if found_version is not None:
+                payload = {"version": found_version.model_dump(),
+                           "evaluations": [e.model_dump() for e in memory.evaluations(version_id=number)],
+                           "decisions": [d.model_dump() for d in memory.decisions(child_id=number)],
+                           "edges": [e.model_dump() for e in memory.edges(version_id=number)],
+                           "lineage": memory.lineage(number)}
+        elif kind == "task":
+            found_task = memory.get_task(number)
+            if found_task is not None:
+                payload = {"task": found_task.model_dump(), "runs": [r.model_dump() for r in memory.runs(task_id=number)]}
+        else:
+            found_decision = memory.get_decision(number)
+            if found_decision is not None:
+                payload = {"decision": found_decision.model_dump()}
+        if not payload:
+            _fail(f"no {kind} {number} in {memory.url}", as_json=as_json, code=1)
+    if as_json:
+        out.print_json(json.dumps(payload, default=str))
+        return
+    for name, value in payload.items():
+        out.print(f"[bold]{name}[/]")
+        rows = value if isinstance(value, list) else [value]
+        for row in rows:
+            if isinstance(row, dict):
+                shown = {k: (v if not isinstance(v, str) or len(v) < 200 else v[:200] + "…") for k, v in row.items()}
+                out.print("  " + ", ".join(f"{k}={v}" for k, v in shown.items()), highlight=False, soft_wrap=True)
+            else:
+                out.print(f"  {row}", highlight=False)
+
+
+@memory_app.command("export")
+def memory_export(
+    fmt: Annotated[str, typer.Option("--format", help="json (everything), dot (Graphviz) or html (a page to browse).")] = "json",
+    out_file: Annotated[Path | None, typer.Option("--out", help="Write here instead of standard output.")] = None,
+    run: Annotated[int | None, typer.Option("--run", help="Only this run.")] = None,
+    task_id: Annotated[int | None, typer.Option("--task", help="Only this task's runs (a task id, see `memory show`).")] = None,
+    store: StoreOpt = None,
+) -> None:
+    """Export the experience graph: versions, decisions, evaluations and edges (the HTML view draws the trees)."""
+    from kope.memory.export import export
+
+    if fmt not in ("json", "dot", "html"):
+        _fail(f"unknown format {fmt!r}: json, dot or html", as_json=False)
+    with _errors_reported(False), _store(store) as memory:
+        if memory is None:
+            _fail("--store none: nothing to export", as_json=False)
+        text = export(memory, fmt, run_id=run, task_id=task_id)  # type: ignore[arg-type]
+    if out_file is None:
+        sys.stdout.write(text)
+    else:
+        out_file.parent.mkdir(parents=True, exist_ok=True)
+        out_file.write_text(text)
+        err.print(f"wrote {out_file}", highlight=False)
 
 
 def main() -> None:

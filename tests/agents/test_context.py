@@ -52,3 +52,20 @@ def test_prompt_never_exceeds_the_budget() -> None:
     assert sizes == sorted(sizes) and sizes[0] < sizes[-1], "more budget, more history"
     with pytest.raises(BudgetError):
         build(context, 500)
+
+
+def test_breadth_first_keeps_more_sections_within_the_budget() -> None:
+    sections = [Section("kernel", "k", ("kernel " * 20,), priority=100, required=True)] + [
+        Section(f"item{i}", "e", (f"item{i} detail " * 60, f"item{i} line", ""), priority=50 - i) for i in range(8)
+    ]
+    for budget in (40, 80, 150, 400, 2000):
+        deep = pack(sections, budget, counter)
+        wide = pack(sections, budget, counter, breadth_first=True)
+        for packed in (deep, wide):
+            assert packed.tokens <= budget and packed.tokens == counter(packed.sections)
+        assert len(wide.sections) >= len(deep.sections)
+    kept = [(len(pack(sections, b, counter).sections), len(pack(sections, b, counter, breadth_first=True).sections))
+            for b in range(40, 600, 10)]
+    assert any(wide > deep for deep, wide in kept), "somewhere the default drops sections the wide packing keeps"
+    wide = pack(sections, 400, counter, breadth_first=True)
+    assert len(wide.sections) == 9 and wide.choices[1].level == 0 and wide.choices[2].level == 1, "best enriched"

@@ -67,7 +67,8 @@ def test_parse_arms() -> None:
 def test_offline_run_resumes_and_reports(evaluator: Evaluator, suite: Path, tmp_path: Path) -> None:
     out = tmp_path / "results"
     loaded = load_suite(suite)
-    first = run_bench(loaded, strategy="debug", model="offline", out=out, options=FAST, evaluator=evaluator)
+    first = run_bench(loaded, strategy="debug", model="offline", out=out, options=FAST, evaluator=evaluator,
+                      probes=False)
     assert first.ran == 2 and first.skipped == 0
     rows = {(r.case, r.arm): r for r in read_attempts(out)}
     grid = rows[("scale/grid", "none")]
@@ -76,7 +77,8 @@ def test_offline_run_resumes_and_reports(evaluator: Evaluator, suite: Path, tmp_
     assert grid.job_s >= grid.wall_s > 0 and grid.eval_s > 0 and grid.output and Path(grid.output).is_file()
     assert "scale" not in grid.output, "output paths do not name the case (no label leaks into error messages)"
 
-    again = run_bench(loaded, strategy="debug", model="offline", out=out, options=FAST, evaluator=evaluator)
+    again = run_bench(loaded, strategy="debug", model="offline", out=out, options=FAST, evaluator=evaluator,
+                      probes=False)
     assert again.ran == 0 and again.skipped == 2 and len(read_attempts(out)) == 2
 
     regen = run_bench(loaded, strategy="regenerate", model="offline", out=out, samples=2, limit=1, options=FAST,
@@ -101,7 +103,7 @@ def test_scripted_models_debug_regenerate_and_integrity(evaluator: Evaluator, su
     loaded = load_suite(suite)
     factor_only = load_suite(suite)
     factor_only.manifest.entries = [e for e in loaded.entries if e.id == "scale/factor"]
-    common = {"options": FAST, "evaluator": evaluator}
+    common = {"options": FAST, "evaluator": evaluator, "probes": False}
     debug = run_bench(factor_only, strategy="debug", model="scripted", out=tmp_path / "d", model_factory=scripted_fix,
                       **common)
     (row,) = debug.rows
@@ -127,7 +129,7 @@ def test_replayed_model_from_a_spec(evaluator: Evaluator, suite: Path, tmp_path:
     loaded = load_suite(suite)
     loaded.manifest.entries = [e for e in loaded.entries if e.id == "scale/factor"]
     summary = run_bench(loaded, strategy="debug", model=f"replay:{recording}", out=tmp_path / "out",
-                        options=FAST, evaluator=evaluator)
+                        options=FAST, evaluator=evaluator, probes=False)
     (row,) = summary.rows
     assert row.outcome == "repaired" and row.passed and row.model == f"replay:{recording}"
 

@@ -61,11 +61,15 @@ def pack(
     sections: Sequence[Section],
     budget: int,
     count: Callable[[Sequence[tuple[Section, str]]], int],
+    *,
+    breadth_first: bool = False,
 ) -> Packed:
     """Choose a level for each section so that `count(assembled) <= budget`.
 
     `count` receives the included sections in order and returns the exact token count of the prompt
-    they assemble into (fixed parts included).
+    they assemble into (fixed parts included). `breadth_first`: first include every optional section
+    that fits at its poorest level (priority order), then enrich them in priority order — more
+    sections kept, each shorter, where the default fills the first sections at full detail.
     """
     order = {section.name: index for index, section in enumerate(sections)}
     chosen: dict[str, tuple[Section, int]] = {}
@@ -84,7 +88,9 @@ def pack(
         raise BudgetError(
             f"the required parts of the prompt need {count(assembled())} tokens, over the budget of {budget}"
         )
-    for section in sorted(sections, key=lambda s: -s.priority):
+    if breadth_first:
+        _breadth_first(sections, budget, count, chosen, assembled)
+    for section in [] if breadth_first else sorted(sections, key=lambda s: -s.priority):
         for level in range(len(section.levels)):
             if section.required and level > len(section.levels) - 1:
                 break
@@ -110,3 +116,24 @@ def pack(
         for section in sections
     ]
     return Packed(sections=included, tokens=count(included), budget=budget, choices=choices)
+
+
+def _breadth_first(
+    sections: Sequence[Section],
+    budget: int,
+    count: Callable[[Sequence[tuple[Section, str]]], int],
+    chosen: dict[str, tuple[Section, int]],
+    assembled: Callable[[tuple[Section, int] | None], list[tuple[Section, str]]],
+) -> None:
+    optional = sorted((s for s in sections if not s.required), key=lambda s: -s.priority)
+    for section in optional:
+        poorest = max((i for i, text in enumerate(section.levels) if text), default=None)
+        if poorest is not None and count(assembled((section, poorest))) <= budget:
+            chosen[section.name] = (section, poorest)
+    for section in optional:
+        if section.name not in chosen:
+            continue
+        for level in range(chosen[section.name][1]):
+            if count(assembled((section, level))) <= budget:
+                chosen[section.name] = (section, level)
+                break

@@ -225,7 +225,7 @@ class LaunchSearch:
             seeded = any(self._key(seed) == key for seed in self.seeds) and current is search.start
             changes = {k: (base[k], v) for k, v in config.items() if base.get(k) != v}
             source = apply_config(current.source, {k: v for k, v in config.items() if k in changes})
-            what = ("a configuration that was fastest on a similar task: " if seeded else "") + describe(changes)
+            what = describe(changes) + (" (the fastest configuration found for a similar task)" if seeded else "")
             return Proposal(
                 kind="launch-config", source=source, text=f"launch parameters {what}",
                 params={"config": config, "changes": {k: list(v) for k, v in changes.items()}, "seed": seeded},
@@ -321,7 +321,8 @@ class ModelProposer:
             body = render("optimize.j2", sections=merged(included))
             return [system, Message(role="user", content=body.strip() + "\n")]
 
-        packed = pack(sections, self.config.prompt_budget, lambda included: count_messages(messages_for(included)))
+        packed = pack(sections, self.config.prompt_budget, lambda included: count_messages(messages_for(included)),
+                      breadth_first=True)
         return messages_for(packed.sections), packed
 
 
@@ -369,11 +370,14 @@ class OptimizeLoop:
         self.transcript = Transcript(transcript)
         self.progress = progress or (lambda node: None)
 
-    def run(self, task: Task | str | Path, kernel: str | Path, out: Path) -> OptimizeReport:
+    def run(
+        self, task: Task | str | Path, kernel: str | Path, out: Path, *, cases: Sequence[Case] | None = None
+    ) -> OptimizeReport:
+        """Optimize `kernel`; `cases`: evaluate on these instead of the task's (every version, every case)."""
         began = time.monotonic()
         task = task if isinstance(task, Task) else load_task(task)
         options = dataclasses.replace(self.config.options, timing=True)
-        cases = self.evaluator.cases(task, options=options)
+        cases = list(cases) if cases is not None else self.evaluator.cases(task, options=options)
         source = Path(kernel).read_text()
         work = out.with_name(f".{out.name}.work.py")
         recorder = self._recorder(task)

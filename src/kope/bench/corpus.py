@@ -203,16 +203,23 @@ def build_suite(
     ops: Sequence[str] | None = None,
     operator_names: Sequence[str] | None = None,
     seed: int = 0,
-    per_operator: int = 2,
+    per_operator: int = 1,
     tries: int = 4,
+    min_per_label: int = 6,
+    label_tries: int = 40,
     evaluator: Evaluator,
     options: EvalOptions | None = None,
     workers: int = 2,
     command: str = "",
     progress: ProgressFn | None = None,
 ) -> SuiteManifest:
-    """Write a suite of near misses to `out`: up to `per_operator` per (kernel, operator), trying at most
-    `tries` of each pair's mutants in seeded order. Returns the manifest (also written to `out`)."""
+    """Write a suite of near misses to `out` and return its manifest (also written there).
+
+    Pass 1: for each (kernel, operator), evaluate its mutants in seeded order, at most `tries` of them,
+    keeping up to `per_operator` near misses. Pass 2: for each taxonomy id with fewer than
+    `min_per_label` near misses, evaluate the mutants pass 1 left untried, one kernel after another,
+    until the id has `min_per_label` or `label_tries` more were evaluated.
+    """
     began = time.monotonic()
     names = list(ops) if ops else [op.name for op in list_ops()]
     chosen = operators(operator_names)
@@ -222,55 +229,47 @@ def build_suite(
     _remove_previous(out)
     groups = plan_groups({name: get_op(name).kernel_path.read_text() for name in names}, chosen, seed)
     stats = {mutation.name: OperatorStats() for mutation in chosen}
-    lock = threading.Lock()
-    kept: list[tuple[int, SuiteEntry]] = []
-
-    def run_group(index: int, group: _Group) -> None:
-        found = 0
-        task = get_op(group.op).task_path
-        for mutant in group.candidates[:tries]:
-            if found >= per_operator:
-                break
-            entry_id = f"{group.op}/{mutant.operator}-{mutant.site}"
-            path = out / f"{entry_id}.py"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(mutant.source)
-            result = evaluator.evaluate(task, path, options=options)
-            outcome = verdict(result)
-            with lock:
-                record = stats[group.operator.name]
-                record.tried += 1
-                if outcome != "near-miss":
-                    record.dropped[outcome] = record.dropped.get(outcome, 0) + 1
-            say(f"{entry_id}: {outcome}")
-            if outcome != "near-miss":
-                path.unlink(missing_ok=True)
-                continue
-            found += 1
-            failing = [c.name for c in result.cases if not c.passed]
-            entry = SuiteEntry(
-                id=entry_id,
-                task=f"op:{group.op}",
-                candidate=f"{entry_id}.py",
-                label=group.operator.label,
-                operator=group.operator.name,
-                seed=group.seed,
-                site=mutant.site,
-                line=mutant.line,
-                description=f"{group.operator.summary} (line {mutant.line})",
-                failing_cases=failing,
-                visible_fails=any(not c.passed and c.visible for c in result.cases),
-            )
-            with lock:
-                stats[group.operator.name].kept += 1
-                kept.append((index, entry))
-
     for group in groups:
         stats[group.operator.name].sites += group.sites
         stats[group.operator.name].duplicates += group.duplicates
+    lock = threading.Lock()
+    kept: list[tuple[int, SuiteEntry]] = []
+
+    def attempt(index: int, mutant: Mutant) -> bool:
+        group = groups[index]
+        entry = _validate(group, mutant, out, evaluator, options)
+        outcome = "near-miss" if isinstance(entry, SuiteEntry) else entry
+        say(f"{group.op}/{mutant.operator}-{mutant.site}: {outcome}")
+        with lock:
+            record = stats[group.operator.name]
+            record.tried += 1
+            if isinstance(entry, SuiteEntry):
+                record.kept += 1
+                kept.append((index, entry))
+            else:
+                record.dropped[entry] = record.dropped.get(entry, 0) + 1
+        return isinstance(entry, SuiteEntry)
+
+    tried = [0] * len(groups)
+
+    def first_pass(index: int) -> None:
+        found = 0
+        for mutant in groups[index].candidates[:tries]:
+            if found >= per_operator:
+                break
+            tried[index] += 1
+            found += attempt(index, mutant)
+
     with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="kope-mutate") as pool:
-        for future in [pool.submit(run_group, i, g) for i, g in enumerate(groups) if g.candidates]:
+        for future in [pool.submit(first_pass, i) for i, g in enumerate(groups) if g.candidates]:
             future.result()
+        for label in sorted({g.operator.label for g in groups}):
+            have = sum(entry.label == label for _, entry in kept)
+            queue = _round_robin([(i, g.candidates[tried[i]:]) for i, g in enumerate(groups) if g.operator.label == label])
+            queue = queue[:label_tries]
+            while have < min_per_label and queue:
+                batch, queue = queue[: max(1, workers)], queue[max(1, workers):]
+                have += sum(pool.map(lambda pair: attempt(*pair), batch))
     entries = [entry for _, entry in sorted(kept, key=lambda pair: (pair[0], pair[1].site or 0))]
     manifest = SuiteManifest(
         command=command,
@@ -282,6 +281,41 @@ def build_suite(
     )
     (out / MANIFEST).write_text(manifest.model_dump_json(indent=1) + "\n")
     return manifest
+
+
+def _round_robin(lists: Sequence[tuple[int, list[Mutant]]]) -> list[tuple[int, Mutant]]:
+    """One mutant of each group in turn, so extra near misses of a label come from many kernels."""
+    order: list[tuple[int, Mutant]] = []
+    depth = max((len(items) for _, items in lists), default=0)
+    for position in range(depth):
+        order += [(index, items[position]) for index, items in lists if position < len(items)]
+    return order
+
+
+def _validate(group: _Group, mutant: Mutant, out: Path, evaluator: Evaluator, options: EvalOptions) -> SuiteEntry | str:
+    """Write the mutant and evaluate it: its entry if it is a near miss, else why not (the file is removed)."""
+    entry_id = f"{group.op}/{mutant.operator}-{mutant.site}"
+    path = out / f"{entry_id}.py"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(mutant.source)
+    result = evaluator.evaluate(get_op(group.op).task_path, path, options=options)
+    outcome = verdict(result)
+    if outcome != "near-miss":
+        path.unlink(missing_ok=True)
+        return outcome
+    return SuiteEntry(
+        id=entry_id,
+        task=f"op:{group.op}",
+        candidate=f"{entry_id}.py",
+        label=group.operator.label,
+        operator=group.operator.name,
+        seed=group.seed,
+        site=mutant.site,
+        line=mutant.line,
+        description=f"{group.operator.summary} (line {mutant.line})",
+        failing_cases=[c.name for c in result.cases if not c.passed],
+        visible_fails=any(not c.passed and c.visible for c in result.cases),
+    )
 
 
 def _remove_previous(out: Path) -> None:

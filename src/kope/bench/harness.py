@@ -110,6 +110,7 @@ class Job:
     out_dir: str
     options: EvalOptions
     limits: Limits
+    probes: bool = True
 
     def key(self) -> tuple[str, str, str, int, str]:
         return (self.entry.id, self.strategy, self.arm, self.sample, self.model)
@@ -198,13 +199,13 @@ class Worker:
                 self._debug(job, row)
             else:
                 self._regenerate(job, row)
-        except (KopeError, OSError, ValueError, RuntimeError) as exc:
+        except Exception as exc:  # one broken job must not end a long run: it becomes a row saying why
             row.outcome, row.error = "harness-error", f"{type(exc).__name__}: {exc}"
         if "memory" in ablations(job.arm):
             row.note = "; ".join(n for n in (row.note, MEMORY_NOTE) if n)
         row.tokens = row.tokens_prompt + row.tokens_completion
-        row.eval_s = round(self.evaluator.take_seconds(), 3)
-        row.job_s = round(time.monotonic() - began, 3)
+        row.eval_s = round(self.evaluator.take_seconds(), 4)
+        row.job_s = round(time.monotonic() - began, 4)
         row.finished = time.strftime("%Y-%m-%dT%H:%M:%S")
         return row
 
@@ -216,7 +217,7 @@ class Worker:
         config = DebugConfig(
             limits=job.limits,
             options=self._options(job),
-            probes="diagnosis" not in off,
+            probes=job.probes and "diagnosis" not in off,
             diagnosis="diagnosis" not in off,
             recipes="recipes" not in off,
         )
@@ -228,7 +229,7 @@ class Worker:
                          transcript=out_dir / "transcript.jsonl")
         started = time.monotonic()
         report = loop.run(job.task, job.candidate, out_dir / "out.py")
-        row.wall_s = round(time.monotonic() - started, 3)
+        row.wall_s = round(time.monotonic() - started, 4)
         final = report.final or {}
         row.outcome, row.stop_reason, row.iterations = report.status, report.stop_reason, report.iterations
         row.tokens_prompt, row.tokens_completion = report.tokens.prompt, report.tokens.completion
@@ -249,7 +250,7 @@ class Worker:
         """The verdict on a version with the gates on (for the `integrity` arm): clean, reject, fail or error."""
         started = time.monotonic()
         checked = self.evaluator.evaluate(job.task, path, options=job.options)
-        row.check_s = round(time.monotonic() - started, 3)
+        row.check_s = round(time.monotonic() - started, 4)
         return {"pass": "clean"}.get(checked.status, checked.status)
 
     def _regenerate(self, job: Job, row: Attempt) -> None:
@@ -258,7 +259,7 @@ class Worker:
         started = time.monotonic()
         report = regenerate(job.task, model, k=1, out_dir=out_dir, evaluator=self.evaluator,
                             options=self._options(job), transcript=out_dir / "transcript.jsonl")
-        row.wall_s = round(time.monotonic() - started, 3)
+        row.wall_s = round(time.monotonic() - started, 4)
         if not report.samples:
             row.outcome, row.note = NEEDS_MODEL, report.note
             return
@@ -348,8 +349,10 @@ def plan_jobs(
     options: EvalOptions,
     limits: Limits,
     limit: int | None = None,
+    every: int = 1,
+    probes: bool = True,
 ) -> list[Job]:
-    entries = suite.entries[:limit] if limit else suite.entries
+    entries = select(suite.entries, limit=limit, every=every)
     jobs = []
     for entry in entries:
         for arm in arms:
@@ -358,8 +361,20 @@ def plan_jobs(
                 out_dir = out / "outputs" / f"{strategy}-{arm}" / f"{digest}-{sample}"
                 jobs.append(Job(entry=entry, task=str(suite.task_path(entry)), candidate=str(suite.candidate_path(entry)),
                                 strategy=strategy, arm=arm, sample=sample, model=model, out_dir=str(out_dir),
-                                options=options, limits=limits))
+                                options=options, limits=limits, probes=probes))
     return jobs
+
+
+def select(entries: Sequence[SuiteEntry], *, limit: int | None = None, every: int = 1) -> list[SuiteEntry]:
+    """Every `every`-th case of each taxonomy id (manifest order), then the first `limit` of those."""
+    position: dict[str, int] = {}
+    chosen = []
+    for entry in entries:
+        index = position.get(entry.label, 0)
+        position[entry.label] = index + 1
+        if index % max(1, every) == 0:
+            chosen.append(entry)
+    return chosen[:limit] if limit else chosen
 
 
 def machine() -> dict[str, Any]:
@@ -380,12 +395,14 @@ def run_bench(
     samples: int = 1,
     workers: int = 1,
     limit: int | None = None,
+    every: int = 1,
     options: EvalOptions | None = None,
     limits: Limits | None = None,
     cache_dir: Path | None = None,
     model_factory: ModelFactory | None = None,
     progress: Callable[[Attempt, int, int], None] | None = None,
     evaluator: Evaluator | None = None,
+    probes: bool = True,
 ) -> RunSummary:
     """Run every job not already in `out/attempts.jsonl`; rows are appended as they finish.
 
@@ -399,7 +416,7 @@ def run_bench(
     options = options or EvalOptions()
     limits = limits or Limits()
     jobs = plan_jobs(suite, strategy=strategy, model=model, arms=arms, samples=max(1, samples), out=out,
-                     options=options, limits=limits, limit=limit)
+                     options=options, limits=limits, limit=limit, every=every, probes=probes)
     done = {row.key() for row in read_attempts(out)}
     todo = [job for job in jobs if job.key() not in done]
     summary = RunSummary(out=out, jobs=len(jobs), skipped=len(jobs) - len(todo), ran=0, seconds=0.0)
@@ -427,8 +444,9 @@ def run_bench(
     run = {
         "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - summary.seconds)),
         "seconds": summary.seconds, "parent_s": summary.parent_s, "workers": workers, "strategy": strategy,
-        "model": model, "arms": list(arms), "samples": samples, "limit": limit, "suite": str(suite.root),
+        "model": model, "arms": list(arms), "samples": samples, "limit": limit, "every": every, "probes": probes, "suite": str(suite.root),
         "jobs": summary.jobs, "skipped": summary.skipped, "ran": summary.ran,
+        "jobs_s": round(sum(row.job_s for row in summary.rows), 3),
         "trials": options.trials, "device": options.device, "machine": machine(),
     }
     with (out / RUNS).open("a") as handle:

@@ -51,6 +51,8 @@ class Metrics(BaseModel):
     job_s_mean: float = 0.0
     job_s_total: float = 0.0
     eval_s_mean: float = 0.0
+    loop_other_s_mean: float = 0.0
+    """Per attempt, the strategy's time outside evaluations (diagnosis analysis, prompts, model, recipes)."""
     harness_s_mean: float = 0.0
     """Per attempt, the worker's time outside the strategy and outside evaluations."""
     errors: int = 0
@@ -128,7 +130,8 @@ def summarise(rows: Sequence[Attempt], *, strategy: str, arm: str, model: str, l
         job_s_mean=mean(r.job_s for r in usable),
         job_s_total=round(sum(r.job_s for r in usable), 1),
         eval_s_mean=mean(r.eval_s for r in usable),
-        harness_s_mean=mean(harness_seconds(r) for r in usable),
+        loop_other_s_mean=mean(max(0.0, r.wall_s - (r.eval_s - r.check_s)) for r in usable),
+        harness_s_mean=round(statistics.fmean(harness_seconds(r) for r in usable), 6) if usable else 0.0,
         errors=len(rows) - len(usable),
     )
 

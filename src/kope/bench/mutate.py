@@ -881,22 +881,23 @@ def _parse(source: str) -> cst.Module:
         raise MutationError(f"the kernel does not parse: {exc}") from None
 
 
+def _apply(module: cst.Module, op: Mutation, target: int | None) -> tuple[cst.Module, int]:
+    transformer = _Sites(module, op, target)
+    result = module.visit(transformer)
+    return result, transformer.count
+
+
 def count_sites(source: str, operator: Mutation | str) -> int:
     op = OPERATORS[operator] if isinstance(operator, str) else operator
-    module = _parse(source)
-    counter = _Sites(module, op, None)
-    module.visit(counter)
-    return counter.count
+    return _apply(_parse(source), op, None)[1]
 
 
 def mutate(source: str, operator: Mutation | str, site: int) -> str:
     """`source` with bug `operator` injected at its `site`-th site (0-based, in traversal order)."""
     op = OPERATORS[operator] if isinstance(operator, str) else operator
-    module = _parse(source)
-    transformer = _Sites(module, op, site)
-    result = module.visit(transformer)
-    if site < 0 or site >= transformer.count:
-        raise MutationError(f"{op.name} has {transformer.count} site(s) in this kernel, not {site + 1}")
+    result, count = _apply(_parse(source), op, site)
+    if site < 0 or site >= count:
+        raise MutationError(f"{op.name} has {count} site(s) in this kernel, not {site + 1}")
     return result.code
 
 
@@ -911,9 +912,10 @@ def first_changed_line(before: str, after: str) -> int:
 def mutants(source: str, operator: Mutation | str) -> list[Mutant]:
     """Every mutant of `source` for `operator`, one per site, those identical to the source left out."""
     op = OPERATORS[operator] if isinstance(operator, str) else operator
+    module = _parse(source)
     found: list[Mutant] = []
-    for site in range(count_sites(source, op)):
-        mutated = mutate(source, op, site)
+    for site in range(_apply(module, op, None)[1]):
+        mutated = _apply(module, op, site)[0].code
         if mutated != source:
             found.append(Mutant(op.name, op.label, site, mutated, first_changed_line(source, mutated)))
     return found

@@ -69,7 +69,7 @@ def markdown(rows: Sequence[Attempt], runs: Sequence[dict[str, Any]], sources: S
     ]
     header = ["strategy", "arm", "model", "cases", "attempts", "Pass@1", f"Pass@{k}", "successes", "accepted",
               "integrity-rejected", "tokens/success", "mean tokens/success", "diag. top-1", "diag. top-3",
-              "mean iterations", "mean s/attempt"]
+              "mean iterations", "mean s/attempt", "harness errors"]
     body = []
     for m in overall:
         needs = "needs a model"
@@ -78,7 +78,7 @@ def markdown(rows: Sequence[Attempt], runs: Sequence[dict[str, Any]], sources: S
             needs if m.needs_model else _pct(m.pass_at_1), needs if m.needs_model else _pct(m.pass_at_k),
             str(m.successes), str(m.accepted), str(m.integrity_rejected), _num(m.tokens_per_success),
             _num(m.mean_tokens_per_success), _pct(m.top1), _pct(m.top3), _num(m.mean_iterations, 2),
-            _num(m.job_s_mean, 1),
+            _num(m.job_s_mean, 1), str(m.errors),
         ])
     lines += _table(header, body)
     labels = sorted({m.label for m in metrics if m.label != ALL})
@@ -109,16 +109,23 @@ def markdown(rows: Sequence[Attempt], runs: Sequence[dict[str, Any]], sources: S
               "inside evaluations; the harness's own time (the job minus the strategy and the harness's gate check).",
               ""]
     body = [[arm_name(m), str(m.attempts), _num(m.job_s_mean, 2), _num(m.wall_s_mean, 2), _num(m.eval_s_mean, 2),
-             _num(m.harness_s_mean, 3), _num(m.job_s_total, 0)] for m in overall]
-    lines += _table(["arm", "attempts", "mean job s", "mean strategy s", "mean evaluation s", "mean harness s",
-                     "total job s"], body)
+             _num(m.loop_other_s_mean, 2), _num(m.harness_s_mean * 1000, 1), _num(m.job_s_total, 0)] for m in overall]
+    lines += _table(["arm", "attempts", "mean job s", "mean strategy s", "mean evaluation s",
+                     "mean strategy s outside evaluations", "mean harness ms", "total job s"], body)
     if runs:
-        lines += ["", "Runs (whole-run wall time, with the number of worker processes):", ""]
-        body = [[str(r.get("started", "")), str(r.get("strategy", "")), ",".join(r.get("arms", [])), str(r.get("model", "")),
-                 str(r.get("workers", "")), str(r.get("ran", "")), str(r.get("skipped", "")), _num(r.get("seconds"), 0),
-                 _num(r.get("parent_s"), 2)] for r in runs]
+        lines += ["", "Runs: wall time with the number of worker processes; *dispatch s per attempt* is what the "
+                  "wall time holds beyond the jobs themselves, (wall × workers − Σ job) / attempts: starting the "
+                  "workers, waiting for the last ones, the parent's bookkeeping.", ""]
+        body = []
+        for r in runs:
+            ran, workers = int(r.get("ran") or 0), int(r.get("workers") or 1)
+            dispatch = (float(r.get("seconds") or 0) * workers - float(r.get("jobs_s") or 0)) / ran if ran else None
+            body.append([str(r.get("started", "")), str(r.get("strategy", "")), ",".join(r.get("arms", [])),
+                         str(r.get("model", "")), str(workers), str(ran), str(r.get("skipped", "")),
+                         _num(r.get("seconds"), 0), _num(dispatch, 2) if "jobs_s" in r else "—",
+                         _num(r.get("parent_s"), 3)])
         lines += _table(["started", "strategy", "arms", "model", "workers", "attempts run", "skipped (resumed)",
-                         "wall s", "parent bookkeeping s"], body)
+                         "wall s", "dispatch s per attempt", "parent bookkeeping s"], body)
     lines += ["", "Charts: " + ", ".join(f"[{c}]({c})" for c in CHARTS), ""]
     return "\n".join(lines)
 

@@ -23,7 +23,8 @@ Each item is scored
 
 Items are rendered at three levels (full: with the diff; summary; one line) and handed to
 `kope.agents.context.pack` as optional sections in score order, so the prompt's budget is enforced
-in one place and never exceeded (exact token count). What was injected is logged in the store.
+in one place and never exceeded (exact token count). The optimize prompt packs breadth first (every
+item that fits as one line, then the best enriched in score order). What was injected is logged.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ TITLES: dict[str, str] = {
     "patterns": "Experience: bug patterns and how often they fixed kernels",
     "lineage": "Experience: how the current kernel got here",
     "siblings": "Experience: alternatives already tried from the current kernel",
-    "other-tasks": "Experience from other tasks",
+    "other-tasks": "Experience from earlier runs",
 }
 ORDER: tuple[str, ...] = ("patterns", "lineage", "siblings", "other-tasks")
 PREFIX = "exp:"
@@ -367,7 +368,8 @@ class ExperiencePacker:
     def pack_alone(self, query: Query, budget: int) -> tuple[Packed, Prepared]:
         """Pack only the experience block into `budget` tokens (for measurement)."""
         prepared = self.prepare(query)
-        packed = pack(prepared.sections, budget, lambda included: count(render_block(included)) if included else 0)
+        packed = pack(prepared.sections, budget, lambda included: count(render_block(included)) if included else 0,
+                      breadth_first=True)
         return packed, prepared
 
 

@@ -59,6 +59,11 @@ def failure_text(result: EvalResult, features: dict[str, Any] | None = None) -> 
     return "fail: " + (", ".join(held) if held else "wrong values")
 
 
+def _scope(result: EvalResult) -> str:
+    """`visible` when only the cases an agent is shown ran, else `all`."""
+    return "visible" if result.cases and all(c.visible for c in result.cases) else "all"
+
+
 class RunRecorder:
     """One run's writer: versions by content hash, the pending prompt's injections, the run's record."""
 
@@ -187,7 +192,7 @@ class DebugRecorder(RunRecorder):
 
     def start(self, source: str, result: EvalResult, features: dict[str, Any], cues: Sequence[str]) -> None:
         text = failure_text(result, features)
-        self.record(source, result=result, scope=result.cases_run, signature_text=text)
+        self.record(source, result=result, scope=_scope(result), signature_text=text)
         self.start_source = source
         self.start_features = dict(features)
         self.start_cues = list(cues)
@@ -222,7 +227,7 @@ class DebugRecorder(RunRecorder):
             params={"pattern": pattern} if pattern else None, tokens_prompt=tokens[0], tokens_completion=tokens[1],
         )
         parent_status = self.status.get(self.version_id(parent) or -1)
-        step = self.record(source, parent=parent, made=made, result=result, scope=result.cases_run,
+        step = self.record(source, parent=parent, made=made, result=result, scope=_scope(result),
                            signature_text=failure_text(result, features))
         vid = step.version.id
         self.explanations[vid] = explanation

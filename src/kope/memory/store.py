@@ -299,6 +299,8 @@ def _url_of(location: str | Path | None) -> str:
     if location is None:
         return default_url()
     text = str(location)
+    if text == ":memory:":
+        return "sqlite://"
     return text if "://" in text else f"sqlite:///{Path(text).expanduser().resolve()}"
 
 
@@ -335,13 +337,20 @@ class ExperienceStore:
             raise StoreError(f"cannot open the experience store {url}: {exc}") from None
         store = cls(engine)
         if migrate:
-            store.migrate()
+            try:
+                store.migrate()
+            except StoreError:
+                store.close()
+                raise
         return store
 
     def migrate(self, target: int = schema.LATEST) -> list[int]:
         """Bring the store's schema up to `target`; the versions applied."""
-        with self.transaction() as conn:
-            return schema.migrate(conn, target)
+        try:
+            with self.transaction() as conn:
+                return schema.migrate(conn, target)
+        except RuntimeError as exc:
+            raise StoreError(f"{self.url}: {exc}") from None
 
     def schema_version(self) -> int:
         with self._read() as conn:
@@ -761,15 +770,16 @@ class ExperienceStore:
         self, *, exclude_run: int | None = None, run_id: int | None = None, kinds: Sequence[str] | None = None,
         limit: int = 400,
     ) -> list[ExperienceRow]:
-        """Decisions with their outcome (the child's latest evaluation) and the parent's time, newest first."""
+        """Decisions with their outcome and the parent's time, newest first (each version's first
+        evaluation in the run: the one the decision was judged by, not later confirmation runs)."""
         child_eval = (
-            select(evaluation.c.version_id, evaluation.c.run_id, func.max(evaluation.c.id).label("eid"))
+            select(evaluation.c.version_id, evaluation.c.run_id, func.min(evaluation.c.id).label("eid"))
             .group_by(evaluation.c.version_id, evaluation.c.run_id).subquery()
         )
         child = evaluation.alias("child_eval")
         parent = evaluation.alias("parent_eval")
         parent_latest = (
-            select(evaluation.c.version_id, evaluation.c.run_id, func.max(evaluation.c.id).label("eid"))
+            select(evaluation.c.version_id, evaluation.c.run_id, func.min(evaluation.c.id).label("eid"))
             .where(evaluation.c.time_ms.is_not(None))
             .group_by(evaluation.c.version_id, evaluation.c.run_id).subquery()
         )

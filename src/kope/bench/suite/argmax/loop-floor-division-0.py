@@ -20,7 +20,7 @@ def _argmax_kernel(x_ptr, out_ptr, n_cols, stride_x, BLOCK: tl.constexpr):
     cols = tl.arange(0, BLOCK)
     best_val = tl.full([BLOCK], -float("inf"), dtype=tl.float32)
     best_idx = tl.zeros([BLOCK], dtype=tl.int32)
-    for start in range(0, (n_cols // BLOCK) * BLOCK, BLOCK):
+    for start in range(0, n_cols // BLOCK * BLOCK, BLOCK):
         offs = start + cols
         x = tl.load(x_row + offs, mask=offs < n_cols, other=-float("inf")).to(tl.float32)
         better = x > best_val

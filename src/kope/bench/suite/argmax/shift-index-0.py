@@ -22,7 +22,7 @@ def _argmax_kernel(x_ptr, out_ptr, n_cols, stride_x, BLOCK: tl.constexpr):
     best_idx = tl.zeros([BLOCK], dtype=tl.int32)
     for start in range(0, n_cols, BLOCK):
         offs = start + cols
-        x = tl.load((x_row + offs) + 1, mask=offs < n_cols, other=-float("inf")).to(tl.float32)
+        x = tl.load(x_row + offs + 1, mask=offs < n_cols, other=-float("inf")).to(tl.float32)
         better = x > best_val
         best_val = tl.where(better, x, best_val)
         best_idx = tl.where(better, offs, best_idx)

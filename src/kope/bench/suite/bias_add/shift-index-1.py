@@ -25,7 +25,7 @@ def _bias_add_kernel(
     col_mask = cols < n_cols
     mask = row_mask[:, None] & col_mask[None, :]
     bias = tl.load(bias_ptr + cols, mask=col_mask, other=0.0).to(tl.float32)
-    x = tl.load((x_ptr + rows[:, None] * stride_x + cols[None, :]) + 1, mask=mask, other=0.0).to(tl.float32)
+    x = tl.load(x_ptr + rows[:, None] * stride_x + cols[None, :] + 1, mask=mask, other=0.0).to(tl.float32)
     y = x + bias[None, :]
     tl.store(out_ptr + rows[:, None] * stride_out + cols[None, :], y.to(out_ptr.dtype.element_ty), mask=mask)
 

@@ -63,7 +63,7 @@ class ModelNew(nn.Module):
         block_n = min(128, max(16, triton.next_power_of_2(N)))
         block_k = min(64, max(16, triton.next_power_of_2(K)))
         num_warps = 8 if block_m * block_n >= 128 * 128 else 4
-        grid = (M // block_m * triton.cdiv(N, block_n), batch)
+        grid = ((M // block_m) * triton.cdiv(N, block_n), batch)
         _bmm_kernel[grid](
             a, b, c, M, N, K,
             a.stride(0), a.stride(1), a.stride(2),

@@ -35,7 +35,7 @@ def _row_cross_entropy_kernel(
 @triton.jit
 def _mean_kernel(loss_ptr, out_ptr, n, scale, BLOCK: tl.constexpr):
     acc = tl.zeros([BLOCK], dtype=tl.float32)
-    for start in range(0, (n // BLOCK) * BLOCK, BLOCK):
+    for start in range(0, n // BLOCK * BLOCK, BLOCK):
         offs = start + tl.arange(0, BLOCK)
         acc += tl.load(loss_ptr + offs, mask=offs < n, other=0.0)
     tl.store(out_ptr, tl.sum(acc, axis=0) * scale)

@@ -28,7 +28,7 @@ def _row_cross_entropy_kernel(
     m_row = tl.max(m, axis=0)
     lse = m_row + tl.log(tl.sum(s * tl.exp(m - m_row), axis=0))
     target = tl.load(targets_ptr + row)
-    x_target = tl.load((row_ptr + target) + 1).to(tl.float32)
+    x_target = tl.load(row_ptr + target + 1).to(tl.float32)
     tl.store(loss_ptr + row, lse - x_target)
 
 

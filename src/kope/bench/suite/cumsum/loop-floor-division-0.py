@@ -17,7 +17,7 @@ def _cumsum_kernel(x_ptr, y_ptr, n_cols, stride_x, stride_y, BLOCK_N: tl.constex
     x_row = x_ptr + row * stride_x
     y_row = y_ptr + row * stride_y
     carry = tl.zeros([1], dtype=tl.float32)
-    for start in range(0, (n_cols // BLOCK_N) * BLOCK_N, BLOCK_N):
+    for start in range(0, n_cols // BLOCK_N * BLOCK_N, BLOCK_N):
         cols = start + tl.arange(0, BLOCK_N)
         mask = cols < n_cols
         x = tl.load(x_row + cols, mask=mask, other=0.0).to(tl.float32)

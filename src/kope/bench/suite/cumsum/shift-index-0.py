@@ -20,7 +20,7 @@ def _cumsum_kernel(x_ptr, y_ptr, n_cols, stride_x, stride_y, BLOCK_N: tl.constex
     for start in range(0, n_cols, BLOCK_N):
         cols = start + tl.arange(0, BLOCK_N)
         mask = cols < n_cols
-        x = tl.load((x_row + cols) + 1, mask=mask, other=0.0).to(tl.float32)
+        x = tl.load(x_row + cols + 1, mask=mask, other=0.0).to(tl.float32)
         y = tl.cumsum(x, axis=0) + carry
         tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
         carry += tl.sum(x, axis=0)

@@ -16,7 +16,7 @@ BLOCK = 1024
 def _gelu_tanh_kernel(x_ptr, out_ptr, n_elements, BLOCK: tl.constexpr):
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n_elements
-    x = tl.load((x_ptr + offs) + 1, mask=mask, other=0.0).to(tl.float32)
+    x = tl.load(x_ptr + offs + 1, mask=mask, other=0.0).to(tl.float32)
     sqrt_2_over_pi = 0.7978845608028654
     u = sqrt_2_over_pi * (x + 0.044715 * x * x * x)
     z = tl.exp(-2.0 * tl.abs(u))

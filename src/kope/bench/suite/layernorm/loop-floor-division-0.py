@@ -33,7 +33,7 @@ def _layernorm_kernel(
         tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
     else:
         acc = tl.zeros([BLOCK_N], dtype=tl.float32)
-        for start in range(0, (n_cols // BLOCK_N) * BLOCK_N, BLOCK_N):
+        for start in range(0, n_cols // BLOCK_N * BLOCK_N, BLOCK_N):
             cols = start + tl.arange(0, BLOCK_N)
             acc += tl.load(x_row + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
         mean = tl.sum(acc, axis=0) / n_cols

@@ -27,7 +27,7 @@ def _layernorm_kernel(
         xc = tl.where(mask, x - mean, 0.0)
         var = tl.sum(xc * xc, axis=0) / n_cols
         rstd = 1.0 / tl.sqrt(var + eps)
-        w = tl.load((w_ptr + cols) + 1, mask=mask, other=0.0).to(tl.float32)
+        w = tl.load(w_ptr + cols + 1, mask=mask, other=0.0).to(tl.float32)
         b = tl.load(b_ptr + cols, mask=mask, other=0.0).to(tl.float32)
         y = xc * rstd * w + b
         tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=mask)

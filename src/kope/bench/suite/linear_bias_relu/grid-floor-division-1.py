@@ -66,7 +66,7 @@ class ModelNew(nn.Module):
         block_m = min(64, max(16, triton.next_power_of_2(M)))
         block_n = min(64, max(16, triton.next_power_of_2(N)))
         block_k = min(32, max(16, triton.next_power_of_2(K)))
-        grid = (triton.cdiv(M, block_m) * N // block_n,)
+        grid = (triton.cdiv(M, block_m) * (N // block_n),)
         _linear_bias_relu_kernel[grid](
             x2, weight, bias, y, M, N, K,
             x2.stride(0), x2.stride(1), weight.stride(0), weight.stride(1), y.stride(0), y.stride(1),

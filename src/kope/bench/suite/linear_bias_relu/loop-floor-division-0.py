@@ -36,7 +36,7 @@ def _linear_bias_relu_kernel(
     wt_ptrs = w_ptr + offs_k[:, None] * stride_wk + offs_n[None, :] * stride_wn
 
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, (K // BLOCK_K) * BLOCK_K, BLOCK_K):
+    for k in range(0, K // BLOCK_K * BLOCK_K, BLOCK_K):
         k_mask = offs_k < K - k
         x = tl.load(x_ptrs, mask=mask_m[:, None] & k_mask[None, :], other=0.0)
         wt = tl.load(wt_ptrs, mask=k_mask[:, None] & mask_n[None, :], other=0.0)

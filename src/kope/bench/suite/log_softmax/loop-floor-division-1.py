@@ -37,7 +37,7 @@ def _log_softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.
             m = m_new
         row_max = tl.max(m, axis=0)
         log_norm = row_max + tl.log(tl.sum(d * tl.exp(m - row_max), axis=0))
-        for start in range(0, (n_cols // BLOCK) * BLOCK, BLOCK):
+        for start in range(0, n_cols // BLOCK * BLOCK, BLOCK):
             offs = start + cols
             mask = offs < n_cols
             x = tl.load(x_row + offs, mask=mask, other=0.0).to(tl.float32)

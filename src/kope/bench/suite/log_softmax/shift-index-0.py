@@ -21,7 +21,7 @@ def _log_softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.
     cols = tl.arange(0, BLOCK)
     if SINGLE_BLOCK:
         mask = cols < n_cols
-        x = tl.load((x_row + cols) + 1, mask=mask, other=-float("inf")).to(tl.float32)
+        x = tl.load(x_row + cols + 1, mask=mask, other=-float("inf")).to(tl.float32)
         shifted = x - tl.max(x, axis=0)
         y = shifted - tl.log(tl.sum(tl.exp(shifted), axis=0))
         tl.store(out_row + cols, y.to(out_ptr.dtype.element_ty), mask=mask)

@@ -36,7 +36,7 @@ def _matmul_kernel(
     b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
 
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, (K // BLOCK_K) * BLOCK_K, BLOCK_K):
+    for k in range(0, K // BLOCK_K * BLOCK_K, BLOCK_K):
         k_mask = offs_k < K - k
         a = tl.load(a_ptrs, mask=mask_m[:, None] & k_mask[None, :], other=0.0)
         b = tl.load(b_ptrs, mask=k_mask[:, None] & mask_n[None, :], other=0.0)

@@ -59,7 +59,7 @@ class ModelNew(nn.Module):
         block_m = min(64, max(16, triton.next_power_of_2(M)))
         block_n = min(64, max(16, triton.next_power_of_2(N)))
         block_k = min(32, max(16, triton.next_power_of_2(K)))
-        grid = (M // block_m * triton.cdiv(N, block_n),)
+        grid = ((M // block_m) * triton.cdiv(N, block_n),)
         _matmul_nt_kernel[grid](
             a, b, c, M, N, K,
             a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),

@@ -28,7 +28,7 @@ def _sq_diff_partial_kernel(a_ptr, b_ptr, partial_ptr, n_elements, BLOCK: tl.con
 @triton.jit
 def _mean_kernel(partial_ptr, out_ptr, n_partials, scale, BLOCK: tl.constexpr):
     acc = tl.zeros([BLOCK], dtype=tl.float32)
-    for start in range(0, (n_partials // BLOCK) * BLOCK, BLOCK):
+    for start in range(0, n_partials // BLOCK * BLOCK, BLOCK):
         offs = start + tl.arange(0, BLOCK)
         acc += tl.load(partial_ptr + offs, mask=offs < n_partials, other=0.0)
     tl.store(out_ptr, tl.sum(acc, axis=0) * scale)

@@ -30,7 +30,7 @@ def _mean_kernel(partial_ptr, out_ptr, n_partials, scale, BLOCK: tl.constexpr):
     acc = tl.zeros([BLOCK], dtype=tl.float32)
     for start in range(0, n_partials, BLOCK):
         offs = start + tl.arange(0, BLOCK)
-        acc += tl.load((partial_ptr + offs) + 1, mask=offs < n_partials, other=0.0)
+        acc += tl.load(partial_ptr + offs + 1, mask=offs < n_partials, other=0.0)
     tl.store(out_ptr, tl.sum(acc, axis=0) * scale)
 
 

@@ -15,7 +15,7 @@ BLOCK = 1024
 def _relu_kernel(x_ptr, out_ptr, n_elements, BLOCK: tl.constexpr):
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n_elements
-    x = tl.load((x_ptr + offs) + 1, mask=mask, other=0.0)
+    x = tl.load(x_ptr + offs + 1, mask=mask, other=0.0)
     y = tl.where(x < 0, 0.0, x)
     tl.store(out_ptr + offs, y.to(out_ptr.dtype.element_ty), mask=mask)
 

@@ -32,7 +32,7 @@ def _rmsnorm_kernel(
             x = tl.load(x_row + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
             acc += x * x
         rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / n_cols + eps)
-        for start in range(0, (n_cols // BLOCK_N) * BLOCK_N, BLOCK_N):
+        for start in range(0, n_cols // BLOCK_N * BLOCK_N, BLOCK_N):
             cols = start + tl.arange(0, BLOCK_N)
             mask = cols < n_cols
             x = tl.load(x_row + cols, mask=mask, other=0.0).to(tl.float32)

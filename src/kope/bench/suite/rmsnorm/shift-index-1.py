@@ -23,7 +23,7 @@ def _rmsnorm_kernel(
         mask = cols < n_cols
         x = tl.load(x_row + cols, mask=mask, other=0.0).to(tl.float32)
         rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) / n_cols + eps)
-        w = tl.load((w_ptr + cols) + 1, mask=mask, other=0.0).to(tl.float32)
+        w = tl.load(w_ptr + cols + 1, mask=mask, other=0.0).to(tl.float32)
         tl.store(y_row + cols, (x * rstd * w).to(y_ptr.dtype.element_ty), mask=mask)
     else:
         acc = tl.zeros([BLOCK_N], dtype=tl.float32)

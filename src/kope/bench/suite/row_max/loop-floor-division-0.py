@@ -18,7 +18,7 @@ def _row_max_kernel(x_ptr, out_ptr, n_cols, stride_x, BLOCK: tl.constexpr):
     x_row = x_ptr + row * stride_x
     cols = tl.arange(0, BLOCK)
     acc = tl.full([BLOCK], -float("inf"), dtype=tl.float32)
-    for start in range(0, (n_cols // BLOCK) * BLOCK, BLOCK):
+    for start in range(0, n_cols // BLOCK * BLOCK, BLOCK):
         offs = start + cols
         x = tl.load(x_row + offs, mask=offs < n_cols, other=-float("inf")).to(tl.float32)
         acc = tl.maximum(acc, x)

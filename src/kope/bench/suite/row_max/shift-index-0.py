@@ -20,7 +20,7 @@ def _row_max_kernel(x_ptr, out_ptr, n_cols, stride_x, BLOCK: tl.constexpr):
     acc = tl.full([BLOCK], -float("inf"), dtype=tl.float32)
     for start in range(0, n_cols, BLOCK):
         offs = start + cols
-        x = tl.load((x_row + offs) + 1, mask=offs < n_cols, other=-float("inf")).to(tl.float32)
+        x = tl.load(x_row + offs + 1, mask=offs < n_cols, other=-float("inf")).to(tl.float32)
         acc = tl.maximum(acc, x)
     tl.store(out_ptr + row, tl.max(acc, axis=0).to(out_ptr.dtype.element_ty))
 

@@ -21,7 +21,7 @@ def _row_mean_kernel(x_ptr, out_ptr, n_cols, stride_x, BLOCK: tl.constexpr):
     for start in range(0, n_cols, BLOCK):
         offs = start + cols
         acc += tl.load(x_row + offs, mask=offs < n_cols, other=0.0).to(tl.float32)
-    mean = tl.sum(acc, axis=0) / n_cols - 1
+    mean = tl.sum(acc, axis=0) / (n_cols - 1)
     tl.store(out_ptr + row, mean.to(out_ptr.dtype.element_ty))
 
 

@@ -18,7 +18,7 @@ def _row_sum_kernel(x_ptr, out_ptr, n_cols, stride_x, BLOCK: tl.constexpr):
     x_row = x_ptr + row * stride_x
     cols = tl.arange(0, BLOCK)
     acc = tl.zeros([BLOCK], dtype=tl.float32)
-    for start in range(0, (n_cols // BLOCK) * BLOCK, BLOCK):
+    for start in range(0, n_cols // BLOCK * BLOCK, BLOCK):
         offs = start + cols
         acc += tl.load(x_row + offs, mask=offs < n_cols, other=0.0).to(tl.float32)
     tl.store(out_ptr + row, tl.sum(acc, axis=0).to(out_ptr.dtype.element_ty))

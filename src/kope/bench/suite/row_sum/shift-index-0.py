@@ -20,7 +20,7 @@ def _row_sum_kernel(x_ptr, out_ptr, n_cols, stride_x, BLOCK: tl.constexpr):
     acc = tl.zeros([BLOCK], dtype=tl.float32)
     for start in range(0, n_cols, BLOCK):
         offs = start + cols
-        acc += tl.load((x_row + offs) + 1, mask=offs < n_cols, other=0.0).to(tl.float32)
+        acc += tl.load(x_row + offs + 1, mask=offs < n_cols, other=0.0).to(tl.float32)
     tl.store(out_ptr + row, tl.sum(acc, axis=0).to(out_ptr.dtype.element_ty))
 
 

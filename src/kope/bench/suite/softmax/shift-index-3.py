@@ -40,7 +40,7 @@ def _softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.cons
         for start in range(0, n_cols, BLOCK):
             offs = start + cols
             mask = offs < n_cols
-            x = tl.load((x_row + offs) + 1, mask=mask, other=-float("inf")).to(tl.float32)
+            x = tl.load(x_row + offs + 1, mask=mask, other=-float("inf")).to(tl.float32)
             y = tl.exp(x - row_max) * inv_sum
             tl.store(out_row + offs, y.to(out_ptr.dtype.element_ty), mask=mask)
 
