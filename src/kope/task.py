@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -53,23 +53,33 @@ class Tolerance(BaseModel):
 EXACT = Tolerance(atol=0.0, rtol=0.0)
 
 
+InputPattern = Literal["ones", "zeros", "arange", "onehot", "identity"]
+
+
 class InputTransform(BaseModel):
-    """A case's change of input distribution: floating-point inputs become `x * scale + shift`."""
+    """A case's change of input distribution: floating-point inputs become `x * scale + shift`.
+
+    With a `pattern`, each floating-point input is first replaced by a structured tensor of its
+    shape: all ones, all zeros, `arange` (0, 1/n, 2/n... over the flattened tensor), `onehot` (a 1 at
+    the first position of the last dimension, zeros elsewhere) or `identity` (the identity matrix over
+    the last two dimensions). Diagnosis probes use them ("right on ones, wrong on arange").
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     scale: float = 1.0
     shift: float = 0.0
+    pattern: InputPattern | None = None
 
     @property
     def identity(self) -> bool:
-        return self.scale == 1.0 and self.shift == 0.0
+        return self.scale == 1.0 and self.shift == 0.0 and self.pattern is None
 
     def label(self) -> str:
-        """`x*4`, `x-0.5`, `x*100+1`."""
+        """`x*4`, `x-0.5`, `x*100+1`, `ones`, `arange*100`."""
         scale = f"*{self.scale:g}" if self.scale != 1.0 else ""
         shift = f"{self.shift:+g}" if self.shift != 0.0 else ""
-        return f"x{scale}{shift}"
+        return f"{self.pattern or 'x'}{scale}{shift}"
 
 DEFAULT_TOLERANCES: dict[str, Tolerance] = {
     "float64": Tolerance(atol=1e-7, rtol=1e-7),
@@ -348,10 +358,15 @@ def build_cases(
 def _input_transform(raw: object, where: str) -> InputTransform | None:
     if raw is None:
         return None
-    if not isinstance(raw, Mapping) or set(raw) - {"scale", "shift"}:
-        raise CaseError(f"{where}: 'inputs' must be a dict with 'scale' and/or 'shift'")
-    values: dict[str, float] = {}
+    if not isinstance(raw, Mapping) or set(raw) - {"scale", "shift", "pattern"}:
+        raise CaseError(f"{where}: 'inputs' must be a dict with 'scale', 'shift' and/or 'pattern'")
+    values: dict[str, Any] = {}
     for key, value in raw.items():
+        if key == "pattern":
+            if value not in ("ones", "zeros", "arange", "onehot", "identity"):
+                raise CaseError(f"{where}: inputs pattern must be ones, zeros, arange, onehot or identity")
+            values["pattern"] = value
+            continue
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
             raise CaseError(f"{where}: inputs {key} must be a finite number, got {value!r}")
         values[str(key)] = float(value)

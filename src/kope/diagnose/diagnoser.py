@@ -33,7 +33,7 @@ from kope.evaluate.results import CaseResult
 from kope.knowledge.base import KnowledgeBase
 from kope.knowledge.cues import CueHit, detect
 from kope.knowledge.retrieval import Hypothesis, rank
-from kope.task import Case, Task, load_task, tolerance_for
+from kope.task import Case, InputTransform, Task, load_task, tolerance_for
 
 
 class CaseDiagnosis(BaseModel):
@@ -244,6 +244,18 @@ class Diagnoser:
                     f"wrong ({case_result.error.kind})" if case_result.error else "wrong"
                 )
                 diagnosis.probes.append(Probe(name=f"size {case_result.name}", passed=case_result.passed, detail=outcome))
+        structured = structured_cases(cases)
+        if structured:
+            say("trying structured inputs")
+            tried = self.evaluator.evaluate(task, candidate, options=quick, cases=structured)
+            for case_result in tried.cases:
+                outcome = "right" if case_result.passed else (
+                    f"wrong ({case_result.error.kind})" if case_result.error else
+                    f"wrong ({(case_result.mismatch_fraction or 0):.0%} of elements)"
+                )
+                diagnosis.probes.append(
+                    Probe(name=f"inputs {case_result.name}", passed=case_result.passed, detail=outcome)
+                )
 
     def _plot(
         self,
@@ -413,6 +425,27 @@ def _telling_size(cases: Sequence[Case], sizes: dict[str, int], failing: Sequenc
     return max(sizes, key=lambda k: (separation(k), sizes[k]))
 
 
+STRUCTURED_PATTERNS: tuple[tuple[str, InputTransform], ...] = (
+    ("ones", InputTransform(pattern="ones")),
+    ("zeros", InputTransform(pattern="zeros")),
+    ("arange", InputTransform(pattern="arange")),
+    ("onehot", InputTransform(pattern="onehot")),
+    ("large", InputTransform(scale=100.0)),
+)
+"""Input probes: each replaces the visible case's floating-point inputs (integer inputs are kept)."""
+
+
+def structured_cases(cases: Sequence[Case]) -> list[Case]:
+    """The visible case's sizes with structured inputs: ones, zeros, arange, one-hot, and values x100."""
+    visible = next((c for c in cases if c.visible), cases[0] if cases else None)
+    if visible is None:
+        return []
+    return [
+        Case(name=name, overrides=dict(visible.overrides), visible=False, inputs=transform)
+        for name, transform in STRUCTURED_PATTERNS
+    ]
+
+
 def _next_pow2(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
@@ -466,6 +499,7 @@ def extract_features(diagnosis: Diagnosis, result: EvalResult, blocks: set[int])
     if determinism is not None and determinism.passed is not None:
         features["nondeterministic"] = not determinism.passed
     _sweep_features(features, diagnosis, blocks)
+    _structured_features(features, diagnosis)
     return features
 
 
@@ -519,6 +553,25 @@ def _is_size_ratio(scale: float, shape: list[int], blocks: set[int]) -> bool:
         for a in candidates
         for b in candidates
         if a != b
+    )
+
+
+def _structured_features(features: dict[str, Any], diagnosis: Diagnosis) -> None:
+    outcomes = {
+        probe.name.removeprefix("inputs "): probe.passed
+        for probe in diagnosis.probes
+        if probe.name.startswith("inputs ") and probe.passed is not None
+    }
+    if not outcomes:
+        return
+    features["ones_fail"] = outcomes.get("ones") is False
+    features["zeros_fail"] = outcomes.get("zeros") is False
+    features["structured_fail"] = any(
+        outcomes.get(name) is False for name in ("ones", "zeros", "arange", "onehot")
+    )
+    visible_right = not features.get("visible_fails", False)
+    features["large_values_fail"] = outcomes.get("large") is False and (
+        visible_right or all(outcomes.get(name) for name in ("ones", "zeros", "arange", "onehot"))
     )
 
 

@@ -403,6 +403,7 @@ class Evaluator:
                     timing_budget_ms=options.timing_budget_ms,
                     input_scale=case.inputs.scale if case.inputs else 1.0,
                     input_shift=case.inputs.shift if case.inputs else 0.0,
+                    input_pattern=case.inputs.pattern if case.inputs else None,
                 )
                 with self._job(spec, options.limits()) as (result, outcome, job_dir):
                     if result is None or result.error is not None or len(result.trials) != options.trials:

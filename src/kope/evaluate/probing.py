@@ -27,6 +27,7 @@ class ShapeProbe(BaseModel):
     """Do not run the reference when the inputs hold more elements than this."""
     input_scale: float = 1.0
     input_shift: float = 0.0
+    input_pattern: str | None = None
 
 
 class ProbedInput(BaseModel):

@@ -99,6 +99,7 @@ class JobSpec(BaseModel):
     trace: TraceSpec | None = None
     input_scale: float = 1.0
     input_shift: float = 0.0
+    input_pattern: str | None = None
     """Reference jobs: floating-point inputs become `x * input_scale + input_shift` after `get_inputs()`."""
     shape_probes: list[ShapeProbe] = Field(default_factory=list)
     deadline_s: float | None = None

@@ -32,20 +32,44 @@ _TASK_MODULE = "kope_task"
 _SEED = 0
 
 
-def transform_inputs(inputs: list[Any], scale: float, shift: float) -> list[Any]:
-    """Floating-point tensors (also inside lists and tuples) become `x * scale + shift`."""
-    if scale == 1.0 and shift == 0.0:
+def transform_inputs(inputs: list[Any], scale: float, shift: float, pattern: str | None = None) -> list[Any]:
+    """Floating-point tensors (also inside lists and tuples) become `p * scale + shift`, where `p` is the
+    tensor itself or, with a `pattern`, a structured tensor of its shape (see kope.task.InputTransform)."""
+    if scale == 1.0 and shift == 0.0 and pattern is None:
         return inputs
-    return [_transform(value, scale, shift) for value in inputs]
+    return [_transform(value, scale, shift, pattern) for value in inputs]
 
 
-def _transform(value: Any, scale: float, shift: float) -> Any:
+def _transform(value: Any, scale: float, shift: float, pattern: str | None) -> Any:
     if isinstance(value, torch.Tensor):
-        return value * scale + shift if value.is_floating_point() else value
+        if not value.is_floating_point():
+            return value
+        base = _structured(value, pattern) if pattern else value
+        return base * scale + shift
     if isinstance(value, list | tuple):
-        items = [_transform(v, scale, shift) for v in value]
+        items = [_transform(v, scale, shift, pattern) for v in value]
         return type(value)(items) if isinstance(value, tuple) else items
     return value
+
+
+def _structured(like: torch.Tensor, pattern: str) -> torch.Tensor:
+    if pattern == "ones":
+        return torch.ones_like(like)
+    if pattern == "zeros":
+        return torch.zeros_like(like)
+    if pattern == "arange":
+        count = max(like.numel(), 1)
+        return (torch.arange(like.numel(), dtype=torch.float64) / count).reshape(like.shape).to(like.dtype)
+    out = torch.zeros_like(like)
+    if like.dim() == 0:
+        return out + 1
+    if pattern == "identity" and like.dim() >= 2:
+        size = min(like.shape[-1], like.shape[-2])
+        index = torch.arange(size)
+        out[..., index, index] = 1
+        return out
+    out[..., 0] = 1
+    return out
 
 
 def run(spec: JobSpec, job_dir: Path) -> WorkerResult:
@@ -143,7 +167,7 @@ def _run_reference(
         model = module.Model(*init_inputs).to(device)
         stage = "get_inputs()"
         torch.manual_seed(_SEED + 1)
-        inputs = transform_inputs(list(module.get_inputs()), probe.input_scale, probe.input_shift)
+        inputs = transform_inputs(list(module.get_inputs()), probe.input_scale, probe.input_shift, probe.input_pattern)
         stage = "the reference"
         with torch.no_grad():
             outputs = model(*[_to_device(v, device) for v in inputs])

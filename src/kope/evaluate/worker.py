@@ -165,7 +165,9 @@ def _reference(spec: JobSpec, job_dir: Path) -> WorkerResult:
     for index, seed in enumerate(spec.trial_seeds):
         try:
             torch.manual_seed(seed)
-            inputs = shapes.transform_inputs(list(module.get_inputs()), spec.input_scale, spec.input_shift)
+            inputs = shapes.transform_inputs(
+                list(module.get_inputs()), spec.input_scale, spec.input_shift, spec.input_pattern
+            )
             input_meta = tensors.save(job_dir / protocol.inputs_file(index), inputs)
             if index == 0:
                 result.inputs = input_meta
