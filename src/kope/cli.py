@@ -480,6 +480,9 @@ def debug_command(
     else:
         style = {"repaired": "bold green", "rejected": "bold magenta", "unrepaired": "bold red"}[report.status]
         final = report.final or {}
+        if report.hypotheses:
+            out.print(f"diagnosis: {', '.join(report.hypotheses[:3])} (most likely first)", highlight=False)
+        _print_diff(candidate, Path(report.output) if report.output else None)
         out.print(
             f"[{style}]{report.status.upper()}[/] after {report.iterations} step(s), "
             f"{report.tokens.prompt + report.tokens.completion} tokens, {report.seconds:.1f} s "
@@ -489,6 +492,26 @@ def debug_command(
             highlight=False,
         )
     raise typer.Exit(0 if report.status == "repaired" else 1)
+
+
+def _print_diff(before: Path, after: Path | None) -> None:
+    import difflib
+
+    if after is None or not after.exists():
+        return
+    diff = list(
+        difflib.unified_diff(
+            before.read_text().splitlines(), after.read_text().splitlines(),
+            fromfile=str(before), tofile=str(after), lineterm="", n=1,
+        )
+    )
+    if not diff:
+        out.print("no change to the kernel")
+        return
+    from rich.syntax import Syntax
+
+    shown = diff[:60] + ([f"... ({len(diff) - 60} more diff lines)"] if len(diff) > 60 else [])
+    out.print(Syntax("\n".join(shown), "diff", theme="ansi_dark", background_color="default"))
 
 
 @app.command("regenerate")

@@ -72,6 +72,8 @@ class Diagnosis(BaseModel):
     seconds: float = 0.0
     evaluation: EvalResult | None = None
     """The evaluation the diagnosis started from."""
+    fails_elsewhere: bool = False
+    """Right on the given cases, but known to fail on others (hidden ones): the caller said so."""
 
     def summary(self) -> str:
         """A few lines of evidence, for prompts and reports."""
@@ -153,8 +155,9 @@ class Diagnoser:
                 say("trying other sizes")
                 swept = self._sweep(diagnosis, task, candidate_path, options, all_cases, blocks, scratch, tolerances)
                 by_name.update({c.name: c for c in swept})
-                if any(not c.passed for c in diagnosis.cases):
-                    diagnosis.status = "fail"
+                self._structured(diagnosis, task, candidate_path, options, all_cases)
+                diagnosis.status = "fail"
+                diagnosis.fails_elsewhere = True
             if diagnosis.status == "pass":
                 diagnosis.seconds = round(time.monotonic() - began, 3)
                 return diagnosis
@@ -244,18 +247,25 @@ class Diagnoser:
                     f"wrong ({case_result.error.kind})" if case_result.error else "wrong"
                 )
                 diagnosis.probes.append(Probe(name=f"size {case_result.name}", passed=case_result.passed, detail=outcome))
-        structured = structured_cases(cases)
-        if structured:
+        if not any(p.name.startswith("inputs ") for p in diagnosis.probes):
             say("trying structured inputs")
-            tried = self.evaluator.evaluate(task, candidate, options=quick, cases=structured)
-            for case_result in tried.cases:
-                outcome = "right" if case_result.passed else (
-                    f"wrong ({case_result.error.kind})" if case_result.error else
-                    f"wrong ({(case_result.mismatch_fraction or 0):.0%} of elements)"
-                )
-                diagnosis.probes.append(
-                    Probe(name=f"inputs {case_result.name}", passed=case_result.passed, detail=outcome)
-                )
+            self._structured(diagnosis, task, candidate, options, cases)
+
+    def _structured(
+        self, diagnosis: Diagnosis, task: Task, candidate: Path, options: EvalOptions, cases: list[Case]
+    ) -> None:
+        """Rerun the visible case with structured inputs (ones, zeros, arange, one-hot, x100)."""
+        structured = structured_cases(cases)
+        if not structured:
+            return
+        quick = _replace(options, trials=1, integrity=False)
+        tried = self.evaluator.evaluate(task, candidate, options=quick, cases=structured)
+        for case_result in tried.cases:
+            outcome = "right" if case_result.passed else (
+                f"wrong ({case_result.error.kind})" if case_result.error else
+                f"wrong ({(case_result.mismatch_fraction or 0):.0%} of elements)"
+            )
+            diagnosis.probes.append(Probe(name=f"inputs {case_result.name}", passed=case_result.passed, detail=outcome))
 
     def _plot(
         self,
@@ -467,7 +477,8 @@ def extract_features(diagnosis: Diagnosis, result: EvalResult, blocks: set[int])
         "status": result.status,
         "error_kind": result.error.kind if result.error else None,
         "visible_fails": any(c.visible and not c.passed for c in cases),
-        "hidden_only": any(c.visible and c.passed for c in cases) and any(not c.visible and not c.passed for c in cases),
+        "hidden_only": diagnosis.fails_elsewhere
+        or (any(c.visible and c.passed for c in cases) and any(not c.visible and not c.passed for c in cases)),
         "all_cases_fail": bool(cases) and all(not c.passed for c in cases),
         "failing_case_fraction": len(failing) / len(cases) if cases else 0.0,
     }

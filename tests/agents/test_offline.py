@@ -1,0 +1,47 @@
+"""The offline recipe model repairs near misses of several taxonomy ids, honestly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES
+
+from kope.agents import DebugConfig, DebugLoop
+from kope.evaluate import Evaluator
+from kope.models.offline import OfflineModel
+from kope.ops import get_op
+
+MANIFEST = {item["file"]: item for item in json.loads((FIXTURES / "near_miss" / "manifest.json").read_text())}
+CHOSEN = [
+    "relu_grid_floor_div.py",
+    "row_sum_mask_le.py",
+    "matmul_acc_reset_in_k_loop.py",
+    "layernorm_eps_outside_sqrt.py",
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fixture", CHOSEN)
+def test_offline_repair_passes_full_coverage_and_gates(evaluator: Evaluator, tmp_path: Path, fixture: str) -> None:
+    item = MANIFEST[fixture]
+    task = get_op(item["op"]).task_path
+    loop = DebugLoop(OfflineModel(), evaluator, config=DebugConfig(probes=False))
+    report = loop.run(task, FIXTURES / "near_miss" / fixture, tmp_path / "fixed.py")
+    assert report.status == "repaired", (item["label"], report.stop_reason, [s.outcome for s in report.steps])
+    assert report.tokens.prompt == report.tokens.completion == 0
+    assert report.hypotheses and item["label"] in report.hypotheses[:3]
+    final = evaluator.evaluate(task, tmp_path / "fixed.py")
+    assert final.status == "pass" and final.integrity.verdict == "clean"
+
+
+def test_offline_model_stops_when_nothing_applies(evaluator: Evaluator, tmp_path: Path) -> None:
+    from conftest import SCALE_GOOD, SCALE_TASK
+
+    broken = tmp_path / "broken.py"
+    broken.write_text(SCALE_GOOD.read_text().replace("* 2.0", "* 2.5"))
+    report = DebugLoop(OfflineModel(), evaluator, config=DebugConfig(probes=False)).run(
+        SCALE_TASK, broken, tmp_path / "out.py"
+    )
+    assert report.status == "unrepaired" and report.stop_reason in ("model-exhausted", "no-progress")
