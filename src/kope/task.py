@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 from kope.errors import CaseError, TaskFileError
 
@@ -80,6 +80,15 @@ class InputTransform(BaseModel):
         scale = f"*{self.scale:g}" if self.scale != 1.0 else ""
         shift = f"{self.shift:+g}" if self.shift != 0.0 else ""
         return f"{self.pattern or 'x'}{scale}{shift}"
+
+    @model_serializer(mode="wrap")
+    def _drop_no_pattern(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """`{"scale": 4.0, "shift": 0.0}` in JSON, `pattern` only where there is one."""
+        data: dict[str, Any] = handler(self)
+        if data.get("pattern") is None:
+            data.pop("pattern", None)
+        return data
+
 
 DEFAULT_TOLERANCES: dict[str, Tolerance] = {
     "float64": Tolerance(atol=1e-7, rtol=1e-7),
@@ -362,6 +371,8 @@ def _input_transform(raw: object, where: str) -> InputTransform | None:
         raise CaseError(f"{where}: 'inputs' must be a dict with 'scale', 'shift' and/or 'pattern'")
     values: dict[str, Any] = {}
     for key, value in raw.items():
+        if value is None:
+            continue
         if key == "pattern":
             if value not in ("ones", "zeros", "arange", "onehot", "identity"):
                 raise CaseError(f"{where}: inputs pattern must be ones, zeros, arange, onehot or identity")
