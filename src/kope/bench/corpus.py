@@ -170,6 +170,11 @@ def validation_options() -> EvalOptions:
     return EvalOptions(trials=1, timeout_s=30.0, integrity=False)
 
 
+def confirmation_options() -> EvalOptions:
+    """The numbers the harness will see (three trials, seed 0), no gates: a near miss must fail here too."""
+    return EvalOptions(trials=3, timeout_s=30.0, integrity=False)
+
+
 def plan_groups(sources: Mapping[str, str], chosen: Sequence[Mutation], seed: int) -> list[_Group]:
     """Every operator's mutants of every kernel (task name -> source), duplicates dropped, in seeded order.
 
@@ -209,6 +214,7 @@ def build_suite(
     label_tries: int = 40,
     evaluator: Evaluator,
     options: EvalOptions | None = None,
+    confirm: EvalOptions | None = None,
     workers: int = 2,
     command: str = "",
     progress: ProgressFn | None = None,
@@ -219,11 +225,16 @@ def build_suite(
     keeping up to `per_operator` near misses. Pass 2: for each taxonomy id with fewer than
     `min_per_label` near misses, evaluate the mutants pass 1 left untried, one kernel after another,
     until the id has `min_per_label` or `label_tries` more were evaluated.
+
+    A mutant that fails the first evaluation (`options`, one trial) is evaluated again with `confirm`
+    (default: three trials, as the harness evaluates) and kept only if it fails there too; one that
+    does not (it reads memory it does not own, say, and passes by luck) is dropped as `unstable:...`.
     """
     began = time.monotonic()
     names = list(ops) if ops else [op.name for op in list_ops()]
     chosen = operators(operator_names)
     options = options or validation_options()
+    confirm = confirm or confirmation_options()
     say = progress or (lambda message: None)
     out.mkdir(parents=True, exist_ok=True)
     _remove_previous(out)
@@ -237,7 +248,7 @@ def build_suite(
 
     def attempt(index: int, mutant: Mutant) -> bool:
         group = groups[index]
-        entry = _validate(group, mutant, out, evaluator, options)
+        entry = _validate(group, mutant, out, evaluator, options, confirm)
         outcome = "near-miss" if isinstance(entry, SuiteEntry) else entry
         say(f"{group.op}/{mutant.operator}-{mutant.site}: {outcome}")
         with lock:
@@ -292,14 +303,22 @@ def _round_robin(lists: Sequence[tuple[int, list[Mutant]]]) -> list[tuple[int, M
     return order
 
 
-def _validate(group: _Group, mutant: Mutant, out: Path, evaluator: Evaluator, options: EvalOptions) -> SuiteEntry | str:
+def _validate(
+    group: _Group, mutant: Mutant, out: Path, evaluator: Evaluator, options: EvalOptions, confirm: EvalOptions
+) -> SuiteEntry | str:
     """Write the mutant and evaluate it: its entry if it is a near miss, else why not (the file is removed)."""
     entry_id = f"{group.op}/{mutant.operator}-{mutant.site}"
     path = out / f"{entry_id}.py"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(mutant.source)
-    result = evaluator.evaluate(get_op(group.op).task_path, path, options=options)
+    task = get_op(group.op).task_path
+    result = evaluator.evaluate(task, path, options=options)
     outcome = verdict(result)
+    if outcome == "near-miss":
+        result = evaluator.evaluate(task, path, options=confirm)
+        outcome = verdict(result)
+        if outcome != "near-miss":
+            outcome = f"unstable:{outcome}"
     if outcome != "near-miss":
         path.unlink(missing_ok=True)
         return outcome

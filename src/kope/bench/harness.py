@@ -244,7 +244,7 @@ class Worker:
             row.integrity_rejected = row.numerically_right and verdict == "reject"
         else:
             row.passed = final.get("status") == "pass"
-            row.integrity_rejected = final.get("status") == "reject"
+            row.integrity_rejected = row.numerically_right and final.get("status") == "reject"
 
     def _gates(self, job: Job, path: Path, row: Attempt) -> str:
         """The verdict on a version with the gates on (for the `integrity` arm): clean, reject, fail or error."""
@@ -472,6 +472,10 @@ def _execute(
     with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_init_worker,
                              initargs=(cache_dir, 1, model_factory)) as pool:
         futures: list[Future[Attempt]] = [pool.submit(_run_in_worker, job) for job in jobs]
-        for future in as_completed(futures):
-            yield future.result()
+        try:
+            for future in as_completed(futures):
+                yield future.result()
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
 

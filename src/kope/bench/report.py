@@ -67,7 +67,8 @@ def markdown(rows: Sequence[Attempt], runs: Sequence[dict[str, Any]], sources: S
         "## Overall",
         "",
     ]
-    header = ["strategy", "arm", "model", "cases", "attempts", "Pass@1", f"Pass@{k}", "successes", "accepted",
+    at_k = [f"Pass@{k}"] if k > 1 else []
+    header = ["strategy", "arm", "model", "cases", "attempts", "Pass@1", *at_k, "successes", "accepted",
               "integrity-rejected", "tokens/success", "mean tokens/success", "diag. top-1", "diag. top-3",
               "mean iterations", "mean s/attempt", "harness errors"]
     body = []
@@ -75,7 +76,8 @@ def markdown(rows: Sequence[Attempt], runs: Sequence[dict[str, Any]], sources: S
         needs = "needs a model"
         body.append([
             m.strategy, "full" if m.arm == "none" else f"−{m.arm}", m.model, str(m.cases), str(m.attempts),
-            needs if m.needs_model else _pct(m.pass_at_1), needs if m.needs_model else _pct(m.pass_at_k),
+            needs if m.needs_model else _pct(m.pass_at_1),
+            *([needs if m.needs_model else _pct(m.pass_at_k)] if k > 1 else []),
             str(m.successes), str(m.accepted), str(m.integrity_rejected), _num(m.tokens_per_success),
             _num(m.mean_tokens_per_success), _pct(m.top1), _pct(m.top3), _num(m.mean_iterations, 2),
             _num(m.job_s_mean, 1), str(m.errors),
@@ -145,7 +147,7 @@ def charts(rows: Sequence[Attempt], out: Path, k: int) -> list[Path]:
     values = [0.0 if m.needs_model or m.pass_at_1 is None else m.pass_at_1 for m in overall]
     bars = axis.bar(range(len(overall)), values, color="#4c72b0", label="Pass@1")
     at_k = [m.pass_at_k for m in overall]
-    if any(v is not None for v in at_k):
+    if k > 1 and any(v is not None for v in at_k):
         axis.scatter(range(len(overall)), [v if v is not None else float("nan") for v in at_k], color="#dd8452",
                      marker="D", zorder=3, label=f"Pass@{k}")
     for bar, m in zip(bars, overall, strict=True):
