@@ -21,8 +21,9 @@ app = typer.Typer(
     name="kope",
     help=(
         "Repair and optimize hardware kernels (Triton first, CUDA C++ second), honestly.\n\n"
-        "Start with `kope eval TASK CANDIDATE` to check a kernel against a KernelBench-format task; "
-        "`kope ops list` shows the built-in operator suite."
+        "`kope debug TASK CANDIDATE` repairs a near-miss kernel (offline recipes by default, or an LLM with "
+        "`--model`); `kope eval TASK CANDIDATE` checks a kernel against a KernelBench-format task on every "
+        "case, with the integrity gates; `kope ops list` shows the built-in operator suite."
     ),
     no_args_is_help=True,
     add_completion=False,
