@@ -9,7 +9,7 @@ import pytest
 from conftest import SCALE_GOOD, SCALE_TASK
 
 from kope.agents import DebugConfig, DebugLoop, Limits
-from kope.evaluate import Evaluator
+from kope.evaluate import EvalOptions, Evaluator
 from kope.models.replay import RecordingModel, ReplayModel, ScriptedModel
 
 BROKEN = SCALE_GOOD.read_text().replace("* 2.0", "* 2.5")
@@ -125,3 +125,38 @@ def test_replay_reproduces_a_recorded_run(evaluator: Evaluator, broken: Path, tm
     assert [(s.action, s.outcome, s.tokens) for s in original.steps] == [
         (s.action, s.outcome, s.tokens) for s in replayed.steps
     ]
+
+
+class _MarkerRemover:
+    """The real evaluator, except that it removes `marker` before evaluating `final` (the loop's output file)."""
+
+    def __init__(self, evaluator: Evaluator, marker: Path, final: Path) -> None:
+        self._evaluator, self._marker, self._final = evaluator, marker, final
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return getattr(self._evaluator, name)
+
+    def evaluate(self, task, candidate, **kwargs):  # type: ignore[no-untyped-def]
+        if Path(candidate) == self._final:
+            self._marker.unlink(missing_ok=True)
+        return self._evaluator.evaluate(task, candidate, **kwargs)
+
+
+def test_a_version_that_passes_once_and_fails_again_is_not_repaired(evaluator: Evaluator, tmp_path: Path) -> None:
+    # Right while a file exists, wrong once it is gone: the acceptance evaluation passes and the final
+    # one fails, as a kernel whose outputs depend on memory it does not own can.
+    marker = tmp_path / "marker"
+    marker.write_text("")
+    flaky = tmp_path / "flaky.py"
+    flaky.write_text("import pathlib\n" + SCALE_GOOD.read_text().replace(
+        "tl.load(x_ptr + offsets, mask=mask) * 2.0", "tl.load(x_ptr + offsets, mask=mask) * FACTOR"
+    ) + f"\nFACTOR = 2.0 if pathlib.Path({str(marker)!r}).exists() else 2.5\n")
+    out = tmp_path / "out.py"
+    loop = DebugLoop(ScriptedModel([]), _MarkerRemover(evaluator, marker, out),  # type: ignore[arg-type]
+                     config=DebugConfig(probes=False, options=EvalOptions(integrity=False)),  # it reads a file
+                     transcript=tmp_path / "t.jsonl")
+    report = loop.run(SCALE_TASK, flaky, out)
+    assert report.status == "unrepaired" and report.stop_reason == "unstable" and report.iterations == 0
+    assert report.final is not None and report.final["status"] == "fail"
+    events = [json.loads(line)["event"] for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    assert events[-3:] == ["acceptance", "unstable", "end"]

@@ -215,6 +215,11 @@ class DebugLoop:
         out.write_text(final_source)
         work.unlink(missing_ok=True)
         final = self.evaluator.evaluate(task, out, options=options, cases=cases)
+        if status == "repaired" and final.status != "pass":
+            # The accepted version failed its second full evaluation: its outputs depend on chance (a load
+            # without a mask reading memory it does not own, a race), so it is not repaired.
+            status, stop_reason = "unrepaired", "unstable"
+            self.transcript.write("unstable", evaluation=final.model_dump(mode="json"))
         report = DebugReport(
             status=status,
             iterations=len(steps),
