@@ -40,6 +40,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from kope import syntax
 from kope.evaluate.probing import ProbedInput, ShapeProbe, ShapeProbeResult
 from kope.task import InputTransform, OverrideValue, Task, binding_counts, is_size_value
 
@@ -153,7 +154,7 @@ def size_roots(task: Task, sizes: Mapping[str, object]) -> dict[str, OverrideVal
     `sizes` are the values the task's names had once it ran (`PlanInfo.sizes`). Names derived from a
     root (`shape = (N, 4)`) are not roots: they follow their root when it is overridden.
     """
-    tree = ast.parse(task.source)
+    tree = syntax.parse(task.source)
     counts = binding_counts(tree)
     assigned = set(task.assigned_names)
     roots: dict[str, OverrideValue] = {}

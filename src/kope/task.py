@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
+from kope import syntax
 from kope.errors import CaseError, TaskFileError
 
 REQUIRED_NAMES = ("Model", "get_inputs", "get_init_inputs")
@@ -159,7 +160,7 @@ def load_task(path: str | Path) -> Task:
     except (OSError, UnicodeDecodeError) as exc:
         raise TaskFileError(f"cannot read task file {path}: {exc}") from None
     try:
-        tree = ast.parse(source, filename=str(path))
+        tree = syntax.parse(source, filename=str(path))
     except SyntaxError as exc:
         raise TaskFileError(f"task file {path} does not parse: line {exc.lineno}: {exc.msg}") from None
     defined = _top_level_definitions(tree)
@@ -261,7 +262,7 @@ def apply_overrides(source: str, overrides: Mapping[str, OverrideValue]) -> str:
     """
     if not overrides:
         return source
-    tree = ast.parse(source)
+    tree = syntax.parse(source)
     unknown = set(overrides) - set(_assigned_names(tree))
     if unknown:
         raise CaseError(f"the task does not assign {', '.join(sorted(unknown))} at module level")

@@ -25,6 +25,8 @@ from typing import ClassVar, Literal
 import libcst as cst
 import libcst.matchers as m
 
+from kope import syntax
+
 Where = Literal["kernel", "host", "any"]
 
 
@@ -924,7 +926,7 @@ def mutants(source: str, operator: Mutation | str) -> list[Mutant]:
 def normalise(source: str) -> str:
     """The code without comments or formatting (an AST round trip): equal for equivalent texts."""
     try:
-        return ast.unparse(ast.parse(source))
+        return ast.unparse(syntax.parse(source))
     except SyntaxError:
         return source
 

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
+from kope import syntax
 from kope.diagnose.signature import OutputSignature, signature
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
 from kope.evaluate.compare import leaves, read_packed
@@ -381,7 +382,7 @@ def _meta_leaves(meta: Any) -> list[Any]:
 def block_sizes(source: str) -> set[int]:
     """Power-of-two integer literals (16 to 65536) of the file: the kernel's likely block sizes."""
     try:
-        tree = ast.parse(source)
+        tree = syntax.parse(source)
     except (SyntaxError, ValueError):
         return set()
     found = set()

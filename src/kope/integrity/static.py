@@ -13,6 +13,7 @@ import ast
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+from kope import syntax
 from kope.evaluate.results import Finding
 from kope.integrity.policy import ALLOWED
 
@@ -584,7 +585,7 @@ def problem_override(module: _Module, ctx: StaticContext) -> Iterator[Finding]:
 def check_source(source: str, context: StaticContext | None = None) -> list[Finding]:
     """Every static finding for a candidate source (none for a file that does not parse)."""
     try:
-        tree = ast.parse(source)
+        tree = syntax.parse(source)
     except (SyntaxError, ValueError):
         return []
     module = _Module(tree)

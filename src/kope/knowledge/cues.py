@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from kope import syntax
 from kope.knowledge.analysis import (
     FLOAT_DTYPES,
     HALF_DTYPES,
@@ -66,7 +67,7 @@ class Source:
     @classmethod
     def parse(cls, text: str) -> Source | None:
         try:
-            tree = ast.parse(text)
+            tree = syntax.parse(text)
         except (SyntaxError, ValueError):
             return None
         kernels = [
