@@ -512,7 +512,7 @@ def _print_diff(before: Path, after: Path | None) -> None:
     from rich.syntax import Syntax
 
     shown = diff[:60] + ([f"... ({len(diff) - 60} more diff lines)"] if len(diff) > 60 else [])
-    out.print(Syntax("\n".join(shown), "diff", theme="ansi_dark", background_color="default"))
+    out.print(Syntax("\n".join(shown), "diff", theme="ansi_dark", background_color="default", word_wrap=True))
 
 
 @app.command("regenerate")
