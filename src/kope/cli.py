@@ -821,6 +821,11 @@ def bench_run(
     trials: Annotated[int, typer.Option("--trials", min=1, help="Runs per case in every evaluation.")] = 3,
     max_iterations: Annotated[int, typer.Option("--max-iterations", min=1, help="Debug: model calls at most.")] = 8,
     no_probes: Annotated[bool, typer.Option("--no-probes", help="Debug: diagnose without probes (faster).")] = False,
+    memory: Annotated[
+        bool,
+        typer.Option("--memory", help="Debug: arms record into and draw from one experience store, RESULTS/memory.db "
+                                      "(the `memory` arm runs without it)."),
+    ] = False,
     base_url: BaseUrlOpt = None,
     temperature: Annotated[float | None, typer.Option("--temperature", help="Sampling temperature of the model.")] = None,
     cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="Reference cache (default ~/.cache/kope).")] = None,
@@ -862,7 +867,7 @@ def bench_run(
             loaded, strategy=strategy, model=model, out=out_dir, arms=arms, samples=n,  # type: ignore[arg-type]
             workers=workers, limit=limit, every=every, options=EvalOptions(device=resolved, trials=trials),
             limits=Limits(max_iterations=max_iterations), cache_dir=cache_dir or paths.cache_dir() / "reference",
-            model_factory=factory, progress=show, probes=not no_probes,
+            model_factory=factory, progress=show, probes=not no_probes, memory=memory,
         )
     passed = sum(r.passed for r in summary.rows)
     out.print(f"{summary.ran} attempt(s) run, {summary.skipped} already done, {passed} passed; "

@@ -150,3 +150,28 @@ def test_unreadable_rows_are_skipped(tmp_path: Path) -> None:
     row = Attempt(case="c", label="l", task="t", strategy="debug", arm="none", sample=0, model="m", outcome="repaired")
     (tmp_path / "attempts.jsonl").write_text(row.model_dump_json() + "\n{truncated\n")
     assert read_attempts(tmp_path) == [row]
+
+
+def test_memory_arms_share_a_store_in_the_results(evaluator: Evaluator, suite: Path, tmp_path: Path) -> None:
+    from kope.bench.harness import MEMORY_DB, MEMORY_NOTE
+    from kope.memory.store import ExperienceStore
+
+    loaded = load_suite(suite)
+    plain = run_bench(loaded, strategy="debug", model="offline", out=tmp_path / "plain", arms=["none", "memory"],
+                      limit=1, options=FAST, evaluator=evaluator, probes=False)
+    assert {r.arm: r.note for r in plain.rows}["memory"] == MEMORY_NOTE
+    assert not (tmp_path / "plain" / MEMORY_DB).exists()
+
+    out = tmp_path / "with-memory"
+    remembered = run_bench(loaded, strategy="debug", model="offline", out=out, arms=["none", "memory"], limit=1,
+                           options=FAST, evaluator=evaluator, probes=False, memory=True)
+    rows = {r.arm: r for r in remembered.rows}
+    assert rows["none"].passed and rows["memory"].passed and rows["memory"].note == ""
+    store = ExperienceStore.open(out / MEMORY_DB)
+    try:
+        runs = store.runs()
+        assert len(runs) == 1 and runs[0].kind == "debug", "only the arm with memory records its trajectory"
+        assert store.stats().pattern_evidence >= 1, "the successful repair adds evidence to its pattern"
+    finally:
+        store.close()
+    assert json.loads((out / "runs.jsonl").read_text().splitlines()[-1])["memory"] is True

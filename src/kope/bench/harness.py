@@ -4,8 +4,10 @@
 
 An *arm* is the full system (`none`) or an ablation: `kb` (an empty knowledge base), `diagnosis`
 (no diagnosis in the prompt or the hints), `integrity` (gates off when accepting; what they would
-have rejected is counted), `recipes` (no recipes), `memory` (reserved: kope has no experience memory
-yet, so the arm runs the full system and says so); `kb+recipes` combines two. Rows are appended as
+have rejected is counted), `recipes` (no recipes), `memory` (no experience store); `kb+recipes`
+combines two. With `memory=True` every arm but `memory` records into, and draws from, one experience
+store in the results directory (`memory.db`, shared by the workers), as `kope debug` does with the
+user's store; without it no arm has a store, and a `memory` arm runs the full system and says so. Rows are appended as
 attempts finish; a rerun into the same directory skips every (case, strategy, arm, sample, model)
 that already has a row.
 """
@@ -35,6 +37,7 @@ from kope.errors import KopeError
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
 from kope.evaluate.runner import Runner
 from kope.knowledge.base import KnowledgeBase
+from kope.memory.store import ExperienceStore
 from kope.models import load_model
 from kope.models.base import Model
 from kope.task import Task
@@ -43,7 +46,8 @@ Strategy = Literal["debug", "regenerate"]
 ABLATIONS = ("kb", "diagnosis", "integrity", "memory", "recipes")
 ATTEMPTS = "attempts.jsonl"
 RUNS = "runs.jsonl"
-MEMORY_NOTE = "memory: kope has no experience memory yet; this arm runs the full system"
+MEMORY_DB = "memory.db"
+MEMORY_NOTE = "memory: this run has no experience store (memory off), so this arm runs the full system"
 NEEDS_MODEL = "needs-model"
 
 
@@ -111,6 +115,8 @@ class Job:
     options: EvalOptions
     limits: Limits
     probes: bool = True
+    store: str | None = None
+    """The run's experience store (a SQLite file or SQLAlchemy URL); None: no memory."""
 
     def key(self) -> tuple[str, str, str, int, str]:
         return (self.entry.id, self.strategy, self.arm, self.sample, self.model)
@@ -184,9 +190,21 @@ class Worker:
         self.evaluator = TimedEvaluator(cache_dir=cache_dir, max_parallel=max_parallel, runner=runner or "fork")
         self.knowledge = KnowledgeBase.load()
         self.model_factory = model_factory or default_model_factory
+        self._stores: dict[str, ExperienceStore] = {}
 
     def close(self) -> None:
+        for store in self._stores.values():
+            store.close()
+        self._stores.clear()
         self.evaluator.close()
+
+    def store(self, job: Job) -> ExperienceStore | None:
+        """The job's experience store, opened once per worker; None without memory or in the `memory` arm."""
+        if job.store is None or "memory" in ablations(job.arm):
+            return None
+        if job.store not in self._stores:
+            self._stores[job.store] = ExperienceStore.open(job.store)
+        return self._stores[job.store]
 
     def run(self, job: Job) -> Attempt:
         began = time.monotonic()
@@ -201,7 +219,7 @@ class Worker:
                 self._regenerate(job, row)
         except Exception as exc:  # one broken job must not end a long run: it becomes a row saying why
             row.outcome, row.error = "harness-error", f"{type(exc).__name__}: {exc}"
-        if "memory" in ablations(job.arm):
+        if "memory" in ablations(job.arm) and job.store is None:
             row.note = "; ".join(n for n in (row.note, MEMORY_NOTE) if n)
         row.tokens = row.tokens_prompt + row.tokens_completion
         row.eval_s = round(self.evaluator.take_seconds(), 4)
@@ -226,7 +244,7 @@ class Worker:
         out_dir.mkdir(parents=True, exist_ok=True)
         model = self.model_factory(job.model)
         loop = DebugLoop(model, self.evaluator, knowledge=knowledge, config=config,
-                         transcript=out_dir / "transcript.jsonl")
+                         transcript=out_dir / "transcript.jsonl", store=self.store(job))
         started = time.monotonic()
         report = loop.run(job.task, job.candidate, out_dir / "out.py")
         row.wall_s = round(time.monotonic() - started, 4)
@@ -351,6 +369,7 @@ def plan_jobs(
     limit: int | None = None,
     every: int = 1,
     probes: bool = True,
+    store: str | None = None,
 ) -> list[Job]:
     entries = select(suite.entries, limit=limit, every=every)
     jobs = []
@@ -361,7 +380,7 @@ def plan_jobs(
                 out_dir = out / "outputs" / f"{strategy}-{arm}" / f"{digest}-{sample}"
                 jobs.append(Job(entry=entry, task=str(suite.task_path(entry)), candidate=str(suite.candidate_path(entry)),
                                 strategy=strategy, arm=arm, sample=sample, model=model, out_dir=str(out_dir),
-                                options=options, limits=limits, probes=probes))
+                                options=options, limits=limits, probes=probes, store=store))
     return jobs
 
 
@@ -403,8 +422,11 @@ def run_bench(
     progress: Callable[[Attempt, int, int], None] | None = None,
     evaluator: Evaluator | None = None,
     probes: bool = True,
+    memory: bool = False,
 ) -> RunSummary:
     """Run every job not already in `out/attempts.jsonl`; rows are appended as they finish.
+
+    With `memory`, debug attempts record into and draw from `out/memory.db` (except in the `memory` arm).
 
     `workers` > 1 runs jobs in that many processes, each with its own evaluator; otherwise they run
     here, sharing `evaluator`'s sandbox (fork server) and reference cache when one is given.
@@ -415,8 +437,9 @@ def run_bench(
     out.mkdir(parents=True, exist_ok=True)
     options = options or EvalOptions()
     limits = limits or Limits()
+    store = str(out.resolve() / MEMORY_DB) if memory else None
     jobs = plan_jobs(suite, strategy=strategy, model=model, arms=arms, samples=max(1, samples), out=out,
-                     options=options, limits=limits, limit=limit, every=every, probes=probes)
+                     options=options, limits=limits, limit=limit, every=every, probes=probes, store=store)
     done = {row.key() for row in read_attempts(out)}
     todo = [job for job in jobs if job.key() not in done]
     summary = RunSummary(out=out, jobs=len(jobs), skipped=len(jobs) - len(todo), ran=0, seconds=0.0)
@@ -444,7 +467,7 @@ def run_bench(
     run = {
         "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - summary.seconds)),
         "seconds": summary.seconds, "parent_s": summary.parent_s, "workers": workers, "strategy": strategy,
-        "model": model, "arms": list(arms), "samples": samples, "limit": limit, "every": every, "probes": probes, "suite": str(suite.root),
+        "model": model, "arms": list(arms), "samples": samples, "limit": limit, "every": every, "probes": probes, "memory": memory, "suite": str(suite.root),
         "jobs": summary.jobs, "skipped": summary.skipped, "ran": summary.ran,
         "jobs_s": round(sum(row.job_s for row in summary.rows), 3),
         "trials": options.trials, "device": options.device, "machine": machine(),
