@@ -119,16 +119,12 @@ def eval_command(
     Exit status: 0 pass, 1 fail or reject, 2 error.
     """
     from kope import paths
-    from kope.device import resolve_device
     from kope.evaluate import EvalOptions, Evaluator
     from kope.render import case_outcome, print_eval
     from kope.task import load_cases_file, load_task, parse_set
 
     with _errors_reported(as_json):
-        try:
-            resolved = resolve_device(device)
-        except ValueError as exc:
-            _fail(str(exc), as_json=as_json)
+        resolved = _device(device, as_json=as_json)
         options = EvalOptions(
             device=resolved,
             trials=trials,
@@ -181,16 +177,12 @@ def check_command(
     Static rules read the source; dynamic rules watch it run on the task's visible case(s) (two
     trials, so the caching probe can run). Exit status: 0 clean, 1 rejected, 2 error.
     """
-    from kope.device import resolve_device
     from kope.evaluate import EvalOptions, Evaluator
     from kope.render import integrity_report
     from kope.task import load_cases_file, load_task, parse_set
 
     with _errors_reported(as_json):
-        try:
-            resolved = resolve_device(device)
-        except ValueError as exc:
-            _fail(str(exc), as_json=as_json)
+        resolved = _device(device, as_json=as_json)
         options = EvalOptions(device=resolved, trials=2, timeout_s=timeout, max_elements=max_elements)
         loaded = load_task(task)
         with Evaluator() as evaluator, _progress(not as_json) as report:
@@ -234,16 +226,12 @@ def cases_command(
     For derived cases: which module-level names size the inputs, and every variant considered
     (original or shrunk, odd, prime, one, scaled and shifted inputs), kept or dropped, and why.
     """
-    from kope.device import resolve_device
     from kope.evaluate import EvalOptions, Evaluator
     from kope.render_cases import cases_table, derivation_report
     from kope.task import build_cases, load_task
 
     with _errors_reported(as_json):
-        try:
-            resolved = resolve_device(device)
-        except ValueError as exc:
-            _fail(str(exc), as_json=as_json)
+        resolved = _device(device, as_json=as_json)
         options = EvalOptions(device=resolved, timeout_s=timeout, max_elements=max_elements)
         loaded = load_task(task)
         with Evaluator() as evaluator, _progress(not as_json, "deriving cases"):
@@ -294,7 +282,6 @@ def diagnose_command(
     kernel for code cues, and ranks the knowledge base's bug patterns. Exit status: 0 when the
     candidate passes (nothing to diagnose), 1 when a diagnosis was made, 2 on error.
     """
-    from kope.device import resolve_device
     from kope.diagnose.diagnoser import Diagnoser
     from kope.evaluate import EvalOptions, Evaluator
     from kope.knowledge.base import KnowledgeBase
@@ -302,10 +289,7 @@ def diagnose_command(
     from kope.task import load_cases_file, load_task, parse_set
 
     with _errors_reported(as_json):
-        try:
-            resolved = resolve_device(device)
-        except ValueError as exc:
-            _fail(str(exc), as_json=as_json)
+        resolved = _device(device, as_json=as_json)
         options = EvalOptions(device=resolved, timeout_s=timeout)
         loaded = load_task(task)
         knowledge = KnowledgeBase.load(extra_dirs=patterns or [])
@@ -438,7 +422,6 @@ def debug_command(
     """
     from kope.agents import DebugConfig, Limits
     from kope.agents.debug import DebugLoop
-    from kope.device import resolve_device
     from kope.evaluate import EvalOptions, Evaluator
     from kope.models import load_model
     from kope.task import load_task
@@ -446,10 +429,7 @@ def debug_command(
     target = out_path or candidate.with_name(candidate.stem + ".repaired.py")
     transcript = transcript or target.with_suffix(".transcript.jsonl")
     with _errors_reported(as_json):
-        try:
-            resolved = resolve_device(device)
-        except ValueError as exc:
-            _fail(str(exc), as_json=as_json)
+        resolved = _device(device, as_json=as_json)
         loaded = load_task(task)
         chosen = load_model(model, base_url=base_url, record=record)
         config = DebugConfig(
@@ -528,16 +508,12 @@ def regenerate_command(
 ) -> None:
     """The baseline: write the kernel from scratch k times, each evaluated on every case with the gates."""
     from kope.agents import regenerate
-    from kope.device import resolve_device
     from kope.evaluate import EvalOptions, Evaluator
     from kope.models import load_model
     from kope.task import load_task
 
     with _errors_reported(as_json):
-        try:
-            resolved = resolve_device(device)
-        except ValueError as exc:
-            _fail(str(exc), as_json=as_json)
+        resolved = _device(device, as_json=as_json)
         loaded = load_task(task)
         chosen = load_model(model, base_url=base_url, record=record)
         with Evaluator() as evaluator:
@@ -837,17 +813,13 @@ def bench_run(
     from kope.agents import Limits
     from kope.bench.corpus import load_suite
     from kope.bench.harness import BenchError, ModelFactory, parse_arms, run_bench
-    from kope.device import resolve_device
     from kope.evaluate import EvalOptions
     from kope.models import load_model
 
     with _errors_reported(False):
         if strategy not in ("debug", "regenerate"):
             raise BenchError(f"unknown strategy {strategy!r}: use debug or regenerate")
-        try:
-            resolved = resolve_device(device)
-        except ValueError as exc:
-            _fail(str(exc), as_json=False)
+        resolved = _device(device, as_json=False)
         loaded = load_suite(suite)
         arms = parse_arms(ablate or [], baseline=not no_baseline)
         load_model(model, base_url=base_url)
@@ -888,6 +860,16 @@ def bench_report(
         _fail(f"no such results: {', '.join(missing)}", as_json=False)
     report = write_report(results, out_dir, k=k)
     out.print(f"wrote {report} and charts in {out_dir}", highlight=False)
+
+
+def _device(spec: str, *, as_json: bool) -> str:
+    """The device named by --device (auto, cpu, cuda, cuda:N), or a clear error."""
+    from kope.device import resolve_device
+
+    try:
+        return resolve_device(spec)
+    except ValueError as exc:
+        _fail(str(exc), as_json=as_json)
 
 
 @contextmanager
@@ -942,7 +924,6 @@ def optimize_command(
     Exit status: 0 faster version found, 1 none found or the start is incorrect, 2 error.
     """
     from kope.agents.optimize import Node, OptimizeConfig, OptimizeLoop
-    from kope.device import resolve_device
     from kope.evaluate import EvalOptions, Evaluator
     from kope.models import load_model
     from kope.task import load_task
@@ -950,10 +931,7 @@ def optimize_command(
     target = out_path or kernel.with_name(kernel.stem + ".optimized.py")
     transcript = transcript or target.with_suffix(".transcript.jsonl")
     with _errors_reported(as_json):
-        try:
-            resolved = resolve_device(device)
-        except ValueError as exc:
-            _fail(str(exc), as_json=as_json)
+        resolved = _device(device, as_json=as_json)
         loaded = load_task(task)
         chosen = load_model(model, base_url=base_url, record=record)
         config = OptimizeConfig(
