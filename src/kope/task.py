@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
@@ -375,8 +375,8 @@ def _input_transform(raw: object, where: str) -> InputTransform | None:
         if value is None:
             continue
         if key == "pattern":
-            if value not in ("ones", "zeros", "arange", "onehot", "identity"):
-                raise CaseError(f"{where}: inputs pattern must be ones, zeros, arange, onehot or identity")
+            if value not in get_args(InputPattern):
+                raise CaseError(f"{where}: inputs pattern must be one of {', '.join(get_args(InputPattern))}")
             values["pattern"] = value
             continue
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):

@@ -90,15 +90,14 @@ def pack(
         )
     if breadth_first:
         _breadth_first(sections, budget, count, chosen, assembled)
-    for section in [] if breadth_first else sorted(sections, key=lambda s: -s.priority):
-        for level in range(len(section.levels)):
-            if section.required and level > len(section.levels) - 1:
-                break
-            if not section.levels[level] and not section.required:
-                break
-            if count(assembled((section, level))) <= budget:
-                chosen[section.name] = (section, level)
-                break
+    else:
+        for section in sorted(sections, key=lambda s: -s.priority):
+            for level in range(len(section.levels)):
+                if not section.levels[level] and not section.required:
+                    break
+                if count(assembled((section, level))) <= budget:
+                    chosen[section.name] = (section, level)
+                    break
     included = assembled()
     while count(included) > budget:
         optional = [s for s, _ in chosen.values() if not s.required]

@@ -427,7 +427,7 @@ class DebugLoop:
         from kope.memory.recording import DebugRecorder
 
         recorder = DebugRecorder(self.store, task=task, model=self.model.name, device=self.config.options.device,
-                                 experience=getattr(self.config, "memory", True), knowledge=self.diagnoser.knowledge)
+                                 knowledge=self.diagnoser.knowledge)
         recorder.start(source, _evaluation(diagnosis), dict(diagnosis.signature), [c["cue"] for c in diagnosis.cues])
         return recorder
 
