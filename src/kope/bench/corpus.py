@@ -1,7 +1,8 @@
 """Near-miss suites: mutate correct kernels, keep the true near misses, write files and a manifest.
 
 A mutant is kept only if evaluation says `fail`: it compiles, runs on every case and is wrong on at
-least one (a crash, a timeout, a shape error or a pass is dropped). Mutants with the same normalised
+least one (a crash, a timeout, a shape error or a pass is dropped), and says so again when evaluated
+as the harness evaluates it (three trials). Mutants with the same normalised
 code (an AST round trip: no comments, no formatting) are kept once, whichever operator made them.
 
     suite/
