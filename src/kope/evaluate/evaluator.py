@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import os
 import shutil
 import tempfile
 import threading
@@ -24,9 +25,10 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import ValidationError
 
-from kope.errors import CandidateFileError, CaseError, ReferenceError_, TaskFileError
+from kope.errors import CandidateFileError, CaseError, ReferenceError_, SandboxError, TaskFileError
 from kope.evaluate import compare, protocol
 from kope.evaluate.cache import ReferenceCache, reference_key
+from kope.evaluate.confine import SandboxMode, Settings, weakest
 from kope.evaluate.protocol import IntegritySpec, JobSpec, PlanInfo, TraceSpec, WorkerResult
 from kope.evaluate.results import CaseResult, EvalError, EvalResult, Finding, Integrity, OutputDiff, Timing
 from kope.evaluate.runner import ForkServer, Runner, SpawnRunner
@@ -39,7 +41,7 @@ if TYPE_CHECKING:
     from kope.evaluate.probing import ShapeProbe, ShapeProbeResult
 
 Which = Literal["all", "visible"] | Sequence[str]
-_STOP_KINDS = frozenset({"syntax", "import", "load", "timeout", "memory"})
+_STOP_KINDS = frozenset({"syntax", "import", "load", "timeout", "memory", "disk"})
 _STDOUT_KEEP = 2000
 
 
@@ -65,13 +67,19 @@ class EvalOptions:
     extra_env: Mapping[str, str] = field(default_factory=dict)
     max_elements: int | None = None
     """Derived cases (tasks without get_cases()): input elements per case; None is the device's default."""
+    sandbox: SandboxMode = "auto"
+    """The OS boundary around every job (`kope.evaluate.confine`): `auto` the strongest this machine
+    allows, `strict` refuses to run without namespaces, `off` process isolation only."""
+    disk_mb: int = 1024
+    """The most a job may write: the largest file, and the growth of its directory."""
 
-    def limits(self) -> Limits:
+    def limits(self, hidden: tuple[str, ...] = ()) -> Limits:
         return Limits(
             timeout_s=self.timeout_s,
             memory_mb=self.memory_mb,
             address_space=not self.device.startswith("cuda"),
             extra_env=dict(self.extra_env),
+            sandbox=Settings(mode=self.sandbox, disk_mb=self.disk_mb, hidden=hidden),
         )
 
 
@@ -119,6 +127,9 @@ class Evaluator:
         self._plans: dict[str, PlanInfo] = {}
         self._plan_lock = threading.Lock()
         self._derivations: dict[tuple[str, str, int], Derivation] = {}
+        self._hidden = tuple(
+            os.path.realpath(p) for p in (self.scratch, self.cache.root, Path.home(), Path.cwd())
+        )
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -153,7 +164,7 @@ class Evaluator:
         if cached is not None:
             return cached
         spec = JobSpec(mode="plan", device="cpu", task_source=task.source, task_path=str(task.path))
-        with self._job(spec, options.limits()) as (result, outcome, _):
+        with self._job(spec, self._limits(options)) as (result, outcome, _):
             pass
         if result is None or result.plan is None or result.error is not None:
             raise TaskFileError(_task_failure(task, "running the task file", result, outcome))
@@ -213,13 +224,17 @@ class Evaluator:
             shape_probes=list(probes),
             deadline_s=options.timeout_s if reference else None,
         )
-        limits = dataclasses.replace(options.limits(), timeout_s=options.timeout_s * (2 if reference else 1))
+        limits = dataclasses.replace(self._limits(options), timeout_s=options.timeout_s * (2 if reference else 1))
         with self._job(spec, limits) as (result, outcome, _):
             done = list(result.shape_probes) if result is not None else []
         if len(done) < len(probes):
             why = _task_failure(task, "the shapes job", result, outcome)
             done += [ShapeProbeResult(error=why) for _ in probes[len(done) :]]
         return done[: len(probes)]
+
+    def _limits(self, options: EvalOptions) -> Limits:
+        """The job limits of `options`, with kope's own scratch, cache, home and working directory hidden."""
+        return options.limits(hidden=self._hidden)
 
     def tolerances(self, task: Task, options: EvalOptions | None = None) -> dict[str, Tolerance]:
         if "TOLERANCES" not in task.assigned_names:
@@ -308,7 +323,7 @@ class Evaluator:
             bounds_check=options.bounds_check,
             trace=options.trace,
         )
-        with self._job(spec, options.limits(), files=files, source=run.source) as (result, outcome, job_dir):
+        with self._job(spec, self._limits(options), files=files, source=run.source) as (result, outcome, job_dir):
             failed = CaseResult(
                 name=case.name,
                 overrides=dict(case.overrides),
@@ -317,6 +332,7 @@ class Evaluator:
                 passed=False,
                 stdout=_excerpt(outcome),
                 bounds=result.bounds if result is not None else [],
+                sandbox=outcome.sandbox,
                 trace=result.trace if result is not None and options.trace is not None else None,
             )
             findings = gate.observed(result.observations if result is not None else None)
@@ -405,7 +421,7 @@ class Evaluator:
                     input_shift=case.inputs.shift if case.inputs else 0.0,
                     input_pattern=case.inputs.pattern if case.inputs else None,
                 )
-                with self._job(spec, options.limits()) as (result, outcome, job_dir):
+                with self._job(spec, self._limits(options)) as (result, outcome, job_dir):
                     if result is None or result.error is not None or len(result.trials) != options.trials:
                         raise ReferenceError_(_task_failure(task, f"the reference on case {case.name}", result, outcome))
                     shutil.rmtree(job_dir / WORK_DIR, ignore_errors=True)
@@ -434,6 +450,12 @@ class Evaluator:
             for name, path in (files or {}).items():
                 shutil.copyfile(path, job_dir / name)
             outcome = self.runner.run(job_dir, limits)
+            if outcome.sandbox_refused:
+                missing = "; ".join(outcome.sandbox.missing) if outcome.sandbox else "no report"
+                raise SandboxError(
+                    f"--sandbox strict: this machine cannot set up the namespace sandbox ({missing}); "
+                    "run `kope doctor` to see why, or use --sandbox auto"
+                )
             yield _read_result(job_dir), outcome, job_dir
         finally:
             shutil.rmtree(job_dir, ignore_errors=True)
@@ -504,6 +526,8 @@ def _classify(
         return EvalError(kind="timeout", message=f"the run exceeded its {options.timeout_s:g} s wall-time limit")
     if outcome.memory_exceeded:
         return EvalError(kind="memory", message=f"the run exceeded its {options.memory_mb} MB memory limit")
+    if outcome.disk_exceeded:
+        return EvalError(kind="disk", message=f"the run wrote more than its {options.disk_mb} MB disk limit")
     if result is not None and result.error is not None:
         return EvalError(kind=result.error.kind, message=result.error.message, traceback=result.error.traceback)
     if outcome.signal is not None:
@@ -581,6 +605,7 @@ def _assemble(
         status = "fail"
     timing = next((r.timing for r in results if r.timing is not None), None)
     return EvalResult(
+        sandbox=weakest([r.sandbox for r in results if r.sandbox is not None]),
         status=status,
         error=first_error,
         cases=results,

@@ -107,7 +107,7 @@ class JobSpec(BaseModel):
 
 
 class WorkerError(BaseModel):
-    kind: Literal["syntax", "import", "load", "runtime", "memory", "shape", "task"]
+    kind: Literal["syntax", "import", "load", "runtime", "memory", "disk", "shape", "task"]
     message: str
     traceback: str | None = None
 

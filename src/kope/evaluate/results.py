@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from kope.evaluate.confine import SandboxReport
 from kope.evaluate.protocol import BoundsEvent, TraceHit
 from kope.task import InputTransform
 
@@ -17,6 +18,7 @@ ErrorKind = Literal[
     "timeout",  # the run outlived its wall-time limit
     "crash",  # the process died from a signal (segfault, abort...)
     "memory",  # the run exceeded its memory limit
+    "disk",  # the run wrote more than its disk limit (a file past the size limit, or a full job directory)
     "exit",  # the process ended without a (valid) result, whatever its exit code
     "shape",  # the outputs' structure, shape or dtype differ from the reference's
     "task",  # the task or its reference failed: not the candidate's fault
@@ -100,6 +102,8 @@ class CaseResult(BaseModel):
     """Kernel locals at the traced line, when a trace was asked for."""
     stdout: str = ""
     """What the candidate printed (capped), for debugging."""
+    sandbox: SandboxReport | None = Field(default=None, exclude=True)
+    """What protected this case's candidate run (summarised once in `EvalResult.sandbox`)."""
 
 
 class EvalResult(BaseModel):
@@ -115,6 +119,9 @@ class EvalResult(BaseModel):
     device: str
     seed: int
     seconds: float = 0.0
+    sandbox: SandboxReport | None = None
+    """What protected the candidate's runs: the weakest level among them and the protections that held
+    in all of them (None when the candidate never ran)."""
 
     @property
     def passed(self) -> bool:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import IO, Protocol
 
 from kope.errors import SandboxError
+from kope.evaluate.confine import Settings, base_view
 from kope.evaluate.sandbox import Limits, Outcome, clean_environment, read_outcome, supervise
 
 _READY_TIMEOUT_S = 180.0
@@ -47,7 +48,10 @@ def _server_environment() -> dict[str, str]:
 
 
 def _limits_from_json(data: dict[str, object]) -> Limits:
-    return Limits(**data)  # type: ignore[arg-type]
+    fields = dict(data)
+    sandbox = fields.pop("sandbox", None)
+    settings = Settings(**{**sandbox, "hidden": tuple(sandbox.get("hidden", ()))}) if isinstance(sandbox, dict) else Settings()
+    return Limits(**fields, sandbox=settings)  # type: ignore[arg-type]
 
 
 class ForkServer:
@@ -193,6 +197,7 @@ class SpawnRunner:
 def _limits_to_json(limits: Limits) -> dict[str, object]:
     data = asdict(limits)
     data["extra_env"] = dict(limits.extra_env)
+    data["sandbox"]["hidden"] = list(limits.sandbox.hidden)
     return data
 
 
@@ -236,13 +241,16 @@ def _serve(in_fd: int, out_fd: int) -> None:
             while b"\n" in buffer:
                 line, buffer = buffer.split(b"\n", 1)
                 request = json.loads(line)
+                limits = _limits_from_json(request["limits"])
+                if limits.sandbox.mode != "off":
+                    base_view(limits.sandbox.hidden)  # computed once here, inherited by every fork
                 pid = os.fork()
                 if pid == 0:  # pragma: no cover - the supervisor
                     code = 0
                     try:
                         os.close(in_fd)
                         os.close(out_fd)
-                        supervise_(Path(request["job_dir"]), _limits_from_json(request["limits"]), worker.run_job)
+                        supervise_(Path(request["job_dir"]), limits, worker.run_job)
                     except BaseException:
                         code = 1
                     os._exit(code)
@@ -270,8 +278,18 @@ def main(argv: list[str] | None = None) -> int:
         _serve(0, out_fd)
         return 0
     if len(args) == 3 and args[0] == "job":
-        supervise(Path(args[1]), _limits_from_json(json.loads(args[2])), _run_worker)
-        return 0
+        # Importing kope started library threads here; a forked child is single-threaded again,
+        # which the user namespace of the sandbox needs.
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the supervisor
+            code = 0
+            try:
+                supervise(Path(args[1]), _limits_from_json(json.loads(args[2])), _run_worker)
+            except BaseException:
+                code = 1
+            os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        return os.waitstatus_to_exitcode(status)
     print("usage: python -m kope.evaluate.runner serve | job JOB_DIR LIMITS_JSON", file=sys.stderr)
     return 2
 

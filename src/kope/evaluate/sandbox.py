@@ -1,6 +1,7 @@
 """Run one job in a sandboxed child process and say how it ended.
 
-A *supervisor* (kope's code only) forks the *worker* that runs untrusted code, then watches it:
+A *supervisor* (kope's code only) sets up the OS boundary (`kope.evaluate.confine`: namespaces, or
+Landlock, plus seccomp and limits), forks the *worker* that runs untrusted code, then watches it:
 
 - the worker gets its own session and process group, a clean environment (an allowlist: no keys,
   tokens or other secrets), an empty working directory, stdin from /dev/null, no core dumps and,
@@ -10,7 +11,8 @@ A *supervisor* (kope's code only) forks the *worker* that runs untrusted code, t
 - the supervisor enforces the wall-time limit and polls the memory (RSS) of the whole process tree;
 - it is a child subreaper: processes the worker started, even those that left its session, become
   the supervisor's children when their parents die, and every one of them is killed at the end.
-  No orphan survives a job.
+  No orphan survives a job;
+- it polls the size of the job directory: past `disk_mb` the job is killed (error kind `disk`).
 
 The supervisor writes `outcome.json` (an `Outcome`) into the job directory. What the worker itself
 produced (results, tensors) is read and validated by the caller.
@@ -25,6 +27,7 @@ import os
 import re
 import resource
 import select
+import shutil
 import signal
 import sys
 import time
@@ -33,6 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel
+
+from kope.evaluate import confine
+from kope.evaluate.confine import SandboxReport, Settings
 
 OUTCOME_FILE = "outcome.json"
 WORK_DIR = "work"
@@ -88,6 +94,7 @@ class Limits:
     output_bytes: int = 32 * 1024
     """How much of stdout and of stderr is kept: half from the head, half from the tail."""
     extra_env: Mapping[str, str] = field(default_factory=dict)
+    sandbox: Settings = field(default_factory=Settings)
 
 
 class Outcome(BaseModel):
@@ -106,6 +113,11 @@ class Outcome(BaseModel):
     stderr_bytes: int = 0
     leftover_processes: int = 0
     """Processes still alive (or started) after the worker ended, all killed by the supervisor."""
+    disk_exceeded: bool = False
+    sandbox: SandboxReport | None = None
+    """What protected the job, as the worker reported before running any task or candidate code."""
+    sandbox_refused: bool = False
+    """`--sandbox strict` and the OS boundary could not be set up: nothing ran."""
 
 
 class _Capture:
@@ -145,20 +157,40 @@ def supervise(job_dir: Path, limits: Limits, entry: Callable[[Path], int]) -> Ou
     _become_subreaper()
     work = job_dir / WORK_DIR
     work.mkdir(exist_ok=True)
+    if limits.sandbox.mode == "landlock" or limits.sandbox.mode == "auto":
+        (work / "tmp").mkdir(exist_ok=True)
+    view = confine.base_view(limits.sandbox.hidden) if limits.sandbox.mode != "off" else None
+    entered = confine.enter(limits.sandbox)
+    entered.view = view
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
+    report_r, report_w = os.pipe()
     started = time.monotonic()
+    disk_base = _disk_usage(job_dir)
     pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the worker, reported through its results
-        _exec_worker(job_dir, limits, entry, out_w, err_w)
+        os.close(report_r)
+        _exec_worker(job_dir, limits, entry, out_w, err_w, entered, report_w)
     os.close(out_w)
     os.close(err_w)
-    outcome = _watch(pid, out_r, err_r, limits, started)
+    os.close(report_w)
+    outcome = _watch(pid, out_r, err_r, limits, started, job_dir, disk_base)
+    outcome.sandbox, outcome.sandbox_refused = confine.read_report(report_r)
+    os.close(report_r)
+    shutil.rmtree(job_dir / ".sandbox-root", ignore_errors=True)
     _write_json(job_dir / OUTCOME_FILE, outcome.model_dump())
     return outcome
 
 
-def _exec_worker(job_dir: Path, limits: Limits, entry: Callable[[Path], int], out_w: int, err_w: int) -> None:
+def _exec_worker(
+    job_dir: Path,
+    limits: Limits,
+    entry: Callable[[Path], int],
+    out_w: int,
+    err_w: int,
+    entered: confine.Entered,
+    report_w: int,
+) -> None:
     code = 70
     try:
         os.setsid()
@@ -166,7 +198,9 @@ def _exec_worker(job_dir: Path, limits: Limits, entry: Callable[[Path], int], ou
         os.dup2(devnull, 0)
         os.dup2(out_w, 1)
         os.dup2(err_w, 2)
-        os.closerange(3, _max_fd())
+        keep = os.dup2(report_w, 3) if report_w != 3 else 3
+        os.closerange(4, _max_fd())
+        report = confine.confine(entered, job_dir, keep)
         sys.stdin = open(0, closefd=False)  # noqa: SIM115 - lives as long as the process
         sys.stdout = open(1, "w", buffering=1, closefd=False, errors="replace")  # noqa: SIM115
         sys.stderr = open(2, "w", buffering=1, closefd=False, errors="replace")  # noqa: SIM115
@@ -179,6 +213,10 @@ def _exec_worker(job_dir: Path, limits: Limits, entry: Callable[[Path], int], ou
         environ = clean_environment(os.environ)
         environ.update(limits.extra_env)
         environ["HOME"] = str(job_dir / WORK_DIR)
+        if report.level == "namespaces":
+            environ["TMPDIR"] = "/tmp"
+        elif report.level == "landlock":
+            environ["TMPDIR"] = str(job_dir / WORK_DIR / "tmp")
         os.environ.clear()
         os.environ.update(environ)
         os.chdir(job_dir / WORK_DIR)
@@ -197,7 +235,9 @@ def _exec_worker(job_dir: Path, limits: Limits, entry: Callable[[Path], int], ou
         os._exit(code)
 
 
-def _watch(pid: int, out_r: int, err_r: int, limits: Limits, started: float) -> Outcome:
+def _watch(
+    pid: int, out_r: int, err_r: int, limits: Limits, started: float, job_dir: Path, disk_base: int
+) -> Outcome:
     captures = {out_r: _Capture(limits.output_bytes), err_r: _Capture(limits.output_bytes)}
     open_fds = {out_r, err_r}
     outcome = Outcome()
@@ -205,6 +245,8 @@ def _watch(pid: int, out_r: int, err_r: int, limits: Limits, started: float) -> 
     pidfd = _pidfd(pid)
     status: int | None = None
     next_memory_check = 0.0
+    next_disk_check = 0.0
+    disk_limit = disk_base + limits.sandbox.disk_mb * 1024 * 1024
     while status is None:
         now = time.monotonic()
         wait = max(0.0, min(deadline - now, _POLL_S))
@@ -227,6 +269,11 @@ def _watch(pid: int, out_r: int, err_r: int, limits: Limits, started: float) -> 
             outcome.peak_rss_mb = max(outcome.peak_rss_mb, rss)
             if rss > limits.memory_mb:
                 outcome.memory_exceeded = True
+                _kill_group(pid)
+        if now >= next_disk_check and limits.sandbox.mode != "off":
+            next_disk_check = now + _POLL_S * 4
+            if _disk_usage(job_dir) > disk_limit:
+                outcome.disk_exceeded = True
                 _kill_group(pid)
     outcome.seconds = round(time.monotonic() - started, 4)
     if os.WIFSIGNALED(status):
@@ -256,6 +303,33 @@ def _drain_once(fd: int, capture: _Capture, open_fds: set[int]) -> None:
         capture.feed(data)
     else:
         open_fds.discard(fd)
+
+
+def _disk_usage(job_dir: Path, max_entries: int = 20000) -> int:
+    """Bytes under the job directory (allocated blocks); past `max_entries` files, as good as full."""
+    total = 0
+    entries = 0
+    stack = [str(job_dir)]
+    while stack:
+        try:
+            iterator = os.scandir(stack.pop())
+        except OSError:
+            continue
+        with iterator:
+            for entry in iterator:
+                entries += 1
+                if entries > max_entries:
+                    return 1 << 62
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name != ".sandbox-root":
+                            stack.append(entry.path)
+                    else:
+                        info = entry.stat(follow_symlinks=False)
+                        total += max(info.st_blocks * 512, 0)
+                except OSError:
+                    continue
+    return total
 
 
 def _pidfd(pid: int) -> int | None:

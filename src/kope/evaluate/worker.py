@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import errno
 import os
 import sys
 import time
@@ -279,6 +280,8 @@ def _classified(kind: str, exc: BaseException, stage: str) -> WorkerResult:
     text = f"{type(exc).__name__}: {exc}"
     if isinstance(exc, MemoryError) or "out of memory" in text.lower() or "can't allocate memory" in text:
         return _candidate_error("memory", f"{stage}: {text}")
+    if isinstance(exc, OSError) and exc.errno in (errno.EFBIG, errno.ENOSPC, errno.EDQUOT):
+        return _candidate_error("disk", f"{stage}: {text} (the job's disk limit)")
     return _candidate_error(kind, f"{stage}: {text}")
 
 

@@ -1,0 +1,167 @@
+"""What a sandboxed job sees of the filesystem: a read-only view of what it must import and run.
+
+The view holds the system directories (`/usr`, `/lib*`, `/bin`, `/sbin`, a handful of `/etc` files
+the dynamic loader and the C library read), the Python installation and the virtual environment,
+the packages on the import path (kope, PyTorch, Triton...), and on a GPU machine the device nodes
+and the driver's libraries, found by discovery. Never in it: the user's home directory, the
+directory kope runs from, kope's caches and scratch directories, or anything that contains them
+(`hidden`). Only the job's own directory is writable, and a private `/tmp`.
+
+Everything here is pure (paths in, paths out) and takes a `root` so it can be tested against a
+fake root directory.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import site
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
+ETC_ENTRIES = (
+    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "timezone", "passwd", "group",
+    "nsswitch.conf", "hosts", "host.conf", "os-release", "mime.types",
+)  # fmt: skip
+"""What of /etc a worker needs (the loader's cache, compiler alternatives, user names); no secrets."""
+BASIC_DEVICES = ("null", "zero", "full", "random", "urandom")
+GPU_DEVICE_PATTERNS = (r"nvidia\d+", r"nvidiactl", r"nvidia-uvm", r"nvidia-uvm-tools", r"nvidia-modeset", r"kfd")
+GPU_DEVICE_DIRS = ("nvidia-caps", "dri")
+DRIVER_LIBRARY = re.compile(r"^(libcuda|libnvidia-[\w-]+|libnvrtc|libnvcuvid|libamdhip64|libhsa-runtime64)\.so")
+_NO_SUBMOUNTS = ("/proc", "/sys", "/dev")
+
+
+@dataclass
+class View:
+    """Paths bound at the same place inside the sandbox."""
+
+    read_only: list[str] = field(default_factory=list)
+    symlinks: dict[str, str] = field(default_factory=dict)
+    """Top-level symbolic links to recreate (`/bin -> usr/bin` on merged-/usr systems)."""
+    devices: list[str] = field(default_factory=list)
+    gpu: list[str] = field(default_factory=list)
+    """The GPU device nodes among `devices` (empty on a machine without one)."""
+
+
+def _contains(outer: str, inner: str) -> bool:
+    outer, inner = outer.rstrip("/") or "/", inner.rstrip("/") or "/"
+    return outer == "/" or inner == outer or inner.startswith(outer + "/")
+
+
+def _without_hidden(paths: Iterable[str], hidden: Sequence[str]) -> list[str]:
+    """Drop paths that are, or contain, a hidden path; drop paths inside another kept path."""
+    kept: list[str] = []
+    for path in sorted({os.path.normpath(p) for p in paths if p}, key=len):
+        if path == "/" or any(_contains(path, h) for h in hidden):
+            continue
+        if any(_contains(k, path) for k in kept):
+            continue
+        kept.append(path)
+    return kept
+
+
+def python_paths() -> list[str]:
+    """The Python installation, the environment and every existing directory on the import path."""
+    import kope
+
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    paths.add(os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))))
+    with_site: list[str] = getattr(site, "getsitepackages", list)()
+    paths.update(with_site)
+    paths.update(p for p in sys.path if p and os.path.isabs(p))
+    paths.add(str(Path(kope.__file__).resolve().parent))
+    for module in list(sys.modules.values()):
+        location = getattr(module, "__file__", None)
+        if isinstance(location, str) and "site-packages" in location:
+            paths.add(location[: location.index("site-packages") + len("site-packages")])
+    return [p for p in paths if os.path.exists(p)]
+
+
+def gpu_devices(root: str = "/") -> list[str]:
+    """NVIDIA and AMD device nodes under `root`/dev (paths as seen from `root`)."""
+    dev = os.path.join(root, "dev")
+    found: list[str] = []
+    try:
+        names = sorted(os.listdir(dev))
+    except OSError:
+        return []
+    for name in names:
+        if any(re.fullmatch(pattern, name) for pattern in GPU_DEVICE_PATTERNS):
+            found.append(f"/dev/{name}")
+    for directory in GPU_DEVICE_DIRS:
+        sub = os.path.join(dev, directory)
+        if os.path.isdir(sub):
+            found += [f"/dev/{directory}/{name}" for name in sorted(os.listdir(sub))]
+    return found
+
+
+def driver_library_dirs(ldconfig_output: str, root: str = "/") -> list[str]:
+    """Directories holding the GPU driver's user-space libraries, from `ldconfig -p` output."""
+    found: set[str] = set()
+    for line in ldconfig_output.splitlines():
+        if "=>" not in line:
+            continue
+        name, _, target = line.strip().partition("=>")
+        if DRIVER_LIBRARY.match(name.strip().split()[0]):
+            found.add(os.path.dirname(target.strip()))
+    for directory in ("usr/local/nvidia/lib64", "usr/local/nvidia/lib", "usr/lib/wsl/lib", "opt/rocm/lib"):
+        if os.path.isdir(os.path.join(root, directory)):
+            found.add("/" + directory)
+    return sorted(found)
+
+
+@functools.cache
+def _ldconfig() -> str:
+    for command in (["ldconfig", "-p"], ["/sbin/ldconfig", "-p"]):
+        try:
+            return subprocess.run(command, capture_output=True, text=True, timeout=10, check=False).stdout
+        except (OSError, subprocess.SubprocessError):
+            continue
+    return ""
+
+
+def system_view(root: str = "/", *, hidden: Sequence[str] = (), extra: Sequence[str] = ()) -> View:
+    """The read-only view for jobs of this process (see the module docstring)."""
+    view = View()
+    paths: list[str] = []
+    for name in SYSTEM_DIRS:
+        full = os.path.join(root, name)
+        if os.path.islink(full):
+            view.symlinks["/" + name] = os.readlink(full)
+        elif os.path.isdir(full):
+            paths.append("/" + name)
+    paths += [f"/etc/{name}" for name in ETC_ENTRIES if os.path.lexists(os.path.join(root, "etc", name))]
+    if root == "/":
+        paths += python_paths()
+    paths += list(extra)
+    view.gpu = gpu_devices(root)
+    if view.gpu:
+        paths += driver_library_dirs(_ldconfig() if root == "/" else "", root)
+        cuda_home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
+        if cuda_home and os.path.isdir(cuda_home):
+            paths.append(cuda_home)
+    view.read_only = _without_hidden(paths, hidden)
+    view.devices = [f"/dev/{name}" for name in BASIC_DEVICES if os.path.exists(os.path.join(root, "dev", name))]
+    view.devices += view.gpu
+    return view
+
+
+def submounts(paths: Sequence[str], mountinfo: str) -> list[str]:
+    """Mount points strictly below the given paths (from /proc/self/mountinfo), outermost first,
+    so a bind of a directory shows what is mounted inside it too."""
+    points: list[str] = []
+    for line in mountinfo.splitlines():
+        fields = line.split()
+        if len(fields) < 5:
+            continue
+        point = fields[4].replace("\\040", " ")
+        if any(_contains(skip, point) for skip in _NO_SUBMOUNTS):
+            continue
+        if any(point != p and _contains(p, point) for p in paths if p != "/"):
+            points.append(point)
+    return sorted(set(points), key=lambda p: (p.count("/"), p))
