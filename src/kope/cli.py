@@ -6,13 +6,15 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn, cast
 
 import typer
 from rich.console import Console
 
 from kope.errors import KopeError
+from kope.evaluate.confine import SANDBOX_MODES, SandboxMode
 
 if TYPE_CHECKING:
     from kope.memory import ExperienceStore
@@ -51,6 +53,21 @@ DeviceOpt = Annotated[
         help="cpu (Triton runs in its interpreter), cuda, cuda:N, or auto (cuda when an NVIDIA driver is present).",
     ),
 ]
+class SandboxChoice(StrEnum):
+    strict = "strict"
+    auto = "auto"
+    off = "off"
+
+
+SandboxOpt = Annotated[
+    SandboxChoice,
+    typer.Option(
+        "--sandbox",
+        help="The OS boundary around task and candidate code: auto (the strongest this machine allows: "
+        "namespaces, else Landlock, else process isolation), strict (refuse to run without namespaces), "
+        "off (process isolation only). `kope doctor` says what this machine supports.",
+    ),
+]
 SetOpt = Annotated[
     list[str] | None,
     typer.Option("--set", help="Override a size parameter of the task in every case: NAME=VALUE (repeatable)."),
@@ -68,6 +85,13 @@ MaxElementsOpt = Annotated[
         "may hold (default: 300000 on the CPU, 2^26 on CUDA).",
     ),
 ]
+
+
+def _mode(sandbox: SandboxChoice | str) -> SandboxMode:
+    value = sandbox.value if isinstance(sandbox, SandboxChoice) else sandbox
+    if value not in SANDBOX_MODES:
+        raise typer.BadParameter(f"--sandbox must be one of strict, auto, off (got {value!r})")
+    return cast("SandboxMode", value)
 
 
 def _fail(message: str, *, as_json: bool, code: int = 2, kind: str = "task") -> NoReturn:
@@ -113,6 +137,7 @@ def eval_command(
     ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Recompute reference outputs.")] = False,
     max_elements: MaxElementsOpt = None,
+    sandbox: SandboxOpt = SandboxChoice.auto,
 ) -> None:
     """Evaluate CANDIDATE against TASK on every case, sandboxed.
 
@@ -126,6 +151,7 @@ def eval_command(
     with _errors_reported(as_json):
         resolved = _device(device, as_json=as_json)
         options = EvalOptions(
+            sandbox=_mode(sandbox),
             device=resolved,
             trials=trials,
             seed=seed,
@@ -158,6 +184,47 @@ def eval_command(
     raise typer.Exit(result.exit_code)
 
 
+@app.command("doctor")
+def doctor_command(as_json: JsonOpt = False) -> None:
+    """Say what this machine offers kope's sandbox, and which level jobs get here.
+
+    Runs a trivial job through the real sandbox (namespaces where allowed, then the Landlock
+    fallback) and reports what held, with the kernel settings that explain a refusal: user
+    namespaces, Landlock ABI, seccomp, cgroup delegation, GPU device nodes and driver libraries.
+    Exit status: 0 when jobs get the namespace sandbox, 1 when they get less.
+    """
+    from kope.evaluate.doctor import inspect_machine
+
+    report = inspect_machine()
+    level = report.auto.level if report.auto else "process"
+    if as_json:
+        out.print_json(report.model_dump_json())
+        raise typer.Exit(0 if level == "namespaces" else 1)
+    from rich.table import Table
+
+    style = {"namespaces": "bold green", "landlock": "bold yellow", "process": "bold red"}[level]
+    out.print(f"sandbox level for `--sandbox auto`: [{style}]{level}[/]", highlight=False)
+    table = Table("check", "result", show_header=True, header_style="bold")
+    if report.auto is not None:
+        table.add_row("protections", ", ".join(report.auto.protections))
+        if report.auto.missing:
+            table.add_row("did not hold", "; ".join(report.auto.missing))
+    fallback = report.landlock_fallback
+    table.add_row("landlock fallback", f"{fallback.level}: {', '.join(fallback.protections)}" if fallback else "failed")
+    table.add_row("landlock ABI", str(report.landlock_abi) if report.landlock_abi else "none")
+    table.add_row("seccomp", "yes" if report.seccomp else "no")
+    table.add_row("cgroup delegation", "yes" if report.cgroup_delegated else "no (memory: RSS polling + RLIMIT_AS)")
+    table.add_row("GPU device nodes", ", ".join(report.gpu_devices) or "none")
+    if report.gpu_library_dirs:
+        table.add_row("GPU driver libraries", ", ".join(report.gpu_library_dirs))
+    for name, value in report.kernel_settings.items():
+        table.add_row(name, value)
+    out.print(table)
+    for line in report.advice:
+        out.print(f"- {line}", highlight=False)
+    raise typer.Exit(0 if level == "namespaces" else 1)
+
+
 @app.command("check")
 def check_command(
     task: Annotated[Path, typer.Argument(help="Task file in KernelBench format.")],
@@ -171,6 +238,7 @@ def check_command(
     ] = False,
     timeout: Annotated[float, typer.Option("--timeout", min=1, help="Wall-time limit of each run, in seconds.")] = 60.0,
     max_elements: MaxElementsOpt = None,
+    sandbox: SandboxOpt = SandboxChoice.auto,
 ) -> None:
     """Run the integrity gates on CANDIDATE and explain each finding in plain words.
 
@@ -183,7 +251,7 @@ def check_command(
 
     with _errors_reported(as_json):
         resolved = _device(device, as_json=as_json)
-        options = EvalOptions(device=resolved, trials=2, timeout_s=timeout, max_elements=max_elements)
+        options = EvalOptions(sandbox=_mode(sandbox), device=resolved, trials=2, timeout_s=timeout, max_elements=max_elements)
         loaded = load_task(task)
         with Evaluator() as evaluator, _progress(not as_json) as report:
             report("running the candidate")
@@ -220,6 +288,7 @@ def cases_command(
         bool, typer.Option("--derive", help="Derive cases even when the task declares its own get_cases().")
     ] = False,
     timeout: Annotated[float, typer.Option("--timeout", min=1, help="Wall-time limit of each run, in seconds.")] = 60.0,
+    sandbox: SandboxOpt = SandboxChoice.auto,
 ) -> None:
     """Show the cases of TASK: its own get_cases(), or those kope derives from its single shape.
 
@@ -232,7 +301,7 @@ def cases_command(
 
     with _errors_reported(as_json):
         resolved = _device(device, as_json=as_json)
-        options = EvalOptions(device=resolved, timeout_s=timeout, max_elements=max_elements)
+        options = EvalOptions(sandbox=_mode(sandbox), device=resolved, timeout_s=timeout, max_elements=max_elements)
         loaded = load_task(task)
         with Evaluator() as evaluator, _progress(not as_json, "deriving cases"):
             derivation = evaluator.derivation(loaded, options) if derive or not loaded.defines_get_cases else None
@@ -274,6 +343,7 @@ def diagnose_command(
         list[Path] | None, typer.Option("--patterns", help="A directory of extra pattern files (repeatable).")
     ] = None,
     timeout: Annotated[float, typer.Option("--timeout", min=1, help="Wall-time limit of each run, in seconds.")] = 60.0,
+    sandbox: SandboxOpt = SandboxChoice.auto,
 ) -> None:
     """Say what is wrong with a failing kernel, and which known bug it is.
 
@@ -290,7 +360,7 @@ def diagnose_command(
 
     with _errors_reported(as_json):
         resolved = _device(device, as_json=as_json)
-        options = EvalOptions(device=resolved, timeout_s=timeout)
+        options = EvalOptions(sandbox=_mode(sandbox), device=resolved, timeout_s=timeout)
         loaded = load_task(task)
         knowledge = KnowledgeBase.load(extra_dirs=patterns or [])
         with Evaluator() as evaluator, _progress(not as_json, "diagnosing") as report:
@@ -324,6 +394,7 @@ def trace_command(
     as_json: JsonOpt = False,
     set_: SetOpt = None,
     case: Annotated[str | None, typer.Option("--case", help="Case to run (default: the visible one).")] = None,
+    sandbox: SandboxOpt = SandboxChoice.auto,
 ) -> None:
     """Print a kernel's local variables at one line, for one program (Triton interpreter, on the CPU).
 
@@ -340,7 +411,7 @@ def trace_command(
         _fail(f"--pid expects integers such as 0 or 3,0,0, got {pid!r}", as_json=as_json)
     with _errors_reported(as_json):
         loaded = load_task(task)
-        options = EvalOptions(device="cpu", trials=1, integrity=False, trace=TraceSpec(kernel=kernel, line=line, pid=program))
+        options = EvalOptions(sandbox=_mode(sandbox), device="cpu", trials=1, integrity=False, trace=TraceSpec(kernel=kernel, line=line, pid=program))
         with Evaluator() as evaluator:
             cases = evaluator.cases(loaded, set_overrides=parse_set(set_ or []))
             result = evaluator.evaluate(loaded, candidate, options=options, cases=cases,
@@ -414,6 +485,7 @@ def debug_command(
     ] = None,
     no_probes: Annotated[bool, typer.Option("--no-probes", help="Diagnose without probes (faster, less evidence).")] = False,
     store: StoreOpt = None,
+    sandbox: SandboxOpt = SandboxChoice.auto,
 ) -> None:
     """Repair a near-miss kernel: diagnose, ask the model for an edit, evaluate, repeat, bounded.
 
@@ -437,7 +509,7 @@ def debug_command(
             prompt_budget=prompt_tokens,
             recipes_first=recipes_first,
             probes=not no_probes,
-            options=EvalOptions(device=resolved),
+            options=EvalOptions(sandbox=_mode(sandbox), device=resolved),
         )
 
         def show(step: object) -> None:
@@ -459,6 +531,10 @@ def debug_command(
     if as_json:
         out.print_json(report.model_dump_json(exclude={"steps"}))
     else:
+        if report.sandbox is not None and report.sandbox.weaker_than_namespaces:
+            from kope.render import sandbox_warning
+
+            err.print(sandbox_warning(report.sandbox), style="bold yellow", highlight=False)
         style = {"repaired": "bold green", "rejected": "bold magenta", "unrepaired": "bold red"}[report.status]
         final = report.final or {}
         if report.hypotheses:
@@ -505,6 +581,7 @@ def regenerate_command(
     device: DeviceOpt = "auto",
     base_url: BaseUrlOpt = None,
     record: Annotated[Path | None, typer.Option("--record", help="Record the exchanges (JSONL).")] = None,
+    sandbox: SandboxOpt = SandboxChoice.auto,
 ) -> None:
     """The baseline: write the kernel from scratch k times, each evaluated on every case with the gates."""
     from kope.agents import regenerate
@@ -518,7 +595,7 @@ def regenerate_command(
         chosen = load_model(model, base_url=base_url, record=record)
         with Evaluator() as evaluator:
             report = regenerate(loaded, chosen, k=k, out_dir=out_dir, evaluator=evaluator,
-                                options=EvalOptions(device=resolved), transcript=out_dir / "transcript.jsonl")
+                                options=EvalOptions(sandbox=_mode(sandbox), device=resolved), transcript=out_dir / "transcript.jsonl")
     if as_json:
         out.print_json(report.model_dump_json())
     else:
@@ -805,6 +882,7 @@ def bench_run(
     base_url: BaseUrlOpt = None,
     temperature: Annotated[float | None, typer.Option("--temperature", help="Sampling temperature of the model.")] = None,
     cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="Reference cache (default ~/.cache/kope).")] = None,
+    sandbox: SandboxOpt = SandboxChoice.auto,
 ) -> None:
     """Run a strategy over a suite in worker processes; one JSONL row per attempt, resumable."""
     import functools
@@ -837,7 +915,7 @@ def bench_run(
 
         summary = run_bench(
             loaded, strategy=strategy, model=model, out=out_dir, arms=arms, samples=n,  # type: ignore[arg-type]
-            workers=workers, limit=limit, every=every, options=EvalOptions(device=resolved, trials=trials),
+            workers=workers, limit=limit, every=every, options=EvalOptions(sandbox=_mode(sandbox), device=resolved, trials=trials),
             limits=Limits(max_iterations=max_iterations), cache_dir=cache_dir or paths.cache_dir() / "reference",
             model_factory=factory, progress=show, probes=not no_probes, memory=memory,
         )
@@ -914,6 +992,7 @@ def optimize_command(
     transcript: Annotated[
         Path | None, typer.Option("--transcript", help="Write the transcript here (default: OUT.transcript.jsonl).")
     ] = None,
+    sandbox: SandboxOpt = SandboxChoice.auto,
 ) -> None:
     """Make a correct kernel faster: best-first search over decisions, each version checked on every
     case with the integrity gates, timed, and recorded in the experience store.
@@ -936,7 +1015,7 @@ def optimize_command(
         chosen = load_model(model, base_url=base_url, record=record)
         config = OptimizeConfig(
             iterations=iterations, max_tokens=budget_tokens, max_seconds=budget_seconds, prompt_budget=prompt_tokens,
-            options=EvalOptions(device=resolved, trials=trials, timing=True), memory=not no_memory, confirm=confirm,
+            options=EvalOptions(sandbox=_mode(sandbox), device=resolved, trials=trials, timing=True), memory=not no_memory, confirm=confirm,
         )
 
         def show(node: Node) -> None:

@@ -8,6 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kope.diagnose.diagnoser import Diagnosis
+from kope.evaluate.confine import SandboxReport
 from kope.evaluate.results import CaseResult, EvalResult, Finding, Integrity
 
 _STATUS_STYLE = {"pass": "bold green", "fail": "bold red", "reject": "bold magenta", "error": "bold yellow"}
@@ -74,7 +75,18 @@ def eval_summary(result: EvalResult) -> Group:
     for finding in result.integrity.findings:
         where = f" (line {finding.line})" if finding.line else ""
         parts.append(Text(f"{finding.severity}: {finding.rule}{where}: {finding.message}", style="magenta"))
+    if result.sandbox is not None and result.sandbox.weaker_than_namespaces:
+        parts.append(Text(sandbox_warning(result.sandbox), style="bold yellow"))
     return Group(*parts)
+
+
+def sandbox_warning(report: SandboxReport) -> str:
+    """One line for a run that was less protected than the namespace sandbox."""
+    weaker = {"landlock": "Landlock and seccomp only (no namespaces)", "process": "process isolation only"}
+    text = f"warning: the candidate ran with {weaker.get(report.level, report.level)}"
+    if report.missing:
+        text += ": " + "; ".join(report.missing)
+    return text + " (see `kope doctor`)"
 
 
 def print_eval(result: EvalResult, console: Console | None = None) -> None:

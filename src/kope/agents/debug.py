@@ -26,6 +26,7 @@ from kope.agents.guards import Guards, Limits, Score
 from kope.agents.prompts import StepContext, build
 from kope.diagnose.diagnoser import Diagnoser, Diagnosis
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
+from kope.evaluate.confine import SandboxReport
 from kope.evaluate.protocol import TraceSpec
 from kope.knowledge.base import KnowledgeBase
 from kope.models.base import Model, ModelError, RepairHints, Usage
@@ -76,6 +77,8 @@ class DebugReport(BaseModel):
     """Summary of the full-coverage evaluation of the returned version."""
     hypotheses: list[str] = Field(default_factory=list)
     """Pattern ids of the first diagnosis that ranked any hypotheses, best first."""
+    sandbox: SandboxReport | None = None
+    """What protected the candidate's runs in the final full-coverage evaluation."""
 
 
 @dataclass
@@ -234,6 +237,7 @@ class DebugLoop:
             steps=steps,
             rejected_versions=state.rejected,
             hypotheses=ranked,
+            sandbox=final.sandbox,
             final={
                 "status": final.status,
                 "cases_passed": sum(c.passed for c in final.cases),
@@ -395,7 +399,9 @@ class DebugLoop:
 
     def _instrument(self, task: Task, work: Path, source: str, visible: list[Case], request: Request) -> str:
         work.write_text(source)
-        quick = EvalOptions(device=self.config.options.device, trials=1, integrity=False)
+        quick = EvalOptions(
+            device=self.config.options.device, trials=1, integrity=False, sandbox=self.config.options.sandbox
+        )
         if request.kind == "trace":
             spec = TraceSpec(kernel=request.kernel, line=request.line, pid=list(request.pid))
             result = self.evaluator.evaluate(task, work, options=_with(quick, trace=spec), cases=visible[:1])

@@ -17,6 +17,7 @@ from kope.agents.debug import TokenCount, Transcript
 from kope.agents.edits import parse_reply
 from kope.agents.prompts import render
 from kope.evaluate import EvalOptions, Evaluator
+from kope.evaluate.confine import SandboxReport
 from kope.models.base import Message, Model, ModelError
 from kope.models.offline import OfflineModel
 from kope.task import Task, load_task
@@ -30,6 +31,7 @@ class Sample(BaseModel):
     tokens: TokenCount = Field(default_factory=TokenCount)
     detail: str = ""
     numerically_right: bool = False
+    sandbox: SandboxReport | None = None
 
 
 class RegenerateReport(BaseModel):
@@ -104,7 +106,8 @@ def regenerate(
             detail = "; ".join(f.rule for f in result.integrity.findings if f.severity == "reject")
         right = result.error is None and all(c.passed for c in result.cases)
         samples.append(
-            Sample(index=index, status=result.status, path=str(path), tokens=tokens, detail=detail, numerically_right=right)
+            Sample(index=index, status=result.status, path=str(path), tokens=tokens, detail=detail,
+                   numerically_right=right, sandbox=result.sandbox)
         )
     passes = sum(s.status == "pass" for s in samples)
     rejected = sum(s.status == "reject" and s.numerically_right for s in samples)

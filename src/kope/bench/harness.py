@@ -35,6 +35,7 @@ from kope.agents.regenerate import regenerate
 from kope.bench.corpus import Suite, SuiteEntry
 from kope.errors import KopeError
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
+from kope.evaluate.confine import SandboxReport
 from kope.evaluate.runner import Runner
 from kope.knowledge.base import KnowledgeBase
 from kope.memory.store import ExperienceStore
@@ -97,6 +98,8 @@ class Attempt(BaseModel):
     error: str | None = None
     output: str | None = None
     finished: str = ""
+    sandbox: SandboxReport | None = None
+    """What protected the candidate's runs (the final evaluation of a debug attempt)."""
 
     def key(self) -> tuple[str, str, str, int, str]:
         return (self.case, self.strategy, self.arm, self.sample, self.model)
@@ -254,6 +257,7 @@ class Worker:
         row.hypotheses = report.hypotheses[:5]
         row.rejected_versions = report.rejected_versions
         row.output = report.output
+        row.sandbox = report.sandbox
         row.numerically_right = final.get("status") != "error" and final.get("cases_passed") == final.get("cases")
         row.accepted = report.status == "repaired"
         if "integrity" in off:
@@ -286,6 +290,7 @@ class Worker:
         row.iterations = 1
         row.tokens_prompt, row.tokens_completion = sample.tokens.prompt, sample.tokens.completion
         row.numerically_right = sample.numerically_right
+        row.sandbox = sample.sandbox
         row.accepted = sample.status == "pass"
         row.output = sample.path
         gate_verdict = "reject" if sample.status == "reject" else "clean"

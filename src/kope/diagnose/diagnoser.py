@@ -214,7 +214,7 @@ class Diagnoser:
     ) -> None:
         quick = EvalOptions(
             device=options.device, trials=1, seed=options.seed, timeout_s=options.timeout_s,
-            memory_mb=options.memory_mb, integrity=False,
+            memory_mb=options.memory_mb, integrity=False, sandbox=options.sandbox,
         )
         failing = [c for c in diagnosis.cases if not c.passed and c.error_kind is None] or [
             c for c in diagnosis.cases if not c.passed

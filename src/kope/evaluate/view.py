@@ -116,7 +116,7 @@ def driver_library_dirs(ldconfig_output: str, root: str = "/") -> list[str]:
 
 
 @functools.cache
-def _ldconfig() -> str:
+def ldconfig_output() -> str:
     for command in (["ldconfig", "-p"], ["/sbin/ldconfig", "-p"]):
         try:
             return subprocess.run(command, capture_output=True, text=True, timeout=10, check=False).stdout
@@ -141,7 +141,7 @@ def system_view(root: str = "/", *, hidden: Sequence[str] = (), extra: Sequence[
     paths += list(extra)
     view.gpu = gpu_devices(root)
     if view.gpu:
-        paths += driver_library_dirs(_ldconfig() if root == "/" else "", root)
+        paths += driver_library_dirs(ldconfig_output() if root == "/" else "", root)
         cuda_home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
         if cuda_home and os.path.isdir(cuda_home):
             paths.append(cuda_home)
