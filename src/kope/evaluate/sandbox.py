@@ -165,16 +165,17 @@ def supervise(job_dir: Path, limits: Limits, entry: Callable[[Path], int]) -> Ou
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     report_r, report_w = os.pipe()
+    status_r, status_w = os.pipe()
     started = time.monotonic()
     disk_base = _disk_usage(job_dir)
     pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the worker, reported through its results
         os.close(report_r)
-        _exec_worker(job_dir, limits, entry, out_w, err_w, entered, report_w)
-    os.close(out_w)
-    os.close(err_w)
-    os.close(report_w)
-    outcome = _watch(pid, out_r, err_r, limits, started, job_dir, disk_base)
+        os.close(status_r)
+        _exec_worker(job_dir, limits, entry, (out_w, err_w, report_w, status_w), entered)
+    for fd in (out_w, err_w, report_w, status_w):
+        os.close(fd)
+    outcome = _watch(pid, out_r, err_r, limits, started, job_dir, disk_base, status_r)
     outcome.sandbox, outcome.sandbox_refused = confine.read_report(report_r)
     os.close(report_r)
     shutil.rmtree(job_dir / ".sandbox-root", ignore_errors=True)
@@ -186,21 +187,25 @@ def _exec_worker(
     job_dir: Path,
     limits: Limits,
     entry: Callable[[Path], int],
-    out_w: int,
-    err_w: int,
+    fds: tuple[int, int, int, int],
     entered: confine.Entered,
-    report_w: int,
 ) -> None:
+    """The worker: stdout, stderr, the sandbox's report pipe and (namespaces) the init's status pipe."""
     code = 70
     try:
         os.setsid()
+        out_w, err_w, report_w, status_w = fds
         devnull = os.open(os.devnull, os.O_RDONLY)
+        report_fd, status_fd = os.dup(report_w), os.dup(status_w)
         os.dup2(devnull, 0)
         os.dup2(out_w, 1)
         os.dup2(err_w, 2)
-        keep = os.dup2(report_w, 3) if report_w != 3 else 3
-        os.closerange(4, _max_fd())
-        report = confine.confine(entered, job_dir, keep)
+        os.dup2(report_fd, 3)
+        os.dup2(status_fd, 4)
+        os.closerange(5, _max_fd())
+        report = confine.confine(entered, job_dir, 3, 4)
+        with contextlib.suppress(OSError):
+            os.close(4)
         sys.stdin = open(0, closefd=False)  # noqa: SIM115 - lives as long as the process
         sys.stdout = open(1, "w", buffering=1, closefd=False, errors="replace")  # noqa: SIM115
         sys.stderr = open(2, "w", buffering=1, closefd=False, errors="replace")  # noqa: SIM115
@@ -236,7 +241,7 @@ def _exec_worker(
 
 
 def _watch(
-    pid: int, out_r: int, err_r: int, limits: Limits, started: float, job_dir: Path, disk_base: int
+    pid: int, out_r: int, err_r: int, limits: Limits, started: float, job_dir: Path, disk_base: int, status_r: int
 ) -> Outcome:
     captures = {out_r: _Capture(limits.output_bytes), err_r: _Capture(limits.output_bytes)}
     open_fds = {out_r, err_r}
@@ -276,6 +281,10 @@ def _watch(
                 outcome.disk_exceeded = True
                 _kill_group(pid)
     outcome.seconds = round(time.monotonic() - started, 4)
+    inner = confine.read_status(status_r)
+    os.close(status_r)
+    if inner is not None:
+        status = inner
     if os.WIFSIGNALED(status):
         outcome.signal = os.WTERMSIG(status)
         outcome.signal_name = signal.Signals(outcome.signal).name
