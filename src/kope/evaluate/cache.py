@@ -33,6 +33,7 @@ class ReferenceCache:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.root.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.root, 0o700)  # a second line behind the sandbox, which never shows the cache
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
 
@@ -49,6 +50,7 @@ class ReferenceCache:
         entry = self.root / key
         staging = self.root / f".{key}.{uuid.uuid4().hex}"
         shutil.move(str(job_dir), str(staging))
+        os.chmod(staging, 0o700)
         try:
             os.rename(staging, entry)
         except OSError:

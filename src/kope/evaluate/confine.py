@@ -339,6 +339,9 @@ def _private_root(job_dir: Path, view: View, settings: Settings, held: list[str]
     os.makedirs(root, exist_ok=True)
     oskernel.mount("tmpfs", root, "tmpfs", oskernel.MS_NOSUID | oskernel.MS_NODEV, "size=8m,mode=0755")
     inside = lambda path: root + path  # noqa: E731
+    tmp_options = f"size={settings.tmp_mb}m,mode=1777"
+    os.makedirs(inside("/tmp"), exist_ok=True)  # first: view paths below /tmp are bound on top of it
+    oskernel.mount("tmpfs", inside("/tmp"), "tmpfs", oskernel.MS_NOSUID | oskernel.MS_NODEV, tmp_options)
     with open("/proc/self/mountinfo") as handle:
         mountinfo = handle.read()
     for path in view.read_only:
@@ -346,9 +349,6 @@ def _private_root(job_dir: Path, view: View, settings: Settings, held: list[str]
             _bind(path, inside(path), nested=submounts([path], mountinfo))
     for link, target in view.symlinks.items():
         os.symlink(target, inside(link))
-    tmp_options = f"size={settings.tmp_mb}m,mode=1777"
-    os.makedirs(inside("/tmp"), exist_ok=True)
-    oskernel.mount("tmpfs", inside("/tmp"), "tmpfs", oskernel.MS_NOSUID | oskernel.MS_NODEV, tmp_options)
     _bind(str(job_dir), inside(str(job_dir)), writable=True)
     os.makedirs(inside("/dev"), exist_ok=True)
     oskernel.mount("tmpfs", inside("/dev"), "tmpfs", oskernel.MS_NOSUID, "size=64k,mode=0755")
