@@ -108,18 +108,19 @@ def test_other_processes_environment_is_invisible(
         assert set(json.loads(pids.strip().replace("'", '"'))) <= {"1", "2"}
 
 
-@pytest.mark.parametrize("mode", ["off", "auto"])
-def test_kope_source_cannot_be_tampered_with(tmp_path: Path, mode: str) -> None:
+@pytest.mark.parametrize("mode", ["off", "auto", "landlock"])
+def test_kope_source_cannot_be_tampered_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: SandboxMode) -> None:
+    """The attack appends to the kope that the worker imports: a copy on PYTHONPATH (never the real one)."""
     copy = tmp_path / "site"
     shutil.copytree(ROOT / "src" / "kope", copy / "kope", ignore=shutil.ignore_patterns("__pycache__"))
     target = copy / "kope" / "evaluate" / "compare.py"
     real = ROOT / "src" / "kope" / "evaluate" / "compare.py"
     before, real_before = target.read_bytes(), hashlib.sha256(real.read_bytes()).hexdigest()
-    env = {**os.environ, "PYTHONPATH": str(copy)}
-    attack = _cli(["eval", str(TASK), str(ATTACKS / "tamper_source.py"), "--json", "--visible-only",
-                   "--trials", "1", "--sandbox", mode], env)  # fmt: skip
-    assert str(target) in attack.stdout
-    later = _cli(["eval", str(NEAR_MISS_TASK), str(NEAR_MISS), "--json", "--sandbox", mode], env)
+    monkeypatch.setenv("PYTHONPATH", str(copy))
+    with Evaluator() as tampered:
+        attack = run(tampered, "tamper_source.py", mode)
+    assert str(target) in printed(attack)
+    later = _cli(["eval", str(NEAR_MISS_TASK), str(NEAR_MISS), "--json"], {**os.environ, "PYTHONPATH": str(copy)})
     assert hashlib.sha256(real.read_bytes()).hexdigest() == real_before
     if mode == "off":
         assert target.read_bytes() != before and json.loads(later.stdout)["status"] == "pass"
@@ -157,14 +158,18 @@ def test_a_full_disk_is_an_error_and_is_cleaned_up(evaluator: Evaluator) -> None
     assert not list(evaluator.scratch.glob("job-*"))
 
 
-def test_signals_cannot_reach_kope() -> None:
-    with Evaluator() as exposed, pytest.raises(SandboxError):
-        run(exposed, "signal_parents.py", "off")
-        run(exposed, "signal_parents.py", "off")
-    with Evaluator() as guarded:
-        attacked = run(guarded, "signal_parents.py", "auto")
-        assert attacked.status == "error" and attacked.error is not None
-        after = guarded.evaluate(TASK, GOOD, options=EvalOptions(trials=1))
+@pytest.mark.parametrize("mode", ["off", "auto", "landlock"])
+def test_signals_cannot_reach_kope(mode: SandboxMode) -> None:
+    with Evaluator() as evaluator:
+        if mode == "off":
+            with pytest.raises(SandboxError):
+                run(evaluator, "signal_parents.py", mode)
+                run(evaluator, "signal_parents.py", mode)
+            return
+        attacked = run(evaluator, "signal_parents.py", mode)
+        assert attacked.status == "error" and attacked.error is not None and attacked.error.kind == "crash"
+        assert "killed" not in printed(attacked)
+        after = evaluator.evaluate(TASK, GOOD, options=EvalOptions(trials=1, sandbox=mode))
         assert after.status == "pass"
 
 
