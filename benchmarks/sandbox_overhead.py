@@ -30,6 +30,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from eval_throughput import interpreter_start
+
 ROOT = Path(__file__).resolve().parents[1]
 BEFORE = "31b3dc2"
 
@@ -76,15 +79,6 @@ def _measure(source_root: Path, mode: str, repeat: int, ops: int) -> dict[str, f
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _interpreter_start(repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        began = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import torch, triton, triton.language"], check=True)
-        times.append(time.perf_counter() - began)
-    return statistics.median(times)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=7)
@@ -103,7 +97,7 @@ def main() -> None:
             runs: dict[str, list[dict[str, float | str]]] = {name: [] for name in variants}
             starts = []
             for round_ in range(args.rounds):
-                starts.append(_interpreter_start(3))
+                starts.append(interpreter_start(3))
                 for name, (source, mode) in variants.items():
                     console.print(f"round {round_ + 1}/{args.rounds}: {name}", style="dim")
                     runs[name].append(_measure(source, mode, args.repeat, args.ops))

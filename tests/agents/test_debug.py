@@ -153,7 +153,8 @@ def test_a_version_that_passes_once_and_fails_again_is_not_repaired(evaluator: E
     ) + f"\nFACTOR = 2.0 if pathlib.Path({str(marker)!r}).exists() else 2.5\n")
     out = tmp_path / "out.py"
     loop = DebugLoop(ScriptedModel([]), _MarkerRemover(evaluator, marker, out),  # type: ignore[arg-type]
-                     config=DebugConfig(probes=False, options=EvalOptions(integrity=False)),  # it reads a file
+                     # it reads a file of the test's: no gates, and no OS sandbox (which would hide the file)
+                     config=DebugConfig(probes=False, options=EvalOptions(integrity=False, sandbox="off")),
                      transcript=tmp_path / "t.jsonl")
     report = loop.run(SCALE_TASK, flaky, out)
     assert report.status == "unrepaired" and report.stop_reason == "unstable" and report.iterations == 0
