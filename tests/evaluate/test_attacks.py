@@ -16,6 +16,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from kope.errors import SandboxError
@@ -231,3 +232,28 @@ def test_ptrace_and_process_memory_are_refused(evaluator: Evaluator, mode: Sandb
         assert result.sandbox.level == {"auto": "namespaces"}.get(mode, mode)
         assert "ptrace: Operation not permitted" in text
         assert "process_vm_readv: Operation not permitted" in text
+
+
+@pytest.mark.parametrize("mode", ["off", "auto"])
+def test_links_and_fifos_left_in_the_job_directory_are_refused(evaluator: Evaluator, mode: SandboxMode) -> None:
+    result = run(evaluator, "planted_files.py", mode)
+    assert result.status == "error" and result.error is not None and result.error.kind == "exit"
+
+
+def test_the_parent_never_follows_a_link_out_of_a_job(tmp_path: Path) -> None:
+    from safetensors.numpy import save_file
+
+    from kope.evaluate import compare, protocol
+
+    elsewhere = tmp_path / "secret.safetensors"
+    save_file({"t0": np.zeros(3)}, str(elsewhere), metadata={"structure": '{"type": "tensor", "key": "t0", "shape": [3]}'})
+    job = tmp_path / "job"
+    job.mkdir()
+    (job / "outputs_0.safetensors").symlink_to(elsewhere)
+    (job / "outputs_1.safetensors").write_bytes(elsewhere.read_bytes())
+    assert compare.read_packed(job / "outputs_1.safetensors")[1]["t0"].shape == (3,)
+    with pytest.raises(ValueError, match="not a regular file"):
+        compare.read_packed(job / "outputs_0.safetensors")
+    os.mkfifo(job / protocol.RESULT_FILE)
+    with pytest.raises(ValueError, match="not a regular file"):
+        protocol.read_job_text(job / protocol.RESULT_FILE)

@@ -20,7 +20,7 @@ import numpy as np
 from safetensors import safe_open
 from safetensors.numpy import load_file
 
-from kope.evaluate.protocol import ValueMeta
+from kope.evaluate.protocol import ValueMeta, check_job_file
 from kope.evaluate.results import OutputDiff
 from kope.task import Tolerance, tolerance_for
 
@@ -46,6 +46,7 @@ def read_packed(path: Path) -> tuple[ValueMeta, dict[str, np.ndarray]]:
     A missing or malformed file raises ValueError.
     """
     try:
+        check_job_file(path)
         with safe_open(str(path), framework="np") as handle:
             structure = (handle.metadata() or {}).get("structure")
         arrays = load_file(str(path))

@@ -313,8 +313,16 @@ def _statvfs_flags(path: str) -> int:
     return keep
 
 
-def _bind(source: str, target: str, *, writable: bool = False, device: bool = False, nested: Sequence[str] = ()) -> None:
-    """Bind `source` (with what is mounted below it) at `target`, read-only unless `writable`."""
+def _bind(
+    source: str,
+    target: str,
+    *,
+    writable: bool = False,
+    device: bool = False,
+    nested: Sequence[str] = (),
+    recursive: bool = True,
+) -> None:
+    """Bind `source` (with what is mounted below it, if `recursive`) at `target`, read-only unless `writable`."""
     if os.path.isdir(source):
         os.makedirs(target, exist_ok=True)
     else:
@@ -322,7 +330,7 @@ def _bind(source: str, target: str, *, writable: bool = False, device: bool = Fa
         if not os.path.exists(target):
             with open(target, "a"):
                 pass
-    oskernel.mount(source, target, None, oskernel.MS_BIND | oskernel.MS_REC)
+    oskernel.mount(source, target, None, oskernel.MS_BIND | (oskernel.MS_REC if recursive else 0))
     for point in (source, *nested):
         flags = oskernel.MS_BIND | oskernel.MS_REMOUNT | oskernel.MS_NOSUID | _statvfs_flags(point)
         if not device:
@@ -349,7 +357,9 @@ def _private_root(job_dir: Path, view: View, settings: Settings, held: list[str]
             _bind(path, inside(path), nested=submounts([path], mountinfo))
     for link, target in view.symlinks.items():
         os.symlink(target, inside(link))
-    _bind(str(job_dir), inside(str(job_dir)), writable=True)
+    # Not recursive: below the job directory is the new root itself (its mount point), which must not
+    # reappear, writable, inside the view.
+    _bind(str(job_dir), inside(str(job_dir)), writable=True, recursive=False)
     os.makedirs(inside("/dev"), exist_ok=True)
     oskernel.mount("tmpfs", inside("/dev"), "tmpfs", oskernel.MS_NOSUID, "size=64k,mode=0755")
     for device in view.devices:

@@ -472,12 +472,14 @@ def _keep_artifacts(artifacts: Path, case: Case, job_dir: Path, reference: Path)
     target.mkdir(parents=True, exist_ok=True)
     (target / "reference.txt").write_text(str(reference))
     for produced in job_dir.glob("outputs_*.safetensors"):
-        shutil.copyfile(produced, target / produced.name)
+        with contextlib.suppress(OSError, ValueError):
+            protocol.check_job_file(produced)
+            shutil.copyfile(produced, target / produced.name)
 
 
 def _read_result(job_dir: Path) -> WorkerResult | None:
     try:
-        return WorkerResult.model_validate_json((job_dir / protocol.RESULT_FILE).read_text())
+        return WorkerResult.model_validate_json(protocol.read_job_text(job_dir / protocol.RESULT_FILE))
     except (OSError, ValidationError, ValueError):
         return None
 

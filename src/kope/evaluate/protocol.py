@@ -7,6 +7,9 @@ or safetensors, and anything that does not validate is an error, never a pass.
 
 from __future__ import annotations
 
+import os
+import stat
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -18,6 +21,20 @@ RESULT_FILE = "result.json"
 CANDIDATE_FILE = "candidate.py"
 INIT_FILE = "init.safetensors"
 STATE_FILE = "state.safetensors"
+
+
+def check_job_file(path: Path) -> None:
+    """Refuse what a job left that is not a plain file: a symbolic link (which the parent would follow
+    out of the job directory, into the user's files), a FIFO (which would block it), a device.
+    The job's processes are all gone when the parent reads, so the check cannot be raced."""
+    info = os.lstat(path)
+    if not stat.S_ISREG(info.st_mode):
+        raise ValueError(f"{path.name} in the job directory is not a regular file")
+
+
+def read_job_text(path: Path) -> str:
+    check_job_file(path)
+    return path.read_text()
 
 
 def inputs_file(trial: int) -> str:

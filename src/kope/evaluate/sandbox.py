@@ -30,6 +30,7 @@ import select
 import shutil
 import signal
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from kope.evaluate import confine
+from kope.evaluate import confine, protocol
 from kope.evaluate.confine import SandboxReport, Settings
 
 OUTCOME_FILE = "outcome.json"
@@ -442,13 +443,16 @@ def _max_fd() -> int:
 
 
 def _write_json(path: Path, data: object) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data))
+    """Write through a new file of a fresh name (O_EXCL: never through a link the job left there),
+    then rename it over `path` (which replaces a link, not its target)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".outcome-")
+    with os.fdopen(fd, "w") as handle:
+        handle.write(json.dumps(data))
     os.replace(tmp, path)
 
 
 def read_outcome(job_dir: Path) -> Outcome | None:
     try:
-        return Outcome.model_validate_json((job_dir / OUTCOME_FILE).read_text())
+        return Outcome.model_validate_json(protocol.read_job_text(job_dir / OUTCOME_FILE))
     except (OSError, ValueError):
         return None
