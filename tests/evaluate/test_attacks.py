@@ -257,3 +257,10 @@ def test_the_parent_never_follows_a_link_out_of_a_job(tmp_path: Path) -> None:
     os.mkfifo(job / protocol.RESULT_FILE)
     with pytest.raises(ValueError, match="not a regular file"):
         protocol.read_job_text(job / protocol.RESULT_FILE)
+
+
+@pytest.mark.parametrize("mode", ["off", "auto"])
+def test_kope_own_answers_are_masked(evaluator: Evaluator, mode: SandboxMode) -> None:
+    result = run(evaluator, "read_answers.py", mode)
+    found = int(printed(result).split("answers:")[1].split()[0])
+    assert (found >= 20) if mode == "off" else (found == 0)

@@ -357,6 +357,8 @@ def _private_root(job_dir: Path, view: View, settings: Settings, held: list[str]
             _bind(path, inside(path), nested=submounts([path], mountinfo))
     for link, target in view.symlinks.items():
         os.symlink(target, inside(link))
+    for path in view.masked:
+        oskernel.mount("tmpfs", inside(path), "tmpfs", oskernel.MS_RDONLY | oskernel.MS_NOSUID | oskernel.MS_NODEV, "size=4k")
     # Not recursive: below the job directory is the new root itself (its mount point), which must not
     # reappear, writable, inside the view.
     _bind(str(job_dir), inside(str(job_dir)), writable=True, recursive=False)
@@ -381,6 +383,8 @@ def _private_root(job_dir: Path, view: View, settings: Settings, held: list[str]
     os.chdir("/")
     oskernel.mount(None, "/", None, oskernel.MS_REMOUNT | oskernel.MS_BIND | oskernel.MS_RDONLY | oskernel.MS_NOSUID | oskernel.MS_NODEV)
     held += ["mount-namespace", "private-root", "read-only-view", "private-tmp", "private-proc"]
+    if view.masked:
+        held.append("kope-answers-masked")
     if view.gpu:
         held.append("gpu-devices:" + ",".join(os.path.basename(d) for d in view.gpu))
 

@@ -46,6 +46,9 @@ class View:
     devices: list[str] = field(default_factory=list)
     gpu: list[str] = field(default_factory=list)
     """The GPU device nodes among `devices` (empty on a machine without one)."""
+    masked: list[str] = field(default_factory=list)
+    """Directories inside the view shown empty: kope's own answers (the operator suite's correct
+    kernels, the near-miss suite), which no worker imports and no candidate should read."""
 
 
 def _contains(outer: str, inner: str) -> bool:
@@ -80,6 +83,13 @@ def python_paths() -> list[str]:
         if isinstance(location, str) and "site-packages" in location:
             paths.add(location[: location.index("site-packages") + len("site-packages")])
     return [p for p in paths if os.path.exists(p)]
+
+
+def kope_answers() -> list[str]:
+    import kope
+
+    package = Path(kope.__file__).resolve().parent
+    return [str(d) for d in (package / "ops", package / "bench" / "suite", package / "knowledge" / "examples") if d.is_dir()]
 
 
 def gpu_devices(root: str = "/") -> list[str]:
@@ -146,6 +156,8 @@ def system_view(root: str = "/", *, hidden: Sequence[str] = (), extra: Sequence[
         if cuda_home and os.path.isdir(cuda_home):
             paths.append(cuda_home)
     view.read_only = _without_hidden(paths, hidden)
+    if root == "/":
+        view.masked = [p for p in kope_answers() if any(_contains(r, p) for r in view.read_only)]
     view.devices = [f"/dev/{name}" for name in BASIC_DEVICES if os.path.exists(os.path.join(root, "dev", name))]
     view.devices += view.gpu
     return view
