@@ -6,7 +6,8 @@ killing: debugging and reading other processes (`ptrace`, `process_vm_readv/writ
 API), leaving the sandbox (`unshare`, `setns`, `clone` with namespace flags), the kernel keyring,
 `bpf`, `perf_event_open`, `userfaultfd`, `kexec_*`, `reboot`, module loading, swap, clocks, quotas.
 `clone3` answers `ENOSYS`, so the C library falls back to `clone`, whose flags the filter can see.
-Where the sandbox has no network namespace, `socket(AF_INET/AF_INET6/AF_PACKET)` is refused too.
+Where the sandbox has no network namespace, `socket(AF_UNIX/AF_INET/AF_INET6/AF_PACKET)` is refused too
+(a UNIX socket of the host, such as a container daemon's, would otherwise be reachable; `socketpair` stays).
 System calls of another architecture (the i386 or x32 entry points on x86_64) are all refused.
 """
 
@@ -52,7 +53,7 @@ _NUMBERS: dict[str, dict[str, int]] = {
 }  # fmt: skip
 _AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 _X32_SYSCALL_BIT = 0x40000000
-_NETWORK_FAMILIES = (2, 10, 17)  # AF_INET, AF_INET6, AF_PACKET
+_NETWORK_FAMILIES = (1, 2, 10, 17)  # AF_UNIX, AF_INET, AF_INET6, AF_PACKET (socketpair stays allowed)
 
 _LD_W_ABS = 0x20
 _JEQ_K = 0x15
