@@ -29,6 +29,7 @@ import functools
 import json
 import os
 import resource
+import shutil
 import socket
 import struct
 import tempfile
@@ -105,6 +106,10 @@ class Entered:
     namespaces: bool = False
     missing: list[str] = field(default_factory=list)
     view: View | None = None
+    init_pid: int | None = None
+    """PID 1 of the new PID namespace: a `sleep` the supervisor spawned before forking the worker
+    (PID 2). The kernel drops signals sent to it from inside the namespace; when the supervisor kills
+    it at the end, every process left in the namespace dies with it."""
 
 
 def enter(settings: Settings) -> Entered:
@@ -120,12 +125,28 @@ def enter(settings: Settings) -> Entered:
         )  # fmt: skip
         oskernel.write_id_maps(uid, gid)
         entered.namespaces = True
+        entered.init_pid = _spawn_init()
     except OSError as exc:
         reason = exc.strerror or str(exc)
         if exc.errno == 22 and len(os.listdir("/proc/self/task")) > 1:
             reason = "the supervisor has several threads (user namespaces need a single-threaded process)"
         entered.missing.append(f"namespaces: {reason}")
     return entered
+
+
+def _spawn_init() -> int | None:
+    """PID 1 for the new PID namespace, cheaply: posix_spawn (no copy of this large process) of `sleep`.
+
+    The worker must not be PID 1 itself: PID 1 ignores the signals it sends itself (a candidate's
+    `os.abort()`, `kill(0, ...)`), so a crash would not look like one.
+    """
+    sleep = shutil.which("sleep", path="/usr/bin:/bin")
+    if sleep is None:
+        return None
+    try:
+        return os.posix_spawn(sleep, [sleep, "2147483647"], {}, setsid=True)
+    except OSError:
+        return None
 
 
 @functools.lru_cache(maxsize=8)
@@ -135,14 +156,8 @@ def base_view(hidden: tuple[str, ...]) -> View:
     return system_view(hidden=tuple(hidden) + always)
 
 
-def confine(entered: Entered, job_dir: Path, report_fd: int | None, status_fd: int | None = None) -> SandboxReport:
+def confine(entered: Entered, job_dir: Path, report_fd: int | None) -> SandboxReport:
     """Worker side, before any task or candidate code: apply every protection, report, close the pipe.
-
-    With namespaces, the process that enters here becomes PID 1 of the new PID namespace: it builds
-    the private root, then forks the process that goes on (PID 2) and stays behind as its init:
-    it reaps orphans and, when PID 2 ends, writes PID 2's wait status to `status_fd` and exits
-    (which ends every process left in the namespace). PID 1 ignores signals it has no handler for,
-    so the code under test must not run as PID 1.
 
     Under `strict`, a protection of the namespaces level that fails ends the process (exit code 78)
     after reporting why; nothing untrusted has run.
@@ -170,8 +185,8 @@ def confine(entered: Entered, job_dir: Path, report_fd: int | None, status_fd: i
             _loopback_up()
     if settings.mode == "strict" and not private_root:
         _refuse(report, report_fd)
-    if entered.namespaces and status_fd is not None:
-        _split_init(status_fd, report_fd)
+    if entered.namespaces and entered.init_pid is None:
+        report.missing.append("init: no `sleep` to spawn, the worker is PID 1 (signals it sends itself are ignored)")
     _limits(settings, held, namespaces=entered.namespaces)
     try:
         oskernel.no_new_privs()
@@ -202,51 +217,6 @@ def confine(entered: Entered, job_dir: Path, report_fd: int | None, status_fd: i
         report.missing.append("seccomp: not offered by this kernel or architecture")
     _send(report, report_fd)
     return report
-
-
-def _split_init(status_fd: int, report_fd: int | None) -> None:
-    """Fork: the child returns (and goes on as PID 2); this process stays as the namespace's init."""
-    child = os.fork()
-    if child == 0:
-        os.close(status_fd)
-        return
-    if report_fd is not None:
-        os.close(report_fd)
-    with contextlib.suppress(OSError):
-        oskernel.prctl(oskernel.PR_SET_DUMPABLE, 0)
-    for fd in (0, 1, 2):
-        with contextlib.suppress(OSError):
-            os.close(fd)
-    status = 0
-    while True:
-        try:
-            pid, status = os.waitpid(-1, 0)
-        except ChildProcessError:
-            break
-        except InterruptedError:
-            continue
-        if pid == child:
-            break
-    with contextlib.suppress(OSError):
-        os.write(status_fd, json.dumps({"status": status}).encode())
-    os._exit(0)
-
-
-def read_status(status_r: int) -> int | None:
-    """Supervisor side: PID 2's raw wait status as the namespace's init reported it, if it did."""
-    data = b""
-    while True:
-        try:
-            chunk = os.read(status_r, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        data += chunk
-    try:
-        return int(json.loads(data)["status"])
-    except (ValueError, KeyError, TypeError):
-        return None
 
 
 def _refuse(report: SandboxReport, report_fd: int | None) -> None:

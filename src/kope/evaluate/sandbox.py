@@ -166,17 +166,15 @@ def supervise(job_dir: Path, limits: Limits, entry: Callable[[Path], int]) -> Ou
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     report_r, report_w = os.pipe()
-    status_r, status_w = os.pipe()
     started = time.monotonic()
     disk_base = _disk_usage(job_dir)
     pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the worker, reported through its results
         os.close(report_r)
-        os.close(status_r)
-        _exec_worker(job_dir, limits, entry, (out_w, err_w, report_w, status_w), entered)
-    for fd in (out_w, err_w, report_w, status_w):
+        _exec_worker(job_dir, limits, entry, (out_w, err_w, report_w), entered)
+    for fd in (out_w, err_w, report_w):
         os.close(fd)
-    outcome = _watch(pid, out_r, err_r, limits, started, job_dir, disk_base, status_r)
+    outcome = _watch(pid, out_r, err_r, limits, started, job_dir, disk_base, entered.init_pid)
     outcome.sandbox, outcome.sandbox_refused = confine.read_report(report_r)
     os.close(report_r)
     shutil.rmtree(job_dir / ".sandbox-root", ignore_errors=True)
@@ -188,25 +186,22 @@ def _exec_worker(
     job_dir: Path,
     limits: Limits,
     entry: Callable[[Path], int],
-    fds: tuple[int, int, int, int],
+    fds: tuple[int, int, int],
     entered: confine.Entered,
 ) -> None:
-    """The worker: stdout, stderr, the sandbox's report pipe and (namespaces) the init's status pipe."""
+    """The worker: `fds` are its stdout, its stderr and the sandbox's report pipe."""
     code = 70
     try:
         os.setsid()
-        out_w, err_w, report_w, status_w = fds
+        out_w, err_w, report_w = fds
         devnull = os.open(os.devnull, os.O_RDONLY)
-        report_fd, status_fd = os.dup(report_w), os.dup(status_w)
+        report_fd = os.dup(report_w)
         os.dup2(devnull, 0)
         os.dup2(out_w, 1)
         os.dup2(err_w, 2)
         os.dup2(report_fd, 3)
-        os.dup2(status_fd, 4)
-        os.closerange(5, _max_fd())
-        report = confine.confine(entered, job_dir, 3, 4)
-        with contextlib.suppress(OSError):
-            os.close(4)
+        os.closerange(4, _max_fd())
+        report = confine.confine(entered, job_dir, 3)
         sys.stdin = open(0, closefd=False)  # noqa: SIM115 - lives as long as the process
         sys.stdout = open(1, "w", buffering=1, closefd=False, errors="replace")  # noqa: SIM115
         sys.stderr = open(2, "w", buffering=1, closefd=False, errors="replace")  # noqa: SIM115
@@ -242,7 +237,14 @@ def _exec_worker(
 
 
 def _watch(
-    pid: int, out_r: int, err_r: int, limits: Limits, started: float, job_dir: Path, disk_base: int, status_r: int
+    pid: int,
+    out_r: int,
+    err_r: int,
+    limits: Limits,
+    started: float,
+    job_dir: Path,
+    disk_base: int,
+    init_pid: int | None = None,
 ) -> Outcome:
     captures = {out_r: _Capture(limits.output_bytes), err_r: _Capture(limits.output_bytes)}
     open_fds = {out_r, err_r}
@@ -282,16 +284,16 @@ def _watch(
                 outcome.disk_exceeded = True
                 _kill_group(pid)
     outcome.seconds = round(time.monotonic() - started, 4)
-    inner = confine.read_status(status_r)
-    os.close(status_r)
-    if inner is not None:
-        status = inner
     if os.WIFSIGNALED(status):
         outcome.signal = os.WTERMSIG(status)
         outcome.signal_name = signal.Signals(outcome.signal).name
     else:
         outcome.exit_code = os.waitstatus_to_exitcode(status)
     _kill_group(pid)
+    if init_pid is not None:  # the PID namespace's init: when it dies, the kernel ends the namespace
+        with contextlib.suppress(OSError):
+            os.kill(init_pid, signal.SIGKILL)
+            os.waitpid(init_pid, 0)
     outcome.leftover_processes = _kill_descendants()
     drain_deadline = time.monotonic() + 2.0
     while open_fds and time.monotonic() < drain_deadline:
