@@ -67,3 +67,26 @@ def test_ops_list_and_path() -> None:
     assert kernel_only.stdout.strip() == str(get_op("softmax").kernel_path)
     unknown = runner.invoke(app, ["ops", "path", "sofmax"])
     assert unknown.exit_code == 2 and "did you mean softmax" in unknown.output
+
+
+def test_sandbox_is_reported_and_strict_runs_where_namespaces_work(tmp_path: Path) -> None:
+    strict = kope("eval", str(SCALE_TASK), str(SCALE_GOOD), "--json", "--trials", "1", "--visible-only",
+                  "--sandbox", "strict", cache=tmp_path)  # fmt: skip
+    assert strict.returncode == 0, strict.stderr
+    sandbox = json.loads(strict.stdout)["sandbox"]
+    assert sandbox["level"] == "namespaces" and sandbox["mode"] == "strict" and "seccomp" in sandbox["protections"]
+    off = kope("eval", str(SCALE_TASK), str(SCALE_GOOD), "--trials", "1", "--visible-only", "--sandbox", "off",
+               cache=tmp_path)  # fmt: skip
+    assert off.returncode == 0 and "warning: the candidate ran with process isolation only" in off.stdout
+    bad = runner.invoke(app, ["eval", str(SCALE_TASK), str(SCALE_GOOD), "--sandbox", "maybe"])
+    assert bad.exit_code == 2 and "maybe" in bad.output
+
+
+def test_doctor_says_what_this_machine_supports() -> None:
+    done = subprocess.run([sys.executable, "-m", "kope", "doctor", "--json"], capture_output=True, text=True, timeout=120)
+    report = json.loads(done.stdout)
+    assert done.returncode == (0 if report["auto"]["level"] == "namespaces" else 1)
+    assert report["landlock_fallback"]["level"] in ("landlock", "process")
+    assert report["seccomp"] in (True, False) and isinstance(report["advice"], list) and report["advice"]
+    readable = subprocess.run([sys.executable, "-m", "kope", "doctor"], capture_output=True, text=True, timeout=120)
+    assert "sandbox level for `--sandbox auto`" in readable.stdout and "landlock ABI" in readable.stdout
