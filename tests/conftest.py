@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,15 @@ FIXTURES = Path(__file__).parent / "fixtures"
 SCALE_TASK = FIXTURES / "tasks" / "scale.py"
 SCALE_GOOD = FIXTURES / "good" / "scale.py"
 HOSTILE = FIXTURES / "hostile"
+
+
+@functools.cache
+def sandbox_level() -> str:
+    """The level `--sandbox auto` gets on this machine, measured once (as `kope doctor` does)."""
+    from kope.evaluate.doctor import trial
+
+    report = trial("auto")
+    return report.level if report is not None else "process"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

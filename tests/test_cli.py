@@ -7,7 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import HOSTILE, SCALE_GOOD, SCALE_TASK
+import pytest
+from conftest import HOSTILE, SCALE_GOOD, SCALE_TASK, sandbox_level
 from typer.testing import CliRunner
 
 from kope.cli import app
@@ -69,6 +70,7 @@ def test_ops_list_and_path() -> None:
     assert unknown.exit_code == 2 and "did you mean softmax" in unknown.output
 
 
+@pytest.mark.skipif(sandbox_level() != "namespaces", reason="this machine refuses user namespaces (kope doctor)")
 def test_sandbox_is_reported_and_strict_runs_where_namespaces_work(tmp_path: Path) -> None:
     strict = kope("eval", str(SCALE_TASK), str(SCALE_GOOD), "--json", "--trials", "1", "--visible-only",
                   "--sandbox", "strict", cache=tmp_path)  # fmt: skip

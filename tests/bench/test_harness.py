@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import SCALE_GOOD, SCALE_TASK
+from conftest import SCALE_GOOD, SCALE_TASK, sandbox_level
 
 from kope.bench.corpus import MANIFEST, SuiteEntry, SuiteManifest, load_suite
 from kope.bench.harness import Attempt, BenchError, parse_arms, read_attempts, run_bench
@@ -108,6 +108,7 @@ def test_scripted_models_debug_regenerate_and_integrity(evaluator: Evaluator, su
                       **common)
     (row,) = debug.rows
     assert row.outcome == "repaired" and row.passed and row.tokens > 0 and row.iterations == 1
+    assert row.sandbox is not None and row.sandbox.level == sandbox_level()
 
     regen = run_bench(factor_only, strategy="regenerate", model="scripted", out=tmp_path / "r", samples=2,
                       model_factory=scripted_good_file, **common)

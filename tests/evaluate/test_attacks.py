@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import sandbox_level
 
 from kope.errors import SandboxError
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
@@ -31,7 +32,10 @@ NEAR_MISS_TASK = ROOT / "src" / "kope" / "ops" / "relu" / "task.py"
 NEAR_MISS = ROOT / "tests" / "fixtures" / "near_miss" / "relu_grid_floor_div.py"
 FAKE_KEY = "sk-kope-fake-4f1d2c9e7b"
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the OS sandbox is Linux-only")
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or sandbox_level() != "namespaces",
+    reason="needs a machine that allows unprivileged user namespaces (see `kope doctor`)",
+)
 
 
 @pytest.fixture(scope="module")

@@ -44,7 +44,7 @@ class MachineReport(BaseModel):
     advice: list[str] = Field(default_factory=list)
 
 
-def _trial(mode: str) -> SandboxReport | None:
+def trial(mode: str) -> SandboxReport | None:
     """Run a job that does nothing under `mode`, in a forked single-threaded supervisor."""
     scratch = Path(tempfile.mkdtemp(prefix="kope-doctor-"))
     job = scratch / "job"
@@ -89,8 +89,8 @@ def inspect_machine() -> MachineReport:
     devices = gpu_devices()
 
     report = MachineReport(
-        auto=_trial("auto"),
-        landlock_fallback=_trial("landlock"),
+        auto=trial("auto"),
+        landlock_fallback=trial("landlock"),
         landlock_abi=landlock.abi_version(),
         seccomp=seccomp.available() and seccomp.supported(),
         cgroup_delegated=_cgroup_delegated(),
