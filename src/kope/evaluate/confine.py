@@ -210,7 +210,7 @@ def confine(entered: Entered, job_dir: Path, report_fd: int | None) -> SandboxRe
             seccomp.install(deny_network=not entered.namespaces)
             held.append("seccomp")
             if not entered.namespaces:
-                held.append("seccomp-no-inet-sockets")
+                held.append("seccomp-no-network-sockets")
         except OSError as exc:
             report.missing.append(f"seccomp: {exc.strerror or exc}")
     else:
@@ -263,8 +263,8 @@ def _limits(settings: Settings, held: list[str], *, namespaces: bool) -> None:
 
     cap(resource.RLIMIT_FSIZE, settings.disk_mb * 1024 * 1024, "file-size-limit")
     cap(resource.RLIMIT_NOFILE, settings.max_open_files, "open-files-limit")
-    if namespaces:
-        cap(resource.RLIMIT_NPROC, settings.max_processes, "process-limit")
+    if namespaces:  # counted per user namespace: only the sandbox's own tasks; threads count, so scale with cores
+        cap(resource.RLIMIT_NPROC, max(settings.max_processes, 4 * (os.cpu_count() or 1) + 64), "process-limit")
 
 
 # -- the namespaces level: a private root -----------------------------------------------------
