@@ -250,7 +250,7 @@ def main() -> None:
         else:
             kb_cheats, kb_honest, absent = kernelbench(evaluator, args.kernelbench, args.kb_max_elements)
             kb = Table(title=f"KernelBench level 2 ({args.kernelbench}, budget {args.kb_max_elements} elements)")
-            for column in ("kernels", "count", "rejected"):
+            for column in ("kernels", "count", "rejected (cheats: with copy-kernel or torch-compute)"):
                 kb.add_column(column, justify="left" if column == "kernels" else "right")
             kb.add_row("honest (GEMM in PyTorch, epilogue in Triton)", str(kb_honest.total),
                        rate(len(kb_honest.flagged), kb_honest.total))
