@@ -1,0 +1,28 @@
+"""KernelBench level 2, 63_Gemm_ReLU_Divide: the GEMM (nn.Linear) stays in PyTorch; ReLU and the division run fused in one Triton kernel."""
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _epilogue(v_ptr, out_ptr, n, p0, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    v = tl.load(v_ptr + offs, mask=mask, other=0.0)
+    y = tl.maximum(v, 0.0) / p0
+    tl.store(out_ptr + offs, y, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features, divisor):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+        self.divisor = divisor
+
+    def forward(self, x):
+        v = self.linear(x).contiguous()
+        out = torch.empty_like(v)
+        n = v.numel()
+        _epilogue[(triton.cdiv(n, 1024),)](v, out, n, self.divisor, BLOCK=1024)
+        return out
