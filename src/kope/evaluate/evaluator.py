@@ -65,6 +65,8 @@ class EvalOptions:
     extra_env: Mapping[str, str] = field(default_factory=dict)
     max_elements: int | None = None
     """Derived cases (tasks without get_cases()): input elements per case; None is the device's default."""
+    policy: Literal["strict", "partial"] | None = None
+    """The integrity policy; None: the task's INTEGRITY_POLICY, else decided from what the reference calls."""
 
     def limits(self) -> Limits:
         return Limits(
@@ -91,6 +93,7 @@ class _Run:
     options: EvalOptions
     tolerances: Mapping[str, Tolerance]
     allow_torch: tuple[str, ...]
+    plan: PlanInfo
     artifacts: Path | None = None
 
 
@@ -259,6 +262,7 @@ class Evaluator:
             options=options,
             tolerances=self.tolerances(task, options),
             allow_torch=tuple(plan.allow_torch),
+            plan=plan,
             artifacts=artifacts,
         )
 
@@ -281,7 +285,8 @@ class Evaluator:
         if options.integrity:
             first = self._reference(task, selected[0], options).result
             context = gate.static_context(task, plan.sizes, selected[0], first.inputs, run.allow_torch)
-            integrity = gate.assess(source, context, results)
+            policy = gate.run_context(first, plan, options.policy)
+            integrity = gate.assess(source, context, results, provenance=True, policy=policy)
         return _assemble(task, candidate_path, options, results, cases_run, integrity, time.monotonic() - began)
 
     def _evaluate_case(self, run: _Run, case: Case, *, probes: bool) -> CaseResult:
@@ -319,7 +324,10 @@ class Evaluator:
                 bounds=result.bounds if result is not None else [],
                 trace=result.trace if result is not None and options.trace is not None else None,
             )
-            findings = gate.observed(result.observations if result is not None else None)
+            findings = gate.observed(
+                result.observations if result is not None else None,
+                gate.run_context(reference.result, run.plan, options.policy, first_case=probes),
+            )
             failed = failed.model_copy(update={"findings": findings})
             if run.artifacts is not None:
                 _keep_artifacts(run.artifacts, case, job_dir, reference.entry)
