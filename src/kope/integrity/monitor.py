@@ -822,7 +822,7 @@ class Monitor:
         for low, high, label in self.shadow.read(start, end):
             constant = False
             if label.fill and not label.kernel:
-                constant = _constant(leaf)
+                constant = _constant(leaf, (low - start) // leaf.element_size(), (high - start) // leaf.element_size())
             unknown = unknown or label.unknown
             part = OutputPart(
                 path=path,
@@ -952,10 +952,12 @@ def _state(model: torch.nn.Module) -> Iterator[tuple[str, torch.Tensor]]:
     yield from ((name, b) for name, b in model.named_buffers() if b is not None)
 
 
-def _constant(tensor: torch.Tensor) -> bool:
-    """Every element holds one value (NaN counts as one value)."""
+def _constant(tensor: torch.Tensor, first: int, last: int) -> bool:
+    """Every element in [first, last) (of a contiguous tensor; else all) holds one value (NaN counts as one)."""
     with torch._C.DisableTorchFunctionSubclass():
         flat = tensor.detach().reshape(-1)
+        if tensor.is_contiguous():
+            flat = flat[first:last]
         if not flat.numel():
             return True
         if flat.is_floating_point() and bool(flat.isnan().all()):
