@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
+import click
 import typer
 from rich.console import Console
 
@@ -44,6 +45,16 @@ out = Console()
 err = Console(stderr=True)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a readable report.")]
+PolicyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--policy",
+        help="Integrity policy: strict (the kernels compute the function) or partial (PyTorch may compute some "
+        "of the model's operators, every output passes through a computing kernel). Default: the task's "
+        "INTEGRITY_POLICY, else decided from what the reference calls.",
+        click_type=click.Choice(["strict", "partial"]),
+    ),
+]
 DeviceOpt = Annotated[
     str,
     typer.Option(
@@ -113,6 +124,7 @@ def eval_command(
     ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Recompute reference outputs.")] = False,
     max_elements: MaxElementsOpt = None,
+    policy: PolicyOpt = None,
 ) -> None:
     """Evaluate CANDIDATE against TASK on every case, sandboxed.
 
@@ -133,6 +145,7 @@ def eval_command(
             memory_mb=memory,
             timing=resolved.startswith("cuda") if timing is None else timing,
             max_elements=max_elements,
+            policy=policy,  # type: ignore[arg-type]
         )
         loaded = load_task(task)
         overrides = parse_set(set_ or [])
@@ -171,6 +184,7 @@ def check_command(
     ] = False,
     timeout: Annotated[float, typer.Option("--timeout", min=1, help="Wall-time limit of each run, in seconds.")] = 60.0,
     max_elements: MaxElementsOpt = None,
+    policy: PolicyOpt = None,
 ) -> None:
     """Run the integrity gates on CANDIDATE and explain each finding in plain words.
 
@@ -183,7 +197,9 @@ def check_command(
 
     with _errors_reported(as_json):
         resolved = _device(device, as_json=as_json)
-        options = EvalOptions(device=resolved, trials=2, timeout_s=timeout, max_elements=max_elements)
+        options = EvalOptions(
+            device=resolved, trials=2, timeout_s=timeout, max_elements=max_elements, policy=policy  # type: ignore[arg-type]
+        )
         loaded = load_task(task)
         with Evaluator() as evaluator, _progress(not as_json) as report:
             report("running the candidate")
@@ -201,6 +217,7 @@ def check_command(
         code = 2 if integrity.verdict == "clean" else 1
     if as_json:
         out.print_json(json.dumps({"verdict": integrity.verdict, "findings": [f.model_dump() for f in integrity.findings],
+                                   "policy": integrity.policy, "policy_reason": integrity.policy_reason,
                                    "numeric_status": result.status, "error": result.error.model_dump() if result.error else None}))
     else:
         out.print(integrity_report(integrity, candidate.read_text(errors="replace")))

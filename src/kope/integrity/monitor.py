@@ -287,6 +287,8 @@ class Monitor:
             self.launch_depth -= 1
             state, self.launch = self.launch, None
             if state is not None:
+                for start, end, label in state.finish():
+                    self.shadow.write(start, end, label)
                 self._kernel_elements += state.elements
                 if not state.computed and state.stored:
                     self._event("copy", name, None)
@@ -451,9 +453,8 @@ class Monitor:
         addresses, values = _lanes(ptrs, mask, value)
         if addresses is None or not addresses.size:
             return
-        self.launch.stored = True
-        label = self.launch.store_label(values)
-        self.shadow.write(int(addresses.min()), int(addresses.max()) + values.dtype.itemsize, label)
+        start, end = int(addresses.min()), int(addresses.max()) + values.dtype.itemsize
+        self.shadow.write(start, end, self.launch.store_label(start, end, values))
 
     def traced_atomic(self, ptrs: Any, mask: Any) -> None:
         assert self.launch is not None
@@ -468,6 +469,8 @@ class Monitor:
         low, high = int(addresses.min()), int(addresses.max()) + 8
         launch = self.launch
         launch.stored = True
+        launch.stores.append((low, high, None))
+        launch.lanes += int(addresses.size)
         launch.elements += int(addresses.size)
         launch.computed = launch.computed or bool(launch.read.inputs)
         label = launch.read.union(self.shadow.label(low, high)).computed_by_kernel()
@@ -625,6 +628,9 @@ class Monitor:
                 self.shadow.write(*span(args[0]), FILL)
             elif isinstance(result, torch.Tensor):
                 self._moved(args, result)
+                source = args[0] if args and isinstance(args[0], torch.Tensor) else None
+                if source is not None and source.device.type != "cpu" and result.device.type == "cpu":
+                    self.record_host_read(f"{name} (a device-to-host copy)", args, kwargs)
             return
         labels = [self.shadow.tensor_label(t) for t in sources]
         combined = union(labels)

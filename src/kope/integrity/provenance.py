@@ -162,9 +162,14 @@ class Shadow:
         return list(zip(self.starts, self.ends, self.labels, strict=True))
 
 
+MIN_COPY_LANES = 4
+"""A launch that stored fewer lanes than this is never judged a copy: one or two values equal to a
+loaded one are as likely a coincidence (a truncated loss equal to a class index) as a copy."""
+
+
 @dataclass
 class LaunchState:
-    """What one launch of a candidate kernel has read so far (interpreter)."""
+    """What one launch of a candidate kernel has read and written so far (interpreter)."""
 
     name: str
     read: Label = FILL
@@ -172,26 +177,51 @@ class LaunchState:
     elements: int = 0
     computed: bool = False
     stored: bool = False
+    stores: list[tuple[int, int, Label | None]] = field(default_factory=list)
+    """Each store's range and, when it stored exactly one load's values, that load's label."""
+    lanes: int = 0
+    loaded_any: bool = False
 
     def note_load(self, values: Any, label: Label) -> None:
         import numpy
 
-        self.read = label if self.elements == 0 and self.read is FILL else self.read.union(label)
+        self.read = label if not self.loaded_any else self.read.union(label)
+        self.loaded_any = True
         self.elements += int(values.size)
         self.recent.append((numpy.sort(values, axis=None), label))
 
-    def store_label(self, values: Any) -> Label:
-        """The label of memory this launch stores `values` to: a copy keeps its source's label."""
+    def store_label(self, start: int, end: int, values: Any) -> Label:
+        """The provisional label of memory this launch stores `values` to: a copy keeps its source's label."""
         import numpy
 
         self.elements += int(values.size)
+        self.lanes += int(values.size)
+        self.stored = True
         ordered = numpy.sort(values, axis=None)
         for loaded, label in reversed(self.recent):
             if loaded.shape == ordered.shape and loaded.dtype == ordered.dtype and _same(loaded, ordered):
+                self.stores.append((start, end, label))
                 return label.copied_by_kernel()
-        if self.read.inputs:
-            self.computed = True
+        self.stores.append((start, end, None))
+        self.computed = self.computed or bool(self.read.inputs)
         return self.read.computed_by_kernel()
+
+    def finish(self) -> list[tuple[int, int, Label]]:
+        """Relabel at the end of the launch: a launch computes unless every store was a copy (of enough
+        lanes to tell); a gather from the model's own parameters indexed by task inputs (an embedding)
+        computes too. What a computing launch stored carries everything it read."""
+        sources = [label for _, _, label in self.stores if label is not None]
+        all_copies = len(sources) == len(self.stores) and self.lanes >= MIN_COPY_LANES
+        gather = all_copies and bool(self.read.inputs) and all(_pure_state(label) for label in sources)
+        if all_copies and not gather:
+            return []
+        self.computed = self.computed or bool(self.read.inputs)
+        final = self.read.computed_by_kernel()
+        return [(start, end, final) for start, end, _ in self.stores]
+
+
+def _pure_state(label: Label) -> bool:
+    return label.state and not (label.inputs or label.host or label.torch_ops or label.init_ops or label.unknown)
 
 
 def _same(a: Any, b: Any) -> bool:
