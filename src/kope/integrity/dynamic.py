@@ -44,8 +44,10 @@ class RunContext:
     reference_inputs: frozenset[int] | None = None
     allow_torch: frozenset[str] = frozenset()
     judge_copies: bool = True
-    """Whether this case's inputs are the task's own (the first case): on transformed inputs an honest
-    kernel can store exactly what it loaded (a ReLU of positive inputs), so copies are not judged there."""
+    """Whether this is the first case (the task's own sizes and inputs). Copies and input coverage are
+    judged there only: on a degenerate hidden case (length 1, positive inputs) an honest kernel can
+    store exactly what it loaded (a ReLU of positive inputs) or read no input lane at all (a buggy
+    mask), which the numeric check already fails."""
 
 
 ObservationRule = Callable[[Observations, RunContext], Iterator[Finding]]
@@ -192,8 +194,8 @@ def host_compute(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
 @_rule("copy-kernel")
 def copy_kernel(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
     prov = obs.provenance
-    if prov is None or ctx.reference_ops == ():
-        return  # the reference itself only moves data: copying is the task
+    if prov is None or ctx.reference_ops == () or not ctx.judge_copies:
+        return  # the reference itself only moves data (copying is the task), or a hidden case
     kernels = ", ".join(prov.copy_kernels) or "the candidate's kernels"
     needed = ctx.reference_inputs or frozenset()
     for part in _parts(prov):
@@ -213,8 +215,6 @@ def copy_kernel(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
                 )
             continue
         if part.copied:
-            if not ctx.judge_copies:
-                continue
             if part.torch_ops:
                 origin = f"a result PyTorch computed ({', '.join(part.torch_ops[:6])})"
             elif part.init_ops:
