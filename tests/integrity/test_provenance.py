@@ -13,6 +13,7 @@ from kope.evaluate import Evaluator
 from kope.evaluate.evaluator import EvalOptions
 from kope.evaluate.protocol import HostEvent, Observations, OutputPart, Provenance, TorchCall
 from kope.integrity.dynamic import RunContext, observation_findings
+from kope.integrity.monitor import Monitor
 from kope.integrity.policy import decide
 from kope.integrity.provenance import FILL, Label, Shadow, span, tensor_copies
 
@@ -135,3 +136,42 @@ def test_policy_override_and_task_setting_tighten(evaluator: Evaluator, tmp_path
     assert tightened.integrity.policy == "strict"
     assert "INTEGRITY_POLICY" in (tightened.integrity.policy_reason or "")
     assert tightened.status == "reject"
+
+
+def _argument_monitor(tmp_path: Path) -> Monitor:
+    monitor = Monitor(str(tmp_path / "candidate.py"))
+    monitor.interpreted = False  # the GPU path: arguments before and after each launch
+    return monitor
+
+
+def test_without_the_interpreter_a_launch_is_judged_by_its_arguments(tmp_path: Path) -> None:
+    monitor = _argument_monitor(tmp_path)
+    x = torch.randn(64)
+
+    def computing(_kernel: object, src: torch.Tensor, dst: torch.Tensor) -> None:
+        dst.copy_(src * 3 + 1)
+
+    def copying(_kernel: object, src: torch.Tensor, dst: torch.Tensor) -> None:
+        dst.copy_(src.flip(0))
+
+    for launch, expected in ((computing, (True, False)), (copying, (False, True))):
+        out = torch.empty(64)
+        with monitor.forward([x]):
+            monitor.traced_launch("k", launch, None, (x, out), {})
+        label = monitor.shadow.tensor_label(out)
+        assert (label.kernel, label.copied) == expected
+        assert label.inputs == frozenset({0})
+
+
+def test_an_extension_calling_back_into_pytorch_is_not_kernel_work(tmp_path: Path) -> None:
+    monitor = _argument_monitor(tmp_path)
+    a, b = torch.randn(8, 8), torch.randn(8, 8)
+
+    def extension(left: torch.Tensor, right: torch.Tensor) -> torch.Tensor:
+        return torch.mm(left, right)
+
+    with monitor.forward([a, b]):
+        out = monitor.traced_extension("matmul", extension, (a, b), {})
+    label = monitor.shadow.tensor_label(out)
+    assert not label.kernel and "mm" in label.torch_ops
+    assert [c.name for c in monitor.provenance.extension_torch] == ["mm"]

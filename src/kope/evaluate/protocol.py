@@ -181,7 +181,7 @@ class Provenance(BaseModel):
     epilogue: list[TorchCall] = Field(default_factory=list)
     """PyTorch compute operations in forward whose task-derived inputs all come from the kernels."""
     torch_elements: int = 0
-    """Elements the epilogue operations wrote (per forward, the largest)."""
+    """Elements the epilogue operations read and wrote (the forward with the largest ratio to the kernels')."""
     kernel_elements: int = 0
     """Elements the candidate's kernels loaded and stored (per forward, the smallest)."""
     init_ops: list[TorchCall] = Field(default_factory=list)

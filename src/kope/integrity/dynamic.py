@@ -108,9 +108,9 @@ def torch_compute(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
                 rule="torch-compute",
                 severity="reject",
                 message=(
-                    f"PyTorch operations after the kernels ({names}) wrote {prov.torch_elements} elements, more than the "
-                    f"{prov.kernel_elements} the kernels loaded and stored: this is not a small epilogue, PyTorch does "
-                    f"the work ({_policy_words(ctx)})"
+                    f"PyTorch operations after the kernels ({names}) read and wrote {prov.torch_elements} elements, more "
+                    f"than {EPILOGUE_RATIO:g}x the {prov.kernel_elements} the kernels loaded and stored: this is not a small "
+                    f"epilogue, PyTorch does the work ({_policy_words(ctx)})"
                 ),
             )
     for call in prov.extension_torch:

@@ -613,6 +613,11 @@ class Monitor:
             for tensor in outputs:
                 self.shadow.write(*span(tensor), FILL)
             return
+        if name in policy.REARRANGES:
+            label = union([self.shadow.tensor_label(t) for t in sources])
+            for tensor in outputs:
+                self.shadow.write(*span(tensor), label)
+            return
         if name in policy.VIEWS or name in policy.MOVES:
             if name == "__setitem__" and len(args) >= 3 and isinstance(args[0], torch.Tensor):
                 target = args[0]
@@ -645,7 +650,7 @@ class Monitor:
                 self._event("torch-input", name, line)
             elif combined.kernel:
                 self._event("epilogue", name, line)
-                self._torch_elements += sum(t.numel() for t in outputs)
+                self._torch_elements += sum(t.numel() for t in outputs) + sum(t.numel() for t in sources)
             label = combined.computed_by_torch(name)
         for tensor in outputs:
             self.shadow.write(*span(tensor), label)

@@ -188,9 +188,17 @@ HOST_BUILT = frozenset({"tensor", "as_tensor", "asarray", "frombuffer", "from_nu
 """Calls that build a tensor from Python data (lists, numbers, bytes, NumPy arrays)."""
 FILLS = ALLOCATION - HOST_BUILT | {"linspace", "logspace", "eye", "tril_indices", "triu_indices", "zero_", "fill_"}
 """Allocations and fills: constants, not data."""
-EPILOGUE_RATIO = 1.0
-"""Under `strict`, PyTorch epilogue operations may write at most this many elements per element the
-candidate's kernels loaded or stored (a division of a reduction by a count, an O(output) bias add)."""
+REARRANGES = frozenset(
+    {"pad", "constant_pad_nd", "cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack",
+     "repeat", "tile", "flip", "fliplr", "flipud", "roll", "broadcast_to", "unfold"}
+)
+"""Operations that only rearrange or replicate data (padding with a constant, concatenation): they pass
+their inputs' provenance on without computing."""
+EPILOGUE_RATIO = 1.5
+"""Under `strict`, the elements PyTorch epilogue operations read and wrote must stay below this many
+per element the candidate's kernels loaded or stored: a division of a reduction by a count, an
+O(output) bias add (about 1.0) pass; two O(output) operations after an elementwise kernel (about 2.0),
+or a matmul after a trivial kernel, do not."""
 
 Policy = Literal["strict", "partial"]
 POLICY_NAME = "INTEGRITY_POLICY"
