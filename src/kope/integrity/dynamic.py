@@ -228,6 +228,15 @@ def copy_kernel(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
                 severity="reject",
                 message=f"{_share(part)}{part.path} was only copied by {kernels} from {origin}: no kernel computed it",
             )
+        elif not (part.torch_ops or part.unknown or part.fill or part.state or part.inputs or part.init_ops):
+            yield Finding(
+                rule="copy-kernel",
+                severity="reject",
+                message=(
+                    f"{_share(part)}{part.path} was written by kernels that read no task input (only constants): "
+                    "its values cannot depend on the inputs"
+                ),
+            )
         elif not part.torch_ops and not part.unknown and not part.fill and (part.state or part.inputs or part.init_ops):
             origin = "the task's inputs" if part.inputs else "the model's parameters or __init__ data"
             yield Finding(
