@@ -6,10 +6,10 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
-import click
 import typer
 from rich.console import Console
 
@@ -45,14 +45,20 @@ out = Console()
 err = Console(stderr=True)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a readable report.")]
+
+
+class PolicyChoice(StrEnum):
+    strict = "strict"
+    partial = "partial"
+
+
 PolicyOpt = Annotated[
-    str | None,
+    PolicyChoice | None,
     typer.Option(
         "--policy",
         help="Integrity policy: strict (the kernels compute the function) or partial (PyTorch may compute some "
         "of the model's operators, every output passes through a computing kernel). Default: the task's "
         "INTEGRITY_POLICY, else decided from what the reference calls.",
-        click_type=click.Choice(["strict", "partial"]),
     ),
 ]
 DeviceOpt = Annotated[
@@ -145,7 +151,7 @@ def eval_command(
             memory_mb=memory,
             timing=resolved.startswith("cuda") if timing is None else timing,
             max_elements=max_elements,
-            policy=policy,  # type: ignore[arg-type]
+            policy=policy.value if policy else None,
         )
         loaded = load_task(task)
         overrides = parse_set(set_ or [])
@@ -198,7 +204,7 @@ def check_command(
     with _errors_reported(as_json):
         resolved = _device(device, as_json=as_json)
         options = EvalOptions(
-            device=resolved, trials=2, timeout_s=timeout, max_elements=max_elements, policy=policy  # type: ignore[arg-type]
+            device=resolved, trials=2, timeout_s=timeout, max_elements=max_elements, policy=policy.value if policy else None,
         )
         loaded = load_task(task)
         with Evaluator() as evaluator, _progress(not as_json) as report:

@@ -175,3 +175,16 @@ def test_an_extension_calling_back_into_pytorch_is_not_kernel_work(tmp_path: Pat
     label = monitor.shadow.tensor_label(out)
     assert not label.kernel and "mm" in label.torch_ops
     assert [c.name for c in monitor.provenance.extension_torch] == ["mm"]
+
+
+def test_kope_check_says_which_policy_applied() -> None:
+    from typer.testing import CliRunner
+
+    from kope.cli import app
+
+    task = DEV / "tasks" / "conv_relu_bias.py"
+    result = CliRunner().invoke(
+        app, ["check", str(task), str(DEV / "honest_conv_fused.py"), "--json", "--device", "cpu", "--policy", "partial"]
+    )
+    report = json.loads(result.stdout)
+    assert (report["verdict"], report["policy"], report["policy_reason"]) == ("clean", "partial", "--policy partial")

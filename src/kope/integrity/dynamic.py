@@ -97,7 +97,7 @@ def torch_compute(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
                 rule="torch-compute",
                 severity="reject",
                 message=(
-                    f"forward computed {call.name}{_times(call.count)} with PyTorch on the task's inputs, before any kernel "
+                    f"forward computed {call.name} with PyTorch on the task's inputs, before any kernel "
                     f"of the candidate had computed them: PyTorch, not the kernel, did the task's work ({_policy_words(ctx)})"
                 ),
                 line=call.line,
