@@ -164,7 +164,8 @@ class OutputPart(BaseModel):
     state: bool = False
     unknown: bool = False
     constant: bool = False
-    """Fill parts: every element holds one value (the fill), so nothing was written in it."""
+    """Parts no computing kernel wrote: every element holds one value (a fill, a constant), which
+    the numeric check judges (a constant output is wrong, not a cheat, unless the task is degenerate)."""
 
 
 class Provenance(BaseModel):

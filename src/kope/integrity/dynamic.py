@@ -199,8 +199,8 @@ def copy_kernel(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
     kernels = ", ".join(prov.copy_kernels) or "the candidate's kernels"
     needed = ctx.reference_inputs or frozenset()
     for part in _parts(prov):
-        if part.host:
-            continue
+        if part.host or (part.constant and not part.inputs):
+            continue  # host data is host-compute; a constant output is for the numeric check
         if part.kernel:
             missing = sorted(needed - set(part.inputs))
             if missing and ctx.reference_inputs is not None:

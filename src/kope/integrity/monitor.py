@@ -832,8 +832,9 @@ class Monitor:
         unknown = False
         for low, high, label in self.shadow.read(start, end):
             constant = False
-            if label.fill and not label.kernel:
-                constant = _constant(leaf, (low - start) // leaf.element_size(), (high - start) // leaf.element_size())
+            if not label.kernel:
+                size = leaf.element_size()
+                constant = _constant(leaf, (low - start) // size, (high - start) // size, 1 if label.fill else 2)
             unknown = unknown or label.unknown
             part = OutputPart(
                 path=path,
@@ -963,14 +964,15 @@ def _state(model: torch.nn.Module) -> Iterator[tuple[str, torch.Tensor]]:
     yield from ((name, b) for name, b in model.named_buffers() if b is not None)
 
 
-def _constant(tensor: torch.Tensor, first: int, last: int) -> bool:
-    """Every element in [first, last) (of a contiguous tensor; else all) holds one value (NaN counts as one)."""
+def _constant(tensor: torch.Tensor, first: int, last: int, minimum: int) -> bool:
+    """Every element in [first, last) (of a contiguous tensor; else all) holds one value (NaN counts as
+    one), and there are at least `minimum` of them."""
     with torch._C.DisableTorchFunctionSubclass():
         flat = tensor.detach().reshape(-1)
         if tensor.is_contiguous():
             flat = flat[first:last]
-        if not flat.numel():
-            return True
+        if flat.numel() < minimum:
+            return False  # one computed value says nothing: a scalar written without reading the inputs is judged
         if flat.is_floating_point() and bool(flat.isnan().all()):
             return True
         return bool((flat == flat[0]).all())
