@@ -503,14 +503,15 @@ class Monitor:
                         monitor.storage_reading -= 1
 
                 setattr(cls, method, functools.wraps(original)(reader))
-        for name in ("from_numpy", "frombuffer"):
+        for name in ("from_numpy", "frombuffer", "from_dlpack"):
             original = getattr(torch, name, None)
             if original is None:
                 continue
 
             def builder(*args: Any, _original: Any = original, _name: str = name, **kwargs: Any) -> Any:
                 result = _original(*args, **kwargs)
-                if monitor.tracking and isinstance(result, torch.Tensor):
+                from_tensor = bool(args) and isinstance(args[0], torch.Tensor)
+                if monitor.tracking and isinstance(result, torch.Tensor) and not from_tensor:
                     monitor.record_host_built(_name, result)
                 return result
 
@@ -599,7 +600,7 @@ class Monitor:
                 self._moved(args, result)
             return
         outputs = [t for t in _tensors(result) if t.numel()]
-        sources = [t for t in _tensors((args, kwargs)) if t.numel()]
+        sources = [t for t in _tensors((args[1:] if name == "new_tensor" else args, kwargs)) if t.numel()]
         if name in policy.HOST_BUILT:
             if sources:
                 label = union([self.shadow.tensor_label(t) for t in sources])

@@ -181,10 +181,10 @@ def is_timer(name: str) -> bool:
 
 HOST_READS = frozenset(
     {"tolist", "item", "numpy", "__array__", "__dlpack__", "__float__", "__int__", "__bool__", "__index__",
-     "__complex__", "__iter__"}
+     "__complex__"}
 )
 """Tensor calls that bring tensor data into Python (the host): the data leaves the kernels' world."""
-HOST_BUILT = frozenset({"tensor", "as_tensor", "asarray", "frombuffer", "from_numpy", "from_dlpack"})
+HOST_BUILT = frozenset({"tensor", "as_tensor", "asarray", "frombuffer", "from_numpy", "from_dlpack", "new_tensor"})
 """Calls that build a tensor from Python data (lists, numbers, bytes, NumPy arrays)."""
 FILLS = ALLOCATION - HOST_BUILT | {"linspace", "logspace", "eye", "tril_indices", "triu_indices", "zero_", "fill_"}
 """Allocations and fills: constants, not data."""
