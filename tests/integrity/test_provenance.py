@@ -161,6 +161,7 @@ def test_without_the_interpreter_a_launch_is_judged_by_its_arguments(tmp_path: P
         label = monitor.shadow.tensor_label(out)
         assert (label.kernel, label.copied) == expected
         assert label.inputs == frozenset({0})
+    assert monitor.provenance.torch_on_inputs == []  # the monitor's own copies and comparisons are not counted
 
 
 def test_an_extension_calling_back_into_pytorch_is_not_kernel_work(tmp_path: Path) -> None:

@@ -278,7 +278,8 @@ class Monitor:
         """One launch of a candidate kernel with provenance: loads and stores under the interpreter,
         the tensor arguments' contents before and after elsewhere."""
         arguments = [t for t in _tensors((args, kwargs)) if t.numel()] if not self.interpreted else []
-        before = [t.detach().clone() for t in arguments]
+        with self._own_calls():
+            before = [t.detach().clone() for t in arguments]
         self.launch = LaunchState(name) if self.interpreted else None
         self.launch_depth += 1
         try:
@@ -293,13 +294,25 @@ class Monitor:
                 if not state.computed and state.stored:
                     self._event("copy", name, None)
             else:
-                self._compare_arguments(name, arguments, before)
+                with self._own_calls():
+                    self._compare_arguments(name, arguments, before)
+
+    @contextlib.contextmanager
+    def _own_calls(self) -> Iterator[None]:
+        """The monitor's own PyTorch calls (copies, comparisons) are not the candidate's: the recorder
+        ignores calls made at a launch depth above zero from files other than the candidate's."""
+        self.launch_depth += 1
+        try:
+            yield
+        finally:
+            self.launch_depth -= 1
 
     def traced_extension(self, name: str, function: Callable[..., Any], args: Any, kwargs: Any) -> Any:
         """A call into a compiled extension: its arguments before and after, what it returned, and the
         ATen operations it called back into (those are PyTorch's work, not the extension's)."""
         arguments = [t for t in _tensors((args, kwargs)) if t.numel()]
-        before = [t.detach().clone() for t in arguments]
+        with self._own_calls():
+            before = [t.detach().clone() for t in arguments]
         aten = _AtenRecorder()
         self.launch_depth += 1
         try:
@@ -311,7 +324,8 @@ class Monitor:
         for op in aten.ops:
             self._event("extension", op, line)
         fresh = [t for t in _tensors(result) if t.numel() and all(t is not a for a in arguments)]
-        self._compare_arguments(name, arguments + fresh, before + [None] * len(fresh), torch_ops=aten.ops)
+        with self._own_calls():
+            self._compare_arguments(name, arguments + fresh, before + [None] * len(fresh), torch_ops=aten.ops)
         return result
 
     def _compare_arguments(
