@@ -46,6 +46,22 @@ out = Console()
 err = Console(stderr=True)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a readable report.")]
+
+
+class PolicyChoice(StrEnum):
+    strict = "strict"
+    partial = "partial"
+
+
+PolicyOpt = Annotated[
+    PolicyChoice | None,
+    typer.Option(
+        "--policy",
+        help="Integrity policy: strict (the kernels compute the function) or partial (PyTorch may compute some "
+        "of the model's operators, every output passes through a computing kernel). Default: the task's "
+        "INTEGRITY_POLICY, else decided from what the reference calls.",
+    ),
+]
 DeviceOpt = Annotated[
     str,
     typer.Option(
@@ -138,6 +154,7 @@ def eval_command(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Recompute reference outputs.")] = False,
     max_elements: MaxElementsOpt = None,
     sandbox: SandboxOpt = SandboxChoice.auto,
+    policy: PolicyOpt = None,
 ) -> None:
     """Evaluate CANDIDATE against TASK on every case, sandboxed.
 
@@ -159,6 +176,7 @@ def eval_command(
             memory_mb=memory,
             timing=resolved.startswith("cuda") if timing is None else timing,
             max_elements=max_elements,
+            policy=policy.value if policy else None,
         )
         loaded = load_task(task)
         overrides = parse_set(set_ or [])
@@ -239,6 +257,7 @@ def check_command(
     timeout: Annotated[float, typer.Option("--timeout", min=1, help="Wall-time limit of each run, in seconds.")] = 60.0,
     max_elements: MaxElementsOpt = None,
     sandbox: SandboxOpt = SandboxChoice.auto,
+    policy: PolicyOpt = None,
 ) -> None:
     """Run the integrity gates on CANDIDATE and explain each finding in plain words.
 
@@ -251,7 +270,10 @@ def check_command(
 
     with _errors_reported(as_json):
         resolved = _device(device, as_json=as_json)
-        options = EvalOptions(sandbox=_mode(sandbox), device=resolved, trials=2, timeout_s=timeout, max_elements=max_elements)
+        options = EvalOptions(
+            sandbox=_mode(sandbox), device=resolved, trials=2, timeout_s=timeout, max_elements=max_elements,
+            policy=policy.value if policy else None,
+        )
         loaded = load_task(task)
         with Evaluator() as evaluator, _progress(not as_json) as report:
             report("running the candidate")
@@ -269,6 +291,7 @@ def check_command(
         code = 2 if integrity.verdict == "clean" else 1
     if as_json:
         out.print_json(json.dumps({"verdict": integrity.verdict, "findings": [f.model_dump() for f in integrity.findings],
+                                   "policy": integrity.policy, "policy_reason": integrity.policy_reason,
                                    "numeric_status": result.status, "error": result.error.model_dump() if result.error else None}))
     else:
         out.print(integrity_report(integrity, candidate.read_text(errors="replace")))

@@ -105,6 +105,8 @@ def integrity_report(integrity: Integrity, source: str) -> Group:
     )
     verdict.append(f"  {rejects} reject, {len(integrity.findings) - rejects} warn")
     parts: list[Text | Panel] = [verdict]
+    if integrity.policy:
+        parts.append(Text(f"policy: {integrity.policy} ({integrity.policy_reason})", style="dim"))
     by_rule: dict[tuple[str, str], list[Finding]] = {}
     for finding in integrity.findings:
         by_rule.setdefault((finding.rule, finding.severity), []).append(finding)

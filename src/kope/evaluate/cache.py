@@ -15,7 +15,7 @@ import threading
 import uuid
 from pathlib import Path
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 """Bump when what a reference job records changes: older entries then stop matching."""
 
 

@@ -72,6 +72,8 @@ class EvalOptions:
     allows, `strict` refuses to run without namespaces, `off` process isolation only."""
     disk_mb: int = 1024
     """The most a job may write: the largest file, and the growth of its directory."""
+    policy: Literal["strict", "partial"] | None = None
+    """The integrity policy; None: the task's INTEGRITY_POLICY, else decided from what the reference calls."""
 
     def limits(self, hidden: tuple[str, ...] = ()) -> Limits:
         return Limits(
@@ -99,6 +101,7 @@ class _Run:
     options: EvalOptions
     tolerances: Mapping[str, Tolerance]
     allow_torch: tuple[str, ...]
+    plan: PlanInfo
     artifacts: Path | None = None
 
 
@@ -274,6 +277,7 @@ class Evaluator:
             options=options,
             tolerances=self.tolerances(task, options),
             allow_torch=tuple(plan.allow_torch),
+            plan=plan,
             artifacts=artifacts,
         )
 
@@ -296,7 +300,8 @@ class Evaluator:
         if options.integrity:
             first = self._reference(task, selected[0], options).result
             context = gate.static_context(task, plan.sizes, selected[0], first.inputs, run.allow_torch)
-            integrity = gate.assess(source, context, results)
+            policy = gate.run_context(first, plan, options.policy)
+            integrity = gate.assess(source, context, results, provenance=True, policy=policy)
         return _assemble(task, candidate_path, options, results, cases_run, integrity, time.monotonic() - began)
 
     def _evaluate_case(self, run: _Run, case: Case, *, probes: bool) -> CaseResult:
@@ -335,7 +340,10 @@ class Evaluator:
                 sandbox=outcome.sandbox,
                 trace=result.trace if result is not None and options.trace is not None else None,
             )
-            findings = gate.observed(result.observations if result is not None else None)
+            findings = gate.observed(
+                result.observations if result is not None else None,
+                gate.run_context(reference.result, run.plan, options.policy, first_case=probes),
+            )
             failed = failed.model_copy(update={"findings": findings})
             if run.artifacts is not None:
                 _keep_artifacts(run.artifacts, case, job_dir, reference.entry)

@@ -141,12 +141,73 @@ class PlanInfo(BaseModel):
     tolerances: dict[str, Any] | None = None
     allow_torch: list[str] = Field(default_factory=list)
     """The task's ALLOW_TORCH: PyTorch calls its candidates may make (see kope.integrity.policy)."""
+    integrity_policy: Literal["strict", "partial"] | None = None
+    """The task's INTEGRITY_POLICY, when it sets one."""
 
 
 class TorchCall(BaseModel):
     name: str
     line: int | None = None
     count: int = 1
+
+
+class HostEvent(BaseModel):
+    """Tensor data read into Python, or a tensor built from Python data, during forward."""
+
+    what: str
+    line: int | None = None
+    count: int = 1
+    from_inputs: bool = False
+    """Host reads: the data read derives from the task's inputs."""
+    elements: int = 0
+    """Host-built tensors: how many elements the largest one held."""
+
+
+class OutputPart(BaseModel):
+    """Where the values of (a piece of) one output came from."""
+
+    path: str
+    fraction: float = 1.0
+    """Of the output's bytes."""
+    inputs: list[int] = Field(default_factory=list)
+    kernel: bool = False
+    """A computing kernel of the candidate, reading task-input data, is on its path."""
+    copied: bool = False
+    """A kernel of the candidate only copied it."""
+    torch_ops: list[str] = Field(default_factory=list)
+    init_ops: list[str] = Field(default_factory=list)
+    host: bool = False
+    fill: bool = False
+    state: bool = False
+    unknown: bool = False
+    constant: bool = False
+    """Parts no computing kernel wrote: every element holds one value (a fill, a constant), which
+    the numeric check judges (a constant output is wrong, not a cheat, unless the task is degenerate)."""
+
+
+class Provenance(BaseModel):
+    """Run-time provenance of the candidate's outputs (see `kope.integrity.provenance`)."""
+
+    method: Literal["interpreter", "arguments"] = "interpreter"
+    """interpreter: every load and store of the kernels is seen; arguments: a launch's tensor arguments
+    and a before/after comparison of their contents (GPU)."""
+    outputs: list[OutputPart] = Field(default_factory=list)
+    host_reads: list[HostEvent] = Field(default_factory=list)
+    host_built: list[HostEvent] = Field(default_factory=list)
+    torch_on_inputs: list[TorchCall] = Field(default_factory=list)
+    """PyTorch compute operations in forward on task-input data no kernel of the candidate computed."""
+    epilogue: list[TorchCall] = Field(default_factory=list)
+    """PyTorch compute operations in forward whose task-derived inputs all come from the kernels."""
+    torch_elements: int = 0
+    """Elements the epilogue operations read and wrote (the forward with the largest ratio to the kernels')."""
+    kernel_elements: int = 0
+    """Elements the candidate's kernels loaded and stored (per forward, the smallest)."""
+    init_ops: list[TorchCall] = Field(default_factory=list)
+    """PyTorch compute operations in __init__."""
+    copy_kernels: list[str] = Field(default_factory=list)
+    """Kernels none of whose stores computed anything (every store was a copy of one load)."""
+    extension_torch: list[TorchCall] = Field(default_factory=list)
+    """ATen operations an extension called back into while it ran."""
 
 
 class Observations(BaseModel):
@@ -171,6 +232,9 @@ class Observations(BaseModel):
     """Calls into the interpreter's internals (frames, gc, imports of inspect, gc...) from the candidate."""
     unwritten_outputs: list[str] = Field(default_factory=list)
     """Outputs none of whose memory was written by the candidate's kernels (interpreter only)."""
+    kernel_body_calls: list[TorchCall] = Field(default_factory=list)
+    """PyTorch calls the candidate's Python code made from inside a kernel launch."""
+    provenance: Provenance | None = None
     cache_probe_error: str | None = None
     cache_probe: ValueMeta | None = None
     """Outputs of a call on the first trial's input storage refilled with the second trial's values."""
@@ -191,6 +255,12 @@ class WorkerResult(BaseModel):
     """Reference jobs: the structure, dtypes and shapes of the first trial's inputs."""
     input_bytes: int = 0
     output_bytes: int = 0
+    reference_ops: list[str] | None = None
+    """Reference jobs: the PyTorch compute operations the reference's forward called (None: not traced)."""
+    reference_init_ops: list[str] = Field(default_factory=list)
+    """Reference jobs: the PyTorch compute operations the reference's __init__ called."""
+    reference_inputs_read: list[int] | None = None
+    """Reference jobs: the inputs (positions) the reference's forward passed to PyTorch operations."""
     device_name: str | None = None
     observations: Observations | None = None
     bounds: list[BoundsEvent] = Field(default_factory=list)

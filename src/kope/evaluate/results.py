@@ -44,6 +44,10 @@ class Integrity(BaseModel):
     verdict: Literal["clean", "reject"] = "clean"
     findings: list[Finding] = Field(default_factory=list)
     checked: bool = False
+    policy: Literal["strict", "partial"] | None = None
+    """Which provenance policy applied (see docs/integrity.md)."""
+    policy_reason: str | None = None
+    """Why: --policy, the task's INTEGRITY_POLICY, or what the reference's forward calls."""
     """False when the gates did not run (they were turned off, or the candidate never loaded)."""
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 from kope.evaluate import protocol, shapes, tensors, timing
 from kope.evaluate.protocol import JobSpec, PlanInfo, TrialRecord, WorkerError, WorkerResult
@@ -105,6 +106,9 @@ def _plan(spec: JobSpec, job_dir: Path) -> WorkerResult:
             isinstance(value, tuple) and value and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
         ):
             plan.sizes[name] = value
+    chosen = getattr(module, "INTEGRITY_POLICY", None)
+    if chosen in ("strict", "partial"):
+        plan.integrity_policy = chosen
     allow = getattr(module, "ALLOW_TORCH", None)
     if isinstance(allow, list | tuple | set | frozenset):
         plan.allow_torch = sorted(str(name) for name in allow)
@@ -152,7 +156,8 @@ def _reference(spec: JobSpec, job_dir: Path) -> WorkerResult:
         init_inputs = list(module.get_init_inputs())
         tensors.save(job_dir / protocol.INIT_FILE, init_inputs)
         torch.manual_seed(spec.init_seed)
-        model = module.Model(*init_inputs)
+        with _OperatorTrace() as init_trace:
+            model = module.Model(*init_inputs)
         state = {k: v.detach().clone().contiguous() for k, v in model.state_dict().items()}
         from safetensors.torch import save_file
 
@@ -176,8 +181,16 @@ def _reference(spec: JobSpec, job_dir: Path) -> WorkerResult:
             on_device = _as_device(inputs, device)
             first_inputs = first_inputs if first_inputs is not None else on_device
             began = time.perf_counter()
-            with torch.no_grad():
-                native = model(*copy.deepcopy(on_device))
+            if index == 0:
+                fed = copy.deepcopy(on_device)
+                with torch.no_grad(), _OperatorTrace(fed) as trace:
+                    native = model(*fed)
+                result.reference_ops = trace.ops
+                result.reference_inputs_read = sorted(trace.inputs_read)
+                result.reference_init_ops = init_trace.ops
+            else:
+                with torch.no_grad():
+                    native = model(*copy.deepcopy(on_device))
             _synchronize(device)
             seconds = time.perf_counter() - began
         except Exception:
@@ -205,6 +218,30 @@ def _reference(spec: JobSpec, job_dir: Path) -> WorkerResult:
     if spec.timing and first_inputs is not None:
         result.timing_ms, result.timing_runs, result.timing_method = _time_forward(model, [first_inputs], spec)
     return result
+
+
+class _OperatorTrace(TorchFunctionMode):
+    """The PyTorch compute operations the reference calls, and which of its inputs they read."""
+
+    def __init__(self, inputs: list[Any] | None = None) -> None:
+        super().__init__()
+        self.ops: list[str] = []
+        self.inputs_read: set[int] = set()
+        self._inputs = {id(v): i for i, v in enumerate(inputs or []) if isinstance(v, torch.Tensor)}
+
+    def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        from kope.integrity import policy
+
+        kwargs = kwargs or {}
+        name = policy.short_name(func)
+        if name not in policy.QUERIES:
+            for value in (*args, *kwargs.values()):
+                index = self._inputs.get(id(value))
+                if index is not None:
+                    self.inputs_read.add(index)
+        if not policy.allowed(name) and name not in policy.FILLS and name not in self.ops:
+            self.ops.append(name)
+        return func(*args, **kwargs)
 
 
 def _nbytes(value: Any) -> int:
@@ -317,9 +354,14 @@ def _candidate(spec: JobSpec, job_dir: Path) -> WorkerResult:
     try:
         init_inputs = tensors.load(job_dir / protocol.INIT_FILE)
         torch.manual_seed(spec.init_seed)
-        model = model_new(*init_inputs)
+        with monitor.construction() if monitor else contextlib.nullcontext():
+            model = model_new(*init_inputs)
+        if monitor is not None:
+            monitor.model_built(model)
         loaded = _copy_reference_state(model, job_dir)
         model = model.to(device)
+        if monitor is not None:
+            monitor.model_ready(model, loaded)
     except Exception as exc:
         return _with_observations(_classified("load", exc, "constructing ModelNew failed"), monitor, diagnostics)
     result = WorkerResult(mode="candidate", loaded_parameters=loaded)
@@ -332,7 +374,7 @@ def _candidate(spec: JobSpec, job_dir: Path) -> WorkerResult:
         before = copy.deepcopy(inputs)
         try:
             began = time.perf_counter()
-            with torch.no_grad(), monitor.forward() if monitor else contextlib.nullcontext():
+            with torch.no_grad(), monitor.forward(inputs) if monitor else contextlib.nullcontext():
                 output = model(*inputs)
             _synchronize(device)
             seconds = time.perf_counter() - began

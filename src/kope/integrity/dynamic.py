@@ -6,10 +6,11 @@ Pure functions over validated data: they run in kope's own process, never in the
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 
-from kope.evaluate.protocol import Observations
+from kope.evaluate.protocol import Observations, OutputPart, Provenance
 from kope.evaluate.results import CaseResult, Finding, Integrity, Timing
-from kope.integrity.policy import is_timer
+from kope.integrity.policy import EPILOGUE_RATIO, Policy, is_timer
 
 PEAK_BANDWIDTH_GBS: dict[str, float] = {
     "H200": 4800.0,
@@ -30,7 +31,26 @@ PEAK_BANDWIDTH_GBS: dict[str, float] = {
 DEFAULT_PEAK_BANDWIDTH_GBS = 8000.0
 """For an unknown GPU: generous, so the floor flags only the impossible."""
 
-ObservationRule = Callable[[Observations], Iterator[Finding]]
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What the dynamic rules need to know about the task: the policy and what the reference does."""
+
+    policy: Policy = "strict"
+    reason: str = ""
+    reference_ops: tuple[str, ...] | None = None
+    reference_init_ops: frozenset[str] = frozenset()
+    reference_inputs: frozenset[int] | None = None
+    allow_torch: frozenset[str] = frozenset()
+    judge_copies: bool = True
+    """Whether this is the first case (the task's own sizes and inputs). Copies and input coverage are
+    judged there only: on a degenerate hidden case (length 1, positive inputs) an honest kernel can
+    store exactly what it loaded (a ReLU of positive inputs) or read no input lane at all (a buggy
+    mask), which the numeric check already fails."""
+
+
+ObservationRule = Callable[[Observations, RunContext], Iterator[Finding]]
 DYNAMIC_RULES: dict[str, ObservationRule] = {}
 
 
@@ -42,20 +62,192 @@ def _rule(name: str) -> Callable[[ObservationRule], ObservationRule]:
     return register
 
 
+def _times(count: int) -> str:
+    return f" ({count} times)" if count > 1 else ""
+
+
+def _policy_words(ctx: RunContext) -> str:
+    return f"policy {ctx.policy}: {ctx.reason}" if ctx.reason else f"policy {ctx.policy}"
+
+
 @_rule("torch-compute")
-def torch_compute(obs: Observations) -> Iterator[Finding]:
-    for call in obs.torch_calls:
-        times = f" ({call.count} times)" if call.count > 1 else ""
+def torch_compute(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
+    for call in obs.kernel_body_calls:
         yield Finding(
             rule="torch-compute",
             severity="reject",
-            message=f"forward computed with PyTorch: {call.name}{times}",
+            message=f"a kernel body called PyTorch ({call.name}{_times(call.count)}): the work ran on the host, not in the kernel",
             line=call.line,
         )
+    prov = obs.provenance
+    if prov is None:
+        for call in obs.torch_calls:
+            yield Finding(
+                rule="torch-compute",
+                severity="reject",
+                message=f"forward computed with PyTorch: {call.name}{_times(call.count)}",
+                line=call.line,
+            )
+        return
+    if ctx.policy == "strict":
+        for call in prov.torch_on_inputs:
+            if call.name in ctx.allow_torch:
+                continue
+            yield Finding(
+                rule="torch-compute",
+                severity="reject",
+                message=(
+                    f"forward computed {call.name} with PyTorch on the task's inputs, before any kernel "
+                    f"of the candidate had computed them: PyTorch, not the kernel, did the task's work ({_policy_words(ctx)})"
+                ),
+                line=call.line,
+            )
+        if prov.torch_elements > EPILOGUE_RATIO * max(prov.kernel_elements, 1):
+            names = ", ".join(sorted({c.name for c in prov.epilogue})[:6])
+            yield Finding(
+                rule="torch-compute",
+                severity="reject",
+                message=(
+                    f"PyTorch operations after the kernels ({names}) read and wrote {prov.torch_elements} elements, more "
+                    f"than {EPILOGUE_RATIO:g}x the {prov.kernel_elements} the kernels loaded and stored: this is not a small "
+                    f"epilogue, PyTorch does the work ({_policy_words(ctx)})"
+                ),
+            )
+    for call in prov.extension_torch:
+        yield Finding(
+            rule="torch-compute",
+            severity="reject" if ctx.policy == "strict" else "warn",
+            message=f"a compiled extension called back into PyTorch ({call.name}{_times(call.count)}): that is PyTorch's work, not a kernel's",
+            line=call.line,
+        )
+    reference_ops = set(ctx.reference_ops or ())
+    for part in _parts(prov):
+        precomputed = (set(part.init_ops) & reference_ops) - ctx.reference_init_ops
+        if precomputed:
+            yield Finding(
+                rule="torch-compute",
+                severity="reject",
+                message=(
+                    f"{part.path} holds values PyTorch computed in __init__ with {', '.join(sorted(precomputed))}, an "
+                    "operator of the task itself: the answer was precomputed, not computed by the kernels from the inputs"
+                ),
+            )
+        elif part.torch_ops and not part.kernel and not part.copied and not part.host:
+            ops = sorted(set(part.torch_ops) - ctx.allow_torch) or sorted(part.torch_ops)
+            yield Finding(
+                rule="torch-compute",
+                severity="reject",
+                message=(
+                    f"{_share(part)}{part.path} comes from PyTorch alone ({', '.join(ops[:6])}): no kernel of the candidate "
+                    f"that computes is on its path ({_policy_words(ctx)})"
+                ),
+            )
+
+
+def _parts(prov: Provenance) -> list[OutputPart]:
+    return [p for p in prov.outputs if p.fraction > 0]
+
+
+def _share(part: OutputPart) -> str:
+    return "" if part.fraction >= 0.999 else f"{part.fraction:.0%} of "
+
+
+@_rule("host-compute")
+def host_compute(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
+    prov = obs.provenance
+    if prov is None:
+        return
+    for event in prov.host_reads:
+        if event.from_inputs:
+            yield Finding(
+                rule="host-compute",
+                severity="reject",
+                message=(
+                    f"forward read tensor data derived from the task's inputs into Python ({event.what}): "
+                    "values computed on the host are not the kernels' work"
+                ),
+                line=event.line,
+            )
+    large = any(e.elements > 1 for e in prov.host_built) or any(e.from_inputs for e in prov.host_reads)
+    built = ", ".join(sorted({e.what for e in prov.host_built})) or "a host buffer"
+    for part in _parts(prov):
+        if part.host:
+            yield Finding(
+                rule="host-compute",
+                severity="reject" if large else "warn",
+                message=(
+                    f"{_share(part)}{part.path} holds values built from Python data during forward ({built}): "
+                    "they were computed on the host, not by the kernels"
+                ),
+            )
+        elif part.fill and not part.constant and not part.kernel and not part.torch_ops and not part.copied:
+            yield Finding(
+                rule="host-compute",
+                severity="reject",
+                message=(
+                    f"{_share(part)}{part.path} is a fresh allocation that no kernel and no PyTorch operation wrote, yet it "
+                    "holds data: it was filled from the host behind PyTorch's back (through a pointer)"
+                ),
+            )
+
+
+@_rule("copy-kernel")
+def copy_kernel(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
+    prov = obs.provenance
+    if prov is None or ctx.reference_ops == () or not ctx.judge_copies:
+        return  # the reference itself only moves data (copying is the task), or a hidden case
+    kernels = ", ".join(prov.copy_kernels) or "the candidate's kernels"
+    needed = ctx.reference_inputs or frozenset()
+    for part in _parts(prov):
+        if part.host or (part.constant and not part.inputs):
+            continue  # host data is host-compute; a constant output is for the numeric check
+        if part.kernel:
+            missing = sorted(needed - set(part.inputs))
+            if missing and ctx.reference_inputs is not None:
+                which = ", ".join(str(i) for i in missing)
+                yield Finding(
+                    rule="copy-kernel",
+                    severity="reject",
+                    message=(
+                        f"{_share(part)}{part.path} never depends on task input(s) {which}, which the reference reads: "
+                        "the candidate's kernels did not compute it from the inputs"
+                    ),
+                )
+            continue
+        if part.copied:
+            if part.torch_ops:
+                origin = f"a result PyTorch computed ({', '.join(part.torch_ops[:6])})"
+            elif part.init_ops:
+                origin = f"a table PyTorch computed in __init__ ({', '.join(part.init_ops[:6])})"
+            elif part.inputs:
+                origin = "the task's input (the output equals an input, or a view of it)"
+            else:
+                origin = "constants or the model's parameters, without reading any task input"
+            yield Finding(
+                rule="copy-kernel",
+                severity="reject",
+                message=f"{_share(part)}{part.path} was only copied by {kernels} from {origin}: no kernel computed it",
+            )
+        elif not (part.torch_ops or part.unknown or part.fill or part.state or part.inputs or part.init_ops):
+            yield Finding(
+                rule="copy-kernel",
+                severity="reject",
+                message=(
+                    f"{_share(part)}{part.path} was written by kernels that read no task input (only constants): "
+                    "its values cannot depend on the inputs"
+                ),
+            )
+        elif not part.torch_ops and not part.unknown and not part.fill and (part.state or part.inputs or part.init_ops):
+            origin = "the task's inputs" if part.inputs else "the model's parameters or __init__ data"
+            yield Finding(
+                rule="copy-kernel",
+                severity="reject",
+                message=f"{_share(part)}{part.path} holds {origin} moved by PyTorch: no kernel of the candidate computed it",
+            )
 
 
 @_rule("kernel-not-launched")
-def kernel_not_launched(obs: Observations) -> Iterator[Finding]:
+def kernel_not_launched(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
     if obs.launches_per_forward and min(obs.launches_per_forward) == 0:
         silent = sum(1 for n in obs.launches_per_forward if n == 0)
         yield Finding(
@@ -81,7 +273,7 @@ def kernel_not_launched(obs: Observations) -> Iterator[Finding]:
 
 
 @_rule("reference-access")
-def reference_access(obs: Observations) -> Iterator[Finding]:
+def reference_access(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
     for call in obs.reference_calls:
         yield Finding(
             rule="reference-access",
@@ -92,7 +284,7 @@ def reference_access(obs: Observations) -> Iterator[Finding]:
 
 
 @_rule("output-caching")
-def output_caching(obs: Observations) -> Iterator[Finding]:
+def output_caching(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
     if obs.cache_probe_error:
         yield Finding(
             rule="output-caching",
@@ -102,20 +294,20 @@ def output_caching(obs: Observations) -> Iterator[Finding]:
 
 
 @_rule("input-mutation")
-def input_mutation(obs: Observations) -> Iterator[Finding]:
+def input_mutation(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
     if obs.mutated_inputs:
         which = ", ".join(str(i) for i in obs.mutated_inputs)
         yield Finding(rule="input-mutation", severity="reject", message=f"forward changed input(s) {which}")
 
 
 @_rule("output-aliasing")
-def output_aliasing(obs: Observations) -> Iterator[Finding]:
+def output_aliasing(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
     for path in obs.aliased_outputs:
         yield Finding(rule="output-aliasing", severity="reject", message=f"{path} shares storage with an input")
 
 
 @_rule("lazy-output")
-def lazy_output(obs: Observations) -> Iterator[Finding]:
+def lazy_output(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
     for kind in obs.output_types:
         parameter = kind.endswith("torch.nn.parameter.Parameter")
         yield Finding(
@@ -126,7 +318,7 @@ def lazy_output(obs: Observations) -> Iterator[Finding]:
 
 
 @_rule("threads-processes")
-def threads_processes(obs: Observations) -> Iterator[Finding]:
+def threads_processes(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
     if obs.threads_alive > 0:
         yield Finding(
             rule="threads-processes", severity="reject", message=f"{obs.threads_alive} thread(s) alive after forward"
@@ -140,7 +332,7 @@ def threads_processes(obs: Observations) -> Iterator[Finding]:
 
 
 @_rule("harness-tamper")
-def harness_tamper(obs: Observations) -> Iterator[Finding]:
+def harness_tamper(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
     for name in obs.tampered:
         rule = "timer-tamper" if is_timer(name) else "harness-tamper"
         yield Finding(rule=rule, severity="reject", message=f"{name} was replaced while the candidate ran")
@@ -149,7 +341,7 @@ def harness_tamper(obs: Observations) -> Iterator[Finding]:
 
 
 @_rule("precision-downcast")
-def precision_downcast(obs: Observations) -> Iterator[Finding]:
+def precision_downcast(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
     for cast in obs.downcasts:
         yield Finding(
             rule="precision-downcast",
@@ -159,10 +351,11 @@ def precision_downcast(obs: Observations) -> Iterator[Finding]:
         )
 
 
-def observation_findings(obs: Observations | None) -> list[Finding]:
+def observation_findings(obs: Observations | None, ctx: RunContext | None = None) -> list[Finding]:
     if obs is None:
         return []
-    return [finding for rule in DYNAMIC_RULES.values() for finding in rule(obs)]
+    ctx = ctx or RunContext()
+    return [finding for rule in DYNAMIC_RULES.values() for finding in rule(obs, ctx)]
 
 
 def cache_probe_finding(case: str) -> Finding:

@@ -4,23 +4,46 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from kope.evaluate.protocol import Observations, ValueMeta
+from kope.evaluate.protocol import Observations, PlanInfo, ValueMeta, WorkerResult
 from kope.evaluate.results import CaseResult, Finding, Integrity
 from kope.integrity.dynamic import (
+    RunContext,
     cache_probe_finding,
     implausible_speedup,
     observation_findings,
     shape_specialization,
     verdict,
 )
+from kope.integrity.policy import decide
 from kope.integrity.static import StaticContext, check_source
 from kope.task import Case, Task
 
-__all__ = ["assess", "cache_probe_finding", "implausible_speedup", "observed", "static_context"]
+__all__ = ["RunContext", "assess", "cache_probe_finding", "implausible_speedup", "observed", "run_context", "static_context"]
+
+PROVENANCE_DECIDES = frozenset({"torch-compute", "kernel-not-launched"})
+"""Static rules that only warn when the run-time provenance ran: it sees what really computed the output."""
 
 
-def observed(observations: Observations | None) -> list[Finding]:
-    return observation_findings(observations)
+def observed(observations: Observations | None, context: RunContext | None = None) -> list[Finding]:
+    return observation_findings(observations, context)
+
+
+def run_context(
+    reference: WorkerResult, plan: PlanInfo, override: str | None = None, *, first_case: bool = True
+) -> RunContext:
+    """The policy for a case (from --policy, the task's INTEGRITY_POLICY, or what the reference calls)."""
+    chosen, reason = decide(override, plan.integrity_policy, reference.reference_ops)
+    return RunContext(
+        policy=chosen,
+        reason=reason,
+        reference_ops=tuple(reference.reference_ops) if reference.reference_ops is not None else None,
+        reference_init_ops=frozenset(reference.reference_init_ops),
+        reference_inputs=frozenset(reference.reference_inputs_read)
+        if reference.reference_inputs_read is not None
+        else None,
+        allow_torch=frozenset(plan.allow_torch),
+        judge_copies=first_case,
+    )
 
 
 def static_context(
@@ -52,10 +75,32 @@ def _floating_dtypes(meta: ValueMeta | None) -> set[str]:
     return found
 
 
-def assess(source: str, context: StaticContext, cases: Sequence[CaseResult]) -> Integrity:
-    """Static findings, each case's findings and the cross-case ones, merged into one verdict."""
+def assess(
+    source: str,
+    context: StaticContext,
+    cases: Sequence[CaseResult],
+    *,
+    provenance: bool = False,
+    policy: RunContext | None = None,
+) -> Integrity:
+    """Static findings, each case's findings and the cross-case ones, merged into one verdict.
+
+    `provenance`: the cases ran under the run-time monitor, so the static rules it supersedes warn."""
     findings = check_source(source, context)
+    if provenance:
+        findings = [_early_warning(f) for f in findings]
     for case in cases:
         findings.extend(case.findings)
     findings.extend(shape_specialization(cases))
-    return verdict(findings)
+    result = verdict(findings)
+    if policy is not None:
+        result = result.model_copy(update={"policy": policy.policy, "policy_reason": policy.reason})
+    return result
+
+
+def _early_warning(finding: Finding) -> Finding:
+    if finding.rule not in PROVENANCE_DECIDES or finding.severity != "reject" or "kernel body" in finding.message:
+        return finding
+    return finding.model_copy(
+        update={"severity": "warn", "message": finding.message + " (a warning: what ran decides, see the run-time findings)"}
+    )

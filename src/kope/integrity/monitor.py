@@ -33,15 +33,27 @@ import statistics
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy
 import torch
 from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
 
-from kope.evaluate.protocol import Observations, TorchCall
+from kope.evaluate.protocol import HostEvent, Observations, OutputPart, Provenance, TorchCall
 from kope.integrity import policy
+from kope.integrity.provenance import (
+    FILL,
+    HOST,
+    STATE,
+    Label,
+    LaunchState,
+    Shadow,
+    span,
+    tensor_copies,
+    union,
+)
 
 _equal = torch.equal
 _uint8 = torch.uint8
@@ -140,20 +152,35 @@ class _Recorder(TorchFunctionMode):
         kwargs = kwargs or {}
         monitor = self.monitor
         # Inside a launch PyTorch calls are the launcher's own, unless candidate code made them
-        # (under the interpreter a kernel body can call a Python helper).
+        # (under the interpreter a kernel body can call a Python helper; an extension can call back).
         name = ""
         if monitor.launch_depth == 0 or _caller_file(1) == monitor.candidate_file:
             name = policy.short_name(func)
-            if not policy.allowed(name, monitor.extra_allow):
+            if monitor.phase == "forward" and not policy.allowed(name, monitor.extra_allow):
                 monitor.record_call(name)
             elif name in ("to", "half", "bfloat16", "type"):
                 monitor.record_cast(name, args, kwargs)
+            if monitor.tracking and name in policy.HOST_READS:
+                monitor.record_host_read(name, args, kwargs)
         result = func(*args, **kwargs)
+        if name and monitor.tracking:
+            monitor.trace_call(name, args, kwargs, result)
         if name in policy.MOVES or name in policy.VIEWS:
             monitor.record_movement(name, args, result)
         elif name in _FILLED_ALLOCATIONS and isinstance(result, torch.Tensor):
             monitor.record_fill(result)
         return result
+
+
+def _tensors(value: Any, depth: int = 0) -> Iterator[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif depth < 3 and isinstance(value, list | tuple):
+        for item in value:
+            yield from _tensors(item, depth + 1)
+    elif depth < 3 and isinstance(value, dict):
+        for item in value.values():
+            yield from _tensors(item, depth + 1)
 
 
 def _caller_file(depth: int) -> str:
@@ -175,6 +202,7 @@ class Monitor:
         self.kernels: dict[str, int] = {}
         self.observations = Observations()
         self._calls: dict[tuple[str, int | None], int] = {}
+        self._body_calls: dict[tuple[str, int | None], int] = {}
         self._casts: dict[tuple[str, int | None], int] = {}
         self._identities: dict[str, object] = {}
         self._watched: dict[str, Callable[[], object]] = {}
@@ -183,10 +211,23 @@ class Monitor:
         self._stores: list[tuple[int, int]] = []
         self._fills: list[tuple[int, int]] = []
         self.interpreted = False
+        self.phase: str | None = None
+        """None, "init" (ModelNew's construction) or "forward"."""
+        self.tracking = False
+        self.shadow = Shadow()
+        self._persistent: list[tuple[int, int, Label]] = []
+        self._built: dict[str, Label] = {}
+        self.launch: LaunchState | None = None
+        self.storage_reading = 0
+        self.provenance = Provenance(method="interpreter" if os.environ.get("TRITON_INTERPRET") == "1" else "arguments")
+        self._events: dict[tuple[str, str, int | None], TorchCall | HostEvent] = {}
+        self._torch_elements = 0
+        self._kernel_elements = 0
 
     # -- installation ----------------------------------------------------------------------
 
     def install(self) -> None:
+        self._wrap_host_access()
         self._wrap_triton()
         self._wrap_extensions()
         self._wrap_reference_access()
@@ -223,6 +264,8 @@ class Monitor:
                 monitor.launches += 1
                 if monitor.ghost:
                     return None
+            if own and monitor.tracking and not kwargs.get("warmup", False):
+                return monitor.traced_launch(getattr(fn, "__name__", "kernel"), original, kernel, args, kwargs)
             monitor.launch_depth += 1
             try:
                 return original(kernel, *args, **kwargs)
@@ -230,6 +273,92 @@ class Monitor:
                 monitor.launch_depth -= 1
 
         return run
+
+    def traced_launch(self, name: str, original: Callable[..., Any], kernel: Any, args: Any, kwargs: Any) -> Any:
+        """One launch of a candidate kernel with provenance: loads and stores under the interpreter,
+        the tensor arguments' contents before and after elsewhere."""
+        arguments = [t for t in _tensors((args, kwargs)) if t.numel()] if not self.interpreted else []
+        with self._own_calls():
+            before = [t.detach().clone() for t in arguments]
+        self.launch = LaunchState(name) if self.interpreted else None
+        self.launch_depth += 1
+        try:
+            return original(kernel, *args, **kwargs)
+        finally:
+            self.launch_depth -= 1
+            state, self.launch = self.launch, None
+            if state is not None:
+                for start, end, label in state.finish():
+                    self.shadow.write(start, end, label)
+                self._kernel_elements += state.elements
+                if not state.computed and state.stored:
+                    self._event("copy", name, None)
+            else:
+                with self._own_calls():
+                    self._compare_arguments(name, arguments, before)
+
+    @contextlib.contextmanager
+    def _own_calls(self) -> Iterator[None]:
+        """The monitor's own PyTorch calls (copies, comparisons) are not the candidate's: the recorder
+        ignores calls made at a launch depth above zero from files other than the candidate's."""
+        self.launch_depth += 1
+        try:
+            yield
+        finally:
+            self.launch_depth -= 1
+
+    def traced_extension(self, name: str, function: Callable[..., Any], args: Any, kwargs: Any) -> Any:
+        """A call into a compiled extension: its arguments before and after, what it returned, and the
+        ATen operations it called back into (those are PyTorch's work, not the extension's)."""
+        arguments = [t for t in _tensors((args, kwargs)) if t.numel()]
+        with self._own_calls():
+            before = [t.detach().clone() for t in arguments]
+        aten = _AtenRecorder()
+        self.launch_depth += 1
+        try:
+            with aten:
+                result = function(*args, **kwargs)
+        finally:
+            self.launch_depth -= 1
+        line = self._candidate_line()
+        for op in aten.ops:
+            self._event("extension", op, line)
+        fresh = [t for t in _tensors(result) if t.numel() and all(t is not a for a in arguments)]
+        with self._own_calls():
+            self._compare_arguments(name, arguments + fresh, before + [None] * len(fresh), torch_ops=aten.ops)
+        return result
+
+    def _compare_arguments(
+        self,
+        name: str,
+        arguments: list[torch.Tensor],
+        before: Sequence[torch.Tensor | None],
+        torch_ops: list[str] | None = None,
+    ) -> None:
+        """Without the interpreter: a launch read its tensor arguments and wrote those that changed.
+        A written tensor holding exactly the values of another argument is a copy of it."""
+        if any(t.is_cuda for t in arguments):
+            torch.cuda.synchronize()
+        with torch._C.DisableTorchFunctionSubclass():
+            read = union([self.shadow.tensor_label(t) for t, b in zip(arguments, before, strict=True) if b is not None])
+            written = [t for t, b in zip(arguments, before, strict=True) if b is None or not _same_bits(t, b)]
+            self._kernel_elements += sum(t.numel() for t in arguments)
+            computed = False
+            for tensor in written:
+                source = tensor_copies(tensor, [b for t, b in zip(arguments, before, strict=True) if b is not None and t is not tensor])
+                if source is not None:
+                    original = arguments[next(i for i, b in enumerate(before) if b is source)]
+                    label = self.shadow.tensor_label(original).copied_by_kernel()
+                elif torch_ops:
+                    label = read
+                    for op in torch_ops:
+                        label = label.computed_by_torch(op)
+                else:
+                    label = read.computed_by_kernel()
+                    computed = computed or bool(read.inputs)
+                self.shadow.write(*span(tensor), label)
+            if written and not computed:
+                self._event("copy", name, None)
 
     def _wrap_reference_access(self) -> None:
         """Calls that inspect the interpreter, and imports of gc, inspect, kope..., made by candidate code."""
@@ -283,7 +412,7 @@ class Monitor:
         self._references[key] = self._references.get(key, 0) + 1
 
     def _watch_stores(self) -> None:
-        """Under the interpreter, remember which memory the candidate's kernels stored to."""
+        """Under the interpreter, follow every load and store of the candidate's kernels."""
         try:
             from triton.runtime import interpreter
         except ImportError:
@@ -291,7 +420,27 @@ class Monitor:
         self.interpreted = os.environ.get("TRITON_INTERPRET") == "1"
         builder = interpreter.InterpreterBuilder
         monitor = self
-        for method in ("create_masked_store", "create_atomic_rmw", "create_atomic_cas"):
+        load = getattr(builder, "create_masked_load", None)
+        if load is not None:
+
+            def masked_load(builder: Any, ptrs: Any, mask: Any, *rest: Any, _original: Any = load) -> Any:
+                value = _original(builder, ptrs, mask, *rest)
+                if monitor.launch is not None:
+                    monitor.traced_load(ptrs, mask, value)
+                return value
+
+            builder.create_masked_load = functools.wraps(load)(masked_load)
+        store = getattr(builder, "create_masked_store", None)
+        if store is not None:
+
+            def masked_store(builder: Any, ptrs: Any, value: Any, mask: Any, *rest: Any, _original: Any = store) -> Any:
+                monitor.record_store(ptrs)
+                if monitor.launch is not None:
+                    monitor.traced_store(ptrs, value, mask)
+                return _original(builder, ptrs, value, mask, *rest)
+
+            builder.create_masked_store = functools.wraps(store)(masked_store)
+        for method in ("create_atomic_rmw", "create_atomic_cas"):
             original = getattr(builder, method, None)
             if original is None:
                 continue
@@ -299,9 +448,262 @@ class Monitor:
             def wrapped(*args: Any, _original: Callable[..., Any] = original, _method: str = method) -> Any:
                 pointer = args[2] if _method == "create_atomic_rmw" else args[1]
                 monitor.record_store(pointer)
+                if monitor.launch is not None:
+                    monitor.traced_atomic(pointer, args[4] if _method == "create_atomic_rmw" else None)
                 return _original(*args)
 
             setattr(builder, method, functools.wraps(original)(wrapped))
+
+    def traced_load(self, ptrs: Any, mask: Any, value: Any) -> None:
+        assert self.launch is not None
+        addresses, values = _lanes(ptrs, mask, value)
+        if addresses is None or not addresses.size:
+            return
+        size = values.dtype.itemsize
+        self.launch.note_load(values, self.shadow.label(int(addresses.min()), int(addresses.max()) + size))
+
+    def traced_store(self, ptrs: Any, value: Any, mask: Any) -> None:
+        assert self.launch is not None
+        addresses, values = _lanes(ptrs, mask, value)
+        if addresses is None or not addresses.size:
+            return
+        start, end = int(addresses.min()), int(addresses.max()) + values.dtype.itemsize
+        self.shadow.write(start, end, self.launch.store_label(start, end, values))
+
+    def traced_atomic(self, ptrs: Any, mask: Any) -> None:
+        assert self.launch is not None
+        data = getattr(ptrs, "data", None)
+        if data is None or not getattr(data, "size", 0):
+            return
+        addresses = data.astype("uint64")
+        if mask is not None and getattr(mask, "data", None) is not None:
+            addresses = addresses[numpy.broadcast_to(mask.data, data.shape)]
+        if not addresses.size:
+            return
+        low, high = int(addresses.min()), int(addresses.max()) + 8
+        launch = self.launch
+        launch.stored = True
+        launch.stores.append((low, high, None))
+        launch.lanes += int(addresses.size)
+        launch.elements += int(addresses.size)
+        launch.computed = launch.computed or bool(launch.read.inputs)
+        label = launch.read.union(self.shadow.label(low, high)).computed_by_kernel()
+        self.shadow.write(low, high, label)
+
+    # -- provenance of PyTorch calls and host access -----------------------------------------
+
+    def _wrap_host_access(self) -> None:
+        """Reads of tensor storage into Python (bytes(), struct, iteration, tolist) and tensors built
+        from host buffers (from_numpy, frombuffer), which PyTorch's function modes do not see."""
+        import torch.storage as storage_module
+
+        monitor = self
+        for cls in (storage_module._StorageBase, storage_module.UntypedStorage, storage_module.TypedStorage):
+            for method in ("__iter__", "__getitem__", "tolist"):
+                original = cls.__dict__.get(method)
+                if original is None:
+                    continue
+
+                def reader(self_: Any, *args: Any, _original: Any = original, _method: str = method) -> Any:
+                    if monitor.tracking and monitor.launch_depth == 0 and not monitor.storage_reading:
+                        monitor.record_storage_read(self_, f"reading the tensor's storage ({_method})")
+                    if _method == "__getitem__":
+                        return _original(self_, *args)
+                    monitor.storage_reading += 1
+                    try:
+                        result = _original(self_, *args)
+                        return iter(list(result)) if _method == "__iter__" else result
+                    finally:
+                        monitor.storage_reading -= 1
+
+                setattr(cls, method, functools.wraps(original)(reader))
+        for name in ("from_numpy", "frombuffer", "from_dlpack"):
+            original = getattr(torch, name, None)
+            if original is None:
+                continue
+
+            def builder(*args: Any, _original: Any = original, _name: str = name, **kwargs: Any) -> Any:
+                result = _original(*args, **kwargs)
+                from_tensor = bool(args) and isinstance(args[0], torch.Tensor)
+                if monitor.tracking and isinstance(result, torch.Tensor) and not from_tensor:
+                    monitor.record_host_built(_name, result)
+                return result
+
+            setattr(torch, name, functools.wraps(original)(builder))
+        import ctypes
+
+        for name in ("string_at", "memmove"):
+            original = getattr(ctypes, name, None)
+            if original is None:
+                continue
+
+            def pointer_read(*args: Any, _original: Any = original, _name: str = name) -> Any:
+                if monitor.tracking and len(args) >= 2:
+                    source = args[1] if _name == "memmove" else args[0]
+                    size = args[2] if _name == "memmove" else (args[1] if len(args) > 1 else 1)
+                    monitor.record_pointer_read(f"ctypes.{_name}", source, size)
+                    if _name == "memmove" and isinstance(args[0], int):
+                        monitor.shadow.write(args[0], args[0] + int(size), HOST)
+                return _original(*args)
+
+            setattr(ctypes, name, functools.wraps(original)(pointer_read))
+
+    def _event(self, kind: str, what: str, line: int | None, **fields: Any) -> None:
+        key = (kind, what, line)
+        event = self._events.get(key)
+        if event is None:
+            if kind.startswith("host"):
+                event = HostEvent(what=what, line=line, **fields)
+            else:
+                event = TorchCall(name=what, line=line)
+            self._events[key] = event
+            targets: dict[str, list[Any]] = {
+                "host-read": self.provenance.host_reads,
+                "host-built": self.provenance.host_built,
+                "torch-input": self.provenance.torch_on_inputs,
+                "epilogue": self.provenance.epilogue,
+                "init": self.provenance.init_ops,
+                "extension": self.provenance.extension_torch,
+            }
+            target = targets.get(kind)
+            if target is not None:
+                target.append(event)
+            elif kind == "copy" and what not in self.provenance.copy_kernels:
+                self.provenance.copy_kernels.append(what)
+            return
+        event.count += 1
+        if isinstance(event, HostEvent):
+            event.from_inputs = event.from_inputs or bool(fields.get("from_inputs"))
+            event.elements = max(event.elements, int(fields.get("elements", 0)))
+
+    def record_host_read(self, name: str, args: Any, kwargs: Any) -> None:
+        source = args[0] if args and isinstance(args[0], torch.Tensor) else None
+        if source is None:
+            return
+        label = self.shadow.tensor_label(source)
+        self._event("host-read", f".{name}()" if not name.startswith("__") else name, self._candidate_line(),
+                    from_inputs=bool(label.inputs))
+
+    def record_storage_read(self, storage: Any, what: str) -> None:
+        try:
+            start = int(storage.data_ptr())
+            end = start + int(storage.nbytes())
+        except Exception:
+            return
+        label = self.shadow.label(start, end)
+        self._event("host-read", what, self._candidate_line(), from_inputs=bool(label.inputs))
+
+    def record_pointer_read(self, what: str, address: Any, size: Any) -> None:
+        try:
+            start = int(address if isinstance(address, int) else getattr(address, "value", 0) or 0)
+            end = start + max(1, int(size))
+        except Exception:
+            return
+        label = self.shadow.label(start, end)
+        if not label.unknown or label.inputs:
+            self._event("host-read", what, self._candidate_line(), from_inputs=bool(label.inputs))
+
+    def record_host_built(self, name: str, tensor: torch.Tensor) -> None:
+        self.shadow.write(*span(tensor), HOST)
+        self._event("host-built", f"torch.{name}", self._candidate_line(), elements=int(tensor.numel()))
+
+    def trace_call(self, name: str, args: Any, kwargs: Any, result: Any) -> None:
+        """Give the memory a PyTorch call wrote the label of what it computed from."""
+        if name in policy.QUERIES or name in policy.HOST_READS:
+            if name in ("cpu", "to") and isinstance(result, torch.Tensor):
+                self._moved(args, result)
+            return
+        outputs = [t for t in _tensors(result) if t.numel()]
+        sources = [t for t in _tensors((args[1:] if name == "new_tensor" else args, kwargs)) if t.numel()]
+        if name in policy.HOST_BUILT:
+            if sources:
+                label = union([self.shadow.tensor_label(t) for t in sources])
+                for tensor in outputs:
+                    self.shadow.write(*span(tensor), label)
+            else:
+                for tensor in outputs:
+                    self.record_host_built(name, tensor)
+            return
+        if name in policy.FILLS:
+            for tensor in outputs:
+                self.shadow.write(*span(tensor), FILL)
+            return
+        if name in policy.REARRANGES:
+            label = union([self.shadow.tensor_label(t) for t in sources])
+            for tensor in outputs:
+                self.shadow.write(*span(tensor), label)
+            return
+        if name in policy.VIEWS or name in policy.MOVES:
+            if name == "__setitem__" and len(args) >= 3 and isinstance(args[0], torch.Tensor):
+                target = args[0]
+                value = args[2]
+                label = self.shadow.tensor_label(target)
+                if isinstance(value, torch.Tensor):
+                    label = label.union(self.shadow.tensor_label(value))
+                self.shadow.write(*span(target), label)
+            elif name == "copy_" and len(args) >= 2 and isinstance(args[0], torch.Tensor):
+                if isinstance(args[1], torch.Tensor):
+                    self.shadow.write(*span(args[0]), self.shadow.tensor_label(args[1]))
+            elif name in ("fill_", "zero_") and args and isinstance(args[0], torch.Tensor):
+                self.shadow.write(*span(args[0]), FILL)
+            elif isinstance(result, torch.Tensor):
+                self._moved(args, result)
+                source = args[0] if args and isinstance(args[0], torch.Tensor) else None
+                if source is not None and source.device.type != "cpu" and result.device.type == "cpu":
+                    self.record_host_read(f"{name} (a device-to-host copy)", args, kwargs)
+            return
+        labels = [self.shadow.tensor_label(t) for t in sources]
+        combined = union(labels)
+        line = self._candidate_line()
+        if self.phase == "init":
+            label = Label(inputs=combined.inputs, init_ops=combined.init_ops | {name}, state=combined.state)
+            self._event("init", name, line)
+        else:
+            if self.launch_depth > 0:
+                self._event("extension", name, line)
+            elif any(lab.inputs and not lab.kernel for lab in labels):
+                self._event("torch-input", name, line)
+            elif combined.kernel:
+                self._event("epilogue", name, line)
+                self._torch_elements += sum(t.numel() for t in outputs) + sum(t.numel() for t in sources)
+            label = combined.computed_by_torch(name)
+        for tensor in outputs:
+            self.shadow.write(*span(tensor), label)
+
+    def _moved(self, args: Any, result: torch.Tensor) -> None:
+        source = args[0] if args and isinstance(args[0], torch.Tensor) else None
+        if source is None or not result.numel():
+            return
+        here, there = span(source), span(result)
+        if here != there:
+            self.shadow.write(*there, self.shadow.label(*here))
+
+    # -- construction ----------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def construction(self) -> Iterator[None]:
+        """Wrap ModelNew's construction: PyTorch computation in __init__ is labelled as such."""
+        self.phase, self.tracking = "init", True
+        try:
+            with _Recorder(self):
+                yield
+        finally:
+            self.phase, self.tracking = None, False
+
+    def model_built(self, model: torch.nn.Module) -> None:
+        self._built = {name: self.shadow.tensor_label(t) for name, t in _state(model) if t.numel()}
+
+    def model_ready(self, model: torch.nn.Module, loaded: list[str]) -> None:
+        """After the reference's state was copied in and the model moved: label its parameters and buffers."""
+        for name, tensor in _state(model):
+            if not tensor.numel():
+                continue
+            built = self._built.get(name)
+            label = STATE
+            if name not in loaded and built is not None and built.init_ops:
+                label = Label(init_ops=built.init_ops, state=True)
+            self.shadow.write(*span(tensor), label)
+        self._persistent = self.shadow.snapshot()
 
     def record_movement(self, name: str, args: Any, result: Any) -> None:
         """Memory that data movement (contiguous, reshape, clone, copy_...) filled from kernel-written
@@ -355,7 +757,8 @@ class Monitor:
 
     def record_call(self, name: str) -> None:
         key = (name, self._candidate_line())
-        self._calls[key] = self._calls.get(key, 0) + 1
+        calls = self._body_calls if self.launch_depth > 0 else self._calls
+        calls[key] = calls.get(key, 0) + 1
 
     def record_cast(self, name: str, args: Any, kwargs: Any) -> None:
         source = args[0] if args and isinstance(args[0], torch.Tensor) else None
@@ -375,18 +778,32 @@ class Monitor:
     # -- forward ---------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def forward(self) -> Iterator[None]:
-        """Wrap one real forward call: counts its launches and records its PyTorch calls."""
+    def forward(self, inputs: list[Any] | None = None) -> Iterator[None]:
+        """Wrap one real forward call: counts its launches, records its PyTorch calls, follows provenance."""
         self.launches = 0
         self._stores = []
         self._fills = []
+        self.shadow.clear()
+        for start, end, label in self._persistent:
+            self.shadow.write(start, end, label)
+        for index, value in enumerate(inputs or []):
+            if isinstance(value, torch.Tensor) and value.numel():
+                self.shadow.write(*span(value), Label(inputs=frozenset({index})))
+        self._torch_elements = self._kernel_elements = 0
         recorder = _Recorder(self)
-        with recorder:
-            yield
-            stack = torch.overrides._get_current_function_mode_stack()
-            if not stack or stack[-1] is not recorder:
-                self._lost("the PyTorch function-mode stack was changed during forward")
+        self.phase, self.tracking = "forward", True
+        try:
+            with recorder:
+                yield
+                stack = torch.overrides._get_current_function_mode_stack()
+                if not stack or stack[-1] is not recorder:
+                    self._lost("the PyTorch function-mode stack was changed during forward")
+        finally:
+            self.phase, self.tracking = None, False
         self.observations.launches_per_forward.append(self.launches)
+        prov = self.provenance
+        if self._torch_elements * max(prov.kernel_elements, 1) >= prov.torch_elements * max(self._kernel_elements, 1):
+            prov.torch_elements, prov.kernel_elements = self._torch_elements, self._kernel_elements
 
     @contextlib.contextmanager
     def ghosted(self) -> Iterator[None]:
@@ -415,15 +832,43 @@ class Monitor:
             start, end = _memory(leaf)
             if any(start < high and low < end for low, high in input_ranges) and path not in self.observations.aliased_outputs:
                 self.observations.aliased_outputs.append(path)
-            written = any(start < high and low < end for low, high in self._stores)
-            filled = any(low <= start and end <= high for low, high in self._fills)
-            foreign = not written and not filled
+            foreign = self._judge_output(path, leaf)
             if self.interpreted and self.launches and foreign and path not in self.observations.unwritten_outputs:
                 self.observations.unwritten_outputs.append(path)
         self.observations.threads_alive = max(
             self.observations.threads_alive, threading.active_count() - self._threads_before
         )
         self.observations.children_alive = max(self.observations.children_alive, _child_processes())
+
+    def _judge_output(self, path: str, leaf: torch.Tensor) -> bool:
+        """Record where the output's values came from; True when some of it no one tracked wrote."""
+        start, end = span(leaf)
+        total = max(end - start, 1)
+        unknown = False
+        for low, high, label in self.shadow.read(start, end):
+            constant = False
+            if not label.kernel:
+                size = leaf.element_size()
+                constant = _constant(leaf, (low - start) // size, (high - start) // size, 1 if label.fill else 2)
+            unknown = unknown or label.unknown
+            part = OutputPart(
+                path=path,
+                fraction=round((high - low) / total, 4),
+                inputs=sorted(label.inputs),
+                kernel=label.kernel,
+                copied=label.copied,
+                torch_ops=sorted(label.torch_ops),
+                init_ops=sorted(label.init_ops),
+                host=label.host,
+                fill=label.fill,
+                state=label.state,
+                unknown=label.unknown,
+                constant=constant,
+            )
+            key = part.model_dump(exclude={"fraction"})
+            if all(p.model_dump(exclude={"fraction"}) != key for p in self.provenance.outputs):
+                self.provenance.outputs.append(part)
+        return unknown
 
     def output_is_plain(self, output: Any) -> bool:
         return all(type(leaf) is torch.Tensor for _, leaf in _leaves(output) if isinstance(leaf, torch.Tensor))
@@ -433,7 +878,11 @@ class Monitor:
     def finish(self) -> Observations:
         obs = self.observations
         obs.kernels = dict(self.kernels)
+        obs.provenance = self.provenance
         obs.torch_calls = [TorchCall(name=n, line=line, count=c) for (n, line), c in sorted(self._calls.items(), key=str)]
+        obs.kernel_body_calls = [
+            TorchCall(name=n, line=line, count=c) for (n, line), c in sorted(self._body_calls.items(), key=str)
+        ]
         obs.downcasts = [TorchCall(name=n, line=line, count=c) for (n, line), c in sorted(self._casts.items(), key=str)]
         obs.reference_calls = [
             TorchCall(name=n, line=line, count=c) for (n, line), c in sorted(self._references.items(), key=str)
@@ -476,6 +925,8 @@ class _CountingModule:
             monitor.launches += 1
             if monitor.ghost:
                 return None
+            if monitor.tracking:
+                return monitor.traced_extension(name, value, args, kwargs)
             monitor.launch_depth += 1
             try:
                 return value(*args, **kwargs)
@@ -483,6 +934,63 @@ class _CountingModule:
                 monitor.launch_depth -= 1
 
         return launch
+
+
+_ATEN_MOVES = frozenset({
+    "empty", "empty_strided", "empty_like", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "zero_",
+    "fill_", "view", "_unsafe_view", "reshape", "as_strided", "expand", "slice", "select", "permute", "transpose",
+    "t", "unsqueeze", "squeeze", "alias", "detach", "clone", "copy_", "_to_copy", "contiguous", "lift_fresh",
+    "resize_", "set_", "new_empty", "new_empty_strided", "new_zeros", "_reshape_alias", "split", "unbind", "narrow",
+    "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "is_same_size", "_local_scalar_dense",
+})
+
+
+class _AtenRecorder(TorchDispatchMode):
+    """Inside an extension call: the ATen operations it calls back into (PyTorch compute, not kernel work)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops: list[str] = []
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        packet = getattr(func, "overloadpacket", func)
+        name = str(getattr(packet, "__name__", func)).rsplit(".", 1)[-1]
+        if name not in _ATEN_MOVES and name not in self.ops:
+            self.ops.append(name)
+        return func(*args, **(kwargs or {}))
+
+
+def _lanes(ptrs: Any, mask: Any, value: Any) -> tuple[Any, Any]:
+    """The addresses and values of the active lanes of an interpreted load or store."""
+    addresses = getattr(ptrs, "data", None)
+    values = getattr(value, "data", None)
+    if addresses is None or values is None:
+        return None, None
+    values = numpy.broadcast_to(values, addresses.shape)
+    active = getattr(mask, "data", None)
+    if active is not None:
+        active = numpy.broadcast_to(active, addresses.shape)
+        return addresses[active].astype("uint64"), values[active]
+    return addresses.reshape(-1).astype("uint64"), values.reshape(-1)
+
+
+def _state(model: torch.nn.Module) -> Iterator[tuple[str, torch.Tensor]]:
+    yield from model.named_parameters()
+    yield from ((name, b) for name, b in model.named_buffers() if b is not None)
+
+
+def _constant(tensor: torch.Tensor, first: int, last: int, minimum: int) -> bool:
+    """Every element in [first, last) (of a contiguous tensor; else all) holds one value (NaN counts as
+    one), and there are at least `minimum` of them."""
+    with torch._C.DisableTorchFunctionSubclass():
+        flat = tensor.detach().reshape(-1)
+        if tensor.is_contiguous():
+            flat = flat[first:last]
+        if flat.numel() < minimum:
+            return False  # one computed value says nothing: a scalar written without reading the inputs is judged
+        if flat.is_floating_point() and bool(flat.isnan().all()):
+            return True
+        return bool((flat == flat[0]).all())
 
 
 def _leaves(value: Any, path: str = "output") -> Iterator[tuple[str, Any]]:

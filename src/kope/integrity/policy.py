@@ -9,6 +9,8 @@ kernel is meant to replace only part of a model.
 
 from __future__ import annotations
 
+from typing import Literal
+
 ALLOW_TORCH_NAME = "ALLOW_TORCH"
 
 ALLOCATION = frozenset(
@@ -175,3 +177,46 @@ TIMER_NAMES = ("time.", "torch.cuda.Event", "torch.cuda.synchronize", "do_bench"
 def is_timer(name: str) -> bool:
     """Whether a watched function's name belongs to a clock or a timer."""
     return any(word in name for word in TIMER_NAMES)
+
+
+HOST_READS = frozenset(
+    {"tolist", "item", "numpy", "__array__", "__dlpack__", "__float__", "__int__", "__bool__", "__index__",
+     "__complex__"}
+)
+"""Tensor calls that bring tensor data into Python (the host): the data leaves the kernels' world."""
+HOST_BUILT = frozenset({"tensor", "as_tensor", "asarray", "frombuffer", "from_numpy", "from_dlpack", "new_tensor"})
+"""Calls that build a tensor from Python data (lists, numbers, bytes, NumPy arrays)."""
+FILLS = ALLOCATION - HOST_BUILT | {"linspace", "logspace", "eye", "tril_indices", "triu_indices", "zero_", "fill_"}
+"""Allocations and fills: constants, not data."""
+REARRANGES = frozenset(
+    {"pad", "constant_pad_nd", "cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack",
+     "repeat", "tile", "flip", "fliplr", "flipud", "roll", "broadcast_to", "unfold"}
+)
+"""Operations that only rearrange or replicate data (padding with a constant, concatenation): they pass
+their inputs' provenance on without computing."""
+EPILOGUE_RATIO = 1.5
+"""Under `strict`, the elements PyTorch epilogue operations read and wrote must stay below this many
+per element the candidate's kernels loaded or stored: a division of a reduction by a count, an
+O(output) bias add (about 1.0) pass; two O(output) operations after an elementwise kernel (about 2.0),
+or a matmul after a trivial kernel, do not."""
+
+Policy = Literal["strict", "partial"]
+POLICY_NAME = "INTEGRITY_POLICY"
+
+
+def decide(
+    override: str | None, task_setting: str | None, reference_ops: list[str] | None
+) -> tuple[Policy, str]:
+    """Which policy applies, and why (in words for the JSON and `kope check`)."""
+    if override in ("strict", "partial"):
+        return override, f"--policy {override}"  # type: ignore[return-value]
+    if task_setting in ("strict", "partial"):
+        return task_setting, f"the task sets {POLICY_NAME} = {task_setting!r}"  # type: ignore[return-value]
+    if reference_ops is None:
+        return "strict", "the reference's operators were not traced; strict by default"
+    distinct = sorted(set(reference_ops))
+    if len(distinct) <= 1:
+        what = f"one operator ({distinct[0]})" if distinct else "no computing operator"
+        return "strict", f"the reference's forward calls {what}"
+    shown = ", ".join(distinct[:6]) + (" ..." if len(distinct) > 6 else "")
+    return "partial", f"the reference's forward composes {len(distinct)} operators ({shown})"

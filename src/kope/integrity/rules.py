@@ -19,10 +19,29 @@ RULES: dict[str, Rule] = {
         Rule(
             "torch-compute",
             "computes with PyTorch instead of its own kernel",
-            "The candidate's Python code calls PyTorch operations that compute on the data (math, "
-            "reductions, matmul, nn.functional, calling nn layers). A candidate may use PyTorch only to "
-            "allocate, view, reshape, query shapes and move data; the work must happen in its kernels. "
-            "A task widens this with ALLOW_TORCH = [...] when it replaces only part of a model.",
+            "PyTorch, not the candidate's kernels, computed the output. Under the strict policy (the "
+            "reference computes one operator): PyTorch computed on the task's inputs, or the PyTorch work "
+            "after the kernels is more than a small epilogue. Under both policies: an output element comes "
+            "from PyTorch alone, or from a table of the task's operator precomputed in __init__. "
+            "Allocation, views, reshapes, casts, initialising parameters in __init__ and small epilogues on "
+            "the kernels' results are allowed. A task widens this with ALLOW_TORCH = [...] or "
+            "INTEGRITY_POLICY = \"partial\" when it replaces only part of a model.",
+        ),
+        Rule(
+            "host-compute",
+            "computes on the host",
+            "During forward, tensor data derived from the inputs was read into Python (tolist, item, numpy, "
+            "__array__, dlpack, storage bytes, ctypes, a device-to-host copy), or an output holds values built "
+            "from Python data (torch.tensor, as_tensor, from_numpy, frombuffer). Values computed on the host "
+            "are not the kernels' work, whatever the code is named.",
+        ),
+        Rule(
+            "copy-kernel",
+            "its kernels only copy",
+            "The candidate's kernels on the path to an output only copy (the values they store are exactly the "
+            "values of one load: the output equals an input, a view of it, or a result PyTorch or __init__ "
+            "computed), or they never read the task inputs the reference reads (only constants, parameters or "
+            "host-built tensors).",
         ),
         Rule(
             "kernel-not-launched",

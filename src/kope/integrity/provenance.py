@@ -1,0 +1,247 @@
+"""Run-time provenance of memory in the candidate's process: where each byte's value came from.
+
+A *label* says, for a span of memory, which task inputs its value derives from, whether a computing
+kernel of the candidate is on its path, whether a kernel only copied it, whether PyTorch computed it
+(in forward, or in `__init__`), whether it was built from host data, or whether it is a fill
+(`empty`, `zeros`, `arange`...). The shadow map holds labels by address range; kernel launches,
+PyTorch calls and host reads update and consult it (`kope.integrity.monitor`).
+
+The judgement of a kernel store: it *copies* when the values it stores are, as a multiset, exactly
+the values of one load of the same launch (a copy, a permutation, a transpose); then the stored
+memory keeps that load's label. Otherwise it *computes*: the stored memory gets the union of every
+label the launch has read so far, and is marked as kernel-computed when those labels reach a task
+input. A kernel that reads no task input therefore never marks anything as kernel-computed.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import deque
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import torch
+
+_EMPTY: frozenset[Any] = frozenset()
+
+
+@dataclass(frozen=True)
+class Label:
+    inputs: frozenset[int] = _EMPTY
+    """Task inputs (positional index) the value derives from."""
+    kernel: bool = False
+    """A computing kernel of the candidate, reading task-input-derived data, is on its path."""
+    copied: bool = False
+    """A kernel of the candidate copied it (and did not compute it)."""
+    torch_ops: frozenset[str] = _EMPTY
+    """PyTorch compute operations in forward on its path."""
+    init_ops: frozenset[str] = _EMPTY
+    """PyTorch compute operations in `__init__` on its path."""
+    host: bool = False
+    """Built from Python / host data during forward."""
+    fill: bool = False
+    """A fill, a constant or a parameter initialisation: no data."""
+    state: bool = False
+    """The model's parameters and buffers (copied from the reference where names agree)."""
+    unknown: bool = False
+    """Memory no tracked kernel, PyTorch call or allocation wrote."""
+
+    def union(self, other: Label) -> Label:
+        if self == other:
+            return self
+        return Label(
+            inputs=self.inputs | other.inputs,
+            kernel=self.kernel or other.kernel,
+            copied=self.copied or other.copied,
+            torch_ops=self.torch_ops | other.torch_ops,
+            init_ops=self.init_ops | other.init_ops,
+            host=self.host or other.host,
+            fill=self.fill and other.fill,
+            state=self.state or other.state,
+            unknown=self.unknown or other.unknown,
+        )
+
+    def computed_by_kernel(self) -> Label:
+        return replace(self, kernel=self.kernel or bool(self.inputs), copied=False, fill=False, unknown=False)
+
+    def copied_by_kernel(self) -> Label:
+        return replace(self, copied=True)
+
+    def computed_by_torch(self, op: str) -> Label:
+        return replace(self, torch_ops=self.torch_ops | {op}, fill=False, unknown=False)
+
+
+UNKNOWN = Label(unknown=True)
+FILL = Label(fill=True)
+HOST = Label(host=True)
+STATE = Label(state=True)
+
+
+def union(labels: list[Label]) -> Label:
+    if not labels:
+        return FILL
+    result = labels[0]
+    for label in labels[1:]:
+        result = result.union(label)
+    return result
+
+
+def span(tensor: torch.Tensor) -> tuple[int, int]:
+    """The bytes a tensor's elements span, from its lowest to its highest element."""
+    with torch._C.DisableTorchFunctionSubclass():
+        start = int(tensor.data_ptr())
+        if tensor.numel() == 0:
+            return start, start
+        size = tensor.element_size()
+        low = sum((n - 1) * s for n, s in zip(tensor.shape, tensor.stride(), strict=True) if s < 0)
+        high = sum((n - 1) * s for n, s in zip(tensor.shape, tensor.stride(), strict=True) if s > 0)
+        return start + low * size, start + (high + 1) * size
+
+
+@dataclass
+class Shadow:
+    """Non-overlapping labelled address ranges, sorted by start; later writes replace earlier ones."""
+
+    starts: list[int] = field(default_factory=list)
+    ends: list[int] = field(default_factory=list)
+    labels: list[Label] = field(default_factory=list)
+
+    def clear(self) -> None:
+        self.starts.clear()
+        self.ends.clear()
+        self.labels.clear()
+
+    def write(self, start: int, end: int, label: Label) -> None:
+        if end <= start:
+            return
+        i = bisect.bisect_right(self.ends, start)
+        j = i
+        while j < len(self.starts) and self.starts[j] < end:
+            j += 1
+        pieces: list[tuple[int, int, Label]] = []
+        if i < j and self.starts[i] < start:
+            pieces.append((self.starts[i], start, self.labels[i]))
+        pieces.append((start, end, label))
+        if i < j and self.ends[j - 1] > end:
+            pieces.append((end, self.ends[j - 1], self.labels[j - 1]))
+        if i > 0 and self.ends[i - 1] == pieces[0][0] and self.labels[i - 1] == pieces[0][2]:
+            i -= 1
+            pieces[0] = (self.starts[i], pieces[0][1], pieces[0][2])
+        if j < len(self.starts) and self.starts[j] == pieces[-1][1] and self.labels[j] == pieces[-1][2]:
+            pieces[-1] = (pieces[-1][0], self.ends[j], pieces[-1][2])
+            j += 1
+        self.starts[i:j] = [p[0] for p in pieces]
+        self.ends[i:j] = [p[1] for p in pieces]
+        self.labels[i:j] = [p[2] for p in pieces]
+
+    def read(self, start: int, end: int) -> list[tuple[int, int, Label]]:
+        """The labelled pieces of [start, end); gaps come back as UNKNOWN."""
+        if end <= start:
+            return []
+        pieces: list[tuple[int, int, Label]] = []
+        cursor = start
+        i = bisect.bisect_right(self.ends, start)
+        while i < len(self.starts) and self.starts[i] < end:
+            s, e = max(self.starts[i], start), min(self.ends[i], end)
+            if s > cursor:
+                pieces.append((cursor, s, UNKNOWN))
+            pieces.append((s, e, self.labels[i]))
+            cursor = e
+            i += 1
+        if cursor < end:
+            pieces.append((cursor, end, UNKNOWN))
+        return pieces
+
+    def label(self, start: int, end: int) -> Label:
+        return union([label for _, _, label in self.read(start, end)])
+
+    def tensor_label(self, tensor: torch.Tensor) -> Label:
+        return self.label(*span(tensor))
+
+    def snapshot(self) -> list[tuple[int, int, Label]]:
+        return list(zip(self.starts, self.ends, self.labels, strict=True))
+
+
+MIN_COPY_LANES = 4
+"""A launch that stored fewer lanes than this is never judged a copy: one or two values equal to a
+loaded one are as likely a coincidence (a truncated loss equal to a class index) as a copy."""
+
+
+@dataclass
+class LaunchState:
+    """What one launch of a candidate kernel has read and written so far (interpreter)."""
+
+    name: str
+    read: Label = FILL
+    recent: deque[tuple[Any, Label]] = field(default_factory=lambda: deque(maxlen=8))
+    elements: int = 0
+    computed: bool = False
+    stored: bool = False
+    stores: list[tuple[int, int, Label | None]] = field(default_factory=list)
+    """Each store's range and, when it stored exactly one load's values, that load's label."""
+    lanes: int = 0
+    loaded_any: bool = False
+
+    def note_load(self, values: Any, label: Label) -> None:
+        import numpy
+
+        self.read = label if not self.loaded_any else self.read.union(label)
+        self.loaded_any = True
+        self.elements += int(values.size)
+        self.recent.append((numpy.sort(values, axis=None), label))
+
+    def store_label(self, start: int, end: int, values: Any) -> Label:
+        """The provisional label of memory this launch stores `values` to: a copy keeps its source's label."""
+        import numpy
+
+        self.elements += int(values.size)
+        self.lanes += int(values.size)
+        self.stored = True
+        ordered = numpy.sort(values, axis=None)
+        for loaded, label in reversed(self.recent):
+            if loaded.shape == ordered.shape and loaded.dtype == ordered.dtype and _same(loaded, ordered):
+                self.stores.append((start, end, label))
+                return label.copied_by_kernel()
+        self.stores.append((start, end, None))
+        self.computed = self.computed or bool(self.read.inputs)
+        return self.read.computed_by_kernel()
+
+    def finish(self) -> list[tuple[int, int, Label]]:
+        """Relabel at the end of the launch: a launch computes unless every store was a copy (of enough
+        lanes to tell); a gather from the model's own parameters indexed by task inputs (an embedding)
+        computes too. What a computing launch stored carries everything it read."""
+        sources = [label for _, _, label in self.stores if label is not None]
+        all_copies = len(sources) == len(self.stores) and self.lanes >= MIN_COPY_LANES
+        gather = all_copies and bool(self.read.inputs) and all(_pure_state(label) for label in sources)
+        if all_copies and not gather:
+            return []
+        self.computed = self.computed or bool(self.read.inputs)
+        final = self.read.computed_by_kernel()
+        return [(start, end, final) for start, end, _ in self.stores]
+
+
+def _pure_state(label: Label) -> bool:
+    return label.state and not (label.inputs or label.host or label.torch_ops or label.init_ops or label.unknown)
+
+
+def _same(a: Any, b: Any) -> bool:
+    import numpy
+
+    return bool(numpy.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
+
+
+def tensor_copies(written: torch.Tensor, sources: list[torch.Tensor]) -> torch.Tensor | None:
+    """The source whose values `written` holds exactly, as a multiset (a copy, a permutation), if any."""
+    with torch._C.DisableTorchFunctionSubclass():
+        if written.numel() == 0:
+            return None
+        mine = written.detach().reshape(-1).sort().values
+        for source in sources:
+            if source.numel() != written.numel() or source.dtype != written.dtype or source is written:
+                continue
+            theirs = source.detach().reshape(-1).sort().values
+            if bool(torch.equal(mine, theirs)) or (
+                mine.is_floating_point() and bool(((mine == theirs) | (mine.isnan() & theirs.isnan())).all())
+            ):
+                return source
+    return None
