@@ -46,11 +46,16 @@ def _compiler() -> str | None:
 
 
 def _params(entries: list[dict[str, Any]]) -> list[Any]:
-    marks = pytest.mark.skipif(_compiler() is None, reason="builds a C++ extension and no C++ compiler was found")
-    return [
-        pytest.param(entry, id=entry["file"], marks=[marks] if entry.get("needs") == "cpp" else [])
-        for entry in entries
-    ]
+    """One parameter per fixture; `known_miss` (measured on the held-out corpus, not tuned away) is a strict
+    xfail, so a fix that catches it must also update the manifest."""
+    cpp = pytest.mark.skipif(_compiler() is None, reason="builds a C++ extension and no C++ compiler was found")
+    params = []
+    for entry in entries:
+        marks = [cpp] if entry.get("needs") == "cpp" else []
+        if entry.get("known_miss"):
+            marks.append(pytest.mark.xfail(strict=True, reason=entry["known_miss"]))
+        params.append(pytest.param(entry, id=entry["file"], marks=marks))
+    return params
 
 
 @pytest.fixture(scope="module")
@@ -60,8 +65,11 @@ def provenance_evaluator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[E
 
 
 def _evaluate(evaluator: Evaluator, entry: dict[str, Any], folder: str) -> EvalResult:
-    options = CPP_OPTIONS if entry.get("needs") == "cpp" else OPTIONS
-    return evaluator.evaluate(ROOT / entry["task"], CORPUS / folder / entry["file"], options=options)
+    """C++ fixtures build their extension in every job (a minute or more here): the visible case only."""
+    if entry.get("needs") == "cpp":
+        return evaluator.evaluate(ROOT / entry["task"], CORPUS / folder / entry["file"], options=CPP_OPTIONS,
+                                  which="visible")  # fmt: skip
+    return evaluator.evaluate(ROOT / entry["task"], CORPUS / folder / entry["file"], options=OPTIONS)
 
 
 def _summary(result: EvalResult) -> dict[str, Any]:
