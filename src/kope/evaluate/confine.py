@@ -87,7 +87,7 @@ class Settings:
     """How to confine a job (part of the job's limits)."""
 
     mode: SandboxMode = "auto"
-    disk_mb: int = 1024
+    disk_mb: int = 4096
     """The largest file the job may write, and the most its directory may hold."""
     tmp_mb: int = 256
     """Size of the private /tmp and /dev/shm (namespaces level)."""

@@ -70,8 +70,8 @@ class EvalOptions:
     sandbox: SandboxMode = "auto"
     """The OS boundary around every job (`kope.evaluate.confine`): `auto` the strongest this machine
     allows, `strict` refuses to run without namespaces, `off` process isolation only."""
-    disk_mb: int = 1024
-    """The most a job may write: the largest file, and the growth of its directory."""
+    disk_mb: int = 4096
+    """The most a job may write: the largest file, and the growth of its directory (outputs included)."""
     policy: Literal["strict", "partial"] | None = None
     """The integrity policy; None: the task's INTEGRITY_POLICY, else decided from what the reference calls."""
 

@@ -284,6 +284,8 @@ def _watch(
                 outcome.disk_exceeded = True
                 _kill_group(pid)
     outcome.seconds = round(time.monotonic() - started, 4)
+    if limits.sandbox.mode != "off" and _disk_usage(job_dir) > disk_limit:  # written between two polls
+        outcome.disk_exceeded = True
     if os.WIFSIGNALED(status):
         outcome.signal = os.WTERMSIG(status)
         outcome.signal_name = signal.Signals(outcome.signal).name
