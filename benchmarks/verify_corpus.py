@@ -148,6 +148,8 @@ def verify(manifest: Path, only: set[str], shim: bool) -> list[Row]:
                 error_kind=result.error.kind if result.error else "", wrong=wrong, seconds=seconds,
                 ok=expected_ok(entry, result), shimmed=shimmed,
             ))
+            row = rows[-1]
+            print(f"{row.file}: {row.status} {row.error_kind} {row.wrong} {row.seconds:.1f}s", file=sys.stderr, flush=True)
     return rows
 
 

@@ -13,11 +13,11 @@ def transpose_kernel(
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_n = pid_m * BLOCK_N + tl.arange(0, BLOCK_N)
     mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
     tile = tl.load(x_ptr + offs_m[:, None] * stride_xm + offs_n[None, :] * stride_xn, mask=mask)
     # y is (N, M): element (m, n) of x goes to row n, column m of y
-    y_ptrs = y_ptr + offs_n[None, :] * stride_yn + offs_m[:, None] * stride_ym
+    y_ptrs = y_ptr + offs_n[None, :] * stride_ym + offs_m[:, None] * stride_yn
     tl.store(y_ptrs, tile, mask=mask)
 
 
