@@ -53,7 +53,7 @@ def without_autotune(source: str) -> str:
         for decorator in node.decorator_list:
             if isinstance(decorator, ast.Call) and ast.unparse(decorator.func) == "triton.autotune":
                 configs[node.name] = _first_config_keywords(decorator)
-                edits.append((decorator.lineno, 0, decorator.end_lineno + 1, 0, ""))  # type: ignore[operator]
+                edits.append((decorator.lineno, 0, _end(decorator)[0] + 1, 0, ""))
     for node in ast.walk(tree):
         if (
             isinstance(node, ast.Call)
@@ -61,11 +61,13 @@ def without_autotune(source: str) -> str:
             and isinstance(node.func.value, ast.Name)
             and node.func.value.id in configs
         ):
-            line, col = node.end_lineno, node.end_col_offset - 1  # type: ignore[operator]
-            last = max([*node.args, *node.keywords], key=lambda n: (n.end_lineno, n.end_col_offset), default=None)
-            trailing = last is not None and "," in _between(lines, last, line, col)
+            line, col = _end(node)
+            col -= 1  # before the closing parenthesis
+            arguments: list[ast.expr | ast.keyword] = [*node.args, *node.keywords]
+            last = max(arguments, key=_end, default=None)
+            trailing = last is not None and "," in _between(lines, _end(last), line, col)
             sep = "" if last is None else " " if trailing else ", "
-            edits.append((line, col, line, col, sep + configs[node.func.value.id]))  # type: ignore[arg-type]
+            edits.append((line, col, line, col, sep + configs[node.func.value.id]))
     offsets = [0]
     for text in lines:
         offsets.append(offsets[-1] + len(text))
@@ -77,9 +79,13 @@ def without_autotune(source: str) -> str:
     return out
 
 
-def _between(lines: list[str], node: ast.AST, line: int, col: int) -> str:
-    """The source text from the end of `node` to (line, col)."""
-    end_line, end_col = node.end_lineno or 0, node.end_col_offset or 0
+def _end(node: ast.expr | ast.keyword) -> tuple[int, int]:
+    return node.end_lineno or 0, node.end_col_offset or 0
+
+
+def _between(lines: list[str], start: tuple[int, int], line: int, col: int) -> str:
+    """The source text from `start` (a node's end) to (line, col)."""
+    end_line, end_col = start
     if end_line == line:
         return lines[line - 1][end_col:col]
     return lines[end_line - 1][end_col:] + "".join(lines[end_line:line - 1]) + lines[line - 1][:col]
