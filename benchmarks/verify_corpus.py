@@ -2,7 +2,8 @@
 
 For each entry of a manifest (benchmarks/near_miss_handwritten/manifest.json by default) the candidate is
 evaluated with kope's evaluator on all its task's cases, one file at a time, and a table is printed:
-file, label, status, error kind, wrong elements (over all cases), seconds. A near miss must fail with
+file, label, status, error kind, wrong elements (over all cases), whether the visible case fails
+too, seconds. A near miss must fail with
 wrong values (status `fail`, no error); an entry whose `expect` names an error kind must fail with that
 kind. The script exits 1 if any entry passes, is rejected, or fails some other way, so a corpus whose
 bugs were fixed by accident, or which broke for an unrelated reason, is caught before it is measured on.
@@ -113,6 +114,8 @@ class Row:
     status: str
     error_kind: str
     wrong: int
+    visible_fails: bool
+    """Whether a visible case fails too (else the bug shows only on hidden cases)."""
     seconds: float
     ok: bool
     shimmed: bool
@@ -151,7 +154,8 @@ def verify(manifest: Path, only: set[str], shim: bool) -> list[Row]:
             wrong = sum(c.mismatch_count or 0 for c in result.cases)
             rows.append(Row(
                 file=entry["file"], label=entry["label"], status=result.status,
-                error_kind=result.error.kind if result.error else "", wrong=wrong, seconds=seconds,
+                error_kind=result.error.kind if result.error else "", wrong=wrong,
+                visible_fails=any(c.visible and not c.passed for c in result.cases), seconds=seconds,
                 ok=expected_ok(entry, result), shimmed=shimmed,
             ))
             row = rows[-1]
@@ -161,12 +165,12 @@ def verify(manifest: Path, only: set[str], shim: bool) -> list[Row]:
 
 def render(rows: list[Row], manifest: Path) -> Table:
     table = Table(title=f"{manifest.relative_to(ROOT) if manifest.is_relative_to(ROOT) else manifest}")
-    for column in ("file", "label", "status", "error kind", "wrong elements", "seconds", "as labelled"):
+    for column in ("file", "label", "status", "error kind", "wrong elements", "visible case", "seconds", "as labelled"):
         table.add_column(column, justify="right" if column in ("wrong elements", "seconds") else "left")
     for row in rows:
         name = row.file + (" (shim)" if row.shimmed else "")
         table.add_row(name, row.label, row.status, row.error_kind or "-", str(row.wrong),
-                      f"{row.seconds:.1f}", "yes" if row.ok else "NO")
+                      "fails" if row.visible_fails else "passes", f"{row.seconds:.1f}", "yes" if row.ok else "NO")
     return table
 
 
@@ -183,7 +187,8 @@ def main() -> int:
     bad = [row.file for row in rows if not row.ok]
     ops = len({json.dumps(e.get("op") or e.get("task")) for e in json.loads(manifest.read_text())})
     console.print(
-        f"{len(rows)} entries over {ops} operators, {len(rows) - len(bad)} fail as labelled; "
+        f"{len(rows)} entries over {ops} operators, {len(rows) - len(bad)} fail as labelled, "
+        f"{sum(r.visible_fails for r in rows)} of them on the visible case; "
         f"{sum(r.seconds for r in rows):.0f} s in all; {platform.machine()}, Python {platform.python_version()}"
     )
     if bad:
