@@ -17,6 +17,7 @@ from types import ModuleType
 
 import pytest
 
+from kope.bench.corpus import load_suite
 from kope.knowledge.base import KnowledgeBase
 from kope.ops import list_ops
 
@@ -94,3 +95,11 @@ def test_autotune_entries_have_a_runnable_form_without_the_decorator(entries: li
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript) and isinstance(n.func.value, ast.Name)
         ]
         assert launches and all(any(k.arg and k.arg.isupper() for k in n.keywords) for n in launches), entry["file"]
+
+
+def test_kope_loads_it_as_a_near_miss_suite(entries: list[dict]) -> None:
+    suite = load_suite(MANIFEST)
+    assert [e.candidate for e in suite.manifest.entries] == [e["file"] for e in entries]
+    for entry in suite.manifest.entries:
+        if not entry.task.startswith("op:"):
+            assert (suite.root / entry.task).is_file(), entry.task
