@@ -22,9 +22,13 @@ STEPS = 3
 
 
 def main() -> None:
-    url, writer, runs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     hold_at = int(sys.argv[4]) if len(sys.argv) > 4 else -1
     marker = Path(sys.argv[5]) if len(sys.argv) > 5 else None
+    write(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), hold_at, marker)
+    print("done", sys.argv[2])
+
+
+def write(url: str, writer: int, runs: int, hold_at: int = -1, marker: Path | None = None) -> None:
     task = load_task(get_op("relu").task_path)
     store = ExperienceStore.open(url)
     for index in range(runs):
@@ -45,7 +49,6 @@ def main() -> None:
             store.finish_run(run.id, status="unrepaired", stop_reason="test", best_version=parent,
                              summary={"writer": writer, "index": index})
     store.close()
-    print("done", writer)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ as root the server runs as the `postgres` user (the package creates it).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -118,10 +119,8 @@ class LocalPostgres:
     def stop(self) -> None:
         data = self.directory / "data"
         if data.is_dir():
-            try:
+            with contextlib.suppress(PostgresUnavailable):
                 self._run("pg_ctl", "-D", str(data), "-m", "immediate", "-w", "stop")
-            except PostgresUnavailable:
-                pass
         if self.owned:
             shutil.rmtree(self.directory, ignore_errors=True)
 
