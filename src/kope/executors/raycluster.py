@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import atexit
 import hashlib
-import pickle
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -29,7 +28,7 @@ def _ray() -> Any:
 
 def _run_job(factory: WorkerFactory, job: Any) -> Any:
     """Runs in a Ray worker process: the worker for this factory is built once per process."""
-    key = hashlib.sha256(pickle.dumps(factory)).hexdigest()
+    key = hashlib.sha256(repr(factory).encode()).hexdigest()  # factories are dataclasses or partials: a stable repr
     worker = _WORKERS.get(key)
     if worker is None:
         worker = _WORKERS[key] = factory()

@@ -4,7 +4,7 @@ Known layouts (TASKS and CANDIDATES are directories; they may be the same one):
 
 - KernelBench: `TASKS/level1/19_ReLU.py` and `CANDIDATES/[level1/]19_ReLU/sample_0.py`;
 - flat KernelBench output: `CANDIDATES/level_1_problem_19_sample_0_kernel.py` (problem 19 of level 1:
-  the task file `19_*.py` in `TASKS/level1/`, or in TASKS itself when it holds one level);
+  the task file `19_*.py` in `TASKS/level1/`, or anywhere in TASKS when it has no level folders);
 - a task per subdirectory: `TASKS/NAME/task.py` (or `TASKS/NAME.py`) and `CANDIDATES/NAME/*.py`.
 
 A manifest instead of a directory (CANDIDATES a `.csv` with columns `task,candidate[,id]`, or a
@@ -83,8 +83,8 @@ class _TaskIndex:
 
     def find(self, level: int | None, number: int) -> Path | None:
         found = self.by_number.get((level, number))
-        if found is None and len(self.levels) == 1:
-            found = self.by_number.get((next(iter(self.levels)), number))
+        if found is None and self.levels == {None}:  # tasks not sorted into level folders: any level
+            found = self.by_number.get((None, number))
         return found
 
 

@@ -59,9 +59,10 @@ def small_cases(task_source: str) -> str:
 
 
 def make_run(out: Path, *, ops: Sequence[str] = SMALL_OPS[:4], near_misses: int = 2, broken: int = 1,
-             cheats: int = 1, good: int = 1, small: bool = False) -> SampleRun:
+             cheats: int = 1, good: int = 1, small: bool = False,
+             near_miss_ops: Sequence[str] | None = None) -> SampleRun:
     """Write a run of len(ops) problems into `out` (tasks/ and candidates/); near misses per op as the suite
-    has them; `small`: the tasks get smaller cases (see `small_cases`)."""
+    has them (only for `near_miss_ops`, where given); `small`: the tasks get smaller cases (see `small_cases`)."""
     suite = load_suite("default")
     run = SampleRun(tasks=out / "tasks", candidates=out / "candidates")
     for number, name in enumerate(ops, 1):
@@ -75,7 +76,8 @@ def make_run(out: Path, *, ops: Sequence[str] = SMALL_OPS[:4], near_misses: int 
         folder.mkdir(parents=True, exist_ok=True)
         kernel = op.kernel_path.read_text()
         samples: list[tuple[str, str]] = [(kernel, "pass") for _ in range(good)]
-        entries = [e for e in suite.entries if e.task == f"op:{name}"][:near_misses]
+        wanted = near_misses if near_miss_ops is None or name in near_miss_ops else 0
+        entries = [e for e in suite.entries if e.task == f"op:{name}"][:wanted]
         samples += [(suite.candidate_path(e).read_text(), "near-miss") for e in entries]
         samples += [(_broken(kernel, number + k), "broken") for k in range(broken)]
         samples += [(_cheat(task.read_text()), "cheat") for _ in range(cheats)]
