@@ -16,6 +16,7 @@ import platform
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -27,11 +28,10 @@ from kope.ops import get_op
 from kope.task import load_task
 
 
-def write(url: str, writer: int, runs: int, steps: int, start: float) -> None:
+def write(url: str, writer: int, runs: int, steps: int, ready: Any) -> None:
     task = load_task(get_op("relu").task_path)
     store = ExperienceStore.open(url)
-    while time.time() < start:
-        time.sleep(0.001)
+    ready.wait()
     for index in range(runs):
         with store.atomic(key=f"bench-{writer}-{index}"):
             record = store.ensure_task(task)
@@ -51,10 +51,12 @@ def write(url: str, writer: int, runs: int, steps: int, start: float) -> None:
 def measure(url: str, writers: int, runs: int, steps: int) -> tuple[float, int]:
     ExperienceStore.open(url).close()
     context = multiprocessing.get_context("spawn")
-    start = time.time() + 8.0  # every writer has imported kope and opened the store before the clock starts
-    processes = [context.Process(target=write, args=(url, n, runs // writers, steps, start)) for n in range(writers)]
+    ready = context.Barrier(writers + 1)  # the clock starts when every writer has imported kope and opened the store
+    processes = [context.Process(target=write, args=(url, n, runs // writers, steps, ready)) for n in range(writers)]
     for process in processes:
         process.start()
+    ready.wait()
+    start = time.time()
     for process in processes:
         process.join()
         assert process.exitcode == 0, f"a writer failed ({process.exitcode})"

@@ -60,6 +60,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", type=int, default=4, help="Problems (the suite's smallest operators), 5 candidates each.")
     parser.add_argument("--noop", type=int, default=200, help="No-op jobs for the overhead measurement.")
+    parser.add_argument("--noop-only", action="store_true", help="Only the overhead measurement.")
     args = parser.parse_args()
     console = Console()
     ray = RayExecutor(num_cpus=2, object_store_mb=128)
@@ -67,11 +68,16 @@ def main() -> None:
         overhead = Table(title=f"{args.noop} no-op jobs")
         for column in ("executor", "seconds", "ms per job"):
             overhead.add_column(column, justify="right" if column != "executor" else "left")
-        base = noop_seconds(LocalExecutor(1), args.noop)
-        for name, executor in (("in-process", LocalExecutor(1)), ("local pool, 2", LocalExecutor(2)), ("ray, 2 CPUs", ray)):
-            seconds = base if name == "in-process" else noop_seconds(executor, args.noop)
-            overhead.add_row(name, f"{seconds:.3f}", f"{1000 * seconds / args.noop:.2f}")
+        pool = LocalExecutor(2)
+        try:
+            for name, executor in (("in-process", LocalExecutor(1)), ("local pool, 2", pool), ("ray, 2 CPUs", ray)):
+                seconds = noop_seconds(executor, args.noop)
+                overhead.add_row(name, f"{seconds:.3f}", f"{1000 * seconds / args.noop:.2f}")
+        finally:
+            pool.close()
         console.print(overhead)
+        if args.noop_only:
+            return
         with tempfile.TemporaryDirectory() as scratch:
             root = Path(scratch)
             run = make_run(root / "run", ops=SMALL_OPS[: args.ops], near_misses=1, broken=2, small=True)
@@ -84,6 +90,8 @@ def main() -> None:
                 summary = triage(run.tasks, run.candidates, root / name.split(",")[0], executor=executor,
                                  options=EvalOptions(trials=1), cache_dir=root / f"cache-{name.split(',')[0]}")
                 seconds = time.monotonic() - began
+                if isinstance(executor, LocalExecutor):
+                    executor.close()
                 results[name] = summary
                 same = "-" if name.startswith("local") else str(outcome(summary) == outcome(results["local, 2 workers"]))
                 table.add_row(name, f"{seconds:.1f}", f"{60 * len(summary.rows) / seconds:.2f}", str(summary.saved), same)

@@ -475,8 +475,12 @@ def _execute(
 ) -> Iterator[Attempt]:
     if not jobs:
         return
-    if executor is None:
-        executor = LocalExecutor(workers)
+    owned = executor is None
+    executor = executor or LocalExecutor(workers)
     in_process = isinstance(executor, LocalExecutor) and executor.workers <= 1
     factory = functools.partial(Worker, cache_dir, 2 if in_process else 1, model_factory, runner if in_process else None)
-    yield from executor.map(factory, jobs)
+    try:
+        yield from executor.map(factory, jobs)
+    finally:
+        if owned:
+            executor.close()

@@ -52,20 +52,34 @@ class ExecutorChoice(StrEnum):
 
 
 class LocalExecutor:
-    """Worker processes on this machine (spawned, each with its own worker); one: in this process."""
+    """Worker processes on this machine (spawned, each with its own worker); one: in this process.
+
+    The pool outlives a `map` call (its workers stay warm for the next call with the same factory)
+    until `close`.
+    """
 
     name = "local"
 
     def __init__(self, workers: int = 1) -> None:
         self.workers = max(1, workers)
+        self._pool: ProcessPoolExecutor | None = None
+        self._factory: str | None = None
+
+    def _pool_for(self, factory: WorkerFactory) -> ProcessPoolExecutor:
+        key = repr(factory)
+        if self._pool is None or self._factory != key:
+            self.close()
+            context = multiprocessing.get_context("spawn")
+            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context,
+                                             initializer=_init_worker, initargs=(factory,))
+            self._factory = key
+        return self._pool
 
     def map(self, factory: WorkerFactory, jobs: Iterable[Any]) -> Iterator[Any]:
         if self.workers <= 1:
             yield from _in_process(factory, jobs)
             return
-        context = multiprocessing.get_context("spawn")
-        pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context, initializer=_init_worker,
-                                   initargs=(factory,))
+        pool = self._pool_for(factory)
         pending: set[Future[Any]] = set()
         source = iter(jobs)
         exhausted = False
@@ -86,11 +100,13 @@ class LocalExecutor:
             for future in pending:
                 future.cancel()
             pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
             raise
-        pool.shutdown(wait=True)
 
     def close(self) -> None:
-        pass
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+        self._pool, self._factory = None, None
 
 
 _END = object()

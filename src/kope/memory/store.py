@@ -353,7 +353,10 @@ class ExperienceStore:
                 _sqlite_setup(engine)
             else:
                 engine = create_engine(parsed, pool_pre_ping=True)
-        except (SQLAlchemyError, ImportError) as exc:
+        except ImportError as exc:
+            hint = " (pip install 'kope[postgres]')" if parsed.get_backend_name() == "postgresql" else ""
+            raise StoreError(f"cannot open the experience store {url}: {exc}{hint}") from None
+        except SQLAlchemyError as exc:
             raise StoreError(f"cannot open the experience store {url}: {exc}") from None
         store = cls(engine)
         if migrate:

@@ -121,6 +121,7 @@ def triage(
     out.mkdir(parents=True, exist_ok=True)
     out = out.resolve()
     matching = matching or match(tasks, candidates)
+    owned = executor is None
     executor = executor or LocalExecutor(1)
     options = options or EvalOptions()
     token = _run_token(out, tasks, candidates)
@@ -175,6 +176,8 @@ def triage(
         summary.interrupted = True
         raise
     finally:
+        if owned:
+            executor.close()
         summary.seconds = round(time.monotonic() - began, 3)
         from kope.triage.report import write_report
 
