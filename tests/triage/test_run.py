@@ -1,5 +1,5 @@
 """Triage of a 22-candidate run made from the suite: locally, on a local Ray cluster with a worker
-killed mid-run, resumed, and its report read in a real headless browser.
+killed mid-run, and its report read in a real headless browser (resuming: test_cli_triage.py).
 
 Ray (`kope[ray]`) and Chromium (Debian's `chromium`) are set up by scripts/setup.sh; where either is
 missing its test is skipped with the reason (pytest -rs prints it).
@@ -66,16 +66,6 @@ def test_local_triage_classifies_and_repairs(local: TriageSummary, sample: Sampl
     for row in repaired:
         assert row.after == "pass" and row.diff.startswith("--- a/") and (local.out / str(row.repaired)).is_file()
     assert local.counts("after")["pass"] == local.counts("before")["pass"] + len(repaired) == 5 + len(repaired)
-
-
-def test_an_interrupted_run_resumes(local: TriageSummary, sample: SampleRun, cache: Path, tmp_path: Path) -> None:
-    lines = (local.out / "results.jsonl").read_text().splitlines()
-    dropped = [line for line in lines if '"error_kind":"syntax"' in line][:1]  # stopped before a cheap one
-    (tmp_path / "results.jsonl").write_text("".join(line + "\n" for line in lines if line not in dropped))
-    resumed = triage(sample.tasks, sample.candidates, tmp_path, options=OPTIONS, cache_dir=cache)
-    assert (resumed.resumed, resumed.ran) == (21, 1)
-    assert len((tmp_path / "results.jsonl").read_text().splitlines()) == 22
-    assert {r.id: (r.before, r.after) for r in resumed.rows} == {r.id: (r.before, r.after) for r in local.rows}
 
 
 @pytest.fixture(scope="module")
