@@ -62,6 +62,15 @@ PolicyOpt = Annotated[
         "INTEGRITY_POLICY, else decided from what the reference calls.",
     ),
 ]
+ExecutorOpt = Annotated[
+    str, typer.Option("--executor", help="Where jobs run: local (worker processes) or ray (a Ray cluster).")
+]
+AddressOpt = Annotated[
+    str | None,
+    typer.Option("--address", help="Ray: auto (the running cluster) or ray://HOST:PORT; default: a local cluster."),
+]
+
+
 DeviceOpt = Annotated[
     str,
     typer.Option(
@@ -906,8 +915,10 @@ def bench_run(
     temperature: Annotated[float | None, typer.Option("--temperature", help="Sampling temperature of the model.")] = None,
     cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="Reference cache (default ~/.cache/kope).")] = None,
     sandbox: SandboxOpt = SandboxChoice.auto,
+    executor: ExecutorOpt = "local",
+    address: AddressOpt = None,
 ) -> None:
-    """Run a strategy over a suite in worker processes; one JSONL row per attempt, resumable."""
+    """Run a strategy over a suite in worker processes (or on Ray); one JSONL row per attempt, resumable."""
     import functools
 
     from kope import paths
@@ -941,6 +952,7 @@ def bench_run(
             workers=workers, limit=limit, every=every, options=EvalOptions(sandbox=_mode(sandbox), device=resolved, trials=trials),
             limits=Limits(max_iterations=max_iterations), cache_dir=cache_dir or paths.cache_dir() / "reference",
             model_factory=factory, progress=show, probes=not no_probes, memory=memory,
+            executor=None if executor == "local" else _executor(executor, workers, address, resolved),  # type: ignore[arg-type]
         )
     passed = sum(r.passed for r in summary.rows)
     out.print(f"{summary.ran} attempt(s) run, {summary.skipped} already done, {passed} passed; "
@@ -1180,6 +1192,73 @@ def memory_export(
         out_file.parent.mkdir(parents=True, exist_ok=True)
         out_file.write_text(text)
         err.print(f"wrote {out_file}", highlight=False)
+
+
+def _executor(name: str, workers: int, address: str | None, device: str) -> object:
+    from kope.executors import ExecutorError, make_executor
+
+    if name not in ("local", "ray"):
+        raise ExecutorError(f"unknown executor {name!r}: use local or ray")
+    return make_executor(name, workers=workers, address=address, device=device)
+
+
+@app.command("triage")
+def triage_command(
+    tasks: Annotated[Path, typer.Argument(help="The task files: a folder (KernelBench levels, a task per folder) or one file.")],
+    candidates: Annotated[Path, typer.Argument(help="The candidates: a folder in a known layout, or a manifest (.csv, .json).")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Results folder: results.jsonl (reruns resume), repaired/, report.html.")],
+    model: Annotated[str, typer.Option("--model", help="Repairs: offline (recipes), openai:MODEL, anthropic:MODEL, replay:FILE.")] = "offline",
+    max_tokens: Annotated[int | None, typer.Option("--max-tokens", min=0, help="Token budget of the whole run's repairs.")] = None,
+    max_seconds: Annotated[float | None, typer.Option("--max-seconds", min=0, help="Time budget of the whole run, in seconds.")] = None,
+    max_iterations: Annotated[int, typer.Option("--max-iterations", min=1, help="Model calls per repair at most.")] = 8,
+    executor: ExecutorOpt = "local",
+    address: AddressOpt = None,
+    workers: Annotated[int, typer.Option("--workers", min=1, help="Local worker processes (or a local Ray cluster's CPUs).")] = 1,
+    store: Annotated[str | None, typer.Option("--store", help="Record repairs in this experience store (a SQLite file or postgresql+psycopg://...).")] = None,
+    device: DeviceOpt = "auto",
+    trials: Annotated[int, typer.Option("--trials", min=1, help="Runs per case in every evaluation.")] = 3,
+    cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="Reference cache (default ~/.cache/kope).")] = None,
+    sandbox: SandboxOpt = SandboxChoice.auto,
+    as_json: JsonOpt = False,
+) -> None:
+    """Triage a run: match candidates to tasks, classify each (pass, near-miss, broken, cheat), repair the near misses."""
+    from kope import paths
+    from kope.evaluate import EvalOptions
+    from kope.models import load_model
+    from kope.triage import match, triage
+    from kope.triage.progress import TriageProgress
+    from kope.triage.run import read_rows
+
+    with _errors_reported(as_json):
+        resolved = _device(device, as_json=as_json)
+        load_model(model)
+        matching = match(tasks, candidates)
+        for lost in matching.unmatched:
+            err.print(f"no task for {lost.candidate}: {lost.reason}", highlight=False)
+        chosen = _executor(executor, workers, address, resolved)
+        done = len({r.id for r in read_rows(out_dir)} & {i.id for i in matching.items}) if out_dir.exists() else 0
+        bar = TriageProgress(len(matching.items), done=done, console=err)
+        try:
+            with bar:
+                summary = triage(
+                    tasks, candidates, out_dir, executor=chosen, model=model, matching=matching,  # type: ignore[arg-type]
+                    options=EvalOptions(sandbox=_mode(sandbox), device=resolved, trials=trials),
+                    max_tokens=max_tokens, max_seconds=max_seconds, max_iterations=max_iterations, store=store,
+                    cache_dir=cache_dir or paths.cache_dir() / "reference",
+                    progress=lambda row, s: bar.update(row, s.counts("after"), s.saved),
+                )
+        finally:
+            chosen.close()  # type: ignore[attr-defined]
+    result = {"candidates": summary.total, "ran": summary.ran, "resumed": summary.resumed,
+              "unmatched": len(summary.unmatched), "before": summary.counts("before"), "after": summary.counts("after"),
+              "saved": summary.saved, "tokens": summary.tokens, "seconds": summary.seconds,
+              "report": str(summary.out / "report.html"), "results": str(summary.out / "results.jsonl")}
+    if as_json:
+        out.print_json(json.dumps(result))
+        return
+    out.print(f"{summary.total} candidate(s), {len(summary.unmatched)} without a task; pass rate "
+              f"{summary.pass_rate('before'):.0%} → {summary.pass_rate('after'):.0%}, {summary.saved} saved, "
+              f"{summary.tokens} tokens, {summary.seconds:.0f} s; report: {result['report']}", highlight=False)
 
 
 def main() -> None:

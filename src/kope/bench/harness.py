@@ -14,15 +14,14 @@ that already has a row.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
-import multiprocessing
 import os
 import platform
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -37,6 +36,7 @@ from kope.errors import KopeError
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
 from kope.evaluate.confine import SandboxReport
 from kope.evaluate.runner import Runner
+from kope.executors import Executor, LocalExecutor
 from kope.knowledge.base import KnowledgeBase
 from kope.memory.store import ExperienceStore
 from kope.models import load_model
@@ -300,22 +300,6 @@ class Worker:
         row.passed = sample.numerically_right and gate_verdict == "clean"
 
 
-_WORKER: Worker | None = None
-
-
-def _init_worker(cache_dir: Path | None, max_parallel: int, model_factory: ModelFactory | None) -> None:
-    global _WORKER
-    from multiprocessing import util
-
-    _WORKER = Worker(cache_dir, max_parallel, model_factory)
-    util.Finalize(_WORKER, _WORKER.close, exitpriority=10)
-
-
-def _run_in_worker(job: Job) -> Attempt:
-    assert _WORKER is not None, "the worker was not initialised"
-    return _WORKER.run(job)
-
-
 # -- the parent side ----------------------------------------------------------------------------
 
 
@@ -428,6 +412,7 @@ def run_bench(
     evaluator: Evaluator | None = None,
     probes: bool = True,
     memory: bool = False,
+    executor: Executor | None = None,
 ) -> RunSummary:
     """Run every job not already in `out/attempts.jsonl`; rows are appended as they finish.
 
@@ -435,6 +420,7 @@ def run_bench(
 
     `workers` > 1 runs jobs in that many processes, each with its own evaluator; otherwise they run
     here, sharing `evaluator`'s sandbox (fork server) and reference cache when one is given.
+    `executor` (kope.executors, e.g. Ray) runs them elsewhere instead, one worker per process there.
     """
     if strategy not in ("debug", "regenerate"):
         raise BenchError(f"unknown strategy {strategy!r}: use debug or regenerate")
@@ -465,7 +451,8 @@ def run_bench(
     if evaluator is not None and cache_dir is None:
         cache_dir = evaluator.cache.root
     runner = evaluator.runner if evaluator is not None and workers <= 1 else None
-    for row in _execute(todo, workers=workers, cache_dir=cache_dir, model_factory=model_factory, runner=runner):
+    for row in _execute(todo, workers=workers, cache_dir=cache_dir, model_factory=model_factory, runner=runner,
+                        executor=executor):
         record(row)
     summary.seconds = round(time.monotonic() - began, 3)
     summary.parent_s = round(parent, 3)
@@ -484,26 +471,16 @@ def run_bench(
 
 def _execute(
     jobs: list[Job], *, workers: int, cache_dir: Path | None, model_factory: ModelFactory | None,
-    runner: Runner | None = None,
+    runner: Runner | None = None, executor: Executor | None = None,
 ) -> Iterator[Attempt]:
     if not jobs:
         return
-    if workers <= 1:
-        worker = Worker(cache_dir, max_parallel=2, model_factory=model_factory, runner=runner)
-        try:
-            for job in jobs:
-                yield worker.run(job)
-        finally:
-            worker.close()
-        return
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_init_worker,
-                             initargs=(cache_dir, 1, model_factory)) as pool:
-        futures: list[Future[Attempt]] = [pool.submit(_run_in_worker, job) for job in jobs]
-        try:
-            for future in as_completed(futures):
-                yield future.result()
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-
+    owned = executor is None
+    executor = executor or LocalExecutor(workers)
+    in_process = isinstance(executor, LocalExecutor) and executor.workers <= 1
+    factory = functools.partial(Worker, cache_dir, 2 if in_process else 1, model_factory, runner if in_process else None)
+    try:
+        yield from executor.map(factory, jobs)
+    finally:
+        if owned:
+            executor.close()

@@ -12,7 +12,8 @@
 Every layout change is a migration appended to `MIGRATIONS`; a store records the version it is at
 and `migrate` applies the missing ones, each in its own transaction. Version 1 was the graph alone
 (tasks, runs, versions, decisions, evaluations, edges); version 2 added what the store learns from
-(pattern evidence, learned patterns, the injection log, error signatures).
+(pattern evidence, learned patterns, the injection log, error signatures); version 3 added
+`commit_key`, the keys of atomic writes (`ExperienceStore.atomic`), so a retried writer adds nothing twice.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from sqlalchemy import (
     text,
 )
 
-LATEST = 2
+LATEST = 3
 """The schema version this kope writes."""
 
 
@@ -201,6 +202,15 @@ def define(meta: MetaData, at: int = LATEST) -> MetaData:
         Column("outcome", String(200)),
         Column("created", Float, nullable=False),
     )
+    if at < 3:
+        return meta
+    Table(
+        "commit_key",
+        meta,
+        Column("key", String(200), primary_key=True),
+        Column("runs", JSON, nullable=False),
+        Column("created", Float, nullable=False),
+    )
     return meta
 
 
@@ -216,6 +226,7 @@ error_signature = metadata.tables["error_signature"]
 pattern_evidence = metadata.tables["pattern_evidence"]
 learned_pattern = metadata.tables["learned_pattern"]
 injection = metadata.tables["injection"]
+commit_key = metadata.tables["commit_key"]
 _ADDED_IN_2 = ("error_signature", "pattern_evidence", "learned_pattern", "injection")
 
 
@@ -233,7 +244,12 @@ def _v2(connection: Connection) -> None:
         layout.tables[name].create(connection)
 
 
-MIGRATIONS: tuple[Callable[[Connection], None], ...] = (_v1, _v2)
+def _v3(connection: Connection) -> None:
+    """The keys of atomic writes, so that a retried writer's second commit is refused whole."""
+    define(MetaData(), 3).tables["commit_key"].create(connection)
+
+
+MIGRATIONS: tuple[Callable[[Connection], None], ...] = (_v1, _v2, _v3)
 """MIGRATIONS[i] takes a store from version i to version i + 1."""
 assert len(MIGRATIONS) == LATEST
 
@@ -249,8 +265,11 @@ def current_version(connection: Connection) -> int:
 def migrate(connection: Connection, target: int = LATEST) -> list[int]:
     """Apply the migrations from the store's version up to `target`; the versions applied.
 
-    The caller holds a write transaction, so concurrent openers apply each migration once.
+    The caller holds a write transaction, so concurrent openers apply each migration once (on
+    PostgreSQL a transaction-scoped advisory lock serialises them, since its DDL does not).
     """
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(7316001)"))
     if not inspect(connection).has_table("schema_version"):
         schema_version.create(connection)
     at = current_version(connection)

@@ -11,6 +11,11 @@ others wait up to the busy timeout), so several processes writing one store lose
 step (version, decision, evaluation, edges) is committed whole or not at all: a run interrupted at
 any point leaves the store consistent. The same source is never stored twice for a task (content
 hash), and error texts are kept as normalised signatures whose counts rise.
+
+`atomic(key)` widens that to a whole run: every write inside the block (the debug loop's run, its
+steps, its end) goes into one transaction, so a writer killed mid-run leaves nothing of it, and a
+key makes a retried block a no-op (its second commit is refused whole). `check()` verifies the
+invariants (no dangling reference, no unfinished run, every committed key's runs complete).
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ import math
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -35,6 +42,7 @@ from kope.errors import KopeError
 from kope.evaluate import EvalResult
 from kope.memory import schema
 from kope.memory.schema import (
+    commit_key,
     decision,
     edge,
     error_signature,
@@ -304,12 +312,24 @@ def _url_of(location: str | Path | None) -> str:
     return text if "://" in text else f"sqlite:///{Path(text).expanduser().resolve()}"
 
 
+@dataclass
+class AtomicWrite:
+    """What an `atomic` block did: the runs it started, and whether its key was already committed."""
+
+    key: str | None
+    runs: list[int] = field(default_factory=list)
+    duplicate: bool = False
+    """The key was committed before (a retry): every write of this block was rolled back."""
+
+
 class ExperienceStore:
     """Typed reads and writes of the experience graph over one SQLAlchemy engine."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.url = engine.url.render_as_string(hide_password=True)
+        self._held: ContextVar[tuple[Connection, AtomicWrite] | None] = ContextVar(f"kope-store-{id(self)}",
+                                                                                  default=None)
 
     @classmethod
     def open(cls, location: str | Path | None = None, *, migrate: bool = True) -> ExperienceStore:
@@ -333,7 +353,10 @@ class ExperienceStore:
                 _sqlite_setup(engine)
             else:
                 engine = create_engine(parsed, pool_pre_ping=True)
-        except (SQLAlchemyError, ImportError) as exc:
+        except ImportError as exc:
+            hint = " (pip install 'kope[postgres]')" if parsed.get_backend_name() == "postgresql" else ""
+            raise StoreError(f"cannot open the experience store {url}: {exc}{hint}") from None
+        except SQLAlchemyError as exc:
             raise StoreError(f"cannot open the experience store {url}: {exc}") from None
         store = cls(engine)
         if migrate:
@@ -366,8 +389,58 @@ class ExperienceStore:
         self.close()
 
     @contextmanager
+    def atomic(self, key: str | None = None) -> Iterator[AtomicWrite]:
+        """Every write of this thread's block in one transaction, committed when the block ends.
+
+        Inner writes become savepoints (one that fails rolls back alone, as it would have alone).
+        With `key`, the commit also records the key; if it is there already (a retried task whose
+        first try committed), the whole block is rolled back and `duplicate` is set. On SQLite the
+        block holds the write lock throughout, so concurrent atomic writers take turns; PostgreSQL
+        runs them side by side.
+        """
+        if self._held.get() is not None:
+            raise StoreError("atomic blocks of one store do not nest")
+        written = AtomicWrite(key=key)
+        try:
+            with self.engine.connect() as conn:
+                conn.execution_options(kope_write=True)
+                outer = conn.begin()
+                token = self._held.set((conn, written))
+                try:
+                    yield written
+                    if key is not None:
+                        fresh = _insert_ignore(conn, commit_key, {"key": key, "runs": written.runs,
+                                                                 "created": time.time()}, ["key"])
+                        written.duplicate = not fresh
+                    if written.duplicate:
+                        outer.rollback()
+                    else:
+                        outer.commit()
+                except BaseException:
+                    if outer.is_active:
+                        outer.rollback()
+                    raise
+                finally:
+                    self._held.reset(token)
+        except SQLAlchemyError as exc:
+            raise StoreError(f"the experience store {self.url} failed: {exc}") from exc
+
+    def committed(self, key: str) -> bool:
+        """Whether an atomic block with this key has been committed."""
+        with self._read() as conn:
+            return conn.execute(select(commit_key.c.key).where(commit_key.c.key == key)).first() is not None
+
+    @contextmanager
     def transaction(self) -> Iterator[Connection]:
         """A write transaction: committed whole when the block ends, rolled back if it raises."""
+        held = self._held.get()
+        if held is not None:
+            try:
+                with held[0].begin_nested():
+                    yield held[0]
+            except SQLAlchemyError as exc:
+                raise StoreError(f"the experience store {self.url} failed: {exc}") from exc
+            return
         try:
             with self.engine.connect() as conn:
                 conn.execution_options(kope_write=True)
@@ -378,6 +451,10 @@ class ExperienceStore:
 
     @contextmanager
     def _read(self) -> Iterator[Connection]:
+        held = self._held.get()
+        if held is not None:
+            yield held[0]
+            return
         try:
             with self.engine.connect() as conn, conn.begin():
                 yield conn
@@ -420,6 +497,9 @@ class ExperienceStore:
         with self.transaction() as conn:
             run_id = conn.execute(run.insert().values(**values)).inserted_primary_key[0]  # type: ignore[index]
             row = conn.execute(select(run).where(run.c.id == run_id)).one()
+        held = self._held.get()
+        if held is not None:
+            held[1].runs.append(int(run_id))
         return RunRecord.model_validate(row._asdict())
 
     def update_run(self, run_id: int, **values: Any) -> None:
@@ -854,6 +934,66 @@ class ExperienceStore:
                                "rate": round(s.rate, 3)} for s in ranked[:10]]
         return stats
 
+    def check(self, *, open_runs: bool = False) -> list[str]:
+        """The store's invariants, as a list of what breaks them (empty: consistent).
+
+        Every reference points at a row that exists; every run is finished (unless `open_runs`: a
+        writer that is not atomic may be mid-run); every decision's child and every evaluation belong
+        to the run's task; every committed key names runs that exist and are finished.
+        """
+        problems: list[str] = []
+        with self._read() as conn:
+            def ids(table: Any) -> set[int]:
+                return {int(r[0]) for r in conn.execute(select(table.c.id))}
+
+            runs, versions, decisions = ids(run), ids(version), ids(decision)
+            tasks = ids(task)
+            version_task = {int(v): int(t) for v, t in conn.execute(select(version.c.id, version.c.task_id))}
+            run_rows = conn.execute(select(run.c.id, run.c.task_id, run.c.finished, run.c.status,
+                                           run.c.start_version, run.c.best_version)).all()
+            run_task = {int(r[0]): int(r[1]) for r in run_rows}
+            for rid, tid, finished, status, start, best in run_rows:
+                if tid not in tasks:
+                    problems.append(f"run {rid}: task {tid} does not exist")
+                if not open_runs and (finished is None or status is None):
+                    problems.append(f"run {rid}: not finished (a partial run)")
+                for name, vid in (("start_version", start), ("best_version", best)):
+                    if vid is not None and vid not in versions:
+                        problems.append(f"run {rid}: {name} {vid} does not exist")
+            for vid, tid in version_task.items():
+                if tid not in tasks:
+                    problems.append(f"version {vid}: task {tid} does not exist")
+            for did, rid, parent, child in conn.execute(select(decision.c.id, decision.c.run_id,
+                                                               decision.c.parent_id, decision.c.child_id)):
+                if rid not in runs:
+                    problems.append(f"decision {did}: run {rid} does not exist")
+                for vid in (parent, child):
+                    if vid is not None and vid not in versions:
+                        problems.append(f"decision {did}: version {vid} does not exist")
+                if rid in run_task and child in version_task and version_task[child] != run_task[rid]:
+                    problems.append(f"decision {did}: version {child} is another task's")
+            for eid, vid, rid in conn.execute(select(evaluation.c.id, evaluation.c.version_id, evaluation.c.run_id)):
+                if vid not in versions:
+                    problems.append(f"evaluation {eid}: version {vid} does not exist")
+                if rid is not None and rid not in runs:
+                    problems.append(f"evaluation {eid}: run {rid} does not exist")
+            for gid, src, dst, did, rid in conn.execute(select(edge.c.id, edge.c.src, edge.c.dst,
+                                                               edge.c.decision_id, edge.c.run_id)):
+                for vid in (src, dst):
+                    if vid is not None and vid not in versions:
+                        problems.append(f"edge {gid}: version {vid} does not exist")
+                if did is not None and did not in decisions:
+                    problems.append(f"edge {gid}: decision {did} does not exist")
+                if rid is not None and rid not in runs:
+                    problems.append(f"edge {gid}: run {rid} does not exist")
+            finished = {int(r[0]) for r in run_rows if r[2] is not None and r[3] is not None}
+            for key, listed in conn.execute(select(commit_key.c.key, commit_key.c.runs)):
+                data = listed if isinstance(listed, list) else json.loads(listed or "[]")
+                for rid in data:
+                    if int(rid) not in finished:
+                        problems.append(f"commit {key}: run {rid} is missing or unfinished")
+        return problems
+
     def signature_counts(self, limit: int = 20) -> list[tuple[str, int]]:
         with self._read() as conn:
             rows = conn.execute(select(error_signature.c.text, error_signature.c.count)
@@ -894,7 +1034,11 @@ def _insert_ignore(conn: Connection, table: Any, values: Mapping[str, Any], keys
     if name == "sqlite":
         statement = sqlite.insert(table).on_conflict_do_nothing(index_elements=list(keys))
     elif name == "postgresql":
-        statement = postgresql.insert(table).on_conflict_do_nothing(index_elements=list(keys))
+        # psycopg reports rowcount -1 for an INSERT that SQLAlchemy gives an implicit RETURNING; a row back is
+        # the reliable sign that one was inserted.
+        returning = postgresql.insert(table).on_conflict_do_nothing(index_elements=list(keys)).returning(
+            *[table.c[k] for k in keys])
+        return conn.execute(returning, dict(values)).first() is not None
     else:
         exists = conn.execute(select(func.count()).select_from(table).where(
             and_(*[table.c[k] == values[k] for k in keys]))).scalar()

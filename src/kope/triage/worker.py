@@ -1,0 +1,215 @@
+"""One candidate's triage: evaluate on full coverage with the gates, classify, repair a near miss.
+
+    pass       right on every case, clean for the gates
+    near-miss  runs, wrong values (the kind the debug loop repairs)
+    broken     does not run: the row says the error kind (syntax, import, runtime, timeout...)
+    cheat      right values, rejected by the integrity gates
+
+The worker owns one evaluator (fork server, reference cache) for all the jobs it is given, in
+whichever process the executor runs it. Repairs go through the debug loop's public API; with an
+experience store, each repair is recorded in one atomic block keyed by the run and the candidate,
+so a retried job writes nothing twice and a killed one writes nothing.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+import socket
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from kope.agents.debug import DebugConfig, DebugLoop, DebugReport
+from kope.agents.guards import Limits
+from kope.diagnose.diagnoser import Diagnoser
+from kope.evaluate import EvalOptions, EvalResult, Evaluator
+from kope.knowledge.base import KnowledgeBase
+from kope.memory.store import ExperienceStore
+from kope.models import load_model
+from kope.triage.layout import Item
+
+Klass = Literal["pass", "near-miss", "broken", "cheat"]
+CLASSES: tuple[str, ...] = ("pass", "near-miss", "broken", "cheat")
+
+
+def classify(status: str) -> Klass:
+    """The class of an evaluation status: pass, fail (near-miss), reject (cheat), error (broken)."""
+    return {"pass": "pass", "fail": "near-miss", "reject": "cheat"}.get(status, "broken")  # type: ignore[return-value]
+
+
+def slug(ident: str) -> str:
+    """A file name for a candidate id (its relative path): folders joined by `__`, no `.py`."""
+    stem = ident[:-3] if ident.endswith(".py") else ident
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in stem.replace("/", "__"))
+
+
+class TriageRow(BaseModel):
+    """One candidate's outcome: a row of results.jsonl."""
+
+    id: str
+    problem: str
+    task: str
+    candidate: str
+    before: Klass | Literal["error"]
+    """The class on full coverage; `error` when kope itself failed on it (see `error`)."""
+    after: Klass | Literal["error"]
+    status: str = ""
+    error_kind: str | None = None
+    error_message: str | None = None
+    cases_passed: int = 0
+    cases: int = 0
+    findings: list[str] = Field(default_factory=list)
+    """The integrity rules that rejected it (a cheat), or warned."""
+    heatmap: str | None = None
+    """Where its first failing output is wrong (PNG, relative to the results folder)."""
+    repair: str = "none"
+    """none (not a near miss), repaired, unrepaired, rejected, skipped (a budget was spent), error."""
+    stop_reason: str = ""
+    iterations: int = 0
+    tokens_prompt: int = 0
+    tokens_completion: int = 0
+    repair_s: float = 0.0
+    repaired: str | None = None
+    """The repaired kernel (relative to the results folder)."""
+    diff: str = ""
+    """Candidate → repaired kernel (unified diff)."""
+    eval_s: float = 0.0
+    job_s: float = 0.0
+    store: str | None = None
+    """What the experience store got: recorded, duplicate (a retry of a committed job), or none."""
+    worker: str = ""
+    error: str | None = None
+    finished: str = ""
+
+    @property
+    def tokens(self) -> int:
+        return self.tokens_prompt + self.tokens_completion
+
+
+@dataclass(frozen=True)
+class TriageJob:
+    item: Item
+    out: str
+    """The results folder (repaired/, heatmaps/ and work/ go under it)."""
+    options: EvalOptions
+    model: str = "offline"
+    limits: Limits = field(default_factory=Limits)
+    repair: bool = True
+    skip_reason: str = ""
+    store: str | None = None
+    store_key: str = ""
+    probes: bool = False
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """Builds a TriageWorker (picklable: what the executors send to their processes)."""
+
+    cache_dir: str | None = None
+    max_parallel: int = 2
+
+    def __call__(self) -> TriageWorker:
+        return TriageWorker(Path(self.cache_dir) if self.cache_dir else None, self.max_parallel)
+
+
+class TriageWorker:
+    def __init__(self, cache_dir: Path | None = None, max_parallel: int = 2) -> None:
+        self.evaluator = Evaluator(cache_dir=cache_dir, max_parallel=max_parallel)
+        self.knowledge = KnowledgeBase.load()
+        self._stores: dict[str, ExperienceStore] = {}
+        self.name = f"{socket.gethostname()}:{os.getpid()}"
+
+    def close(self) -> None:
+        for store in self._stores.values():
+            store.close()
+        self._stores.clear()
+        self.evaluator.close()
+
+    def _store(self, url: str) -> ExperienceStore:
+        if url not in self._stores:
+            self._stores[url] = ExperienceStore.open(url)
+        return self._stores[url]
+
+    def run(self, job: TriageJob) -> TriageRow:
+        began = time.monotonic()
+        item = job.item
+        row = TriageRow(id=item.id, problem=item.problem, task=item.task, candidate=item.candidate,
+                        before="error", after="error", worker=self.name)
+        try:
+            self._triage(job, row)
+        except Exception as exc:  # one candidate that breaks kope must not end the run: its row says why
+            row.error = f"{type(exc).__name__}: {exc}"
+        row.job_s = round(time.monotonic() - began, 3)
+        row.finished = time.strftime("%Y-%m-%dT%H:%M:%S")
+        return row
+
+    def _triage(self, job: TriageJob, row: TriageRow) -> None:
+        out = Path(job.out)
+        name = slug(job.item.id)
+        heatmap = out / "heatmaps" / f"{name}.png"
+        heatmap.parent.mkdir(parents=True, exist_ok=True)
+        heatmap.unlink(missing_ok=True)
+        started = time.monotonic()
+        diagnosis = Diagnoser(self.evaluator, self.knowledge).diagnose(
+            job.item.task, job.item.candidate, options=job.options, probes=False, plot=heatmap)
+        row.eval_s = round(time.monotonic() - started, 3)
+        result = diagnosis.evaluation
+        if result is None:
+            raise RuntimeError(diagnosis.error or "the diagnosis returned no evaluation")
+        self._describe(result, row)
+        row.before = row.after = classify(result.status)
+        if heatmap.is_file():
+            row.heatmap = str(heatmap.relative_to(out))
+        if row.before != "near-miss":
+            return
+        if not job.repair:
+            row.repair, row.stop_reason = "skipped", job.skip_reason
+            return
+        self._repair(job, row, out, name)
+
+    @staticmethod
+    def _describe(result: EvalResult, row: TriageRow) -> None:
+        row.status = result.status
+        row.error_kind = result.error.kind if result.error else None
+        row.error_message = result.error.message[:500] if result.error else None
+        row.cases_passed = sum(c.passed for c in result.cases)
+        row.cases = len(result.cases)
+        row.findings = sorted({f.rule for f in result.integrity.findings})
+
+    def _repair(self, job: TriageJob, row: TriageRow, out: Path, name: str) -> None:
+        work = out / "work" / name
+        work.mkdir(parents=True, exist_ok=True)
+        config = DebugConfig(limits=job.limits, options=job.options, probes=job.probes)
+        model = load_model(job.model)
+        store = self._store(job.store) if job.store else None
+        loop = DebugLoop(model, self.evaluator, knowledge=self.knowledge, config=config,
+                         transcript=work / "transcript.jsonl", store=store)
+        started = time.monotonic()
+        report: DebugReport
+        if store is not None:
+            with store.atomic(key=job.store_key or None) as written:
+                report = loop.run(job.item.task, job.item.candidate, work / "out.py")
+            row.store = "duplicate" if written.duplicate else "recorded"
+        else:
+            report = loop.run(job.item.task, job.item.candidate, work / "out.py")
+        row.repair_s = round(time.monotonic() - started, 3)
+        row.repair, row.stop_reason, row.iterations = report.status, report.stop_reason, report.iterations
+        row.tokens_prompt, row.tokens_completion = report.tokens.prompt, report.tokens.completion
+        final = report.final or {}
+        row.after = classify(str(final.get("status", "error")))
+        produced = Path(report.output) if report.output else None
+        if produced is None or not produced.is_file():
+            return
+        before, after = Path(job.item.candidate).read_text(), produced.read_text()
+        row.diff = "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                                fromfile=f"a/{job.item.id}", tofile=f"b/{job.item.id}"))
+        if report.status == "repaired":
+            target = out / "repaired" / f"{name}.py"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(produced, target)
+            row.repaired = str(target.relative_to(out))

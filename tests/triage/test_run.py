@@ -1,0 +1,133 @@
+"""Triage of a 22-candidate run made from the suite: locally, on a local Ray cluster with a worker
+killed mid-run, and its report read in a real headless browser (resuming: test_cli_triage.py).
+
+Ray (`kope[ray]`) and Chromium (Debian's `chromium`) are set up by scripts/setup.sh; where either is
+missing its test is skipped with the reason (pytest -rs prints it).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kope.evaluate import EvalOptions
+from kope.executors import LocalExecutor
+from kope.triage import TriageSummary, read_rows, triage
+from kope.triage.sample import SMALL_OPS, SampleRun, make_run
+
+OPTIONS = EvalOptions(trials=1)
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> SampleRun:
+    # 22 candidates: 5 problems, each with its kernel, two broken ones and a cheat; two near misses
+    # (repairs are what costs most on the interpreter, and two are enough to compare)
+    run = make_run(tmp_path_factory.mktemp("run"), ops=SMALL_OPS[:5], near_misses=1, broken=2, small=True,
+                   near_miss_ops=SMALL_OPS[:2])
+    assert len(run.expected) == 22
+    return run
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("reference-cache")
+
+
+@pytest.fixture(scope="module")
+def local(sample: SampleRun, cache: Path, tmp_path_factory: pytest.TempPathFactory) -> TriageSummary:
+    out = tmp_path_factory.mktemp("local")
+    return triage(sample.tasks, sample.candidates, out, executor=LocalExecutor(2), options=OPTIONS,
+                  cache_dir=cache)
+
+
+def _outcome(summary: TriageSummary) -> dict[str, tuple[str, str, str, str | None]]:
+    """Each candidate's classes, repair and repaired source."""
+    return {r.id: (r.before, r.after, r.repair, (summary.out / r.repaired).read_text() if r.repaired else None)
+            for r in summary.rows}
+
+
+def test_local_triage_classifies_and_repairs(local: TriageSummary, sample: SampleRun) -> None:
+    assert {r.id: r.before for r in local.rows} == sample.expected
+    rows = read_rows(local.out)
+    assert len(rows) == 22 and len((local.out / "results.jsonl").read_text().splitlines()) == 22
+    broken = [r for r in rows if r.before == "broken"]
+    assert {r.error_kind for r in broken} == {"syntax", "runtime"}
+    assert all("torch-compute" in r.findings for r in rows if r.before == "cheat")
+    near = [r for r in rows if r.before == "near-miss"]
+    assert all(r.heatmap and (local.out / r.heatmap).is_file() for r in near)
+    repaired = [r for r in near if r.repair == "repaired"]
+    assert repaired, [(r.id, r.repair, r.stop_reason) for r in near]
+    for row in repaired:
+        assert row.after == "pass" and row.diff.startswith("--- a/") and (local.out / str(row.repaired)).is_file()
+    assert local.counts("after")["pass"] == local.counts("before")["pass"] + len(repaired) == 5 + len(repaired)
+
+
+@pytest.fixture(scope="module")
+def ray_executor() -> Iterator[object]:
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        pytest.skip("Ray is not installed: pip install 'kope[ray]' (scripts/setup.sh does)")
+    from kope.executors.raycluster import RayExecutor
+
+    executor = RayExecutor(num_cpus=2, object_store_mb=128)
+    yield executor
+    executor.close()
+
+
+def _busy_ray_workers() -> list[int]:
+    """Ray worker processes running a job now (Ray titles them `ray::<function>` while they do)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "cmdline").read_bytes().startswith(b"ray::_run_job"):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def test_ray_gives_the_local_results_with_a_worker_killed(
+    local: TriageSummary, sample: SampleRun, cache: Path, ray_executor: object, tmp_path: Path
+) -> None:
+    killed: list[int] = []
+
+    def kill_one(row: object, summary: TriageSummary) -> None:
+        busy = _busy_ray_workers()
+        if not killed and busy:
+            os.kill(busy[0], signal.SIGKILL)
+            killed.append(busy[0])
+
+    summary = triage(sample.tasks, sample.candidates, tmp_path, executor=ray_executor,  # type: ignore[arg-type]
+                     options=OPTIONS, cache_dir=cache, progress=kill_one)
+    assert killed, "no Ray worker was seen running a job"
+    assert summary.executor == "ray" and summary.ran == 22
+    lines = (tmp_path / "results.jsonl").read_text().splitlines()
+    assert len(lines) == 22 and {r.id for r in read_rows(tmp_path)} == set(sample.expected)
+    assert all(r.error is None for r in summary.rows), [r.error for r in summary.rows if r.error]
+    assert _outcome(summary) == _outcome(local)
+
+
+def test_the_report_in_a_headless_browser(local: TriageSummary, tmp_path: Path) -> None:
+    browser = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    if browser is None:
+        pytest.skip("no headless browser: apt-get install chromium (scripts/setup.sh does, as root)")
+    page = (local.out / "report.html").as_uri()
+    flags = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files",
+             f"--user-data-dir={tmp_path / 'profile'}"]
+    dom = subprocess.run([*flags, "--dump-dom", page], capture_output=True, text=True, timeout=120, check=True).stdout
+    assert dom.count('class="candidate"') == 22 and dom.count('<h2 class="problem">') == 5
+    assert 'id="rate-before">22.7%' in dom and dom.count('class="heat"') == 2
+    repaired = sum(r.repair == "repaired" for r in local.rows)
+    assert f'id="saved">{repaired}<' in dom and dom.count('<span class="add">') >= repaired
+    shot = tmp_path / "report.png"
+    subprocess.run([*flags, f"--screenshot={shot}", "--window-size=1280,2000", page], capture_output=True,
+                   timeout=120, check=True)
+    assert shot.stat().st_size > 20_000  # a rendered page, not a blank one
