@@ -180,7 +180,7 @@ def _pointer_args(kernel: ast.FunctionDef) -> Iterator[ast.expr]:
                 yield expr
                 for used in _names(expr):
                     for a in assigned.get(used, []):
-                        if isinstance(a.value, ast.BinOp):
+                        if isinstance(a.value, ast.BinOp | ast.Name):
                             stack.append(a.value)
 
 
@@ -335,6 +335,51 @@ def stride_name(program: Program) -> Iterator[Edit]:
                         yield _edit(program, "stride-name", node, other, f"`{node.id}` -> `{other}` (line {node.lineno})")
 
 
+@operator("stride-swap", "wrong-stride")
+def stride_swap(program: Program) -> Iterator[Edit]:
+    """Two stride parameters swapped within one address expression (dimensions exchanged)."""
+    for kernel in program.kernels:
+        strides = set(_strides(kernel))
+        for expr in _pointer_args(kernel):
+            used = [n for n in ast.walk(expr) if isinstance(n, ast.Name) and n.id in strides]
+            for a, b in itertools.combinations(used, 2):
+                if a.id == b.id:
+                    continue
+                first, second = sorted((a, b), key=lambda n: (n.lineno, n.col_offset))
+                s1, e1 = program.span(first)
+                s2, e2 = program.span(second)
+                text = program.text
+                swapped = text[:s1] + text[s2:e2] + text[e1:s2] + text[s1:e1] + text[e2:]
+                yield Edit("stride-swap", "wrong-stride", first.lineno, f"swap `{a.id}` and `{b.id}` in `{ast.unparse(expr)}`", swapped)
+
+
+@operator("grid-axis", "uninitialized-output")
+def grid_axis(program: Program) -> Iterator[Edit]:
+    """A launch grid's axis fixed at 1 given a ceiling division of the function's sizes by its block sizes
+    (the shape of the grid's other axes)."""
+    for function in ast.walk(program.tree):
+        if not isinstance(function, ast.FunctionDef) or _is_jit(function):
+            continue
+        names = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)}
+        blocks = sorted(n for n in names if "block" in n.lower() or n.lower().startswith("b_"))
+        sizes: list[str] = []
+        for node in ast.walk(function):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                value = ast.unparse(node.value)
+                if ".shape" in value or "numel" in value or "size(" in value:
+                    sizes += [n.id for n in ast.walk(node.targets[0]) if isinstance(n, ast.Name)]
+        for node in ast.walk(function):
+            if not isinstance(node, ast.Tuple) or len(node.elts) < 2:
+                continue
+            if not any("cdiv" in ast.unparse(e) or "//" in ast.unparse(e) for e in node.elts):
+                continue
+            for element in node.elts:
+                if isinstance(element, ast.Constant) and element.value == 1:
+                    for size, block in itertools.islice(itertools.product(dict.fromkeys(sizes), blocks or ["1"]), 16):
+                        new = f"triton.cdiv({size}, {block})" if block != "1" else size
+                        yield _edit(program, "grid-axis", element, new, f"grid axis `1` -> `{new}`")
+
+
 @operator("stride-factor", "wrong-stride")
 def stride_factor(program: Program) -> Iterator[Edit]:
     """An address term not scaled by any stride, multiplied by a stride parameter the kernel never uses
@@ -364,6 +409,7 @@ def offset_term(program: Program) -> Iterator[Edit]:
     expression of the kernel has, with this pointer's stride; or every program-id term dropped."""
     for kernel in program.kernels:
         pids = _program_ids(kernel)
+        direct = [n for n, a in _assigned(kernel).items() if any("program_id" in ast.unparse(x.value) for x in a)]
         strides = _strides(kernel)
         exprs = list(_pointer_args(kernel))
         offsets: list[ast.expr] = []
@@ -376,12 +422,14 @@ def offset_term(program: Program) -> Iterator[Edit]:
             has_pid = any(_names(t) & pids for t in terms)
             base = terms[0]
             if not has_pid:
+                texts: list[str] = []
                 for offset in offsets:
                     pid_side = offset.left if _names(offset.left) & pids else offset.right  # type: ignore[attr-defined]
-                    texts = [ast.unparse(offset)] + [f"{ast.unparse(pid_side)} * {s}" for s in strides]
-                    for text in dict.fromkeys(texts):
-                        new = f"{ast.unparse(base)} + {text}"
-                        yield _edit(program, "offset-term", base, new, f"add `+ {text}` to `{program.code(expr)}`")
+                    texts += [ast.unparse(offset)] + [f"{ast.unparse(pid_side)} * {s}" for s in strides]
+                texts += [f"{pid} * {s}" for pid in direct for s in strides]
+                for text in dict.fromkeys(texts):
+                    new = f"{ast.unparse(base)} + {text}"
+                    yield _edit(program, "offset-term", base, new, f"add `+ {text}` to `{program.code(expr)}`")
             for term in terms[1:]:
                 if _names(term) & pids:
                     kept = " + ".join(ast.unparse(t) for t in terms if t is not term)
