@@ -135,7 +135,7 @@ def test_index_shift_removes_a_small_constant_from_an_address() -> None:
 
 def test_other_identity_offers_the_identity_of_the_reduction_it_feeds() -> None:
     found = of("other-identity")
-    assert [changed(e)[1].split("other=")[1] for e in found][0] == "-float('inf'))"  # acc feeds tl.max
+    assert changed(found[0])[1].split("other=")[1] == "-float('inf'))"  # acc feeds tl.max
     assert {e.label for e in found} == {"padding-in-reduction"}
 
 

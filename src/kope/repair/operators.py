@@ -57,9 +57,10 @@ class Program:
 
     def span(self, node: ast.AST) -> tuple[int, int]:
         """Character offsets of a node (ast columns are UTF-8 bytes; kernels are ASCII in practice)."""
-        start = self._offsets[node.lineno - 1] + _char_col(self.text, self._offsets[node.lineno - 1], node.col_offset)
-        end_line = node.end_lineno or node.lineno
-        end_col = node.end_col_offset or 0
+        line: int = getattr(node, "lineno", 1)
+        start = self._offsets[line - 1] + _char_col(self.text, self._offsets[line - 1], getattr(node, "col_offset", 0))
+        end_line: int = getattr(node, "end_lineno", None) or line
+        end_col: int = getattr(node, "end_col_offset", None) or 0
         end = self._offsets[end_line - 1] + _char_col(self.text, self._offsets[end_line - 1], end_col)
         return start, end
 
@@ -622,9 +623,10 @@ def constant(program: Program) -> Iterator[Edit]:
         if not (isinstance(node, ast.Constant) and isinstance(node.value, float)) or node.value in (0.0, 1.0):
             continue
         text = program.code(node)
-        ranked = sorted(program.reference_constants, key=lambda c: abs(math.log(abs(c) / abs(node.value))) if c and node.value else 9e9)
-        for value in [repr(c) for c in ranked if c != node.value] + _typos(text):
-            yield _edit(program, "constant", node, value, f"constant `{text}` -> `{value}`")
+        value = float(node.value)
+        ranked = sorted(program.reference_constants, key=lambda c: abs(math.log(abs(c) / abs(value))) if c else 9e9)
+        for replacement in [repr(c) for c in ranked if c != value] + _typos(text):
+            yield _edit(program, "constant", node, replacement, f"constant `{text}` -> `{replacement}`")
 
 
 @operator("missing-factor", "wrong-constant")

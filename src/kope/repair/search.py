@@ -231,12 +231,14 @@ class RepairSearch:
         start_score: Score | None = None,
         tried: set[str] | None = None,
     ) -> SearchResult:
+        """Search from `source`; `tried` (content hashes, updated in place) are versions not to evaluate again."""
         began = time.monotonic()
         config = self.config
         quick = replace(options or EvalOptions(), trials=1, integrity=False, timing=False, bounds_check=False, trace=None)
         evaluation = diagnosis.evaluation if diagnosis is not None else None
         base: Score = start_score or (visible_score(evaluation) if evaluation is not None else (2, 1.0, 0.0))
-        seen = set(tried or ()) | {digest(source)}
+        seen = tried if tried is not None else set()
+        seen.add(digest(source))
         counter = itertools.count()
         queue: list[tuple[float, int, Candidate]] = []
         first = self.candidates(source, diagnosis, task.source)

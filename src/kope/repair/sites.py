@@ -64,6 +64,8 @@ class Evidence:
                 evidence.patterns[hypothesis.pattern] = max(0.05, hypothesis.score / top)
                 evidence.pattern_rank[hypothesis.pattern] = rank + 1
         for event in diagnosis.bounds:
+            if event.line is None:
+                continue
             evidence.add(event.line, 3.0, f"the bounds checker names line {event.line} ({event.kind})")
             evidence.add(event.line - 1, 1.0, f"next to out-of-bounds line {event.line}")
             evidence.add(event.line + 1, 1.0, f"next to out-of-bounds line {event.line}")
