@@ -215,7 +215,11 @@ class RepairSearch:
                 if key not in seen:
                     seen.add(key)
                     found.append(candidate)
-        found.sort(key=lambda c: -c.priority)
+        # Ties: the operator with fewer candidates first (its family is cheaper to exhaust; it is the more specific edit).
+        family: dict[str, int] = {}
+        for candidate in found:
+            family[candidate.operator] = family.get(candidate.operator, 0) + 1
+        found.sort(key=lambda c: (-round(c.priority, 6), family[c.operator]))
         return found
 
     def run(
@@ -293,7 +297,7 @@ class RepairSearch:
                         else:
                             reason = "right on the shown case(s); no acceptance check left"
                             score = (1, 0.0, 0.0)
-                    if accepted is None and score < base:
+                    if accepted is None and _better(score, base):
                         if best is None or score < best[0]:
                             best = (score, candidate)
                         verdict = "kept"
@@ -316,7 +320,7 @@ class RepairSearch:
                     for child in children:
                         child = replace(child, depth=2, parent=parent.description,
                                         description=f"{parent.description}, then {child.description}",
-                                        priority=child.priority + 2.0, why=f"on top of a kept edit; {child.why}")
+                                        priority=child.priority + 1.0, why=f"on top of a kept edit; {child.why}")
                         heapq.heappush(queue, (-child.priority, next(counter), child))
         return SearchResult(
             trials=trials,
@@ -333,9 +337,17 @@ class RepairSearch:
         )
 
 
+def _better(score: Score, base: Score) -> bool:
+    """A real improvement: a better class (error -> wrong -> right on the shown cases), or at least a tenth
+    fewer wrong elements; a change at the level of noise does not count."""
+    if score[0] != base[0]:
+        return score[0] < base[0]
+    return score[1] < 0.9 * base[1]
+
+
 def _describe(result: EvalResult, score: Score, base: Score) -> str:
     if result.status == "error" and result.error is not None:
         return f"error ({result.error.kind})"
     if score[0] == 0:
         return "right on the shown case(s)"
-    return f"mismatch {score[1]:.1%}, max rel err {score[2]:.3g}" + (" (no better)" if score >= base else "")
+    return f"mismatch {score[1]:.1%}, max rel err {score[2]:.3g}" + ("" if _better(score, base) else " (no better)")
