@@ -65,3 +65,21 @@ def test_search_repairs_two_bugs_with_a_second_edit_on_top_of_the_first(evaluato
         console.print(part)
     text = console.export_text()
     assert "accepted" in text and "kept" in text and "search round 1" in text
+
+
+def test_with_recipes_first_an_llm_sees_the_search_summary_in_its_prompt(evaluator: Evaluator, tmp_path: Path) -> None:
+    from conftest import SCALE_GOOD, SCALE_TASK
+
+    from kope.models.replay import ScriptedModel
+
+    broken = tmp_path / "broken.py"
+    broken.write_text(SCALE_GOOD.read_text().replace("* 2.0", "* 2.5"))
+    edit = "<<<<<<< SEARCH\n* 2.5, mask=mask)\n=======\n* 2.0, mask=mask)\n>>>>>>> REPLACE\n"
+    model = ScriptedModel(["The factor is off.\n" + edit])
+    # No proposer: the search has nothing to try, ends at once, and the model takes over.
+    config = DebugConfig(probes=False, recipes_first=True, search_config=SearchConfig(proposers=[]))
+    report = DebugLoop(model, evaluator, config=config).run(SCALE_TASK, broken, tmp_path / "out.py")
+    assert report.status == "repaired" and [s.action for s in report.steps] == ["search", "edit"]
+    assert report.search[0].evaluations == 0 and report.search[0].stop_reason == "exhausted"
+    prompt = "\n".join(m.content for m in model.calls[0])
+    assert "kope's offline search tried 0 small edit(s)" in prompt

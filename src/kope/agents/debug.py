@@ -175,6 +175,8 @@ class DebugLoop:
             RepairSearch(evaluator, self.config.search_config)
             if offline and self.config.search and self.config.recipes and self.config.diagnosis else None
         )
+        if self.search is not None:
+            self.offline = None  # the search has tried the recipes already (RecipeProposer)
         self.store = store
         self._memory: DebugRecorder | None = None
         if store is not None:
