@@ -24,6 +24,7 @@ import json
 import platform
 import statistics
 import tempfile
+import threading
 import time
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
@@ -92,7 +93,7 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=1, help="a fixed sample: every N-th entry")
     parser.add_argument("--only", action="append", default=[], help="entry ids to run (repeatable)")
     parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--json", type=Path, help="also write every report here")
+    parser.add_argument("--json", type=Path, help="also write every report here (and each as it ends to JSON.partial.jsonl)")
     args = parser.parse_args()
     items = entries(args.manifest or [DEFAULT_MANIFEST])[:: max(1, args.every)]
     if args.only:
@@ -104,10 +105,16 @@ def main() -> None:
     console.print(f"machine: {platform.node()}, {platform.machine()}, python {platform.python_version()}, "
                   f"{time.strftime('%Y-%m-%d %H:%M')}, device cpu (Triton interpreter), {len(items)} kernels, arms {arms}")
     began = time.monotonic()
+    lock = threading.Lock()
     with tempfile.TemporaryDirectory() as scratch, Evaluator(max_parallel=2) as evaluator:
         def run(job: tuple[Entry, str]) -> tuple[Entry, str, DebugReport]:
             entry, arm = job
             report = repair(evaluator, entry, Path(scratch), arm)
+            if args.json:
+                with lock, args.json.with_suffix(".partial.jsonl").open("a") as handle:
+                    handle.write(json.dumps({"id": entry.id, "label": entry.label, "arm": arm,
+                                             "status": report.status, "evaluations": report.evaluations,
+                                             "seconds": report.seconds, "hypotheses": report.hypotheses[:5]}) + "\n")
             console.print(f"  {arm:7s} {entry.id:44s} {entry.label:22s} {report.status:10s} "
                           f"{report.evaluations:3d} eval(s) {report.seconds:6.1f} s ({report.stop_reason})")
             return entry, arm, report
