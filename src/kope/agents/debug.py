@@ -173,7 +173,9 @@ class DebugLoop:
         offline = isinstance(model, OfflineModel) or recipes_first
         self.search = (
             RepairSearch(evaluator, self.config.search_config)
-            if offline and self.config.search and self.config.recipes and self.config.diagnosis else None
+            if offline and self.config.search and self.config.recipes and self.config.diagnosis
+            and self.diagnoser.knowledge.patterns  # the knowledge-base ablation: no patterns, no hypotheses, no search
+            else None
         )
         if self.search is not None:
             self.offline = None  # the search has tried the recipes already (RecipeProposer)
