@@ -1,6 +1,7 @@
 """How often diagnosis names the right bug pattern, how long it takes, and how often recipes repair.
 
-For every kernel of one or more labelled near-miss manifests (a JSON list of {file, op, label};
+For every kernel of one or more labelled near-miss manifests (a JSON list of {file, op | task, label}, `task` a task file
+relative to the manifest;
 `file` relative to the manifest), run `Diagnoser.diagnose` against the operator's task and compare
 the ranked hypotheses with the label:
 
@@ -57,6 +58,13 @@ class Outcome:
 
     def hit(self, ranking: list[str], k: int) -> bool:
         return self.label in ranking[:k]
+
+
+def task_of(manifest: Path, item: dict[str, str]) -> Path:
+    """An entry names a built-in operator (`op`) or a task file relative to the manifest (`task`)."""
+    if "op" in item:
+        return get_op(item["op"]).task_path
+    return (manifest.parent / item["task"]).resolve()
 
 
 def load_items(manifests: list[Path], only: list[str]) -> list[tuple[Path, dict[str, str]]]:
@@ -156,7 +164,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, Evaluator(cache_dir=Path(tmp) / "cache") as evaluator:
         diagnoser = Diagnoser(evaluator, base)
         for manifest, item in load_items(manifests, args.only):
-            kernel, task = manifest.parent / item["file"], get_op(item["op"]).task_path
+            kernel, task = manifest.parent / item["file"], task_of(manifest, item)
             began = time.perf_counter()
             diagnosis = diagnoser.diagnose(task, kernel)
             seconds = time.perf_counter() - began

@@ -1,11 +1,20 @@
-"""Offline repair rate (Pass@1) on labelled near-miss corpora, with zero tokens.
+"""Offline repair rate (Pass@1) on labelled near-miss corpora, with zero tokens: before against after.
 
 For every kernel of the manifests (default: tests/fixtures/near_miss/manifest.json), run `kope
-debug` with the offline recipe model and count it repaired only if the returned kernel passes every
-case and the integrity gates. Prints Pass@1 per taxonomy id and overall, iterations and wall time per
-repair, and the prompt sizes the loop built (the packer's budget must never be exceeded).
+debug` with the offline model and count it repaired only if the returned kernel passes every case
+and the integrity gates. Two arms, side by side in one run (`--repair both`, the default):
 
-Usage: .venv/bin/python benchmarks/offline_repair.py [--manifest PATH ...] [--limit N] [--workers N]
+- `recipes`: the model before the search: one recipe edit of the top hypotheses per step;
+- `search`: the bounded best-first search over repair operators and recipes (kope.repair.search).
+
+Prints per arm: Pass@1 per taxonomy id and overall, evaluations per repair, seconds per repair
+(median), and the diagnosis's top-1 / top-3 (the label among the first hypotheses).
+
+Manifests: a list of entries `{file, label, op | task}` (`task`: a task file relative to the
+manifest), or a mutation-suite manifest (`kope bench mutate`: `{entries: [{candidate, task, label}]}`).
+
+Usage: .venv/bin/python benchmarks/offline_repair.py [--manifest PATH ...] [--repair recipes|search|both]
+       [--limit N] [--every N] [--only ID ...] [--workers N]
 """
 
 from __future__ import annotations
@@ -15,9 +24,11 @@ import json
 import platform
 import statistics
 import tempfile
+import threading
 import time
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
@@ -32,74 +43,125 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_MANIFEST = ROOT / "tests" / "fixtures" / "near_miss" / "manifest.json"
 
 
-def entries(manifests: list[Path]) -> list[tuple[dict[str, str], Path]]:
-    found = []
+@dataclass(frozen=True)
+class Entry:
+    id: str
+    candidate: Path
+    task: Path
+    label: str
+
+
+def task_path(spec: str, folder: Path) -> Path:
+    """`op:NAME` or an op name: the built-in operator's task; anything else a path relative to the manifest."""
+    name = spec.removeprefix("op:")
+    if spec.startswith("op:"):
+        return get_op(name).task_path
+    return (folder / spec).resolve()
+
+
+def entries(manifests: list[Path]) -> list[Entry]:
+    found: list[Entry] = []
     for manifest in manifests:
-        for item in json.loads(manifest.read_text()):
-            found.append((item, manifest.parent))
+        data = json.loads(manifest.read_text())
+        folder = manifest.parent
+        if isinstance(data, dict):
+            for item in data["entries"]:
+                found.append(Entry(item["id"], folder / item["candidate"], task_path(item["task"], folder), item["label"]))
+            continue
+        for item in data:
+            task = get_op(item["op"]).task_path if "op" in item else task_path(item["task"], folder)
+            found.append(Entry(item["file"], folder / item["file"], task, item["label"]))
     return found
 
 
-def repair(evaluator: Evaluator, item: dict[str, str], folder: Path, scratch: Path) -> DebugReport:
-    task = get_op(item["op"]).task_path if "op" in item else ROOT / item["task"]
-    loop = DebugLoop(OfflineModel(), evaluator, config=DebugConfig())
-    return loop.run(task, folder / item["file"], scratch / f"{Path(item['file']).stem}.repaired.py")
+def repair(evaluator: Evaluator, entry: Entry, scratch: Path, arm: str) -> DebugReport:
+    loop = DebugLoop(OfflineModel(), evaluator, config=DebugConfig(search=arm == "search"))
+    out = scratch / arm / f"{entry.id.replace('/', '__')}.repaired.py"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return loop.run(entry.task, entry.candidate, out)
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else 0.0
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--manifest", type=Path, action="append")
+    parser.add_argument("--repair", choices=("recipes", "search", "both"), default="both")
     parser.add_argument("--limit", type=int, default=0)
+    parser.add_argument("--every", type=int, default=1, help="a fixed sample: every N-th entry")
+    parser.add_argument("--only", action="append", default=[], help="entry ids to run (repeatable)")
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--json", type=Path, help="also write every report here (and each as it ends to JSON.partial.jsonl)")
     args = parser.parse_args()
-    items = entries(args.manifest or [DEFAULT_MANIFEST])
+    items = entries(args.manifest or [DEFAULT_MANIFEST])[:: max(1, args.every)]
+    if args.only:
+        items = [e for e in items if e.id in args.only]
     if args.limit:
         items = items[: args.limit]
+    arms = ["recipes", "search"] if args.repair == "both" else [args.repair]
     console = Console()
     console.print(f"machine: {platform.node()}, {platform.machine()}, python {platform.python_version()}, "
-                  f"{time.strftime('%Y-%m-%d')}, device cpu (Triton interpreter), {len(items)} kernels")
+                  f"{time.strftime('%Y-%m-%d %H:%M')}, device cpu (Triton interpreter), {len(items)} kernels, arms {arms}")
     began = time.monotonic()
+    lock = threading.Lock()
     with tempfile.TemporaryDirectory() as scratch, Evaluator(max_parallel=2) as evaluator:
-        def run(entry: tuple[dict[str, str], Path]) -> tuple[dict[str, str], DebugReport]:
-            item, folder = entry
-            report = repair(evaluator, item, folder, Path(scratch))
-            console.print(f"  {item['file']:44s} {item['label']:22s} {report.status:10s} "
-                          f"{report.iterations} step(s) {report.seconds:6.1f} s ({report.stop_reason})")
-            return item, report
+        def run(job: tuple[Entry, str]) -> tuple[Entry, str, DebugReport]:
+            entry, arm = job
+            report = repair(evaluator, entry, Path(scratch), arm)
+            if args.json:
+                with lock, args.json.with_suffix(".partial.jsonl").open("a") as handle:
+                    handle.write(json.dumps({"id": entry.id, "label": entry.label, "arm": arm,
+                                             "status": report.status, "evaluations": report.evaluations,
+                                             "seconds": report.seconds, "hypotheses": report.hypotheses[:5]}) + "\n")
+            console.print(f"  {arm:7s} {entry.id:44s} {entry.label:22s} {report.status:10s} "
+                          f"{report.evaluations:3d} eval(s) {report.seconds:6.1f} s ({report.stop_reason})")
+            return entry, arm, report
 
+        jobs = [(entry, arm) for entry in items for arm in arms]
         with ThreadPoolExecutor(max_workers=max(1, args.workers)) as pool:
-            results = list(pool.map(run, items))
+            results = list(pool.map(run, jobs))
     total = time.monotonic() - began
-    by_label: dict[str, list[DebugReport]] = defaultdict(list)
-    for item, report in results:
-        by_label[item["label"]].append(report)
-    table = Table(title="offline repair (Pass@1, zero tokens)")
-    for column in ("taxonomy id", "repaired", "kernels", "Pass@1", "median steps", "median s"):
-        table.add_column(column, justify="left" if column == "taxonomy id" else "right")
-    for label in sorted(by_label):
-        reports = by_label[label]
+    if args.json:
+        args.json.write_text(json.dumps([
+            {"id": e.id, "label": e.label, "arm": arm, **r.model_dump(mode="json", exclude={"steps", "search"}),
+             "search_trials": [[t.model_dump(mode="json") for t in s.trials] for s in r.search]}
+            for e, arm, r in results
+        ], indent=1))
+    summary = Table(title="offline repair, zero tokens: before (recipes) against after (search)")
+    for column in ("arm", "kernels", "Pass@1", "evals / repair (median)", "evals (mean)", "s / repair (median)",
+                   "s (median, repaired)", "diag. top-1", "diag. top-3"):
+        summary.add_column(column, justify="left" if column == "arm" else "right")
+    for arm in arms:
+        rows = [(e, r) for e, a, r in results if a == arm]
+        reports = [r for _, r in rows]
         repaired = [r for r in reports if r.status == "repaired"]
-        table.add_row(
-            label, str(len(repaired)), str(len(reports)), f"{len(repaired) / len(reports):.0%}",
-            f"{statistics.median(r.iterations for r in reports):.0f}",
-            f"{statistics.median(r.seconds for r in reports):.1f}",
+        top1 = sum(bool(r.hypotheses) and r.hypotheses[0] == e.label for e, r in rows)
+        top3 = sum(e.label in r.hypotheses[:3] for e, r in rows)
+        n = max(1, len(rows))
+        summary.add_row(
+            arm, str(len(rows)), f"{len(repaired)}/{len(rows)} ({len(repaired) / n:.1%})",
+            f"{_median([r.evaluations for r in reports]):.0f}",
+            f"{statistics.mean([r.evaluations for r in reports]) if reports else 0:.1f}",
+            f"{_median([r.seconds for r in reports]):.1f}",
+            f"{_median([r.seconds for r in repaired]):.1f}",
+            f"{top1 / n:.1%}", f"{top3 / n:.1%}",
         )
-    reports = [r for _, r in results]
-    repaired = [r for r in reports if r.status == "repaired"]
-    table.add_row("all", str(len(repaired)), str(len(reports)), f"{len(repaired) / max(1, len(reports)):.1%}",
-                  f"{statistics.median(r.iterations for r in reports):.0f}",
-                  f"{statistics.median(r.seconds for r in reports):.1f}")
-    console.print(table)
-    tokens = sum(r.tokens.prompt + r.tokens.completion for r in reports)
-    packed = [s.prompt_tokens_packed for r in reports for s in r.steps]
-    dropped = sum(1 for r in reports for s in r.steps if s.dropped_sections)
-    console.print(f"tokens spent: {tokens}; rejected by the gates: {sum(r.rejected_versions for r in reports)}")
-    if packed:
-        console.print(f"prompts built: {len(packed)}, largest {max(packed)} tokens (budget {DebugConfig().prompt_budget}); "
-                      f"steps where the packer dropped a section: {dropped}")
-    if repaired:
-        console.print(f"per repair: median {statistics.median(r.iterations for r in repaired):.0f} step(s), "
-                      f"median {statistics.median(r.seconds for r in repaired):.1f} s")
+        by_label: dict[str, list[DebugReport]] = defaultdict(list)
+        for e, r in rows:
+            by_label[e.label].append(r)
+        table = Table(title=f"{arm}: Pass@1 per taxonomy id")
+        for column in ("taxonomy id", "repaired", "kernels", "median evals", "median s"):
+            table.add_column(column, justify="left" if column == "taxonomy id" else "right")
+        for label in sorted(by_label):
+            group = by_label[label]
+            table.add_row(label, str(sum(r.status == "repaired" for r in group)), str(len(group)),
+                          f"{_median([r.evaluations for r in group]):.0f}", f"{_median([r.seconds for r in group]):.1f}")
+        console.print(table)
+        console.print(f"{arm}: tokens spent {sum(r.tokens.prompt + r.tokens.completion for r in reports)}; "
+                      f"rejected by the gates: {sum(r.rejected_versions for r in reports)}")
+    console.print(summary)
     console.print(f"whole run: {total:.0f} s with {args.workers} worker(s)")
 
 

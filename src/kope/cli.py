@@ -78,6 +78,11 @@ DeviceOpt = Annotated[
         help="cpu (Triton runs in its interpreter), cuda, cuda:N, or auto (cuda when an NVIDIA driver is present).",
     ),
 ]
+class RepairChoice(StrEnum):
+    search = "search"
+    recipes = "recipes"
+
+
 class SandboxChoice(StrEnum):
     strict = "strict"
     auto = "auto"
@@ -518,6 +523,13 @@ def debug_command(
     no_probes: Annotated[bool, typer.Option("--no-probes", help="Diagnose without probes (faster, less evidence).")] = False,
     store: StoreOpt = None,
     sandbox: SandboxOpt = SandboxChoice.auto,
+    repair: Annotated[
+        RepairChoice,
+        typer.Option("--repair", help="Offline repair: the search over edits (default) or the recipe loop alone."),
+    ] = RepairChoice.search,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Print what the offline search tried, in order, and why each was kept or dropped.")
+    ] = False,
 ) -> None:
     """Repair a near-miss kernel: diagnose, ask the model for an edit, evaluate, repeat, bounded.
 
@@ -542,6 +554,7 @@ def debug_command(
             recipes_first=recipes_first,
             probes=not no_probes,
             options=EvalOptions(sandbox=_mode(sandbox), device=resolved),
+            search=repair is RepairChoice.search,
         )
 
         def show(step: object) -> None:
@@ -561,8 +574,13 @@ def debug_command(
             report = DebugLoop(chosen, evaluator, config=config, transcript=transcript, progress=show,
                                store=memory).run(loaded, candidate, target)
     if as_json:
-        out.print_json(report.model_dump_json(exclude={"steps"}))
+        out.print_json(report.model_dump_json(exclude={"steps"} if explain else {"steps", "search"}))
     else:
+        if explain:
+            from kope.repair.explain import explain as explained
+
+            for part in explained(report.search):
+                out.print(part, highlight=False)
         if report.sandbox is not None and report.sandbox.weaker_than_namespaces:
             from kope.render import sandbox_warning
 

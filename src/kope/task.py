@@ -54,7 +54,7 @@ class Tolerance(BaseModel):
 EXACT = Tolerance(atol=0.0, rtol=0.0)
 
 
-InputPattern = Literal["ones", "zeros", "arange", "onehot", "identity"]
+InputPattern = Literal["ones", "zeros", "arange", "onehot", "identity", "symmetric"]
 
 
 class InputTransform(BaseModel):
@@ -63,7 +63,8 @@ class InputTransform(BaseModel):
     With a `pattern`, each floating-point input is first replaced by a structured tensor of its
     shape: all ones, all zeros, `arange` (0, 1/n, 2/n... over the flattened tensor), `onehot` (a 1 at
     the first position of the last dimension, zeros elsewhere) or `identity` (the identity matrix over
-    the last two dimensions). Diagnosis probes use them ("right on ones, wrong on arange").
+    the last two dimensions); `symmetric` keeps the values but makes the last two dimensions symmetric
+    (`(x + x.T) / 2`, where they are equal). Diagnosis probes use them ("right on ones, wrong on arange").
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -31,6 +31,7 @@ from kope.evaluate.protocol import TraceSpec
 from kope.knowledge.base import KnowledgeBase
 from kope.models.base import Model, ModelError, RepairHints, Usage
 from kope.models.offline import EXHAUSTED, OfflineModel
+from kope.repair.search import RepairSearch, SearchConfig, SearchResult
 from kope.task import Case, Task, load_task
 
 if TYPE_CHECKING:
@@ -79,6 +80,10 @@ class DebugReport(BaseModel):
     """Pattern ids of the first diagnosis that ranked any hypotheses, best first."""
     sandbox: SandboxReport | None = None
     """What protected the candidate's runs in the final full-coverage evaluation."""
+    evaluations: int = 0
+    """Candidate versions evaluated (search candidates, the loop's edits and acceptance checks)."""
+    search: list[SearchResult] = Field(default_factory=list)
+    """Each round of the offline search: what was tried, in order, and why it was kept or dropped."""
 
 
 @dataclass
@@ -94,6 +99,12 @@ class DebugConfig:
     """Ablation switch: False keeps the diagnosis out of the prompt and the hints (no evidence, no hypotheses)."""
     recipes: bool = True
     """Ablation switch: False disables the knowledge base's recipes (no recipe in the hints, no recipes-first)."""
+    search: bool = True
+    """The offline model (and `recipes_first`) repairs by the bounded search over edits (kope.repair.search);
+    False: the recipe loop alone, one recipe edit per step (the model before the search)."""
+    search_config: SearchConfig = field(default_factory=SearchConfig)
+    max_search_rounds: int = 2
+    """Searches per repair: a second one starts from a version right on the shown cases that fails hidden ones."""
 
 
 class Transcript:
@@ -159,6 +170,15 @@ class DebugLoop:
         self.progress = progress or (lambda step: None)
         recipes_first = self.config.recipes_first and self.config.recipes
         self.offline = OfflineModel() if recipes_first and not isinstance(model, OfflineModel) else None
+        offline = isinstance(model, OfflineModel) or recipes_first
+        self.search = (
+            RepairSearch(evaluator, self.config.search_config)
+            if offline and self.config.search and self.config.recipes and self.config.diagnosis
+            and self.diagnoser.knowledge.patterns  # the knowledge-base ablation: no patterns, no hypotheses, no search
+            else None
+        )
+        if self.search is not None:
+            self.offline = None  # the search has tried the recipes already (RecipeProposer)
         self.store = store
         self._memory: DebugRecorder | None = None
         if store is not None:
@@ -198,6 +218,21 @@ class DebugLoop:
                     break
                 diagnosis = self._diagnose(task, work, state.source, visible, sweep=True)
                 ranked = ranked or [h.pattern for h in diagnosis.hypotheses]
+            if self.search is not None and len(state.searches) < self.config.max_search_rounds and (
+                content_hash(state.source) not in state.searched
+            ):
+                found, diagnosis = self._search(task, work, visible, cases, diagnosis, state, len(steps) + 1)
+                steps.append(found)
+                self.progress(found)
+                if state.accepted:
+                    stop_reason = "repaired"
+                    break
+                again = content_hash(state.source) not in state.searched
+                if diagnosis.status in ("pass", "reject") or (again and len(state.searches) < self.config.max_search_rounds):
+                    continue
+                if isinstance(self.model, OfflineModel):
+                    stop_reason = "search-exhausted"
+                    break
             stop = guards.before_call(len(steps), tokens.total) or guards.after_step()
             if stop:
                 stop_reason = stop
@@ -238,6 +273,8 @@ class DebugLoop:
             rejected_versions=state.rejected,
             hypotheses=ranked,
             sandbox=final.sandbox,
+            evaluations=state.evaluations,
+            search=state.searches,
             final={
                 "status": final.status,
                 "cases_passed": sum(c.passed for c in final.cases),
@@ -337,6 +374,7 @@ class DebugLoop:
             guards.no_progress()
             return step, diagnosis, False
         state.seen.add(digest)
+        state.evaluations += 1
         step.action = "edit"
         new_diagnosis = self._diagnose(task, work, new_source, visible)
         evaluation = _evaluation(new_diagnosis)
@@ -363,8 +401,53 @@ class DebugLoop:
         )
         return step, diagnosis, False
 
+    def _search(
+        self, task: Task, work: Path, visible: list[Case], cases: list[Case], diagnosis: Diagnosis, state: _State,
+        iteration: int,
+    ) -> tuple[Step, Diagnosis]:
+        """One round of the offline search from the current version; adopt its best partial edit."""
+        assert self.search is not None
+        state.searched.add(content_hash(state.source))
+        shown = list(visible)
+        if diagnosis.fails_elsewhere:
+            # Right on the shown cases, wrong on sizes the diagnosis swept: search on those too.
+            shown += [Case(name=c.name, overrides=dict(c.overrides), visible=False)
+                      for c in diagnosis.cases if not c.passed and not c.visible and c.error_kind is None][:2]
+
+        def accept(source: str) -> bool:
+            state.accept_checked.add(content_hash(source))
+            return self._accept(task, work, source, cases, state)
+
+        result = self.search.run(
+            task, state.source, diagnosis, shown, accept, scratch=work.parent / f".{work.stem}.search",
+            options=self.config.options, tried=state.seen,
+            start_score=None if diagnosis.fails_elsewhere else score_of(_evaluation(diagnosis)),
+        )
+        state.searches.append(result)
+        state.evaluations += result.evaluations
+        for trial_source in (result.accepted, result.best):
+            if trial_source is not None:
+                state.seen.add(content_hash(trial_source))
+        self.transcript.write("search", iteration=iteration, result=result.model_dump(mode="json"))
+        step = Step(iteration=iteration, model="search", action="search",
+                    outcome=f"{result.evaluations} candidate(s) evaluated, {result.acceptance_checks} acceptance "
+                            f"check(s): {result.stop_reason}")
+        if state.accepted:
+            return step, diagnosis
+        state.feedback.append(result.summary())
+        if result.best is not None:
+            state.source = state.best_source = result.best
+            state.best_score = tuple(result.best_score or (2, 1.0, 0.0))  # type: ignore[assignment]
+            state.history.append(f"kope's search: {result.best_description}")
+            diagnosis = self._diagnose(task, work, state.source, visible)
+            if _evaluation(diagnosis).status in ("pass", "reject"):
+                state.accept_checked.add(content_hash(state.source))
+                diagnosis = self._diagnose(task, work, state.source, visible, sweep=True)
+        return step, diagnosis
+
     def _accept(self, task: Task, work: Path, source: str, cases: list[Case], state: _State) -> bool:
         """Full coverage and the integrity gates: only then is a version repaired."""
+        state.evaluations += 1
         work.write_text(source)
         full = self.evaluator.evaluate(task, work, options=self.config.options, cases=cases)
         self.transcript.write("acceptance", evaluation=full.model_dump(mode="json"))
@@ -457,6 +540,9 @@ class _State:
     accepted: str | None = None
     rejected: int = 0
     accept_checked: set[str] = field(default_factory=set)
+    searched: set[str] = field(default_factory=set)
+    searches: list[SearchResult] = field(default_factory=list)
+    evaluations: int = 0
 
 
 def _evaluation(diagnosis: Diagnosis) -> EvalResult:

@@ -251,6 +251,8 @@ class Diagnoser:
         if not any(p.name.startswith("inputs ") for p in diagnosis.probes):
             say("trying structured inputs")
             self._structured(diagnosis, task, candidate, options, cases)
+        if failing and failing[0].error_kind is None and failing[0].visible:
+            self._layout(diagnosis, task, candidate, options, cases)
 
     def _structured(
         self, diagnosis: Diagnosis, task: Task, candidate: Path, options: EvalOptions, cases: list[Case]
@@ -267,6 +269,22 @@ class Diagnoser:
                 f"wrong ({(case_result.mismatch_fraction or 0):.0%} of elements)"
             )
             diagnosis.probes.append(Probe(name=f"inputs {case_result.name}", passed=case_result.passed, detail=outcome))
+
+    def _layout(self, diagnosis: Diagnosis, task: Task, candidate: Path, options: EvalOptions, cases: list[Case]) -> None:
+        """Rerun the visible case with its sizes made equal, with random then symmetric inputs: a kernel right
+        on square shapes uses a stride or a broadcast of the wrong dimension; right only on symmetric
+        operands, it reads one transposed."""
+        probes = square_cases(cases)
+        if not probes:
+            return
+        quick = _replace(options, trials=1, integrity=False)
+        tried = self.evaluator.evaluate(task, candidate, options=quick, cases=probes)
+        for case_result in tried.cases:
+            outcome = "right" if case_result.passed else (
+                f"wrong ({case_result.error.kind})" if case_result.error else
+                f"wrong ({(case_result.mismatch_fraction or 0):.0%} of elements)"
+            )
+            diagnosis.probes.append(Probe(name=f"layout {case_result.name}", passed=case_result.passed, detail=outcome))
 
     def _plot(
         self,
@@ -457,6 +475,23 @@ def structured_cases(cases: Sequence[Case]) -> list[Case]:
     ]
 
 
+def square_cases(cases: Sequence[Case]) -> list[Case]:
+    """The visible case with its sizes made equal (the smallest of those of 8 or more; smaller ones, such
+    as kernel widths, kept), with random and with symmetric inputs; none when the sizes already agree."""
+    visible = next((c for c in cases if c.visible), None)
+    if visible is None:
+        return []
+    sizes = {k: v for k, v in visible.overrides.items() if isinstance(v, int) and not isinstance(v, bool) and v >= 8}
+    if len(set(sizes.values())) < 2:
+        return []
+    common = min(sizes.values())
+    overrides = {**visible.overrides, **dict.fromkeys(sizes, common)}
+    return [
+        Case(name="square", overrides=overrides, visible=False),
+        Case(name="square-symmetric", overrides=overrides, visible=False, inputs=InputTransform(pattern="symmetric")),
+    ]
+
+
 def _next_pow2(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
@@ -512,6 +547,10 @@ def extract_features(diagnosis: Diagnosis, result: EvalResult, blocks: set[int])
         features["nondeterministic"] = not determinism.passed
     _sweep_features(features, diagnosis, blocks)
     _structured_features(features, diagnosis)
+    layout = {p.name: p.passed for p in diagnosis.probes if p.name.startswith("layout ")}
+    if layout and features.get("visible_fails"):
+        features["square_right"] = layout.get("layout square") is True
+        features["symmetric_right"] = layout.get("layout square") is False and layout.get("layout square-symmetric") is True
     return features
 
 

@@ -61,4 +61,6 @@ FEATURES: dict[str, str] = {
     "ones_fail": "the all-ones probe fails",
     "zeros_fail": "the all-zeros probe fails",
     "large_values_fail": "inputs scaled up (large magnitudes) fail while the normal ones pass",
+    "square_right": "the visible case fails, but the same kernel is right when its sizes are made equal (a stride or broadcast of the wrong dimension)",
+    "symmetric_right": "wrong on square random inputs, right on square symmetric ones (x == x.T): an operand read transposed (strides swapped)",
 }

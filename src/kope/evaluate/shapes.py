@@ -53,6 +53,10 @@ def _transform(value: Any, scale: float, shift: float, pattern: str | None) -> A
 
 
 def _structured(like: torch.Tensor, pattern: str) -> torch.Tensor:
+    if pattern == "symmetric":
+        if like.dim() >= 2 and like.shape[-1] == like.shape[-2]:
+            return (like + like.transpose(-1, -2)) / 2
+        return like
     if pattern == "ones":
         return torch.ones_like(like)
     if pattern == "zeros":

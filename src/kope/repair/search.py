@@ -1,0 +1,353 @@
+"""Zero-token repair as a bounded best-first search over (operator, site) edits.
+
+    proposers (recipes of the top hypotheses, repair operators) ──► candidates ranked by
+    kope.repair.sites ──► cheap evaluation on the shown case(s), a batch at a time, in parallel
+    sandboxed jobs (one trial, no gates; the reference is cached) ──► right on the shown case?
+    ──► full coverage + integrity gates (the caller's `accept`) ──► repaired
+        │ better than the start but not right                │ rejected / hidden failure
+        ▼                                                    ▼
+    a second edit on top of the best improving version      dropped, next candidate
+
+Bounded by a number of evaluations and seconds. Every candidate tried is recorded (`Trial`) with
+why it was ranked where it was and why it was kept or dropped: `kope debug --explain` prints them.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import heapq
+import itertools
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Protocol
+
+from pydantic import BaseModel
+
+from kope.diagnose.diagnoser import Diagnosis
+from kope.evaluate import EvalOptions, EvalResult, Evaluator
+from kope.knowledge.recipes import RecipeContext, apply
+from kope.repair.operators import Program, edits
+from kope.repair.sites import Evidence, priority
+from kope.task import Case, Task
+
+Score = tuple[float, float, float]
+
+
+def visible_score(result: EvalResult) -> Score:
+    """Lower is better: (0 right, 2 wrong, 3 error), the mismatch fraction, the worst relative error."""
+    if result.status == "error":
+        return (3, 1.0, 0.0)
+    failing = [c for c in result.cases if not c.passed]
+    if failing:
+        mismatch = sum(c.mismatch_fraction or 1.0 for c in failing) / len(result.cases)
+        worst = max(c.max_rel_err or 0.0 for c in failing)
+        return (2, round(mismatch, 6), round(min(worst, 1e12), 6))
+    return (0, 0.0, 0.0)
+
+
+def digest(source: str) -> str:
+    return hashlib.sha256(source.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Candidate:
+    operator: str
+    label: str
+    line: int
+    description: str
+    source: str
+    priority: float = 0.0
+    why: str = ""
+    depth: int = 1
+    parent: str = ""
+    """The description of the edit this one was made on top of (depth 2)."""
+
+
+class Proposer(Protocol):
+    """Something that proposes edited versions of a source from a diagnosis (recipes, operators, a model)."""
+
+    name: str
+
+    def propose(self, source: str, diagnosis: Diagnosis | None, evidence: Evidence, reference: str) -> list[Candidate]: ...
+
+
+class RecipeProposer:
+    """The knowledge base's recipes of the top hypotheses (today's offline model), ranked first."""
+
+    name = "recipes"
+
+    def __init__(self, max_hypotheses: int = 5) -> None:
+        self.max_hypotheses = max_hypotheses
+
+    def propose(self, source: str, diagnosis: Diagnosis | None, evidence: Evidence, reference: str) -> list[Candidate]:
+        if diagnosis is None:
+            return []
+        found: list[Candidate] = []
+        context = RecipeContext(features=dict(diagnosis.signature), params={})
+        for rank, hypothesis in enumerate(diagnosis.hypotheses[: self.max_hypotheses]):
+            if not hypothesis.recipe:
+                continue
+            for edit in apply(hypothesis.recipe, source, context):
+                line = _first_changed_line(source, edit)
+                found.append(Candidate(
+                    operator=f"recipe:{hypothesis.recipe}", label=hypothesis.pattern, line=line,
+                    description=f"the recipe {hypothesis.recipe} of hypothesis #{rank + 1}", source=edit,
+                    priority=priority(evidence, "recipe", hypothesis.pattern, line, recipe=True),
+                    why=evidence.why("recipe", hypothesis.pattern, line),
+                ))
+        return found
+
+
+class OperatorProposer:
+    """Every edit of the repair operators (kope.repair.operators), ranked by the evidence."""
+
+    name = "operators"
+
+    def propose(self, source: str, diagnosis: Diagnosis | None, evidence: Evidence, reference: str) -> list[Candidate]:
+        program = Program.parse(source, reference)
+        if program is None:
+            return []
+        launches = _launch_lines(program)
+        return [
+            Candidate(
+                operator=e.operator, label=e.label, line=e.line, description=e.description, source=e.source,
+                priority=priority(evidence, e.operator, e.label, e.line, launch_lines=launches),
+                why=evidence.why(e.operator, e.label, e.line),
+            )
+            for e in edits(program)
+        ]
+
+
+def _launch_lines(program: Program) -> list[int]:
+    lines: list[int] = []
+    for node in ast.walk(program.tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):
+            lines += list(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    return lines
+
+
+def _first_changed_line(before: str, after: str) -> int:
+    for number, (a, b) in enumerate(itertools.zip_longest(before.splitlines(), after.splitlines()), start=1):
+        if a != b:
+            return number
+    return 0
+
+
+class Trial(BaseModel):
+    """One candidate the search evaluated, in the order it was tried."""
+
+    order: int
+    operator: str
+    label: str
+    line: int
+    description: str
+    depth: int
+    priority: float
+    why: str
+    score: list[float]
+    verdict: str
+    """accepted | kept | dropped"""
+    reason: str
+    seconds: float
+
+
+class SearchResult(BaseModel):
+    trials: list[Trial]
+    accepted: str | None = None
+    best: str | None = None
+    """The best version that improved on the start without being accepted (None if none did)."""
+    best_score: list[float] | None = None
+    best_description: str = ""
+    start_score: list[float]
+    evaluations: int
+    acceptance_checks: int
+    candidates: int
+    seconds: float
+    stop_reason: str
+
+    def summary(self, limit: int = 6) -> str:
+        """A few lines for a prompt: what the search tried and where it got."""
+        lines = [f"kope's offline search tried {self.evaluations} small edit(s) ({self.stop_reason})."]
+        if self.best is not None:
+            lines.append(f"Best partial edit ({self.best_description}): score {self.start_score} -> {self.best_score} "
+                         "(error class, mismatch fraction, max relative error; lower is better). The kernel below includes it.")
+        for trial in self.trials[:limit]:
+            lines.append(f"- {trial.operator} at line {trial.line}: {trial.description} -> {trial.verdict} ({trial.reason})")
+        return "\n".join(lines)
+
+
+Accept = Callable[[str], bool]
+
+
+@dataclass
+class SearchConfig:
+    max_evaluations: int = 36
+    max_seconds: float = 120.0
+    max_acceptance_checks: int = 4
+    batch: int = 2
+    """Candidates evaluated at once (parallel sandboxed jobs)."""
+    second_edits: int = 12
+    """Second edits tried on top of the best improving version (0: single edits only)."""
+    proposers: list[Proposer] = field(default_factory=lambda: [RecipeProposer(), OperatorProposer()])
+
+
+class RepairSearch:
+    """The bounded best-first search; `run` returns what was tried and the accepted version, if any."""
+
+    name = "search"
+
+    def __init__(self, evaluator: Evaluator, config: SearchConfig | None = None) -> None:
+        self.evaluator = evaluator
+        self.config = config or SearchConfig()
+
+    def candidates(self, source: str, diagnosis: Diagnosis | None, reference: str) -> list[Candidate]:
+        """Every proposer's candidates, deduplicated, best first."""
+        evidence = Evidence.of(diagnosis)
+        seen = {digest(source)}
+        found: list[Candidate] = []
+        for proposer in self.config.proposers:
+            for candidate in proposer.propose(source, diagnosis, evidence, reference):
+                key = digest(candidate.source)
+                if key not in seen:
+                    seen.add(key)
+                    found.append(candidate)
+        # Ties: the operator with fewer candidates first (its family is cheaper to exhaust; it is the more specific edit).
+        family: dict[str, int] = {}
+        for candidate in found:
+            family[candidate.operator] = family.get(candidate.operator, 0) + 1
+        found.sort(key=lambda c: (-round(c.priority, 6), family[c.operator]))
+        return found
+
+    def run(
+        self,
+        task: Task,
+        source: str,
+        diagnosis: Diagnosis | None,
+        visible: Sequence[Case],
+        accept: Accept,
+        *,
+        scratch: Path,
+        options: EvalOptions | None = None,
+        start_score: Score | None = None,
+        tried: set[str] | None = None,
+    ) -> SearchResult:
+        """Search from `source`; `tried` (content hashes, updated in place) are versions not to evaluate again."""
+        began = time.monotonic()
+        config = self.config
+        quick = replace(options or EvalOptions(), trials=1, integrity=False, timing=False, bounds_check=False, trace=None)
+        evaluation = diagnosis.evaluation if diagnosis is not None else None
+        base: Score = start_score or (visible_score(evaluation) if evaluation is not None else (2, 1.0, 0.0))
+        seen = tried if tried is not None else set()
+        seen.add(digest(source))
+        counter = itertools.count()
+        queue: list[tuple[float, int, Candidate]] = []
+        first = self.candidates(source, diagnosis, task.source)
+        for candidate in first:
+            heapq.heappush(queue, (-candidate.priority, next(counter), candidate))
+        generated = len(first)
+        trials: list[Trial] = []
+        best: tuple[Score, Candidate] | None = None
+        expanded: set[str] = set()
+        checks = 0
+        accepted: str | None = None
+        stop = "exhausted"
+        scratch.mkdir(parents=True, exist_ok=True)
+        with ThreadPoolExecutor(max_workers=max(1, config.batch), thread_name_prefix="kope-search") as pool:
+            while queue:
+                if len(trials) >= config.max_evaluations:
+                    stop = "evaluation budget"
+                    break
+                if time.monotonic() - began > config.max_seconds:
+                    stop = "time budget"
+                    break
+                batch: list[Candidate] = []
+                while queue and len(batch) < min(config.batch, config.max_evaluations - len(trials)):
+                    _, _, candidate = heapq.heappop(queue)
+                    key = digest(candidate.source)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    batch.append(candidate)
+                if not batch:
+                    break
+                paths = [scratch / f"variant_{len(trials) + i}.py" for i in range(len(batch))]
+                for path, candidate in zip(paths, batch, strict=True):
+                    path.write_text(candidate.source)
+                t0 = time.monotonic()
+                results = list(pool.map(lambda p: self.evaluator.evaluate(task, p, options=quick, cases=list(visible)), paths))
+                each = (time.monotonic() - t0) / len(batch)
+                for path in paths:
+                    path.unlink(missing_ok=True)
+                for candidate, result in zip(batch, results, strict=True):
+                    score = visible_score(result)
+                    verdict, reason = "dropped", _describe(result, score, base)
+                    if score[0] == 0:
+                        if checks < config.max_acceptance_checks:
+                            checks += 1
+                            if accept(candidate.source):
+                                verdict, reason = "accepted", "right on every case and clean under the gates"
+                                accepted = candidate.source
+                            else:
+                                reason = "right on the shown case(s), but fails hidden cases or the gates"
+                                score = (1, 0.0, 0.0)
+                        else:
+                            reason = "right on the shown case(s); no acceptance check left"
+                            score = (1, 0.0, 0.0)
+                    if accepted is None and _better(score, base):
+                        if best is None or score < best[0]:
+                            best = (score, candidate)
+                        verdict = "kept"
+                        reason = reason if score[0] == 1 else f"better than the start ({reason})"
+                    trials.append(Trial(
+                        order=len(trials) + 1, operator=candidate.operator, label=candidate.label, line=candidate.line,
+                        description=candidate.description, depth=candidate.depth, priority=round(candidate.priority, 3),
+                        why=candidate.why, score=list(score), verdict=verdict, reason=reason, seconds=round(each, 3),
+                    ))
+                    if accepted is not None:
+                        break
+                if accepted is not None:
+                    stop = "accepted"
+                    break
+                if best is not None and config.second_edits and best[1].depth == 1 and digest(best[1].source) not in expanded:
+                    expanded.add(digest(best[1].source))
+                    parent = best[1]
+                    children = self.candidates(parent.source, diagnosis, task.source)[: config.second_edits]
+                    generated += len(children)
+                    for child in children:
+                        child = replace(child, depth=2, parent=parent.description,
+                                        description=f"{parent.description}, then {child.description}",
+                                        priority=child.priority + 1.0, why=f"on top of a kept edit; {child.why}")
+                        heapq.heappush(queue, (-child.priority, next(counter), child))
+        return SearchResult(
+            trials=trials,
+            accepted=accepted,
+            best=best[1].source if best is not None and accepted is None else None,
+            best_score=list(best[0]) if best is not None and accepted is None else None,
+            best_description=best[1].description if best is not None and accepted is None else "",
+            start_score=list(base),
+            evaluations=len(trials),
+            acceptance_checks=checks,
+            candidates=generated,
+            seconds=round(time.monotonic() - began, 3),
+            stop_reason=stop,
+        )
+
+
+def _better(score: Score, base: Score) -> bool:
+    """A real improvement: a better class (error -> wrong -> right on the shown cases), or at least a tenth
+    fewer wrong elements; a change at the level of noise does not count."""
+    if score[0] != base[0]:
+        return score[0] < base[0]
+    return score[1] < 0.9 * base[1]
+
+
+def _describe(result: EvalResult, score: Score, base: Score) -> str:
+    if result.status == "error" and result.error is not None:
+        return f"error ({result.error.kind})"
+    if score[0] == 0:
+        return "right on the shown case(s)"
+    return f"mismatch {score[1]:.1%}, max rel err {score[2]:.3g}" + ("" if _better(score, base) else " (no better)")

@@ -1,0 +1,122 @@
+"""Where to edit first: candidate edits ranked by the diagnosis's hypotheses and its evidence.
+
+Hypotheses order the operators (an operator whose taxonomy id the diagnosis ranks first comes
+first); the evidence orders the sites: the lines the bounds checker names, the lines of the code
+cues, and the launch arguments when the mismatch has the shape of a layout bug (rows from a point
+on, whole rows, permuted or transposed values, right only on square sizes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kope.diagnose.diagnoser import Diagnosis
+
+RELATED: dict[str, tuple[str, ...]] = {
+    "compare-flip": ("missing-mask", "loop-bound", "padding-in-reduction"),
+    "floor-to-cdiv": ("loop-bound", "uninitialized-output"),
+    "loop-bound": ("index-shift", "uninitialized-output"),
+    "stride-argument": ("broadcast-error", "missing-batch-offset", "index-shift"),
+    "stride-name": ("broadcast-error", "missing-batch-offset"),
+    "stride-factor": ("broadcast-error",),
+    "stride-swap": ("broadcast-error", "transposed"),
+    "grid-axis": ("grid-too-small", "missing-batch-offset"),
+    "offset-term": ("index-shift", "wrong-stride", "uninitialized-output"),
+    "index-shift": ("wrong-stride",),
+    "other-identity": ("missing-mask", "wrong-reduction-init", "numerical-instability"),
+    "reduction-init": ("accumulator-reset", "padding-in-reduction"),
+    "accumulator-move": ("wrong-reduction-init",),
+    "scan-kind": ("loop-bound",),
+    "constant": ("wrong-epsilon", "wrong-normalizer", "numerical-instability"),
+    "missing-factor": ("wrong-normalizer",),
+    "drop-operation": ("wrong-constant", "precision-loss", "numerical-instability"),
+    "add-mask": ("padding-in-reduction", "mask-off-by-one"),
+    "max-subtraction": ("wrong-constant",),
+    "broadcast-swap": ("wrong-stride",),
+}
+"""Operator -> other taxonomy ids its edits often repair (counted at half weight)."""
+
+LAYOUT_FEATURES = ("prefix_correct", "rows_from", "whole_rows", "permuted", "transposed", "square_right", "symmetric_right")
+"""Features of a mismatch that point at addresses: launch arguments and stride parameters first."""
+
+
+@dataclass
+class Evidence:
+    """Weights per source line, and the hypotheses' weights per taxonomy id."""
+
+    lines: dict[int, float] = field(default_factory=dict)
+    reasons: dict[int, list[str]] = field(default_factory=dict)
+    patterns: dict[str, float] = field(default_factory=dict)
+    pattern_rank: dict[str, int] = field(default_factory=dict)
+    layout: bool = False
+
+    @classmethod
+    def of(cls, diagnosis: Diagnosis | None) -> Evidence:
+        evidence = cls()
+        if diagnosis is None:
+            return evidence
+        hypotheses = diagnosis.hypotheses
+        top = max((h.score for h in hypotheses), default=0.0) or 1.0
+        for rank, hypothesis in enumerate(hypotheses):
+            if hypothesis.pattern not in evidence.patterns:
+                evidence.patterns[hypothesis.pattern] = max(0.05, hypothesis.score / top)
+                evidence.pattern_rank[hypothesis.pattern] = rank + 1
+        for event in diagnosis.bounds:
+            if event.line is None:
+                continue
+            evidence.add(event.line, 3.0, f"the bounds checker names line {event.line} ({event.kind})")
+            evidence.add(event.line - 1, 1.0, f"next to out-of-bounds line {event.line}")
+            evidence.add(event.line + 1, 1.0, f"next to out-of-bounds line {event.line}")
+        for cue in diagnosis.cues:
+            line = int(cue.get("line") or 0)
+            evidence.add(line, 2.0, f"code cue {cue.get('cue')}")
+        evidence.layout = any(diagnosis.signature.get(name) for name in LAYOUT_FEATURES)
+        return evidence
+
+    def add(self, line: int, weight: float, reason: str) -> None:
+        if line <= 0:
+            return
+        self.lines[line] = self.lines.get(line, 0.0) + weight
+        self.reasons.setdefault(line, []).append(reason)
+
+    def hypothesis_weight(self, operator: str, label: str) -> float:
+        weight = self.patterns.get(label, 0.0)
+        for other in RELATED.get(operator, ()):
+            weight = max(weight, 0.5 * self.patterns.get(other, 0.0))
+        return weight
+
+    def site_weight(self, operator: str, line: int, launch_lines: Sequence[int] = ()) -> float:
+        weight = self.lines.get(line, 0.0)
+        if self.layout and operator.startswith("stride") and (operator != "stride-argument" or line in launch_lines):
+            weight += 2.0
+        elif self.layout and operator == "offset-term":
+            weight += 1.0
+        return weight
+
+    def why(self, operator: str, label: str, line: int) -> str:
+        parts = []
+        if label in self.pattern_rank:
+            parts.append(f"hypothesis #{self.pattern_rank[label]} {label}")
+        else:
+            related = [o for o in RELATED.get(operator, ()) if o in self.pattern_rank]
+            if related:
+                parts.append(f"related to hypothesis #{self.pattern_rank[related[0]]} {related[0]}")
+        parts += self.reasons.get(line, [])[:2]
+        if self.layout and operator.startswith(("stride", "offset")):
+            parts.append("the mismatch looks like a layout bug")
+        return "; ".join(parts) or "no evidence (tried in order)"
+
+
+def priority(evidence: Evidence, operator: str, label: str, line: int, *, recipe: bool = False,
+             launch_lines: Sequence[int] = ()) -> float:
+    """Best-first order: the hypothesis weight counts most, then the site's evidence; a recipe (a fix
+    written for the pattern) goes before a generic edit of the same hypothesis."""
+    return 4.0 * evidence.hypothesis_weight(operator, label) + evidence.site_weight(operator, line, launch_lines) + (
+        3.0 if recipe else 0.0
+    )
+
+
+def features_of(diagnosis: Diagnosis | None) -> Mapping[str, Any]:
+    return dict(diagnosis.signature) if diagnosis is not None else {}

@@ -1,0 +1,85 @@
+"""The offline search: ranking by evidence (no evaluation) and a real two-edit repair no recipe makes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import FIXTURES
+from rich.console import Console
+
+from kope.agents import DebugConfig, DebugLoop
+from kope.diagnose.diagnoser import Diagnosis
+from kope.evaluate import Evaluator
+from kope.evaluate.protocol import BoundsEvent
+from kope.knowledge.retrieval import Hypothesis
+from kope.models.offline import OfflineModel
+from kope.ops import get_op
+from kope.repair.explain import explain
+from kope.repair.search import RepairSearch, SearchConfig
+
+RELU = (FIXTURES / "near_miss" / "relu_grid_floor_div.py").read_text()
+
+
+def diagnosis(*patterns: str, bounds_line: int | None = None) -> Diagnosis:
+    hypotheses = [Hypothesis(pattern=p, score=10.0 - i) for i, p in enumerate(patterns)]
+    bounds = [BoundsEvent(kind="store", kernel="_relu_kernel", line=bounds_line, pid=[0], lanes=3,
+                          elements_out=3, nearest="past the end of out")] if bounds_line else []
+    return Diagnosis(status="fail", task="t", candidate="c", hypotheses=hypotheses, bounds=bounds)
+
+
+def test_hypotheses_order_the_operators_and_the_evidence_orders_the_sites(evaluator: Evaluator) -> None:
+    source = RELU.replace("mask = offs < n_elements", "mask = offs <= n_elements")
+    search = RepairSearch(evaluator, SearchConfig())
+    first = search.candidates(source, diagnosis("mask-off-by-one", "grid-too-small"), "")[0]
+    assert (first.label, first.line) == ("mask-off-by-one", 17)
+    assert "hypothesis #1" in first.why
+    first = search.candidates(source, diagnosis("grid-too-small", "mask-off-by-one"), "")[0]
+    assert first.label == "grid-too-small"
+    # Two comparisons: the one on the line the bounds checker names goes first.
+    source = source.replace("y = tl.where(x < 0, 0.0, x)", "y = tl.where(x > 0, x, 0.0)")
+    ranked = [c for c in search.candidates(source, diagnosis("mask-off-by-one", bounds_line=19), "")
+              if c.operator == "compare-flip"]
+    assert [c.line for c in ranked] == [19, 17]
+    assert "bounds checker" in ranked[0].why
+
+
+def test_search_repairs_two_bugs_with_a_second_edit_on_top_of_the_first(evaluator: Evaluator, tmp_path: Path) -> None:
+    # The grid is too small (a recipe fixes it) and the result is scaled before its store (no recipe does):
+    # the first edit improves without fixing, the second on top of it is accepted.
+    candidate = tmp_path / "relu_two_bugs.py"
+    candidate.write_text(RELU.replace("y = tl.where(x < 0, 0.0, x)", "y = tl.where(x < 0, 0.0, x) * 1.5"))
+    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=16))
+    report = DebugLoop(OfflineModel(), evaluator, config=config).run(get_op("relu").task_path, candidate,
+                                                                  tmp_path / "fixed.py")
+    assert report.status == "repaired", report.search
+    fixed = (tmp_path / "fixed.py").read_text()
+    assert "triton.cdiv(n_elements, BLOCK)" in fixed and "* 1.5" not in fixed
+    trials = [t for r in report.search for t in r.trials]
+    accepted = [t for t in trials if t.verdict == "accepted"]
+    assert len(accepted) == 1 and (accepted[0].depth == 2 or len(report.search) == 2)
+    assert any(t.verdict == "kept" for t in trials)
+    assert report.tokens.prompt == report.tokens.completion == 0
+    assert report.evaluations >= len(trials)
+    console = Console(record=True, width=200)
+    for part in explain(report.search):
+        console.print(part)
+    text = console.export_text()
+    assert "accepted" in text and "kept" in text and "search round 1" in text
+
+
+def test_with_recipes_first_an_llm_sees_the_search_summary_in_its_prompt(evaluator: Evaluator, tmp_path: Path) -> None:
+    from conftest import SCALE_GOOD, SCALE_TASK
+
+    from kope.models.replay import ScriptedModel
+
+    broken = tmp_path / "broken.py"
+    broken.write_text(SCALE_GOOD.read_text().replace("* 2.0", "* 2.5"))
+    edit = "<<<<<<< SEARCH\n* 2.5, mask=mask)\n=======\n* 2.0, mask=mask)\n>>>>>>> REPLACE\n"
+    model = ScriptedModel(["The factor is off.\n" + edit])
+    # No proposer: the search has nothing to try, ends at once, and the model takes over.
+    config = DebugConfig(probes=False, recipes_first=True, search_config=SearchConfig(proposers=[]))
+    report = DebugLoop(model, evaluator, config=config).run(SCALE_TASK, broken, tmp_path / "out.py")
+    assert report.status == "repaired" and [s.action for s in report.steps] == ["search", "edit"]
+    assert report.search[0].evaluations == 0 and report.search[0].stop_reason == "exhausted"
+    prompt = "\n".join(m.content for m in model.calls[0])
+    assert "kope's offline search tried 0 small edit(s)" in prompt
