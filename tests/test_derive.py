@@ -136,7 +136,7 @@ def test_size_roots_follow_expressions_and_skip_derived_names(tmp_path: Path) ->
     scope: dict[str, object] = {}
     exec(source, scope)
     sizes = {k: v for k, v in scope.items() if isinstance(v, int | tuple)}
-    assert size_roots(load_task(path), sizes) == {"N": 4096, "K": (3, 3), "axis": -1}
+    assert size_roots(load_task(path), sizes) == {"N": 4096, "K": (3, 3), "axis": -1, "a": 1, "b": 2}
 
 
 def test_variant_sizes() -> None:

@@ -71,6 +71,8 @@ def eval_summary(result: EvalResult) -> Group:
         body = result.error.message
         if result.error.traceback:
             body += "\n\n" + result.error.traceback
+        if result.error.hint:
+            body += "\n\nhint: " + result.error.hint
         parts.append(Panel(body, title=f"error: {result.error.kind}", border_style="yellow", expand=False))
     for finding in result.integrity.findings:
         where = f" (line {finding.line})" if finding.line else ""

@@ -22,6 +22,8 @@ ErrorKind = Literal[
     "exit",  # the process ended without a (valid) result, whatever its exit code
     "shape",  # the outputs' structure, shape or dtype differ from the reference's
     "task",  # the task or its reference failed: not the candidate's fault
+    "too-large",  # no case of the task fits the element budget and the job's memory: nothing ran
+    "interpreter",  # the candidate needs what Triton's CPU interpreter (or a CPU-only PyTorch) lacks
 ]
 Status = Literal["pass", "fail", "reject", "error"]
 
@@ -31,6 +33,8 @@ class EvalError(BaseModel):
     message: str
     traceback: str | None = None
     """The tail of the traceback, for `runtime`, `load` and `import` errors."""
+    hint: str | None = None
+    """What would make it run (`too-large`: the option that makes a case fit; `interpreter`: `--device cuda`)."""
 
 
 class Finding(BaseModel):
