@@ -748,6 +748,52 @@ class _Deriver:
             self._too_large(total, memory)
         return shrunk
 
+    def _shrunk_holding_one(
+        self, model: _ShapeModel, original: Values, target: int, tried: list[_Variant]
+    ) -> _Variant | None:
+        """Where every proportional shrink breaks the reference, one size may be tied to something
+        derivation does not vary (KernelBench's `LayerNorm((out_channels,))` on the last axis of a
+        convolution's output needs `width` as it is): hold each size at the task's value in turn."""
+        if len(original) < 2 or not any(v.result is not None and v.result.error for v in tried):
+            return None
+        targets = dict.fromkeys(sorted(original, key=lambda c: -original[c])[:_MAX_SINGLES], target)
+        for attempt in range(_SHRINK_ATTEMPTS):
+            candidates: dict[_Coord, _Variant] = {}
+            for coord, goal in targets.items():
+                fits = self._fits(model, goal)
+                held = original[coord]
+                rest = {c: v for c, v in original.items() if c != coord}
+
+                def fits_held(
+                    values: Values, coord: _Coord = coord, held: int = held, fits: Callable[[Values], bool] = fits
+                ) -> bool:
+                    return fits({**values, coord: held})
+
+                values = _shrink(rest, fits_held, _aligned) or _shrink(rest, fits_held, _plain)
+                if values is not None:
+                    name = f"shrunk-holding-{coord.label}" + (f"-try{attempt + 1}" if attempt else "")
+                    candidates[coord] = _Variant(name, "shrunk", {**values, coord: held})
+            self._validate(list(candidates.values()))
+            tried += candidates.values()
+            retry: dict[_Coord, int] = {}
+            for coord, variant in candidates.items():
+                if variant.result is None:
+                    continue
+                problem = self._problem(variant)
+                if problem is None:
+                    variant.kept = True
+                    variant.reason = f"every size shrunk but one, held at the task's value (as {variant.name})"
+                    variant.name = "shrunk"
+                    return variant
+                variant.reason = problem
+                if self._over_budget(variant):
+                    excess = max(variant.total / self.budget, self._memory_excess(variant))
+                    retry[coord] = max(1, int(targets[coord] * (1 / excess) ** 1.5 * 0.95))
+            if not retry:
+                return None
+            targets = retry
+        return None
+
     def _note_batch_only(self) -> None:
         names = list(dict.fromkeys(c.name for c in self.sizing))
         if len(names) == 1 and "batch" in names[0].lower():
@@ -824,6 +870,9 @@ class _Deriver:
                 variant.name = f"{variant.name}-try{attempt + 1}"
             excess = max(max(v.total / self.budget, self._memory_excess(v)) for v in over)
             target = max(1, int(target * (1 / excess) ** 1.5 * 0.95))
+        held = self._shrunk_holding_one(model, original, target, tried)
+        if held is not None:
+            return held
         self.report.error = "the reference is not valid on any shrunk size: " + "; ".join(
             f"{v.name}: {v.reason}" for v in tried if v.result is not None
         ) if tried else f"no shrink of the sizes brings the case under {self.budget} elements"
