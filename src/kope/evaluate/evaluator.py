@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from kope.evaluate.probing import ShapeProbe, ShapeProbeResult
 
 Which = Literal["all", "visible"] | Sequence[str]
-_STOP_KINDS = frozenset({"syntax", "import", "load", "timeout", "memory", "disk"})
+_STOP_KINDS = frozenset({"syntax", "import", "load", "timeout", "memory", "disk", "interpreter"})
 _STDOUT_KEEP = 2000
 
 
@@ -363,6 +363,7 @@ class Evaluator:
                 bounds=result.bounds if result is not None else [],
                 sandbox=outcome.sandbox,
                 trace=result.trace if result is not None and options.trace is not None else None,
+                autotune=result.autotune if result is not None else [],
             )
             findings = gate.observed(
                 result.observations if result is not None else None,
@@ -563,7 +564,9 @@ def _classify(
     if outcome.disk_exceeded:
         return EvalError(kind="disk", message=f"the run wrote more than its {options.disk_mb} MB disk limit")
     if result is not None and result.error is not None:
-        return EvalError(kind=result.error.kind, message=result.error.message, traceback=result.error.traceback)
+        return EvalError(
+            kind=result.error.kind, message=result.error.message, traceback=result.error.traceback, hint=result.error.hint
+        )
     if outcome.signal is not None:
         return EvalError(
             kind="crash",

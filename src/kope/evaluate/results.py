@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from kope.evaluate.confine import SandboxReport
-from kope.evaluate.protocol import BoundsEvent, TraceHit
+from kope.evaluate.protocol import AutotuneRun, BoundsEvent, TraceHit
 from kope.task import InputTransform
 
 ErrorKind = Literal[
@@ -110,6 +110,9 @@ class CaseResult(BaseModel):
     """Kernel locals at the traced line, when a trace was asked for."""
     stdout: str = ""
     """What the candidate printed (capped), for debugging."""
+    autotune: list[AutotuneRun] = Field(default_factory=list)
+    """CPU interpreter: the configs of autotuned kernels that ran, and for which trials (each trial runs
+    the next config, so with three trials up to three configs are checked). Timing belongs to the GPU."""
     sandbox: SandboxReport | None = Field(default=None, exclude=True)
     """What protected this case's candidate run (summarised once in `EvalResult.sandbox`)."""
 
