@@ -748,6 +748,24 @@ class _Deriver:
             self._too_large(total, memory)
         return shrunk
 
+    def _shrink_rules(self) -> list[tuple[str, Callable[[int, float], int]]]:
+        """SHRINK_RULES, then one that keeps each size a multiple of the group counts it divides by:
+        the task's integers that are left alone and divide it (`num_groups = 512` for `hidden = 8192`)."""
+        rules = list(SHRINK_RULES)
+        fixed = [v for c, v in self.original.items() if c not in self.sizing and v > 1 and c.index < 0]
+        if fixed:
+
+            def by_groups(value: int, factor: float) -> int:
+                step = 1
+                for divisor in fixed:
+                    if value % divisor == 0:
+                        step = math.lcm(step, divisor)
+                step = step if value % step == 0 else 1
+                return max(step, round(value * factor / step) * step)
+
+            rules.append(("shrunk-groups", by_groups))
+        return rules
+
     def _shrunk_holding_one(
         self, model: _ShapeModel, original: Values, target: int, tried: list[_Variant]
     ) -> _Variant | None:
@@ -841,7 +859,7 @@ class _Deriver:
         tried: list[_Variant] = []
         for attempt in range(_SHRINK_ATTEMPTS):
             candidates: list[_Variant] = []
-            for name, rule in SHRINK_RULES:
+            for name, rule in self._shrink_rules():
                 values = _shrink(original, self._fits(model, target), rule)
                 if values is not None:
                     candidates.append(_Variant(name, "shrunk", values))
