@@ -1,8 +1,10 @@
-"""Derived cases on a directory of KernelBench-format task files (e.g. KernelBench's level 1).
+"""Derived cases on a directory of KernelBench-format task files (KernelBench's levels 1, 2 and 3).
 
 For every task file: the time derivation takes (its plan job included; the fork server is started
 before timing), the sandboxed jobs it ran, how many cases it keeps, how many distinct sizes they
-cover, and why it fails where it does. Summary: the fraction of files with at least 3 valid cases
+cover, and why it fails where it does (a file no case of which fits is `too-large`: kope eval refuses
+to run it, with the option that would make it fit; a file where only the batch could be varied is
+counted too). Summary: the fraction of files with at least 3 valid cases
 (and with at least 3 distinct sizes), the time per file, the files where derivation fails.
 
 Usage: .venv/bin/python benchmarks/derive_kernelbench.py DIRECTORY [--device cpu] [--max-elements N]
@@ -46,6 +48,8 @@ class Row:
     sizing: list[str] = field(default_factory=list)
     fixed: list[str] = field(default_factory=list)
     original_elements: int = 0
+    too_large: str | None = None
+    batch_only: bool = False
     error: str | None = None
 
 
@@ -73,6 +77,8 @@ def derive_one(evaluator: Evaluator, path: Path, options: EvalOptions) -> Row:
         sizing=[p.name for p in derivation.parameters if p.sizes_inputs],
         fixed=[p.name for p in derivation.parameters if not p.sizes_inputs],
         original_elements=max(derivation.original_numel or 0, derivation.original_output_numel or 0),
+        too_large=derivation.too_large.text() if derivation.too_large else None,
+        batch_only=any(note.startswith("only the batch") for note in derivation.notes),
         error=derivation.error,
     )
 
@@ -117,6 +123,10 @@ def summary_table(rows: list[Row], budget: int) -> Table:
     table.add_row("sandboxed jobs per file: median / max", f"{statistics.median(r.jobs for r in rows):g} / "
                   f"{max(r.jobs for r in rows)}")
     table.add_row("no case derived", str(sum(row.kept == 0 for row in rows)))
+    table.add_row("too-large (refused before running, with a fix)", str(sum(row.too_large is not None for row in rows)))
+    table.add_row("no case and not too-large (would run the task's own sizes)",
+                  str(sum(row.kept == 0 and row.too_large is None for row in rows)))
+    table.add_row("only the batch could be varied", str(sum(row.batch_only for row in rows)))
     return table
 
 
@@ -146,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     console.print(summary_table(rows, budget))
     for row in rows:
         if row.error or row.kept < 3:
-            console.print(f"  {row.file}: {row.kept} kept; {row.error or ''}", highlight=False)
+            console.print(f"  {row.file}: {row.kept} kept; {row.too_large or row.error or ''}", highlight=False)
     if args.json is not None:
         args.json.write_text(json.dumps([dataclasses.asdict(row) for row in rows], indent=1))
     return 0

@@ -634,8 +634,13 @@ class _Deriver:
                 )
                 perturbed[coord] = entries
             elif self._sizes_rest(base_full, len(base_shapes), entries, len(values)):
-                perturbed[coord] = entries
-                self.output_sizing.append(coord)
+                if positive[coord] > _KEEP_SMALL:
+                    perturbed[coord] = entries
+                    self.output_sizing.append(coord)
+                else:
+                    reasons[coord] = (
+                        "sizes the outputs or the parameters, but is small (a kernel size or a stride): left alone"
+                    )
             else:
                 reasons[coord] = "does not change the input shapes"
         self.sizing = list(perturbed)
