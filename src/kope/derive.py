@@ -274,13 +274,20 @@ class _ShapeModel:
         """The case's size: the larger of its inputs' and its outputs' element counts (outputs where known),
         and of its parameters' where the varied sizes size them."""
         inputs, outputs, params = self.counts(values)
-        return max(inputs, outputs, params if self.params_vary else 0)
+        return max(inputs, outputs, params if self.params_budgeted else 0)
 
     @property
     def params_vary(self) -> bool:
         return self.params and bool(self.dims) and any(
             d(self.base) != d({c: v + 1 for c, v in self.base.items()}) for d in self.dims[-1]
         )
+
+    params_budgeted: bool = False
+    """The parameters count toward the element budget: they vary with the sizes and, at size 1, fit
+    it (a whole network's fixed layers count toward the memory estimate only)."""
+
+    def budget_parameters(self, budget: int) -> None:
+        self.params_budgeted = self.params_vary and self.counts(dict.fromkeys(self.base, 1))[2] <= budget
 
     def elements(self, values: Mapping[_Coord, int]) -> int:
         """Every element the case holds: inputs, outputs and parameters."""
@@ -653,6 +660,7 @@ class _Deriver:
                 c: [(v, s[: len(base_shapes)]) for v, s in e] for c, e in perturbed.items() if c in self.sizing
             }
             model = _fit(base, base_shapes, inputs_only, len(base_shapes))
+        model.budget_parameters(self.budget)
         self._record_parameters(model, len(base_shapes), reasons)
         if meta:
             self.report.original_numel = results[0].numel
