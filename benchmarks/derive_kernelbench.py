@@ -136,9 +136,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--max-elements", type=int, default=None)
     parser.add_argument("--limit", type=int, default=None, help="only the first N files")
+    parser.add_argument("--start", type=int, default=0, help="skip the first N files")
     parser.add_argument("--json", type=Path, default=None, help="also write the per-file rows as JSON")
     args = parser.parse_args(argv)
     files = sorted((p for p in args.directory.glob("*.py") if not p.name.startswith("_")), key=_order)
+    files = files[args.start :]
     files = files[: args.limit] if args.limit else files
     if not files:
         print(f"no task files in {args.directory}", file=sys.stderr)
@@ -152,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
         for path in files:
             rows.append(derive_one(evaluator, path, options))
             console.print(f"{rows[-1].file}: {rows[-1].kept} kept, {rows[-1].seconds:.2f} s", highlight=False)
+            if args.json is not None:  # after every file, so a run cut short still leaves its rows
+                args.json.write_text(json.dumps([dataclasses.asdict(row) for row in rows], indent=1))
     console.print(per_file_table(rows, f"derived cases on {args.device}, budget {budget}"))
     console.print(summary_table(rows, budget))
     for row in rows:
