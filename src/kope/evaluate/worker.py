@@ -103,7 +103,9 @@ def _plan(spec: JobSpec, job_dir: Path) -> WorkerResult:
         if name.startswith("_") or isinstance(value, bool):
             continue
         if isinstance(value, int) or (
-            isinstance(value, tuple) and value and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+            isinstance(value, tuple | list)
+            and value
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
         ):
             plan.sizes[name] = value
     chosen = getattr(module, "INTEGRITY_POLICY", None)
