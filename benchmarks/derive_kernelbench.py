@@ -130,6 +130,16 @@ def summary_table(rows: list[Row], budget: int) -> Table:
     return table
 
 
+def report(console: Console, rows: list[Row], device: str, budget: int) -> None:
+    console.print(per_file_table(rows, f"derived cases on {device}, budget {budget}"))
+    console.print(summary_table(rows, budget))
+    for row in rows:
+        if row.error or row.kept < 3:
+            console.print(f"  {row.file}: {row.kept} kept; {row.too_large or row.error or ''}", highlight=False)
+        elif row.batch_only:
+            console.print(f"  {row.file}: {row.kept} kept; only the batch could be varied", highlight=False)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("directory", type=Path)
@@ -138,14 +148,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="only the first N files")
     parser.add_argument("--start", type=int, default=0, help="skip the first N files")
     parser.add_argument("--json", type=Path, default=None, help="also write the per-file rows as JSON")
+    parser.add_argument("--from-json", type=Path, default=None,
+                        help="print the tables of rows saved by an earlier run (--json), without deriving")
     args = parser.parse_args(argv)
+    budget = args.max_elements or default_max_elements(args.device)
+    if args.from_json is not None:
+        saved = [Row(**row) for row in json.loads(args.from_json.read_text())]
+        report(Console(width=200), saved, args.device, budget)
+        return 0
     files = sorted((p for p in args.directory.glob("*.py") if not p.name.startswith("_")), key=_order)
     files = files[args.start :]
     files = files[: args.limit] if args.limit else files
     if not files:
         print(f"no task files in {args.directory}", file=sys.stderr)
         return 2
-    budget = args.max_elements or default_max_elements(args.device)
     options = EvalOptions(device=args.device, max_elements=budget)
     console = Console(width=200)
     rows: list[Row] = []
@@ -156,11 +172,7 @@ def main(argv: list[str] | None = None) -> int:
             console.print(f"{rows[-1].file}: {rows[-1].kept} kept, {rows[-1].seconds:.2f} s", highlight=False)
             if args.json is not None:  # after every file, so a run cut short still leaves its rows
                 args.json.write_text(json.dumps([dataclasses.asdict(row) for row in rows], indent=1))
-    console.print(per_file_table(rows, f"derived cases on {args.device}, budget {budget}"))
-    console.print(summary_table(rows, budget))
-    for row in rows:
-        if row.error or row.kept < 3:
-            console.print(f"  {row.file}: {row.kept} kept; {row.too_large or row.error or ''}", highlight=False)
+    report(console, rows, args.device, budget)
     if args.json is not None:
         args.json.write_text(json.dumps([dataclasses.asdict(row) for row in rows], indent=1))
     return 0
