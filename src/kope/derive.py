@@ -825,6 +825,34 @@ class _Deriver:
             targets = retry
         return None
 
+    def _shrunk_batch_only(
+        self, model: _ShapeModel, original: Values, target: int, tried: list[_Variant]
+    ) -> _Variant | None:
+        """A whole network may need its resolution (a final `AvgPool2d(7)` after five stride-2 stages):
+        shrink the batch alone, every other size held at the task's value."""
+        batch = [c for c in original if "batch" in c.name.lower()]
+        if not batch or len(batch) == len(original):
+            return None
+        held = {c: v for c, v in original.items() if c not in batch}
+        fits = self._fits(model, target)
+        values = _shrink({c: original[c] for c in batch}, lambda v: fits({**v, **held}), _plain)
+        if values is None:
+            return None
+        variant = _Variant("shrunk-batch-only", "shrunk", {**values, **held})
+        self._validate([variant])
+        tried.append(variant)
+        problem = self._problem(variant) if variant.result is not None else "not run"
+        if problem is not None:
+            variant.reason = problem
+            return None
+        variant.kept = True
+        variant.reason = "the batch shrunk alone, every other size held at the task's value (as shrunk-batch-only)"
+        variant.name = "shrunk"
+        self.report.notes.append(
+            "only the batch could be shrunk: the reference needs the task's other sizes (a resolution, say)"
+        )
+        return variant
+
     def _note_batch_only(self) -> None:
         names = list(dict.fromkeys(c.name for c in self.sizing))
         if len(names) == 1 and "batch" in names[0].lower():
@@ -901,7 +929,9 @@ class _Deriver:
                 variant.name = f"{variant.name}-try{attempt + 1}"
             excess = max(max(v.total / self.budget, self._memory_excess(v)) for v in over)
             target = max(1, int(target * (1 / excess) ** 1.5 * 0.95))
-        held = self._shrunk_holding_one(model, original, target, tried)
+        held = self._shrunk_holding_one(model, original, target, tried) or self._shrunk_batch_only(
+            model, original, target, tried
+        )
         if held is not None:
             return held
         self.report.error = "the reference is not valid on any shrunk size: " + "; ".join(
