@@ -1,8 +1,10 @@
-"""Derived cases on a directory of KernelBench-format task files (e.g. KernelBench's level 1).
+"""Derived cases on a directory of KernelBench-format task files (KernelBench's levels 1, 2 and 3).
 
 For every task file: the time derivation takes (its plan job included; the fork server is started
 before timing), the sandboxed jobs it ran, how many cases it keeps, how many distinct sizes they
-cover, and why it fails where it does. Summary: the fraction of files with at least 3 valid cases
+cover, and why it fails where it does (a file no case of which fits is `too-large`: kope eval refuses
+to run it, with the option that would make it fit; a file where only the batch could be varied is
+counted too). Summary: the fraction of files with at least 3 valid cases
 (and with at least 3 distinct sizes), the time per file, the files where derivation fails.
 
 Usage: .venv/bin/python benchmarks/derive_kernelbench.py DIRECTORY [--device cpu] [--max-elements N]
@@ -46,6 +48,8 @@ class Row:
     sizing: list[str] = field(default_factory=list)
     fixed: list[str] = field(default_factory=list)
     original_elements: int = 0
+    too_large: str | None = None
+    batch_only: bool = False
     error: str | None = None
 
 
@@ -73,6 +77,8 @@ def derive_one(evaluator: Evaluator, path: Path, options: EvalOptions) -> Row:
         sizing=[p.name for p in derivation.parameters if p.sizes_inputs],
         fixed=[p.name for p in derivation.parameters if not p.sizes_inputs],
         original_elements=max(derivation.original_numel or 0, derivation.original_output_numel or 0),
+        too_large=derivation.too_large.text() if derivation.too_large else None,
+        batch_only=any(note.startswith("only the batch") for note in derivation.notes),
         error=derivation.error,
     )
 
@@ -117,7 +123,21 @@ def summary_table(rows: list[Row], budget: int) -> Table:
     table.add_row("sandboxed jobs per file: median / max", f"{statistics.median(r.jobs for r in rows):g} / "
                   f"{max(r.jobs for r in rows)}")
     table.add_row("no case derived", str(sum(row.kept == 0 for row in rows)))
+    table.add_row("too-large (refused before running, with a fix)", str(sum(row.too_large is not None for row in rows)))
+    table.add_row("no case and not too-large (would run the task's own sizes)",
+                  str(sum(row.kept == 0 and row.too_large is None for row in rows)))
+    table.add_row("only the batch could be varied", str(sum(row.batch_only for row in rows)))
     return table
+
+
+def report(console: Console, rows: list[Row], device: str, budget: int) -> None:
+    console.print(per_file_table(rows, f"derived cases on {device}, budget {budget}"))
+    console.print(summary_table(rows, budget))
+    for row in rows:
+        if row.error or row.kept < 3:
+            console.print(f"  {row.file}: {row.kept} kept; {row.too_large or row.error or ''}", highlight=False)
+        elif row.batch_only:
+            console.print(f"  {row.file}: {row.kept} kept; only the batch could be varied", highlight=False)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -126,14 +146,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--max-elements", type=int, default=None)
     parser.add_argument("--limit", type=int, default=None, help="only the first N files")
+    parser.add_argument("--start", type=int, default=0, help="skip the first N files")
     parser.add_argument("--json", type=Path, default=None, help="also write the per-file rows as JSON")
+    parser.add_argument("--from-json", type=Path, default=None,
+                        help="print the tables of rows saved by an earlier run (--json), without deriving")
     args = parser.parse_args(argv)
+    budget = args.max_elements or default_max_elements(args.device)
+    if args.from_json is not None:
+        saved = [Row(**row) for row in json.loads(args.from_json.read_text())]
+        report(Console(width=200), saved, args.device, budget)
+        return 0
     files = sorted((p for p in args.directory.glob("*.py") if not p.name.startswith("_")), key=_order)
+    files = files[args.start :]
     files = files[: args.limit] if args.limit else files
     if not files:
         print(f"no task files in {args.directory}", file=sys.stderr)
         return 2
-    budget = args.max_elements or default_max_elements(args.device)
     options = EvalOptions(device=args.device, max_elements=budget)
     console = Console(width=200)
     rows: list[Row] = []
@@ -142,11 +170,9 @@ def main(argv: list[str] | None = None) -> int:
         for path in files:
             rows.append(derive_one(evaluator, path, options))
             console.print(f"{rows[-1].file}: {rows[-1].kept} kept, {rows[-1].seconds:.2f} s", highlight=False)
-    console.print(per_file_table(rows, f"derived cases on {args.device}, budget {budget}"))
-    console.print(summary_table(rows, budget))
-    for row in rows:
-        if row.error or row.kept < 3:
-            console.print(f"  {row.file}: {row.kept} kept; {row.error or ''}", highlight=False)
+            if args.json is not None:  # after every file, so a run cut short still leaves its rows
+                args.json.write_text(json.dumps([dataclasses.asdict(row) for row in rows], indent=1))
+    report(console, rows, args.device, budget)
     if args.json is not None:
         args.json.write_text(json.dumps([dataclasses.asdict(row) for row in rows], indent=1))
     return 0

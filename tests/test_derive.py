@@ -14,7 +14,7 @@ from test_task import KERNELBENCH_STYLE
 from typer.testing import CliRunner
 
 from kope.cli import app
-from kope.derive import CPU_MAX_ELEMENTS, Derivation, odd_size, prime_sizes, size_roots
+from kope.derive import CPU_MAX_ELEMENTS, Derivation, distinct_shapes, odd_size, prime_sizes, size_roots
 from kope.errors import ReferenceError_
 from kope.evaluate import EvalOptions, Evaluator
 from kope.evaluate.cache import reference_key
@@ -136,7 +136,7 @@ def test_size_roots_follow_expressions_and_skip_derived_names(tmp_path: Path) ->
     scope: dict[str, object] = {}
     exec(source, scope)
     sizes = {k: v for k, v in scope.items() if isinstance(v, int | tuple)}
-    assert size_roots(load_task(path), sizes) == {"N": 4096, "K": (3, 3), "axis": -1}
+    assert size_roots(load_task(path), sizes) == {"N": 4096, "K": (3, 3), "axis": -1, "a": 1, "b": 2}
 
 
 def test_variant_sizes() -> None:
@@ -196,3 +196,104 @@ def test_kope_cases_command(evaluator: Evaluator) -> None:
     console.print(derivation_report(derivation(evaluator, ROWS)))
     text = console.export_text()
     assert "6 cases kept" in text and "sizes input 0 dim 1" in text and "x*4" in text
+
+
+# -- KernelBench levels 2 and 3: assignment forms, output-sizing names, the memory budget, too-large --
+
+LEVELS = FIXTURES / "levels"
+
+
+def test_size_roots_in_every_assignment_form(tmp_path: Path) -> None:
+    from test_task import ASSIGNMENT_FORMS
+
+    path = tmp_path / "forms.py"
+    path.write_text(ASSIGNMENT_FORMS)
+    scope: dict[str, object] = {}
+    exec(ASSIGNMENT_FORMS, scope)
+    sizes = {k: v for k, v in scope.items() if isinstance(v, int | tuple)}
+    assert size_roots(load_task(path), sizes) == {
+        "batch_size": 8, "depth": 4, "height": 16, "width": 16, "channels_in": 3, "channels_out": 6,
+        "kernel_h": 3, "kernel_w": 3, "n": 4096, "a": 3, "b": 1,
+    }, "hidden = 2 * n and shape = (batch_size, ...) follow their roots"
+
+
+def test_level2_style_task_derives_cases_and_a_fused_autotuned_candidate_passes(evaluator: Evaluator) -> None:
+    """`depth = 8; height = width = 128`, out_channels sizing only the output and the weight; the
+    candidate keeps ConvTranspose3d in PyTorch and fuses softmax and sigmoid under @triton.autotune."""
+    options = EvalOptions(trials=2, timeout_s=60, max_elements=4000)
+    task = load_task(LEVELS / "convt3d_softmax_sigmoid.py")
+    result = evaluator.derivation(task, options)
+    assert result.error is None and result.too_large is None
+    reasons = {p.name: p.reason for p in result.parameters}
+    assert {p.name for p in result.parameters if p.sizes_inputs} >= {"batch_size", "in_channels", "out_channels",
+                                                                     "depth", "height", "width"}
+    assert reasons["out_channels"] == "sizes the outputs and the parameters, not the inputs"
+    assert len(result.kept) >= 3 and distinct_shapes(result.kept) >= 3
+    for case in result.kept:
+        assert case.numel is not None and max(case.numel, case.output_numel or 0) <= 4000
+    assert any(c.overrides.get("height") != c.overrides.get("width") for c in result.kept), "varied apart"
+    evaluated = evaluator.evaluate(task, LEVELS / "convt3d_softmax_sigmoid_autotuned.py", options=options)
+    assert evaluated.status == "pass", [(c.name, c.error) for c in evaluated.cases if not c.passed]
+    assert evaluated.integrity.policy == "partial", "the convolution stays in PyTorch under the partial policy"
+    assert len(evaluated.cases) == len(result.kept)
+    assert {run.index for case in evaluated.cases for run in case.autotune} == {0, 1}
+
+
+TOO_LARGE = """\
+import torch
+import torch.nn as nn
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8192, 8192)
+    def forward(self, x):
+        return self.fc(x)
+def get_inputs():
+    return [torch.rand(4096, 8192)]
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_task_no_case_of_which_fits_fails_before_running(tmp_path: Path, evaluator: Evaluator) -> None:
+    path = tmp_path / "too_large.py"
+    path.write_text(TOO_LARGE)
+    result = evaluator.evaluate(path, SCALE_GOOD, options=EvalOptions(trials=1))
+    assert result.status == "error" and result.exit_code == 2 and result.cases == []
+    assert result.error is not None and result.error.kind == "too-large"
+    assert "no module-level name sizes the inputs" in result.error.message
+    assert result.error.hint == "it would fit with --max-elements 33554432"
+    derivation = evaluator.derivation(load_task(path), EvalOptions(trials=1))
+    assert derivation.too_large is not None and derivation.too_large.tried[0]["elements"] == 4096 * 8192
+
+
+WIDE = """\
+import torch
+import torch.nn as nn
+features = 16384
+class Model(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(features, features))
+    def forward(self, x):
+        return x @ self.weight
+def get_inputs():
+    return [torch.rand(1, features)]
+def get_init_inputs():
+    return [features]
+"""
+
+
+def test_a_case_whose_parameters_overflow_the_memory_is_shrunk(tmp_path: Path, evaluator: Evaluator) -> None:
+    """16 thousand elements of inputs and outputs fit the budget; 268 million parameters, in float32
+    and float64, do not fit half of a 2048 MB job."""
+    path = tmp_path / "wide.py"
+    path.write_text(WIDE)
+    result = derivation(evaluator, path, max_elements=10**9, memory_mb=2048)
+    assert result.original_bytes is not None and result.original_bytes > 1024 * 2**20
+    original = next(c for c in result.candidates if c.kind == "original")
+    assert not original.kept and "MB, over 1024 MB" in original.reason
+    base = next(c for c in result.kept if c.visible)
+    assert base.kind == "shrunk" and 4096 < base.overrides["features"] < 16384
+    assert (base.numel or 0) + (base.output_numel or 0) + base.overrides["features"] ** 2 <= 2**30 / 12
+    assert len(result.kept) >= 3

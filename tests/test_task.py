@@ -12,6 +12,7 @@ from kope.task import (
     default_case_name,
     load_cases_file,
     load_task,
+    override_notes,
     parse_set,
     parse_tolerances,
     tolerance_for,
@@ -172,3 +173,45 @@ def test_inputs_key_changes_the_input_distribution(tmp_path: Path) -> None:
     for bad in ({"scale": "x"}, {"scale": float("inf")}, {"offset": 1}, [1, 2]):
         with pytest.raises(CaseError, match="inputs"):
             build_cases(task, [{"inputs": bad}])
+
+
+ASSIGNMENT_FORMS = """\
+import torch
+batch_size = 8
+depth = 4; height = width = 16
+channels_in, channels_out = 3, 6
+[kernel_h, kernel_w] = [3, 3]
+n: int = 4096
+hidden = 2 * n
+shape = (batch_size, channels_in)
+a, b = divmod(7, 2)
+class Model: pass
+def get_inputs(): return []
+def get_init_inputs(): return []
+"""
+
+
+def test_size_parameters_are_read_in_every_assignment_form(tmp_path: Path) -> None:
+    path = tmp_path / "forms.py"
+    path.write_text(ASSIGNMENT_FORMS)
+    task = load_task(path)
+    sizes = task.literal_sizes
+    for name, value in {"depth": 4, "height": 16, "width": 16, "channels_in": 3, "channels_out": 6,
+                        "kernel_h": 3, "kernel_w": 3, "n": 4096}.items():
+        assert sizes[name] == value, name
+    assert "hidden" not in sizes and "a" not in sizes, "expressions are known only once the task runs"
+
+
+def test_an_override_of_a_chained_or_unpacked_name_changes_it_alone_and_says_so(tmp_path: Path) -> None:
+    source = apply_overrides(ASSIGNMENT_FORMS, {"height": 17, "channels_out": 5, "kernel_w": 1})
+    scope: dict[str, object] = {}
+    exec(source.replace("class Model: pass\n", ""), scope)
+    assert (scope["height"], scope["width"], scope["depth"]) == (17, 16, 4)
+    assert (scope["channels_in"], scope["channels_out"], scope["kernel_h"], scope["kernel_w"]) == (3, 5, 3, 1)
+    assert len(source.splitlines()) == len(ASSIGNMENT_FORMS.splitlines()), "line numbers stay the user's"
+    notes = override_notes(ASSIGNMENT_FORMS, {"height": 17, "channels_out": 5, "depth": 2})
+    assert notes == [
+        "line 3: `height = width = 16` binds width too; the override changes height=17 only",
+        "line 4: `channels_in, channels_out = 3, 6` binds channels_in too; the override changes channels_out=5 only",
+    ]
+    assert override_notes(ASSIGNMENT_FORMS, {"n": 5}) == []

@@ -124,11 +124,15 @@ def _mode(sandbox: SandboxChoice | str) -> SandboxMode:
     return cast("SandboxMode", value)
 
 
-def _fail(message: str, *, as_json: bool, code: int = 2, kind: str = "task") -> NoReturn:
+def _fail(message: str, *, as_json: bool, code: int = 2, kind: str = "task", hint: str | None = None) -> NoReturn:
     if as_json:
-        out.print_json(json.dumps({"status": "error", "error": {"kind": kind, "message": message}}))
+        error = {"kind": kind, "message": message} | ({"hint": hint} if hint else {})
+        out.print_json(json.dumps({"status": "error", "error": error}))
     else:
-        err.print(f"[bold red]error:[/] {message}", highlight=False)
+        err.print(f"[bold red]error ({kind}):[/] {message}" if kind != "task" else f"[bold red]error:[/] {message}",
+                  highlight=False)
+        if hint:
+            err.print(f"hint: {hint}", highlight=False)
     raise typer.Exit(code)
 
 
@@ -137,7 +141,7 @@ def _errors_reported(as_json: bool) -> Iterator[None]:
     try:
         yield
     except KopeError as exc:
-        _fail(str(exc), as_json=as_json)
+        _fail(str(exc), as_json=as_json, kind=getattr(exc, "kind", "task"), hint=getattr(exc, "hint", None))
 
 
 @app.command("eval")
@@ -177,7 +181,7 @@ def eval_command(
     from kope import paths
     from kope.evaluate import EvalOptions, Evaluator
     from kope.render import case_outcome, print_eval
-    from kope.task import load_cases_file, load_task, parse_set
+    from kope.task import load_cases_file, load_task, override_notes, parse_set
 
     with _errors_reported(as_json):
         resolved = _device(device, as_json=as_json)
@@ -194,6 +198,8 @@ def eval_command(
         )
         loaded = load_task(task)
         overrides = parse_set(set_ or [])
+        for note in override_notes(loaded.source, overrides):
+            err.print(f"note: {note}", highlight=False)
         declared = load_cases_file(cases_file) if cases_file is not None else None
         which: list[str] | str = list(case) if case else ("visible" if visible_only else "all")
         cache = None if no_cache else (cache_dir or paths.cache_dir() / "reference")

@@ -42,12 +42,17 @@ from pydantic import BaseModel, Field
 
 from kope import syntax
 from kope.evaluate.probing import ProbedInput, ShapeProbe, ShapeProbeResult
-from kope.task import InputTransform, OverrideValue, Task, binding_counts, is_size_value
+from kope.task import InputTransform, OverrideValue, Task, binding_counts, is_size_value, module_bindings
 
 CPU_MAX_ELEMENTS = 300_000
 """The most elements a derived case's inputs (or its outputs) hold on the CPU: Triton's interpreter
 then takes seconds per case."""
 CUDA_MAX_ELEMENTS = 1 << 26
+BYTES_PER_ELEMENT = 12
+"""Memory estimate per element of a case's inputs, outputs and parameters: the candidate's float32
+copy and the reference's float64 one."""
+MEMORY_SHARE = 0.5
+"""The share of a job's memory limit the estimate may take (the rest: intermediates, PyTorch itself)."""
 SCALED = InputTransform(scale=4.0)
 SHIFTED = InputTransform(shift=-0.5)
 _ALIGN = 16
@@ -98,6 +103,19 @@ class DerivedCase(BaseModel):
         return data
 
 
+class TooLarge(BaseModel):
+    """No case fits: what was tried, and what would make one fit."""
+
+    message: str
+    tried: list[dict[str, Any]] = Field(default_factory=list)
+    """The sizes tried (overrides), with the elements and estimated bytes of each."""
+    fixes: list[str] = Field(default_factory=list)
+    """Command-line options that would make a case fit (`--max-elements N`, `--set NAME=V`, `--memory MB`)."""
+
+    def text(self) -> str:
+        return self.message + ("; would fit with " + " or ".join(self.fixes) if self.fixes else "")
+
+
 class Derivation(BaseModel):
     """What derivation found for one task, device and budget."""
 
@@ -117,7 +135,17 @@ class Derivation(BaseModel):
     jobs: int = 0
     seconds: float = 0.0
     error: str | None = None
-    """Why no case could be derived (the evaluator then uses the task's own sizes as one case)."""
+    """Why no case could be derived (the evaluator then uses the task's own sizes as one case, unless
+    they are over the budget: see `too_large`)."""
+    memory_mb: int | None = None
+    """The memory limit of the jobs the cases run in, which every case's estimate must fit."""
+    original_bytes: int | None = None
+    """Estimated memory of the task's own sizes: inputs, outputs, parameters and the reference's
+    float64 copies (`BYTES_PER_ELEMENT` each), where the meta device gave them."""
+    notes: list[str] = Field(default_factory=list)
+    """What a user should know about the cases (only the batch could be varied, say)."""
+    too_large: TooLarge | None = None
+    """Set when no case fits: the evaluator then fails before running anything (error kind `too-large`)."""
 
     @property
     def kept(self) -> list[DerivedCase]:
@@ -151,20 +179,17 @@ Values = dict[_Coord, int]
 def size_roots(task: Task, sizes: Mapping[str, object]) -> dict[str, OverrideValue]:
     """Module-level size parameters bound once, from an expression that uses no other module-level name.
 
-    `sizes` are the values the task's names had once it ran (`PlanInfo.sizes`). Names derived from a
-    root (`shape = (N, 4)`) are not roots: they follow their root when it is overridden.
+    Every assignment form counts: `N = 4096`, `n: int = 4096`, chained (`height = width = 128`), tuple
+    and list unpacking (`depth, height, width = 24, 48, 48`), and statements on one line
+    (`depth = 32; height = width = 128`). `sizes` are the values the task's names had once it ran
+    (`PlanInfo.sizes`). Names derived from a root (`shape = (N, 4)`, `out = 2 * N`) are not roots:
+    they follow their root when it is overridden.
     """
     tree = syntax.parse(task.source)
     counts = binding_counts(tree)
     assigned = set(task.assigned_names)
     roots: dict[str, OverrideValue] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            name, value_node = node.targets[0].id, node.value
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
-            name, value_node = node.target.id, node.value
-        else:
-            continue
+    for name, value_node in module_bindings(tree):
         if counts[name] != 1 or name.startswith("_"):
             continue
         if any(isinstance(n, ast.Name) and n.id in assigned for n in ast.walk(value_node)):
@@ -218,12 +243,18 @@ def _structure(shapes: Shapes) -> list[int | None]:
 
 @dataclass
 class _ShapeModel:
-    """Each dimension of every input (and output, where known) as a function of the sizing coordinates."""
+    """Each dimension of every input (and output, where known) as a function of the sizing coordinates.
+
+    Where the outputs are known, a last pseudo-shape `[n]` holds the model's parameter and buffer
+    elements: a convolution's `out_channels` sizes its weight and its output, not its input.
+    """
 
     base: Values
     base_shapes: Shapes
-    """The inputs' shapes, then the outputs' where they are known."""
+    """The inputs' shapes, then the outputs' where they are known, then `[parameter elements]`."""
     n_inputs: int
+    params: bool = False
+    """The last entry of `base_shapes` counts the parameters and buffers."""
     dims: list[list[Callable[[Mapping[_Coord, int]], float]]] = field(default_factory=list)
 
     def shapes(self, values: Mapping[_Coord, int]) -> list[list[int] | None]:
@@ -233,16 +264,45 @@ class _ShapeModel:
             out.append(None if shape is None else [max(0, round(d(merged))) for d in dims])
         return out
 
-    def numel(self, values: Mapping[_Coord, int]) -> int:
-        """The case's size: the larger of its inputs' and its outputs' element counts (outputs where known)."""
+    def counts(self, values: Mapping[_Coord, int]) -> tuple[int, int, int]:
+        """Elements of the inputs, of the outputs (0 where unknown) and of the parameters (0 where unknown)."""
         counts = [math.prod(shape) if shape is not None else 0 for shape in self.shapes(values)]
-        return max(sum(counts[: self.n_inputs]), sum(counts[self.n_inputs :]))
+        params = counts.pop() if self.params else 0
+        return sum(counts[: self.n_inputs]), sum(counts[self.n_inputs :]), params
+
+    def numel(self, values: Mapping[_Coord, int]) -> int:
+        """The case's size: the larger of its inputs' and its outputs' element counts (outputs where known),
+        and of its parameters' where the varied sizes size them."""
+        inputs, outputs, params = self.counts(values)
+        return max(inputs, outputs, params if self.params_budgeted else 0)
+
+    @property
+    def params_vary(self) -> bool:
+        return self.params and bool(self.dims) and any(
+            d(self.base) != d({c: v + 1 for c, v in self.base.items()}) for d in self.dims[-1]
+        )
+
+    params_budgeted: bool = False
+    """The parameters count toward the element budget: they vary with the sizes and, at size 1, fit
+    it (a whole network's fixed layers count toward the memory estimate only)."""
+
+    def budget_parameters(self, budget: int) -> None:
+        self.params_budgeted = self.params_vary and self.counts(dict.fromkeys(self.base, 1))[2] <= budget
+
+    def elements(self, values: Mapping[_Coord, int]) -> int:
+        """Every element the case holds: inputs, outputs and parameters."""
+        return sum(self.counts(values))
 
 
 def _fit(
-    base: Values, base_shapes: Shapes, perturbed: Mapping[_Coord, list[tuple[int, Shapes]]], n_inputs: int
+    base: Values,
+    base_shapes: Shapes,
+    perturbed: Mapping[_Coord, list[tuple[int, Shapes]]],
+    n_inputs: int,
+    *,
+    params: bool = False,
 ) -> _ShapeModel:
-    model = _ShapeModel(base=base, base_shapes=base_shapes, n_inputs=n_inputs)
+    model = _ShapeModel(base=base, base_shapes=base_shapes, n_inputs=n_inputs, params=params)
     for i, shape in enumerate(base_shapes):
         dims: list[Callable[[Mapping[_Coord, int]], float]] = []
         for j, d0 in enumerate(shape or []):
@@ -333,20 +393,18 @@ def prime_sizes(values: Mapping[_Coord, int], *, distinct: bool = True) -> Value
     return result
 
 
-def _shrink(
-    original: Values, model: _ShapeModel, budget: int, rule: Callable[[int, float], int]
-) -> Values | None:
-    """The largest proportional shrink under `rule` whose estimated element count fits the budget."""
+def _shrink(original: Values, fits: Callable[[Values], bool], rule: Callable[[int, float], int]) -> Values | None:
+    """The largest proportional shrink under `rule` whose estimated size `fits`."""
 
     def at(factor: float) -> Values:
         return {c: min(v, rule(v, factor)) for c, v in original.items()}
 
-    if model.numel(at(1e-9)) > budget:
+    if not fits(at(1e-9)):
         return None
     low, high = 0.0, 1.0
     for _ in range(50):
         middle = (low + high) / 2
-        if model.numel(at(middle)) <= budget:
+        if fits(at(middle)):
             low = middle
         else:
             high = middle
@@ -417,15 +475,27 @@ class _Variant:
 
 
 class _Deriver:
-    def __init__(self, task: Task, sizes: Mapping[str, object], run: ProbeRunner, device: str, budget: int) -> None:
+    def __init__(
+        self,
+        task: Task,
+        sizes: Mapping[str, object],
+        run: ProbeRunner,
+        device: str,
+        budget: int,
+        memory_mb: int | None = None,
+    ) -> None:
         self.task = task
         self.run_probes = run
         self.budget = budget
+        self.memory_limit = int(memory_mb * 2**20 * MEMORY_SHARE) if memory_mb else None
+        self.original_params: int | None = None
         self.roots = size_roots(task, sizes)
         self.original = _coords(self.roots)
-        self.report = Derivation(task=str(task.path), device=device, max_elements=budget)
+        self.report = Derivation(task=str(task.path), device=device, max_elements=budget, memory_mb=memory_mb)
         self.variants: list[_Variant] = []
         self.sizing: list[_Coord] = []
+        self.output_sizing: list[_Coord] = []
+        """Sizing coordinates that leave the inputs alone (they size the outputs and the parameters)."""
         self.floating_inputs = False
 
     # probes
@@ -477,13 +547,34 @@ class _Deriver:
             return "not run"
         if variant.total > self.budget:
             return f"its inputs or outputs hold {variant.total} elements, over the budget of {self.budget}"
+        if self.memory_limit is not None and _result_bytes(r) > self.memory_limit:
+            return f"needs about {_mb(_result_bytes(r))} MB, over {_mb(self.memory_limit)} MB of the job's memory limit"
         if finite_needed and not r.finite:
             return "the reference gives non-finite outputs"
         return None
 
     def _over_budget(self, variant: _Variant) -> bool:
         r = variant.result
-        return r is not None and r.ran and r.error is None and variant.total > self.budget
+        if r is None or not r.ran or r.error is not None:
+            return False
+        return variant.total > self.budget or (
+            self.memory_limit is not None and _result_bytes(r) > self.memory_limit
+        )
+
+    def _memory_excess(self, variant: _Variant) -> float:
+        if self.memory_limit is None or variant.result is None:
+            return 0.0
+        return _result_bytes(variant.result) / self.memory_limit
+
+    def _fits(self, model: _ShapeModel, target: int) -> Callable[[Values], bool]:
+        """Whether estimated sizes fit: `target` elements, and the job's memory for the whole case."""
+
+        def fits(values: Values) -> bool:
+            if model.numel(values) > target:
+                return False
+            return self.memory_limit is None or model.elements(values) * BYTES_PER_ELEMENT <= self.memory_limit
+
+        return fits
 
     # step 1: which names size the inputs
 
@@ -515,8 +606,12 @@ class _Deriver:
         base_outputs = _shapes(results[0].outputs)
         n_out = len(base_outputs) if base_outputs is not None else 0
         outputs_known = base_outputs is not None
+        base_params = results[0].param_numel if outputs_known else None
+        extra = 1 if base_params is not None else 0
+        base_full: Shapes = base_shapes + (base_outputs or []) + ([[base_params]] if base_params is not None else [])
         perturbed: dict[_Coord, list[tuple[int, Shapes]]] = {}
         reasons: dict[_Coord, str] = {}
+        self.output_sizing = []
         index = 1
         for coord in order:
             values = _perturbations(positive[coord])
@@ -529,39 +624,76 @@ class _Deriver:
             ]
             if not ok:
                 reasons[coord] = f"varying it breaks get_inputs() ({group[0].error})"
-            elif any(_structure(s) != _structure(base_shapes) for _, s, _ in ok):
+                continue
+            if any(_structure(s) != _structure(base_shapes) for _, s, _ in ok):
                 reasons[coord] = "varying it changes the number or rank of the inputs"
-            elif all(s == base_shapes for _, s, _ in ok):
-                reasons[coord] = "does not change the input shapes"
-            else:
-                entries: list[tuple[int, Shapes]] = []
-                for v, shapes, r in ok:
-                    outputs = _shapes(r.outputs)
-                    if base_outputs is None or outputs is None or _structure(outputs) != _structure(base_outputs):
-                        outputs = [None] * n_out
-                    entries.append((v, shapes + outputs))
-                outputs_known = outputs_known and any(s[len(base_shapes) :] != [None] * n_out for _, s in entries)
+                continue
+            entries: list[tuple[int, Shapes]] = []
+            for v, shapes, r in ok:
+                outputs = _shapes(r.outputs)
+                if base_outputs is None or outputs is None or _structure(outputs) != _structure(base_outputs):
+                    outputs = [None] * n_out
+                params: Shapes = [[r.param_numel] if r.param_numel is not None else None] * extra
+                entries.append((v, shapes + outputs + params))
+            if any(s != base_shapes for _, s, _ in ok):
+                outputs_known = outputs_known and any(
+                    s[len(base_shapes) : len(base_shapes) + n_out] != [None] * n_out for _, s in entries
+                )
                 perturbed[coord] = entries
+            elif self._sizes_rest(base_full, len(base_shapes), entries, len(values)):
+                if positive[coord] > _KEEP_SMALL:
+                    perturbed[coord] = entries
+                    self.output_sizing.append(coord)
+                else:
+                    reasons[coord] = (
+                        "sizes the outputs or the parameters, but is small (a kernel size or a stride): left alone"
+                    )
+            else:
+                reasons[coord] = "does not change the input shapes"
         self.sizing = list(perturbed)
         if outputs_known and base_outputs is not None:
-            model = _fit(base, base_shapes + base_outputs, perturbed, len(base_shapes))
+            model = _fit(base, base_full, perturbed, len(base_shapes), params=base_params is not None)
         else:
-            inputs_only = {c: [(v, s[: len(base_shapes)]) for v, s in e] for c, e in perturbed.items()}
+            self.sizing = [c for c in self.sizing if c not in self.output_sizing]
+            self.output_sizing = []
+            inputs_only = {
+                c: [(v, s[: len(base_shapes)]) for v, s in e] for c, e in perturbed.items() if c in self.sizing
+            }
             model = _fit(base, base_shapes, inputs_only, len(base_shapes))
+        model.budget_parameters(self.budget)
         self._record_parameters(model, len(base_shapes), reasons)
         if meta:
             self.report.original_numel = results[0].numel
             self.report.original_output_numel = results[0].output_numel if base_outputs is not None else None
+            self.original_params = base_params
+            self.report.original_bytes = _result_bytes(results[0]) if base_outputs is not None else None
         else:
             self.report.original_numel = model.numel(self.original)
             self.report.original_estimated = True
         return model
 
+    @staticmethod
+    def _sizes_rest(base: Shapes, n_inputs: int, entries: list[tuple[int, Shapes]], probed: int) -> bool:
+        """A name that leaves the inputs alone sizes the case when every larger value ran on the meta
+        device and grew the outputs and parameters (`out_channels`; not a stride, which shrinks them,
+        nor a reduction axis, which breaks the reference)."""
+        if len(entries) != probed or any(None in s[n_inputs:] for _, s in entries):
+            return False
+
+        def rest(shapes: Shapes) -> int:
+            return sum(math.prod(shape) for shape in shapes[n_inputs:] if shape is not None)
+
+        larger = sorted((v, rest(s)) for v, s in entries)
+        grown = [count for _, count in larger[-2:]]
+        return rest(base) < grown[0] <= grown[-1] and len(base) > n_inputs
+
     def _record_parameters(self, model: _ShapeModel, n_inputs: int, reasons: Mapping[_Coord, str]) -> None:
         for name, value in self.roots.items():
             coords = [c for c in self.original if c.name == name]
             sizing = [c for c in coords if c in self.sizing]
-            if sizing:
+            if sizing and all(c in self.output_sizing for c in sizing):
+                reason = "sizes the outputs and the parameters, not the inputs"
+            elif sizing:
                 reason = "sizes " + "; ".join(self._sized_dims(model, n_inputs, c) for c in sizing)
             elif any(self.original[c] <= 0 for c in coords):
                 reason = "not a positive size"
@@ -593,7 +725,10 @@ class _Deriver:
         original = _Variant("original", "original", sizing_original)
         total = max(report.original_numel or 0, report.original_output_numel or 0)
         target = self.budget
-        if total <= self.budget:
+        memory = report.original_bytes or 0
+        fits_memory = self.memory_limit is None or memory <= self.memory_limit
+        self._note_batch_only()
+        if total <= self.budget and fits_memory:
             self._validate([original])
             problem = self._problem(original, finite_needed=False)
             if problem is None:
@@ -611,20 +746,162 @@ class _Deriver:
             what = "input elements" if report.original_output_numel is None else "input or output elements"
             estimated = " (estimated)" if report.original_estimated else ""
             original.result = ShapeProbeResult(numel=report.original_numel, output_numel=report.original_output_numel)
-            original.reason = f"{total} {what}{estimated}, over the budget of {self.budget}"
+            original.reason = (
+                f"{total} {what}{estimated}, over the budget of {self.budget}"
+                if total > self.budget
+                else f"needs about {_mb(memory)} MB, over {_mb(self.memory_limit or 0)} MB of the job's memory limit"
+            )
             self.variants.append(original)
         if not self.sizing:
             report.error = "the case exceeds the budget and no module-level name sizes the inputs"
+            self._too_large(total, memory)
             return None
-        return self._shrunk(model, sizing_original, target)
+        shrunk = self._shrunk(model, sizing_original, target)
+        if shrunk is None:
+            self._too_large(total, memory)
+        return shrunk
+
+    def _shrink_rules(self) -> list[tuple[str, Callable[[int, float], int]]]:
+        """SHRINK_RULES, then one that keeps each size a multiple of the group counts it divides by:
+        the task's integers that are left alone and divide it (`num_groups = 512` for `hidden = 8192`)."""
+        rules = list(SHRINK_RULES)
+        fixed = [v for c, v in self.original.items() if c not in self.sizing and v > 1 and c.index < 0]
+        if fixed:
+
+            def by_groups(value: int, factor: float) -> int:
+                step = 1
+                for divisor in fixed:
+                    if value % divisor == 0:
+                        step = math.lcm(step, divisor)
+                step = step if value % step == 0 else 1
+                return max(step, round(value * factor / step) * step)
+
+            rules.append(("shrunk-groups", by_groups))
+        return rules
+
+    def _shrunk_holding_one(
+        self, model: _ShapeModel, original: Values, target: int, tried: list[_Variant]
+    ) -> _Variant | None:
+        """Where every proportional shrink breaks the reference, one size may be tied to something
+        derivation does not vary (KernelBench's `LayerNorm((out_channels,))` on the last axis of a
+        convolution's output needs `width` as it is): hold each size at the task's value in turn."""
+        if len(original) < 2 or not any(v.result is not None and v.result.error for v in tried):
+            return None
+        targets = dict.fromkeys(sorted(original, key=lambda c: -original[c])[:_MAX_SINGLES], target)
+        for attempt in range(_SHRINK_ATTEMPTS):
+            candidates: dict[_Coord, _Variant] = {}
+            for coord, goal in targets.items():
+                fits = self._fits(model, goal)
+                held = original[coord]
+                rest = {c: v for c, v in original.items() if c != coord}
+
+                def fits_held(
+                    values: Values, coord: _Coord = coord, held: int = held, fits: Callable[[Values], bool] = fits
+                ) -> bool:
+                    return fits({**values, coord: held})
+
+                values = _shrink(rest, fits_held, _aligned) or _shrink(rest, fits_held, _plain)
+                if values is not None:
+                    name = f"shrunk-holding-{coord.label}" + (f"-try{attempt + 1}" if attempt else "")
+                    candidates[coord] = _Variant(name, "shrunk", {**values, coord: held})
+            self._validate(list(candidates.values()))
+            tried += candidates.values()
+            retry: dict[_Coord, int] = {}
+            for coord, variant in candidates.items():
+                if variant.result is None:
+                    continue
+                problem = self._problem(variant)
+                if problem is None:
+                    variant.kept = True
+                    variant.reason = f"every size shrunk but one, held at the task's value (as {variant.name})"
+                    variant.name = "shrunk"
+                    return variant
+                variant.reason = problem
+                if self._over_budget(variant):
+                    excess = max(variant.total / self.budget, self._memory_excess(variant))
+                    retry[coord] = max(1, int(targets[coord] * (1 / excess) ** 1.5 * 0.95))
+            if not retry:
+                return None
+            targets = retry
+        return None
+
+    def _shrunk_batch_only(
+        self, model: _ShapeModel, original: Values, target: int, tried: list[_Variant]
+    ) -> _Variant | None:
+        """A whole network may need its resolution (a final `AvgPool2d(7)` after five stride-2 stages):
+        shrink the batch alone, every other size held at the task's value."""
+        batch = [c for c in original if "batch" in c.name.lower()]
+        if not batch or len(batch) == len(original):
+            return None
+        held = {c: v for c, v in original.items() if c not in batch}
+        fits = self._fits(model, target)
+        values = _shrink({c: original[c] for c in batch}, lambda v: fits({**v, **held}), _plain)
+        if values is None:
+            return None
+        variant = _Variant("shrunk-batch-only", "shrunk", {**values, **held})
+        self._validate([variant])
+        tried.append(variant)
+        problem = self._problem(variant) if variant.result is not None else "not run"
+        if problem is not None:
+            variant.reason = problem
+            return None
+        variant.kept = True
+        variant.reason = "the batch shrunk alone, every other size held at the task's value (as shrunk-batch-only)"
+        variant.name = "shrunk"
+        self.report.notes.append(
+            "only the batch could be shrunk: the reference needs the task's other sizes (a resolution, say)"
+        )
+        return variant
+
+    def _note_batch_only(self) -> None:
+        names = list(dict.fromkeys(c.name for c in self.sizing))
+        if len(names) == 1 and "batch" in names[0].lower():
+            self.report.notes.append(
+                f"only the batch ({names[0]}) could be varied: the other sizes are literals or constructor "
+                "arguments that do not size the inputs, so the hidden cases differ in batch and values only"
+            )
+
+    def _too_large(self, total: int, memory: int) -> None:
+        """No case fits: say what was tried and which option would make a case fit."""
+        tried = [v for v in self.variants if v.kind in ("original", "shrunk") and v.result is not None]
+        rows: list[dict[str, Any]] = []
+        for variant in tried:
+            r = variant.result
+            assert r is not None
+            rows.append({
+                "name": variant.name,
+                "overrides": _jsonable(_overrides(self.roots, variant.values)) if variant.kind != "original" else {},
+                "elements": variant.total or total,
+                "megabytes": _mb(_result_bytes(r)) if r.ran else _mb(memory) if variant.kind == "original" else None,
+                "why": variant.reason,
+            })
+        valid = [v for v in tried if v.result is not None and v.result.ran and v.result.error is None]
+        smallest = min(valid, key=lambda v: v.total, default=None)
+        elements = smallest.total if smallest is not None else total
+        needed = _result_bytes(smallest.result) if smallest is not None and smallest.result else memory
+        fixes: list[str] = []
+        if elements > self.budget:
+            fixes.append(f"--max-elements {elements}")
+        if self.memory_limit is not None and needed > self.memory_limit:
+            fixes.append(f"--memory {math.ceil(needed / MEMORY_SHARE / 2**20)}")
+        fixed = [p.name for p in self.report.parameters if not p.sizes_inputs and isinstance(p.value, int)]
+        if not self.sizing and fixed:
+            fixes.append("smaller values of " + ", ".join(f"--set {n}=..." for n in fixed[:4]))
+        why = self.report.error or "no case fits"
+        self.report.too_large = TooLarge(
+            message=f"no case of this task fits the budget of {self.budget} elements and "
+            f"{_mb(self.memory_limit or 0)} MB (half the job's memory limit): {why}",
+            tried=rows,
+            fixes=fixes,
+        )
 
     def _shrunk(self, model: _ShapeModel, original: Values, target: int) -> _Variant | None:
         """The first valid proportional shrink; shrinks again where the outputs turn out too large."""
         tried: list[_Variant] = []
         for attempt in range(_SHRINK_ATTEMPTS):
             candidates: list[_Variant] = []
-            for name, rule in SHRINK_RULES:
-                values = _shrink(original, model, target, rule)
+            for name, rule in self._shrink_rules():
+                values = _shrink(original, self._fits(model, target), rule)
                 if values is not None:
                     candidates.append(_Variant(name, "shrunk", values))
             self._validate(candidates)
@@ -650,7 +927,13 @@ class _Deriver:
                 break
             for variant in candidates:
                 variant.name = f"{variant.name}-try{attempt + 1}"
-            target = max(1, int(target * (self.budget / max(v.total for v in over)) ** 1.5 * 0.95))
+            excess = max(max(v.total / self.budget, self._memory_excess(v)) for v in over)
+            target = max(1, int(target * (1 / excess) ** 1.5 * 0.95))
+        held = self._shrunk_holding_one(model, original, target, tried) or self._shrunk_batch_only(
+            model, original, target, tried
+        )
+        if held is not None:
+            return held
         self.report.error = "the reference is not valid on any shrunk size: " + "; ".join(
             f"{v.name}: {v.reason}" for v in tried if v.result is not None
         ) if tried else f"no shrink of the sizes brings the case under {self.budget} elements"
@@ -765,6 +1048,16 @@ class _Deriver:
         return self.report
 
 
+def _result_bytes(result: ShapeProbeResult) -> int:
+    """Estimated memory of a probed case: inputs, outputs and parameters, each in two copies."""
+    elements = (result.numel or 0) + (result.output_numel or 0) + (result.param_numel or 0)
+    return elements * BYTES_PER_ELEMENT
+
+
+def _mb(count: int) -> int:
+    return math.ceil(count / 2**20)
+
+
 def _jsonable(overrides: Mapping[str, OverrideValue]) -> dict[str, Any]:
     return {k: list(v) if isinstance(v, tuple) else v for k, v in overrides.items()}
 
@@ -776,11 +1069,15 @@ def derive(
     *,
     device: str = "cpu",
     max_elements: int | None = None,
+    memory_mb: int | None = None,
 ) -> Derivation:
-    """Derive cases for `task` (whose module-level values once run are `sizes`), probing through `run`."""
+    """Derive cases for `task` (whose module-level values once run are `sizes`), probing through `run`.
+
+    `memory_mb`: the memory limit of the jobs the cases will run in; no case is kept whose estimated
+    memory (inputs, outputs, parameters, float64 copies) exceeds `MEMORY_SHARE` of it."""
     began = time.monotonic()
     budget = max_elements or default_max_elements(device)
-    deriver = _Deriver(task, sizes, run, device, budget)
+    deriver = _Deriver(task, sizes, run, device, budget, memory_mb)
     base: _Variant | None = None
     model = deriver.map_inputs()
     if model is not None:

@@ -4,7 +4,8 @@
     ├── TaskError            the task file cannot be used
     │   ├── TaskFileError    it does not parse or does not define Model, get_inputs, get_init_inputs
     │   ├── CaseError        its cases, `--set` or `--cases` overrides are malformed
-    │   └── ReferenceError_  the reference failed to run on a case
+    │   ├── ReferenceError_  the reference failed to run on a case
+    │   └── TooLargeError    no case of the task fits the element budget and the job's memory
     ├── CandidateFileError   the candidate path cannot be read (a candidate that fails is a result, not an error)
     └── SandboxError         kope's own sandbox broke (a bug or an exhausted machine, never the candidate)
 
@@ -33,6 +34,16 @@ class CaseError(TaskError):
 
 class ReferenceError_(TaskError):
     """The reference model failed on a case: the task, not the candidate, is at fault."""
+
+
+class TooLargeError(TaskError):
+    """No case fits the budget: kope refuses to run into the memory limit (error kind `too-large`)."""
+
+    kind = "too-large"
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
 
 
 class CandidateFileError(KopeError):

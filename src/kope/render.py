@@ -50,6 +50,22 @@ def eval_table(result: EvalResult) -> Table:
     return table
 
 
+def autotune_summary(result: EvalResult) -> str:
+    """Which configs of each autotuned kernel ran on the CPU interpreter, over every case."""
+    kernels: dict[str, dict[int, str]] = {}
+    totals: dict[str, int] = {}
+    for case in result.cases:
+        for run in case.autotune:
+            kernels.setdefault(run.kernel, {})[run.index] = run.config
+            totals[run.kernel] = run.configs
+    lines = [
+        f"autotune {kernel}: {len(ran)} of {totals[kernel]} configs ran (correctness only; timing belongs to "
+        f"the GPU): " + "; ".join(f"#{i} {ran[i]}" for i in sorted(ran))
+        for kernel, ran in kernels.items()
+    ]
+    return "\n".join(lines)
+
+
 def eval_summary(result: EvalResult) -> Group:
     parts: list[Text | Table | Panel] = [eval_table(result)]
     status = Text(f"{result.status.upper()}", style=_STATUS_STYLE[result.status])
@@ -57,6 +73,9 @@ def eval_summary(result: EvalResult) -> Group:
     status.append(f"  {passed}/{len(result.cases)} cases pass ({result.cases_run} cases ran) on {result.device}")
     status.append(f", {result.seconds:.1f} s", style="dim")
     parts.append(status)
+    configs = autotune_summary(result)
+    if configs:
+        parts.append(Text(configs, style="dim"))
     if result.timing is not None:
         timing = result.timing
         line = f"timing ({timing.method}): candidate {timing.candidate_ms:.3f} ms"
@@ -71,6 +90,8 @@ def eval_summary(result: EvalResult) -> Group:
         body = result.error.message
         if result.error.traceback:
             body += "\n\n" + result.error.traceback
+        if result.error.hint:
+            body += "\n\nhint: " + result.error.hint
         parts.append(Panel(body, title=f"error: {result.error.kind}", border_style="yellow", expand=False))
     for finding in result.integrity.findings:
         where = f" (line {finding.line})" if finding.line else ""

@@ -64,6 +64,10 @@ def derivation_report(derivation: Derivation) -> Group:
         f", {derivation.jobs} sandboxed jobs, {derivation.seconds:.1f} s",
     )
     parts: list[Table | Text] = [parameters, candidates, summary]
-    if derivation.error:
+    for note in derivation.notes:
+        parts.append(Text(f"note: {note}", style="yellow"))
+    if derivation.too_large is not None:
+        parts.append(Text(f"too large: {derivation.too_large.text()}; kope eval refuses to run it", style="bold red"))
+    elif derivation.error:
         parts.append(Text(f"no case derived: {derivation.error}; the task's own sizes are its one case", style="yellow"))
     return Group(*parts)

@@ -222,21 +222,45 @@ def _assigned_names(tree: ast.Module) -> list[str]:
 
 def _literal_sizes(tree: ast.Module) -> dict[str, OverrideValue]:
     sizes: dict[str, OverrideValue] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            value_node: ast.expr | None = node.value
-            name = node.targets[0].id
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            value_node, name = node.value, node.target.id
-        else:
+    for name, value_node in module_bindings(tree):
+        if name.startswith("_"):
             continue
         try:
-            value: object = ast.literal_eval(value_node) if value_node is not None else None
+            value: object = ast.literal_eval(value_node)
         except (ValueError, SyntaxError, TypeError):
             continue
-        if is_size_value(value) and not name.startswith("_"):
+        if is_size_value(value):
             sizes[name] = value  # type: ignore[assignment]
     return sizes
+
+
+def module_bindings(tree: ast.Module) -> list[tuple[str, ast.expr]]:
+    """(name, the expression it is bound to) for every name a top-level assignment binds.
+
+    Unpacking pairs each name with its own element where the value is a tuple or list display of the
+    same length; otherwise (`a, b = f()`) the name is paired with the whole value.
+    """
+    pairs: list[tuple[str, ast.expr]] = []
+
+    def bind(target: ast.expr, value: ast.expr) -> None:
+        if isinstance(target, ast.Name):
+            pairs.append((target.id, value))
+        elif isinstance(target, ast.Tuple | ast.List):
+            elements = value.elts if isinstance(value, ast.Tuple | ast.List) else None
+            plain = elements is not None and len(elements) == len(target.elts) and not any(
+                isinstance(e, ast.Starred) for e in [*target.elts, *elements]
+            )
+            for i, item in enumerate(target.elts):
+                item = item.value if isinstance(item, ast.Starred) else item
+                bind(item, elements[i] if plain and elements is not None else value)
+
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                bind(target, node.value)
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            bind(node.target, node.value)
+    return pairs
 
 
 def is_size_value(value: object) -> bool:
@@ -288,6 +312,23 @@ def apply_overrides(source: str, overrides: Mapping[str, OverrideValue]) -> str:
         tail = _char_offset(lines[end_line - 1], end_col)
         lines[start_line - 1 : end_line] = [lines[start_line - 1][:head] + text + lines[end_line - 1][tail:]]
     return "".join(lines)
+
+
+def override_notes(source: str, overrides: Mapping[str, OverrideValue]) -> list[str]:
+    """What an override does to a statement that binds other names too (`height = width = 128`):
+    only the overridden name changes, which a user may not expect, so kope says so."""
+    notes: list[str] = []
+    for node in syntax.parse(source).body:
+        bound = _bound_names(node)
+        changed = [name for name in bound if name in overrides]
+        others = [name for name in dict.fromkeys(bound) if name not in overrides]
+        if changed and others:
+            statement = ast.get_source_segment(source, node) or ", ".join(bound)
+            notes.append(
+                f"line {node.lineno}: `{statement.strip()}` binds {', '.join(others)} too; the override "
+                f"changes {', '.join(f'{n}={overrides[n]!r}' for n in changed)} only"
+            )
+    return notes
 
 
 def _char_offset(line: str, byte_offset: int) -> int:

@@ -25,7 +25,14 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import ValidationError
 
-from kope.errors import CandidateFileError, CaseError, ReferenceError_, SandboxError, TaskFileError
+from kope.errors import (
+    CandidateFileError,
+    CaseError,
+    ReferenceError_,
+    SandboxError,
+    TaskFileError,
+    TooLargeError,
+)
 from kope.evaluate import compare, protocol
 from kope.evaluate.cache import ReferenceCache, reference_key
 from kope.evaluate.confine import SandboxMode, Settings, weakest
@@ -41,7 +48,7 @@ if TYPE_CHECKING:
     from kope.evaluate.probing import ShapeProbe, ShapeProbeResult
 
 Which = Literal["all", "visible"] | Sequence[str]
-_STOP_KINDS = frozenset({"syntax", "import", "load", "timeout", "memory", "disk"})
+_STOP_KINDS = frozenset({"syntax", "import", "load", "timeout", "memory", "disk", "interpreter"})
 _STDOUT_KEEP = 2000
 
 
@@ -129,7 +136,7 @@ class Evaluator:
         self.max_parallel = max(1, max_parallel)
         self._plans: dict[str, PlanInfo] = {}
         self._plan_lock = threading.Lock()
-        self._derivations: dict[tuple[str, str, int], Derivation] = {}
+        self._derivations: dict[tuple[str, str, int, int | None], Derivation] = {}
         self._hidden = tuple(
             os.path.realpath(p) for p in (self.scratch, self.cache.root, Path.home(), Path.cwd())
         )
@@ -187,7 +194,10 @@ class Evaluator:
         if declared is not None:
             return build_cases(task, declared, set_overrides=set_overrides, source="cases file")
         if not task.defines_get_cases:
-            derived = self.derivation(task, options).case_dicts(named=not set_overrides)
+            derivation = self.derivation(task, options)
+            if derivation.too_large is not None and not set_overrides:
+                raise TooLargeError(derivation.too_large.message, _too_large_hint(derivation.too_large.fixes))
+            derived = derivation.case_dicts(named=not set_overrides)
             return build_cases(task, derived, set_overrides=set_overrides, source="derived cases")
         plan = self.plan(task, options)
         return build_cases(task, plan.cases, set_overrides=set_overrides)
@@ -198,7 +208,7 @@ class Evaluator:
 
         options = options or EvalOptions()
         budget = options.max_elements or default_max_elements(options.device)
-        key = (task.sha256, options.device, budget)
+        key = (task.sha256, options.device, budget, options.memory_mb)
         with self._plan_lock:
             cached = self._derivations.get(key)
         if cached is not None:
@@ -210,6 +220,7 @@ class Evaluator:
             lambda probes: self._shape_probes(task, probes, options),
             device=options.device,
             max_elements=budget,
+            memory_mb=options.memory_mb,
         )
         with self._plan_lock:
             self._derivations[key] = derivation
@@ -267,7 +278,20 @@ class Evaluator:
         task = task if isinstance(task, Task) else load_task(task)
         candidate_path = Path(candidate).resolve()
         source = _read_candidate(candidate_path)
-        all_cases = list(cases) if cases is not None else self.cases(task, options=options)
+        try:
+            all_cases = list(cases) if cases is not None else self.cases(task, options=options)
+        except TooLargeError as exc:
+            return EvalResult(
+                status="error",
+                error=EvalError(kind="too-large", message=str(exc), hint=exc.hint),
+                cases=[],
+                cases_run="all",
+                task=str(task.path),
+                candidate=str(candidate_path),
+                device=options.device,
+                seed=options.seed,
+                seconds=round(time.monotonic() - began, 3),
+            )
         selected, cases_run = _select(all_cases, which)
         plan = self.plan(task, options)
         run = _Run(
@@ -339,6 +363,7 @@ class Evaluator:
                 bounds=result.bounds if result is not None else [],
                 sandbox=outcome.sandbox,
                 trace=result.trace if result is not None and options.trace is not None else None,
+                autotune=result.autotune if result is not None else [],
             )
             findings = gate.observed(
                 result.observations if result is not None else None,
@@ -539,7 +564,9 @@ def _classify(
     if outcome.disk_exceeded:
         return EvalError(kind="disk", message=f"the run wrote more than its {options.disk_mb} MB disk limit")
     if result is not None and result.error is not None:
-        return EvalError(kind=result.error.kind, message=result.error.message, traceback=result.error.traceback)
+        return EvalError(
+            kind=result.error.kind, message=result.error.message, traceback=result.error.traceback, hint=result.error.hint
+        )
     if outcome.signal is not None:
         return EvalError(
             kind="crash",
@@ -628,6 +655,12 @@ def _assemble(
         seed=options.seed,
         seconds=round(seconds, 3),
     )
+
+
+def _too_large_hint(fixes: Sequence[str]) -> str:
+    if not fixes:
+        return "give smaller sizes with --set NAME=VALUE, or a task with get_cases()"
+    return "it would fit with " + " or ".join(fixes)
 
 
 def _task_failure(task: Task, what: str, result: WorkerResult | None, outcome: Outcome) -> str:

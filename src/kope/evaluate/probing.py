@@ -52,6 +52,8 @@ class ShapeProbeResult(BaseModel):
     finite: bool | None = None
     """Every floating-point output element of the reference is finite."""
     output_numel: int | None = None
+    param_numel: int | None = None
+    """Elements of the reference model's parameters and buffers (meta device, or the real run)."""
     seconds: float = 0.0
     error: str | None = None
     """Why the probe failed: the stage and the exception."""

@@ -124,9 +124,10 @@ class JobSpec(BaseModel):
 
 
 class WorkerError(BaseModel):
-    kind: Literal["syntax", "import", "load", "runtime", "memory", "disk", "shape", "task"]
+    kind: Literal["syntax", "import", "load", "runtime", "memory", "disk", "shape", "task", "interpreter"]
     message: str
     traceback: str | None = None
+    hint: str | None = None
 
 
 class TrialRecord(BaseModel):
@@ -240,6 +241,20 @@ class Observations(BaseModel):
     """Outputs of a call on the first trial's input storage refilled with the second trial's values."""
 
 
+class AutotuneRun(BaseModel):
+    """One config of an autotuned kernel that ran on the CPU interpreter (see kope.evaluate.interpreter)."""
+
+    kernel: str
+    config: str
+    """The config's meta-parameters, `BLOCK_SIZE=128, num_warps=4`."""
+    index: int
+    """Its position among the kernel's configs (after `prune_configs_by`)."""
+    configs: int
+    """How many configs the kernel has."""
+    trials: list[int] = Field(default_factory=list)
+    """The trials that ran with it."""
+
+
 class WorkerResult(BaseModel):
     mode: Literal["plan", "reference", "candidate", "shapes"]
     error: WorkerError | None = None
@@ -266,5 +281,7 @@ class WorkerResult(BaseModel):
     bounds: list[BoundsEvent] = Field(default_factory=list)
     trace: list[TraceHit] = Field(default_factory=list)
     trace_reached: bool = False
+    autotune: list[AutotuneRun] = Field(default_factory=list)
+    """Candidate jobs on the CPU interpreter: the autotuned kernels' configs that ran, per trial."""
     shape_probes: list[ShapeProbeResult] = Field(default_factory=list)
     """Shapes jobs: one result per probe, in order (a job cut short reports the probes it finished)."""

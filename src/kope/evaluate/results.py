@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from kope.evaluate.confine import SandboxReport
-from kope.evaluate.protocol import BoundsEvent, TraceHit
+from kope.evaluate.protocol import AutotuneRun, BoundsEvent, TraceHit
 from kope.task import InputTransform
 
 ErrorKind = Literal[
@@ -22,6 +22,8 @@ ErrorKind = Literal[
     "exit",  # the process ended without a (valid) result, whatever its exit code
     "shape",  # the outputs' structure, shape or dtype differ from the reference's
     "task",  # the task or its reference failed: not the candidate's fault
+    "too-large",  # no case of the task fits the element budget and the job's memory: nothing ran
+    "interpreter",  # the candidate needs what Triton's CPU interpreter (or a CPU-only PyTorch) lacks
 ]
 Status = Literal["pass", "fail", "reject", "error"]
 
@@ -31,6 +33,8 @@ class EvalError(BaseModel):
     message: str
     traceback: str | None = None
     """The tail of the traceback, for `runtime`, `load` and `import` errors."""
+    hint: str | None = None
+    """What would make it run (`too-large`: the option that makes a case fit; `interpreter`: `--device cuda`)."""
 
 
 class Finding(BaseModel):
@@ -106,6 +110,9 @@ class CaseResult(BaseModel):
     """Kernel locals at the traced line, when a trace was asked for."""
     stdout: str = ""
     """What the candidate printed (capped), for debugging."""
+    autotune: list[AutotuneRun] = Field(default_factory=list)
+    """CPU interpreter: the configs of autotuned kernels that ran, and for which trials (each trial runs
+    the next config, so with three trials up to three configs are checked). Timing belongs to the GPU."""
     sandbox: SandboxReport | None = Field(default=None, exclude=True)
     """What protected this case's candidate run (summarised once in `EvalResult.sandbox`)."""
 

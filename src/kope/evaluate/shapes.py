@@ -151,6 +151,7 @@ def _meta_outputs(module: types.ModuleType, inputs: list[Any], path: str, report
         with torch.device("meta"), torch.no_grad():
             torch.manual_seed(_SEED)
             model = module.Model(*module.get_init_inputs())
+            report.param_numel = _state_numel(model)
             outputs = model(*inputs)
     except Exception:
         report.output_error = _failure("the reference on the meta device", path)
@@ -169,6 +170,7 @@ def _run_reference(
         stage = "building the model"
         torch.manual_seed(_SEED)
         model = module.Model(*init_inputs).to(device)
+        report.param_numel = _state_numel(model)
         stage = "get_inputs()"
         torch.manual_seed(_SEED + 1)
         inputs = transform_inputs(list(module.get_inputs()), probe.input_scale, probe.input_shift, probe.input_pattern)
@@ -184,6 +186,13 @@ def _run_reference(
     report.finite = _finite(outputs)
     report.outputs = [_describe(value) for value in _flatten(outputs)]
     report.output_numel = _numel(outputs)
+
+
+def _state_numel(model: Any) -> int | None:
+    """Elements of a model's parameters and buffers (None when the reference is not an nn.Module)."""
+    if not isinstance(model, torch.nn.Module):
+        return None
+    return sum(int(t.numel()) for t in (*model.parameters(), *model.buffers()))
 
 
 def _flatten(value: Any) -> list[Any]:

@@ -31,7 +31,7 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-from kope.evaluate import protocol, shapes, tensors, timing
+from kope.evaluate import interpreter, protocol, shapes, tensors, timing
 from kope.evaluate.protocol import JobSpec, PlanInfo, TrialRecord, WorkerError, WorkerResult
 
 _TASK_MODULE = "kope_task"
@@ -103,7 +103,9 @@ def _plan(spec: JobSpec, job_dir: Path) -> WorkerResult:
         if name.startswith("_") or isinstance(value, bool):
             continue
         if isinstance(value, int) or (
-            isinstance(value, tuple) and value and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+            isinstance(value, tuple | list)
+            and value
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
         ):
             plan.sizes[name] = value
     chosen = getattr(module, "INTEGRITY_POLICY", None)
@@ -315,6 +317,11 @@ def _load_candidate(spec: JobSpec, job_dir: Path) -> tuple[type[torch.nn.Module]
 
 def _classified(kind: str, exc: BaseException, stage: str) -> WorkerResult:
     text = f"{type(exc).__name__}: {exc}"
+    if interpreter.interpreting() and interpreter.is_unsupported(exc):
+        failure = _candidate_error("interpreter", f"{stage}: {text}")
+        assert failure.error is not None
+        failure.error.hint = interpreter.HINT
+        return failure
     if isinstance(exc, MemoryError) or "out of memory" in text.lower() or "can't allocate memory" in text:
         return _candidate_error("memory", f"{stage}: {text}")
     if isinstance(exc, OSError) and exc.errno in (errno.EFBIG, errno.ENOSPC, errno.EDQUOT):
@@ -340,6 +347,7 @@ def _copy_reference_state(model: torch.nn.Module, job_dir: Path) -> list[str]:
 def _candidate(spec: JobSpec, job_dir: Path) -> WorkerResult:
     device = spec.device
     _poison_uninitialized_memory()
+    interpreter.install()
     monitor = None
     if spec.integrity is not None:
         from kope.integrity.monitor import Monitor
@@ -372,6 +380,7 @@ def _candidate(spec: JobSpec, job_dir: Path) -> WorkerResult:
     for index in range(len(spec.trial_seeds)):
         inputs = _as_device(tensors.load(job_dir / protocol.inputs_file(index)), device)
         before = copy.deepcopy(inputs)
+        interpreter.select(index)
         try:
             began = time.perf_counter()
             with torch.no_grad(), monitor.forward(inputs) if monitor else contextlib.nullcontext():
@@ -381,6 +390,7 @@ def _candidate(spec: JobSpec, job_dir: Path) -> WorkerResult:
         except Exception as exc:
             failure = _classified("runtime", exc, f"forward failed on trial {index}")
             failure.trials = result.trials
+            failure.autotune = interpreter.runs()
             return _with_observations(failure, monitor, diagnostics)
         if monitor is not None:
             monitor.check_call(inputs, before, output)
@@ -395,8 +405,11 @@ def _candidate(spec: JobSpec, job_dir: Path) -> WorkerResult:
         if index == 0:
             first_output = _detached_copy(output)
             if probes and len(spec.trial_seeds) >= 2:
-                _cache_probe(spec, job_dir, model, monitor, inputs)
+                with interpreter.selected(0):
+                    _cache_probe(spec, job_dir, model, monitor, inputs)
         last_output = output
+    interpreter.select(0)
+    result.autotune = interpreter.runs()
     if probes and pristine:
         _ghost_replay(spec, model, monitor, pristine[0], first_output, last_output)
     if spec.timing and pristine:

@@ -1,0 +1,279 @@
+"""What generated Triton code needs beyond `@triton.jit` on the CPU interpreter (runs inside the sandbox).
+
+Generated kernels are written for a GPU. Under `TRITON_INTERPRET=1` several of their habits fail in
+ways that say nothing about the kernel's correctness:
+
+- `@triton.autotune` benchmarks every config through the GPU driver (`0 active drivers`). Here the
+  autotuner runs no benchmark: the worker chooses the config, a different one per trial
+  (`select(trial)`: trial 0 the first config, trial 1 the second, ...), so correctness is checked with
+  every config up to the number of trials, and `runs()` says which ran. Timing belongs to the GPU.
+- `tl.extra.libdevice` / `tl.extra.cuda.libdevice` functions are external CUDA symbols, which the
+  interpreter refuses; they are computed here with NumPy (PyTorch for the special functions) from
+  the symbol's name (`__nv_tanhf` is tanh).
+- `triton.testing.do_bench` and the driver's device queries need a GPU, as do `torch.cuda` queries
+  on a CPU-only PyTorch: they raise `InterpreterUnsupported` (or PyTorch's own error), which the worker
+  reports as error kind `interpreter` with a hint (`--device cuda` on a GPU machine), never as a
+  failure of the kernel.
+- `tl.device_assert` is checked (as with `debug=True` on a GPU): a failing assertion is the
+  kernel's `runtime` error, not a silent pass.
+
+`@triton.heuristics` needs nothing: it computes its values on the CPU as on the GPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import os
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from kope.evaluate.protocol import AutotuneRun
+
+HINT = "run it on a GPU machine with --device cuda (the CPU interpreter has no GPU driver)"
+_CUDA_ONLY = (
+    "Torch not compiled with CUDA enabled",
+    "active drivers",
+    "Found no NVIDIA driver",
+    "No CUDA GPUs are available",
+    "CUDA driver",
+    "cuda runtime",
+)
+
+_lock = threading.Lock()
+_selection = 0
+_runs: dict[tuple[str, int], AutotuneRun] = {}
+_installed = False
+
+
+class InterpreterUnsupported(RuntimeError):
+    """The candidate called something only a GPU provides."""
+
+
+def interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET") == "1"
+
+
+def is_unsupported(exc: BaseException) -> bool:
+    """Whether `exc` (or what caused it) is the interpreter's or a CPU-only PyTorch's lack of a GPU."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, InterpreterUnsupported):
+            return True
+        text = str(current)
+        if any(marker.lower() in text.lower() for marker in _CUDA_ONLY):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def install() -> None:
+    """Patch Triton for the interpreter (idempotent; a no-op unless `TRITON_INTERPRET=1`)."""
+    global _installed
+    if _installed or not interpreting():
+        return
+    _check_device_asserts()
+    _patch_autotuner()
+    _patch_testing()
+    _patch_libdevice()
+    _installed = True
+
+
+def select(trial: int) -> None:
+    """The config index autotuned kernels use from now on (modulo their number of configs)."""
+    global _selection
+    _selection = trial
+
+
+@contextlib.contextmanager
+def selected(trial: int) -> Iterator[None]:
+    previous = _selection
+    select(trial)
+    try:
+        yield
+    finally:
+        select(previous)
+
+
+def runs() -> list[AutotuneRun]:
+    """Every (kernel, config) that ran, with the selections (trials) it ran for."""
+    with _lock:
+        return [run.model_copy(deep=True) for run in _runs.values()]
+
+
+def reset() -> None:
+    with _lock:
+        _runs.clear()
+
+
+def _label(config: Any) -> str:
+    parts = [f"{k}={v}" for k, v in getattr(config, "kwargs", {}).items()]
+    for name in ("num_warps", "num_stages"):
+        value = getattr(config, name, None)
+        if value is not None:
+            parts.append(f"{name}={value}")
+    return ", ".join(parts)
+
+
+def _record(kernel: str, index: int, total: int, config: Any) -> None:
+    with _lock:
+        run = _runs.setdefault(
+            (kernel, index), AutotuneRun(kernel=kernel, config=_label(config), index=index, configs=total)
+        )
+        if _selection not in run.trials:
+            run.trials.append(_selection)
+
+
+def _patch_autotuner() -> None:
+    from triton.runtime import autotuner
+
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        self.nargs = dict(zip(self.arg_names, args, strict=False))
+        configs = list(self.configs)
+        if len(configs) > 1 and getattr(self, "early_config_prune", None):
+            configs = list(self.early_config_prune(configs, self.nargs, **kwargs)) or configs
+        index = _selection % len(configs)
+        config = configs[index]
+        _record(getattr(self.base_fn, "__name__", "kernel"), index, len(configs), config)
+        self.best_config = config
+        full = {**self.nargs, **kwargs, **config.all_kwargs()}
+        if config.pre_hook is not None:
+            config.pre_hook(full)
+        try:
+            return self.fn.run(*args, **kwargs, **config.all_kwargs())
+        finally:
+            self.nargs = None
+
+    autotuner.Autotuner.run = run
+
+
+def _check_device_asserts() -> None:
+    """`tl.device_assert` is checked, as with `debug=True` on a GPU (the interpreter's default skips it)."""
+    from triton.runtime import interpreter
+
+    builder = interpreter.interpreter_builder
+    options = getattr(builder, "options", None)
+    if dataclasses.is_dataclass(options) and not isinstance(options, type) and hasattr(options, "debug"):
+        builder.options = dataclasses.replace(options, debug=True)
+
+
+def _gpu_only(name: str) -> Callable[..., Any]:
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise InterpreterUnsupported(f"{name} measures kernels on a GPU; the CPU interpreter has none")
+
+    return refuse
+
+
+def _patch_testing() -> None:
+    import triton.testing
+
+    for name in ("do_bench", "do_bench_cudagraph"):
+        if hasattr(triton.testing, name):
+            setattr(triton.testing, name, _gpu_only(f"triton.testing.{name}"))
+
+
+# -- libdevice ----------------------------------------------------------------------------------
+
+
+def _torch_unary(name: str) -> Callable[[np.ndarray], np.ndarray]:
+    def apply(x: np.ndarray) -> np.ndarray:
+        import torch
+
+        return getattr(torch, name)(torch.from_numpy(np.ascontiguousarray(x))).numpy()
+
+    return apply
+
+
+def _rsqrt(x: np.ndarray) -> np.ndarray:
+    return 1.0 / np.sqrt(x)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+_FUNCTIONS: dict[str, Callable[..., np.ndarray]] = {
+    "tanh": np.tanh, "exp": np.exp, "exp2": np.exp2, "exp10": lambda x: np.power(10.0, x), "expm1": np.expm1,
+    "log": np.log, "log2": np.log2, "log10": np.log10, "log1p": np.log1p, "sqrt": np.sqrt, "rsqrt": _rsqrt,
+    "cbrt": np.cbrt, "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
+    "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "asinh": np.arcsinh, "acosh": np.arccosh,
+    "atanh": np.arctanh, "erf": _torch_unary("erf"), "erfc": _torch_unary("erfc"),
+    "erfinv": _torch_unary("erfinv"), "lgamma": _torch_unary("lgamma"), "fabs": np.abs, "abs": np.abs,
+    "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "round": np.round, "rint": np.rint,
+    "nearbyint": np.rint, "isnan": np.isnan, "isinf": np.isinf, "isfinited": np.isfinite,
+    "finitef": np.isfinite, "signbit": np.signbit, "sigmoid": _sigmoid, "rcp": lambda x: 1.0 / x,
+    "pow": np.power, "powf": np.power, "powi": np.power, "atan2": np.arctan2, "hypot": np.hypot,
+    "fmax": np.fmax, "fmin": np.fmin, "max": np.maximum, "min": np.minimum, "fmod": np.fmod,
+    "copysign": np.copysign, "fdim": lambda x, y: np.maximum(x - y, 0), "div": np.divide,
+    "fdiv": np.divide, "fdivide": np.divide, "add": np.add, "mul": np.multiply, "sub": np.subtract,
+    "fma": lambda x, y, z: x * y + z, "saturate": lambda x: np.clip(x, 0, 1),
+}
+_SUFFIXES = ("_rn", "_rz", "_rd", "_ru", "_ftz")
+
+
+def _function(symbol: str) -> Callable[..., np.ndarray] | None:
+    """`__nv_tanhf` → tanh, `__nv_fast_expf` → exp, `__nv_fdiv_rn` → divide, `__nv_powif` → power."""
+    name = symbol.removeprefix("__nv_").removeprefix("__ocml_").removeprefix("fast_")
+    for suffix in _SUFFIXES:
+        name = name.removesuffix(suffix)
+    for candidate in (name, name.removesuffix("f"), name.removesuffix("ll"), name.removesuffix("_f32")):
+        if candidate in _FUNCTIONS:
+            return _FUNCTIONS[candidate]
+    return None
+
+
+def _patch_libdevice() -> None:
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    def create_extern_elementwise(
+        self: Any, lib_name: str, lib_path: str, symbol: str, args: list[Any], ret_type: Any, is_pure: bool
+    ) -> Any:
+        function = _function(symbol)
+        if function is None:
+            raise InterpreterUnsupported(f"libdevice function {symbol} has no CPU version in kope's interpreter support")
+        dtype = interpreter._get_np_dtype(ret_type) if hasattr(interpreter, "_get_np_dtype") else None
+        with np.errstate(all="ignore"):
+            data = np.asarray(function(*[a.data for a in args]))
+        if dtype is not None:
+            data = data.astype(dtype)
+        return interpreter.TensorHandle(data, ret_type.scalar if hasattr(ret_type, "scalar") else ret_type)
+
+    interpreter.InterpreterBuilder.create_extern_elementwise = create_extern_elementwise
+    modules = _libdevice_modules(tl)
+    original = interpreter._patch_lang
+
+    @functools.wraps(original)
+    def patch_lang(fn: Any) -> Any:
+        scope = original(fn)
+        backend = modules[-1] if modules else None
+        generic = getattr(getattr(tl, "extra", None), "libdevice", None)
+        if generic is not None and backend is not None:
+            for name in dir(generic):
+                member = getattr(backend, name, None)
+                if not name.startswith("_") and member is not None and tl.core.is_builtin(member):
+                    interpreter._patch_attr(generic, name, member, interpreter.interpreter_builder, scope)
+        for module in modules:
+            interpreter._patch_builtin(module, interpreter.interpreter_builder, scope)
+        return scope
+
+    interpreter._patch_lang = patch_lang
+
+
+def _libdevice_modules(tl: Any) -> list[Any]:
+    modules: list[Any] = []
+    with contextlib.suppress(ImportError, AttributeError):
+        from triton.language.extra.hip import libdevice as hip
+
+        modules.append(hip)
+    with contextlib.suppress(ImportError, AttributeError):
+        from triton.language.extra.cuda import libdevice as cuda
+
+        modules.append(cuda)
+    return modules

@@ -1,0 +1,57 @@
+"""Generated-kernel habits on the CPU interpreter: autotune, heuristics, libdevice, device asserts,
+and GPU-only calls that must become a clear `interpreter` error (kope.evaluate.interpreter)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import FIXTURES, SCALE_TASK
+
+from kope.evaluate import EvalOptions, Evaluator
+from kope.evaluate.interpreter import HINT, _function
+from kope.render import autotune_summary
+
+KERNELS = FIXTURES / "interpreter"
+THREE_TRIALS = EvalOptions(trials=3, timeout_s=30, memory_mb=2048)
+
+
+def test_autotuned_kernel_runs_a_config_per_trial_and_says_which(evaluator: Evaluator) -> None:
+    result = evaluator.evaluate(SCALE_TASK, KERNELS / "autotune_pruned.py", options=THREE_TRIALS, which=["N=257"])
+    assert result.status == "pass", result.error
+    (case,) = result.cases
+    ran = {run.index: run for run in case.autotune}
+    assert set(ran) == {0, 1}, "the pruned config (BLOCK_SIZE=4096) never runs; the other two both do"
+    assert ran[0].config.startswith("BLOCK_SIZE=128") and ran[0].trials == [0, 2] and ran[0].configs == 2
+    assert ran[1].config.startswith("BLOCK_SIZE=256") and ran[1].trials == [1]
+    assert "2 of 2 configs ran" in autotune_summary(result)
+    assert '"autotune"' in result.model_dump_json()
+
+
+def test_heuristics_libdevice_and_a_passing_device_assert_run(evaluator: Evaluator) -> None:
+    result = evaluator.evaluate(SCALE_TASK, KERNELS / "heuristics_libdevice.py", options=THREE_TRIALS, which=["N=257"])
+    assert result.status == "pass", result.error
+    assert result.cases[0].autotune == []
+
+
+@pytest.mark.parametrize(
+    ("fixture", "needle"),
+    [("do_bench_in_forward.py", "triton.testing.do_bench"), ("cuda_query_in_forward.py", "CUDA")],
+)
+def test_gpu_only_calls_are_an_interpreter_error_with_a_hint(evaluator: Evaluator, fixture: str, needle: str) -> None:
+    result = evaluator.evaluate(SCALE_TASK, KERNELS / fixture, options=THREE_TRIALS, which=["N=257"])
+    assert result.status == "error"
+    error = result.cases[0].error
+    assert error is not None and error.kind == "interpreter" and needle in error.message
+    assert error.hint == HINT and "--device cuda" in error.hint
+
+
+def test_a_failing_device_assert_is_a_runtime_error_not_a_pass(evaluator: Evaluator) -> None:
+    result = evaluator.evaluate(SCALE_TASK, KERNELS / "failing_device_assert.py", options=THREE_TRIALS, which=["N=257"])
+    error = result.cases[0].error
+    assert result.status == "error" and error is not None and error.kind == "runtime"
+    assert "inputs must be non-negative" in error.message
+
+
+def test_libdevice_symbols_map_to_cpu_functions() -> None:
+    names = {s: _function(s) for s in ("__nv_tanhf", "__nv_fast_expf", "__nv_fdiv_rn", "__nv_powif", "__ocml_erf_f32")}
+    assert all(f is not None for f in names.values()), names
+    assert _function("__nv_no_such_thing") is None
