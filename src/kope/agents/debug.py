@@ -11,7 +11,6 @@ Every step is bounded (kope.agents.guards), every exchange and evaluation goes t
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections.abc import Callable
@@ -32,6 +31,8 @@ from kope.knowledge.base import KnowledgeBase
 from kope.models.base import Model, ModelError, RepairHints, Usage
 from kope.models.offline import EXHAUSTED, OfflineModel
 from kope.repair.search import RepairSearch, SearchConfig, SearchResult
+from kope.repair.search import digest as content_hash
+from kope.repair.search import visible_score as score_of
 from kope.task import Case, Task, load_task
 
 if TYPE_CHECKING:
@@ -125,22 +126,6 @@ class Transcript:
 
 
 ProgressFn = Callable[[Step], None]
-
-
-def content_hash(source: str) -> str:
-    return hashlib.sha256(source.encode()).hexdigest()
-
-
-def score_of(result: EvalResult) -> Score:
-    """The error measure of a version on the visible cases (lower is better)."""
-    if result.status == "error":
-        return (3, 1.0, 0.0)
-    failing = [c for c in result.cases if not c.passed]
-    if failing:
-        mismatch = sum(c.mismatch_fraction or 1.0 for c in failing) / len(result.cases)
-        worst = max(c.max_rel_err or 0.0 for c in failing)
-        return (2, round(mismatch, 6), round(min(worst, 1e12), 6))
-    return (1, 0.0, 0.0) if result.status == "reject" else (0, 0.0, 0.0)
 
 
 def failure_signature(result: EvalResult) -> str:

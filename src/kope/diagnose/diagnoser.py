@@ -258,23 +258,18 @@ class Diagnoser:
         self, diagnosis: Diagnosis, task: Task, candidate: Path, options: EvalOptions, cases: list[Case]
     ) -> None:
         """Rerun the visible case with structured inputs (ones, zeros, arange, one-hot, x100)."""
-        structured = structured_cases(cases)
-        if not structured:
-            return
-        quick = _replace(options, trials=1, integrity=False)
-        tried = self.evaluator.evaluate(task, candidate, options=quick, cases=structured)
-        for case_result in tried.cases:
-            outcome = "right" if case_result.passed else (
-                f"wrong ({case_result.error.kind})" if case_result.error else
-                f"wrong ({(case_result.mismatch_fraction or 0):.0%} of elements)"
-            )
-            diagnosis.probes.append(Probe(name=f"inputs {case_result.name}", passed=case_result.passed, detail=outcome))
+        self._probe(diagnosis, task, candidate, options, structured_cases(cases), "inputs")
 
     def _layout(self, diagnosis: Diagnosis, task: Task, candidate: Path, options: EvalOptions, cases: list[Case]) -> None:
         """Rerun the visible case with its sizes made equal, with random then symmetric inputs: a kernel right
         on square shapes uses a stride or a broadcast of the wrong dimension; right only on symmetric
         operands, it reads one transposed."""
-        probes = square_cases(cases)
+        self._probe(diagnosis, task, candidate, options, square_cases(cases), "layout")
+
+    def _probe(
+        self, diagnosis: Diagnosis, task: Task, candidate: Path, options: EvalOptions, probes: list[Case], kind: str
+    ) -> None:
+        """Run probe cases once, without the gates, and record each as a `Probe` named `KIND CASE`."""
         if not probes:
             return
         quick = _replace(options, trials=1, integrity=False)
@@ -284,7 +279,7 @@ class Diagnoser:
                 f"wrong ({case_result.error.kind})" if case_result.error else
                 f"wrong ({(case_result.mismatch_fraction or 0):.0%} of elements)"
             )
-            diagnosis.probes.append(Probe(name=f"layout {case_result.name}", passed=case_result.passed, detail=outcome))
+            diagnosis.probes.append(Probe(name=f"{kind} {case_result.name}", passed=case_result.passed, detail=outcome))
 
     def _plot(
         self,

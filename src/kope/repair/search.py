@@ -34,11 +34,12 @@ from kope.repair.operators import Program, edits
 from kope.repair.sites import Evidence, priority
 from kope.task import Case, Task
 
-Score = tuple[float, float, float]
+Score = tuple[int, float, float]  # the same measure as kope.agents.guards.Score
 
 
 def visible_score(result: EvalResult) -> Score:
-    """Lower is better: (0 right, 2 wrong, 3 error), the mismatch fraction, the worst relative error."""
+    """Lower is better: (0 right, 1 rejected by the gates, 2 wrong, 3 error), the mismatch fraction, the
+    worst relative error. The debug loop scores its versions with the same measure."""
     if result.status == "error":
         return (3, 1.0, 0.0)
     failing = [c for c in result.cases if not c.passed]
@@ -46,7 +47,7 @@ def visible_score(result: EvalResult) -> Score:
         mismatch = sum(c.mismatch_fraction or 1.0 for c in failing) / len(result.cases)
         worst = max(c.max_rel_err or 0.0 for c in failing)
         return (2, round(mismatch, 6), round(min(worst, 1e12), 6))
-    return (0, 0.0, 0.0)
+    return (1, 0.0, 0.0) if result.status == "reject" else (0, 0.0, 0.0)
 
 
 def digest(source: str) -> str:
