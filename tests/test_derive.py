@@ -297,3 +297,16 @@ def test_a_case_whose_parameters_overflow_the_memory_is_shrunk(tmp_path: Path, e
     assert base.kind == "shrunk" and 4096 < base.overrides["features"] < 16384
     assert (base.numel or 0) + (base.output_numel or 0) + base.overrides["features"] ** 2 <= 2**30 / 12
     assert len(result.kept) >= 3
+
+
+def test_a_recurrent_task_with_its_states_built_in_forward_is_sized_by_every_name(evaluator: Evaluator) -> None:
+    """KernelBench level 3's LSTM and GRU files: the meta device ran the fused recurrent op step by
+    step (about 35 s for 6 layers over 512 steps), the shapes job ran out of time and only the batch,
+    or nothing, was found to size the case; the shapes job now gives the recurrent ops' shapes."""
+    result = derivation(evaluator, LEVELS / "lstm_state_in_forward.py", max_elements=4000)
+    assert result.error is None and result.too_large is None and result.notes == []
+    reasons = {p.name: p.reason for p in result.parameters}
+    assert reasons["sequence_length"] == "sizes input 0 dim 1" and reasons["input_size"] == "sizes input 0 dim 2"
+    assert reasons["hidden_size"] == "sizes the outputs and the parameters, not the inputs"
+    assert len(result.kept) == 6 and distinct_shapes(result.kept) >= 3
+    assert all(c.overrides["sequence_length"] < 512 for c in result.kept)
