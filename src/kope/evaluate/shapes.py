@@ -220,9 +220,7 @@ def _run_reference(
         report.param_numel = _state_numel(model)
         stage = "get_inputs()"
         torch.manual_seed(_SEED + 1)
-        inputs = transform_inputs(
-            list(module.get_inputs()), probe.input_scale, probe.input_shift, probe.input_pattern
-        )
+        inputs = transform_inputs(list(module.get_inputs()), probe.input_scale, probe.input_shift, probe.input_pattern)
         stage = "the reference"
         with torch.no_grad():
             outputs = model(*[_to_device(v, device) for v in inputs])
@@ -254,9 +252,7 @@ def _flatten(value: Any) -> list[Any]:
 
 def _describe(value: Any) -> ProbedInput:
     if isinstance(value, torch.Tensor):
-        return ProbedInput(
-            type="tensor", shape=list(value.shape), dtype=str(value.dtype).removeprefix("torch.")
-        )
+        return ProbedInput(type="tensor", shape=list(value.shape), dtype=str(value.dtype).removeprefix("torch."))
     return ProbedInput(type=type(value).__name__)
 
 
