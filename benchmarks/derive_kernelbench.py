@@ -147,6 +147,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-elements", type=int, default=None)
     parser.add_argument("--limit", type=int, default=None, help="only the first N files")
     parser.add_argument("--start", type=int, default=0, help="skip the first N files")
+    parser.add_argument("--only", action="append", default=[], metavar="PREFIX",
+                        help="only the files whose name starts with PREFIX (repeatable: --only 35_ --only 38_)")
     parser.add_argument("--json", type=Path, default=None, help="also write the per-file rows as JSON")
     parser.add_argument("--from-json", type=Path, default=None,
                         help="print the tables of rows saved by an earlier run (--json), without deriving")
@@ -157,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         report(Console(width=200), saved, args.device, budget)
         return 0
     files = sorted((p for p in args.directory.glob("*.py") if not p.name.startswith("_")), key=_order)
+    files = [p for p in files if not args.only or p.name.startswith(tuple(args.only))]
     files = files[args.start :]
     files = files[: args.limit] if args.limit else files
     if not files:

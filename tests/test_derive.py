@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 from conftest import FIXTURES, SCALE_GOOD, SCALE_TASK
 from rich.console import Console
 from safetensors.numpy import load_file
@@ -14,10 +16,19 @@ from test_task import KERNELBENCH_STYLE
 from typer.testing import CliRunner
 
 from kope.cli import app
-from kope.derive import CPU_MAX_ELEMENTS, Derivation, distinct_shapes, odd_size, prime_sizes, size_roots
+from kope.derive import (
+    CPU_MAX_ELEMENTS,
+    Derivation,
+    derive,
+    distinct_shapes,
+    odd_size,
+    prime_sizes,
+    size_roots,
+)
 from kope.errors import ReferenceError_
 from kope.evaluate import EvalOptions, Evaluator
 from kope.evaluate.cache import reference_key
+from kope.evaluate.probing import ShapeProbe, ShapeProbeResult
 from kope.ops import get_op
 from kope.render_cases import derivation_report
 from kope.task import build_cases, load_task
@@ -296,4 +307,53 @@ def test_a_case_whose_parameters_overflow_the_memory_is_shrunk(tmp_path: Path, e
     base = next(c for c in result.kept if c.visible)
     assert base.kind == "shrunk" and 4096 < base.overrides["features"] < 16384
     assert (base.numel or 0) + (base.output_numel or 0) + base.overrides["features"] ** 2 <= 2**30 / 12
+    assert len(result.kept) >= 3
+
+
+def test_a_recurrent_task_with_its_states_built_in_forward_is_sized_by_every_name(evaluator: Evaluator) -> None:
+    """KernelBench level 3's LSTM and GRU files: the meta device ran the fused recurrent op step by
+    step (about 35 s for 6 layers over 512 steps), the shapes job ran out of time and only the batch,
+    or nothing, was found to size the case; the shapes job now gives the recurrent ops' shapes."""
+    result = derivation(evaluator, LEVELS / "lstm_state_in_forward.py", max_elements=4000)
+    assert result.error is None and result.too_large is None and result.notes == []
+    reasons = {p.name: p.reason for p in result.parameters}
+    assert reasons["sequence_length"] == "sizes input 0 dim 1" and reasons["input_size"] == "sizes input 0 dim 2"
+    assert reasons["hidden_size"] == "sizes the outputs and the parameters, not the inputs"
+    assert len(result.kept) == 6 and distinct_shapes(result.kept) >= 3
+    assert all(c.overrides["sequence_length"] < 512 for c in result.kept)
+
+
+def _in_process(path: Path) -> Callable[[Sequence[ShapeProbe]], list[ShapeProbeResult]]:
+    """The shapes job's probes run here, without the sandbox (for tiny tasks only)."""
+    from kope.evaluate import shapes
+    from kope.evaluate.protocol import JobSpec
+
+    spec = JobSpec(mode="shapes", device="cpu", task_path=str(path))
+
+    def run(probes: Sequence[ShapeProbe]) -> list[ShapeProbeResult]:
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # as in a job; the tests' processes share the cores
+        try:
+            return [shapes._probe(probe, spec, False) for probe in probes]
+        finally:
+            torch.set_num_threads(threads)
+
+    return run
+
+
+def test_a_unet_keeps_its_input_sizes_multiples_of_16_and_shrinks_its_features(tmp_path: Path) -> None:
+    """KernelBench level 3's 45_UNetSoftmax: four poolings need height and width multiples of 16,
+    and its parameters grow as features²; every proportional shrink broke a pooling or a skip
+    connection's concatenation, so it was too-large. Probed in this process (no sandbox jobs)."""
+    path = LEVELS / "unet_four_poolings.py"
+    scope: dict[str, object] = {}
+    exec(path.read_text(), scope)
+    sizes = {k: v for k, v in scope.items() if isinstance(v, int) and not k.startswith("_")}
+    result = derive(load_task(path), sizes, _in_process(path), max_elements=12000)
+    assert result.error is None and result.too_large is None
+    base = next(c for c in result.candidates if c.kept and c.visible)
+    assert base.kind == "shrunk" and "shrunk-inputs-16" in base.reason
+    assert base.overrides["features"] < 16, "features shrinks plainly: the parameters fit the budget"
+    for case in result.kept:
+        assert case.overrides["height"] % 16 == 0 and case.overrides["width"] % 16 == 0
     assert len(result.kept) >= 3

@@ -174,6 +174,8 @@ class _Coord:
 
 
 Values = dict[_Coord, int]
+_Rule = tuple[str, Callable[[int, float], int], Mapping[_Coord, Callable[[int, float], int]] | None]
+"""A shrink rule: its name, the rule for every size, and rules for some sizes instead."""
 
 
 def size_roots(task: Task, sizes: Mapping[str, object]) -> dict[str, OverrideValue]:
@@ -393,11 +395,16 @@ def prime_sizes(values: Mapping[_Coord, int], *, distinct: bool = True) -> Value
     return result
 
 
-def _shrink(original: Values, fits: Callable[[Values], bool], rule: Callable[[int, float], int]) -> Values | None:
-    """The largest proportional shrink under `rule` whose estimated size `fits`."""
+def _shrink(
+    original: Values,
+    fits: Callable[[Values], bool],
+    rule: Callable[[int, float], int],
+    rules: Mapping[_Coord, Callable[[int, float], int]] | None = None,
+) -> Values | None:
+    """The largest proportional shrink under `rule` (or, per coordinate, `rules`) whose estimated size `fits`."""
 
     def at(factor: float) -> Values:
-        return {c: min(v, rule(v, factor)) for c, v in original.items()}
+        return {c: min(v, (rules or {}).get(c, rule)(v, factor)) for c, v in original.items()}
 
     if not fits(at(1e-9)):
         return None
@@ -895,13 +902,20 @@ class _Deriver:
             fixes=fixes,
         )
 
-    def _shrunk(self, model: _ShapeModel, original: Values, target: int) -> _Variant | None:
-        """The first valid proportional shrink; shrinks again where the outputs turn out too large."""
-        tried: list[_Variant] = []
+    def _first_shrink(
+        self,
+        model: _ShapeModel,
+        original: Values,
+        target: int,
+        rules: list[_Rule],
+        tried: list[_Variant],
+    ) -> tuple[_Variant | None, int]:
+        """The first rule whose shrink the reference accepts (all validated in one job), shrinking again
+        while the real outputs turn out over the budget; and the target it ended at."""
         for attempt in range(_SHRINK_ATTEMPTS):
             candidates: list[_Variant] = []
-            for name, rule in self._shrink_rules():
-                values = _shrink(original, self._fits(model, target), rule)
+            for name, rule, per_coord in rules:
+                values = _shrink(original, self._fits(model, target), rule, per_coord)
                 if values is not None:
                     candidates.append(_Variant(name, "shrunk", values))
             self._validate(candidates)
@@ -921,7 +935,7 @@ class _Deriver:
                     variant.reason = f"valid, but {chosen.name} comes first (kept as shrunk)"
             if chosen is not None:
                 chosen.name = "shrunk"
-                return chosen
+                return chosen, target
             over = [v for v in candidates if self._over_budget(v)]
             if not over:
                 break
@@ -929,9 +943,33 @@ class _Deriver:
                 variant.name = f"{variant.name}-try{attempt + 1}"
             excess = max(max(v.total / self.budget, self._memory_excess(v)) for v in over)
             target = max(1, int(target * (1 / excess) ** 1.5 * 0.95))
-        held = self._shrunk_holding_one(model, original, target, tried) or self._shrunk_batch_only(
-            model, original, target, tried
-        )
+        return None, target
+
+    def _input_alignments(self, original: Values) -> list[_Rule]:
+        """Where every shrink breaks the reference, a network may halve its resolution k times (a U-Net's
+        poolings, then its skip connections' concatenations): the sizes of the inputs keep the task's
+        factor of 2**k, for k = 3 to 6 (at least 2**k each), while the sizes that only size the outputs
+        and the parameters (`features`) shrink plainly, so that a large network still fits."""
+        inputs = [c for c in original if c not in self.output_sizing]
+        rules: list[_Rule] = []
+        for k in range(3, 7):
+            align = 2**k
+            if not any(original[c] % align == 0 for c in inputs):
+                break
+            rules.append((f"shrunk-inputs-{align}", _plain, dict.fromkeys(inputs, _aligned_to(align))))
+        return rules
+
+    def _shrunk(self, model: _ShapeModel, original: Values, target: int) -> _Variant | None:
+        """The first valid proportional shrink; shrinks again where the outputs turn out too large."""
+        tried: list[_Variant] = []
+        rules: list[_Rule] = [(name, rule, None) for name, rule in self._shrink_rules()]
+        chosen, target = self._first_shrink(model, original, target, rules, tried)
+        if chosen is not None:
+            return chosen
+        held = self._shrunk_holding_one(model, original, target, tried)
+        if held is None and any(v.result is not None and v.result.error for v in tried):
+            held, _ = self._first_shrink(model, original, target, self._input_alignments(original), tried)
+        held = held or self._shrunk_batch_only(model, original, target, tried)
         if held is not None:
             return held
         self.report.error = "the reference is not valid on any shrunk size: " + "; ".join(
