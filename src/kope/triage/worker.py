@@ -14,6 +14,7 @@ so a retried job writes nothing twice and a killed one writes nothing.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import os
 import shutil
 import socket
@@ -43,9 +44,19 @@ def classify(status: str) -> Klass:
 
 
 def slug(ident: str) -> str:
-    """A file name for a candidate id (its relative path): folders joined by `__`, no `.py`."""
+    """A file name for a candidate id (its relative path): folders joined by `__`, no `.py`.
+
+    Distinct ids get distinct names: where the plain name would not map back to one id (a character
+    replaced, a `_` beside a folder separator, `__` in the id itself), a hash of the id is appended."""
     stem = ident[:-3] if ident.endswith(".py") else ident
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in stem.replace("/", "__"))
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in stem.replace("/", "__"))
+    parts = stem.split("/")
+    faithful = (
+        all(c.isalnum() or c in "-_./" for c in stem)
+        and "__" not in stem
+        and not any(part.startswith("_") or part.endswith("_") for part in parts[1:] + parts[:-1])
+    )
+    return name if faithful else f"{name}-{hashlib.sha256(ident.encode()).hexdigest()[:8]}"
 
 
 class TriageRow(BaseModel):
