@@ -35,7 +35,7 @@ from kope.diagnose.diagnoser import Diagnoser, Diagnosis
 from kope.evaluate import EvalOptions, Evaluator
 from kope.knowledge.base import KnowledgeBase
 from kope.knowledge.cues import CueHit
-from kope.knowledge.recipes import RecipeContext, apply
+from kope.knowledge.recipes import apply
 from kope.knowledge.retrieval import rank
 from kope.ops import get_op
 
@@ -91,9 +91,8 @@ def repairs(
     pattern = base.patterns.get(label)
     if pattern is None or pattern.recipe is None:
         return []
-    context = RecipeContext(features=dict(diagnosis.signature), params=dict(pattern.recipe.params))
     statuses = []
-    for i, edit in enumerate(apply(pattern.recipe.name, kernel.read_text(), context)):
+    for i, edit in enumerate(apply(pattern.recipe.name, kernel.read_text())):
         candidate = scratch / f"{kernel.stem}.{i}.py"
         candidate.write_text(edit)
         statuses.append(evaluator.evaluate(task, candidate, options=options).status)

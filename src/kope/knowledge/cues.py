@@ -129,10 +129,6 @@ def detect(source_text: str, names: list[str] | None = None) -> list[CueHit]:
     return hits
 
 
-def _keyword(call: ast.Call, name: str) -> ast.expr | None:
-    return next((k.value for k in call.keywords if k.arg == name), None)
-
-
 @cue("load-without-mask", "a tl.load of a block of pointers without a mask, where the block can overrun the data")
 def load_without_mask(source: Source) -> Iterator[ast.AST]:
     for kernel in _kernels(source):

@@ -11,8 +11,6 @@ from __future__ import annotations
 import ast
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import Any
 
 import libcst as cst
 import libcst.matchers as m
@@ -36,16 +34,7 @@ from kope.knowledge.analysis import (
 )
 from kope.knowledge.cues import CUES, KNOWN_CONSTANTS, Source, detect, near_constant
 
-
-@dataclass(frozen=True)
-class RecipeContext:
-    """What a recipe may use beyond the source: the diagnosis features and the pattern's params."""
-
-    features: dict[str, Any]
-    params: dict[str, Any]
-
-
-Recipe = Callable[[str, RecipeContext], Iterator[str]]
+Recipe = Callable[[str], Iterator[str]]
 RECIPES: dict[str, Recipe] = {}
 RECIPE_DESCRIPTIONS: dict[str, str] = {}
 
@@ -59,13 +48,13 @@ def recipe(name: str, description: str) -> Callable[[Recipe], Recipe]:
     return register
 
 
-def apply(name: str, source: str, context: RecipeContext) -> list[str]:
+def apply(name: str, source: str) -> list[str]:
     """The distinct edits a recipe proposes (none if it does not apply or the source does not parse)."""
     fn = RECIPES.get(name)
     if fn is None:
         return []
     try:
-        edits = list(fn(source, context))
+        edits = list(fn(source))
     except (cst.ParserSyntaxError, RecursionError):
         return []
     unique: list[str] = []
@@ -139,7 +128,7 @@ class _GridFloorToCeil(cst.CSTTransformer):
 
 
 @recipe("grid-ceil-div", "use triton.cdiv instead of floor division in launch grids")
-def grid_ceil_div(source: str, context: RecipeContext) -> Iterator[str]:
+def grid_ceil_div(source: str) -> Iterator[str]:
     module = parse(source)
     transformer = _GridFloorToCeil(launch_grid_names(module))
     edited = module.visit(transformer)
@@ -323,7 +312,7 @@ class _MaskAccess(_LineTransformer):
 
 
 @recipe("add-mask", "give unmasked block loads and stores the boundary mask (an existing mask or offs < n), with a neutral `other`")
-def add_mask(source: str, context: RecipeContext) -> Iterator[str]:
+def add_mask(source: str) -> Iterator[str]:
     parsed = _analysed(source)
     if parsed is None:
         return
@@ -393,7 +382,7 @@ class _StrictMask(_LineTransformer):
 
 
 @recipe("strict-mask", "make inclusive boundary masks strict: offs <= n -> offs < n, offs < n + 1 -> offs < n")
-def strict_mask(source: str, context: RecipeContext) -> Iterator[str]:
+def strict_mask(source: str) -> Iterator[str]:
     parsed = _analysed(source)
     lines = _hit_lines(source, "mask-inclusive-bound")
     if parsed is None or not lines:
@@ -441,7 +430,7 @@ class _WrapWhere(_LineTransformer):
 
 
 @recipe("neutral-padding", "give masked loads the neutral `other` of the reduction they feed, or re-mask values before reducing")
-def neutral_padding(source: str, context: RecipeContext) -> Iterator[str]:
+def neutral_padding(source: str) -> Iterator[str]:
     parsed = _analysed(source)
     if parsed is None or _quiet(source, "padding-reaches-reduction"):
         return
@@ -515,7 +504,7 @@ def _full_stop(stop: cst.BaseExpression) -> cst.BaseExpression | None:
 
 
 @recipe("full-loop-range", "make loops over blocks reach the end: range(0, n - B, B) / (n // B) * B -> range(0, n, B)")
-def full_loop_range(source: str, context: RecipeContext) -> Iterator[str]:
+def full_loop_range(source: str) -> Iterator[str]:
     lines = _hit_lines(source, "loop-stops-early")
     if lines:
         edited = _rewrite(source, _FullRange(lines))
@@ -559,7 +548,7 @@ class _RenameIn(_LineTransformer):
 
 
 @recipe("outer-stride", "pass the right stride: an inner or repeated t.stride(k) -> another dimension; stride_y used with x_ptr -> stride_x")
-def outer_stride(source: str, context: RecipeContext) -> Iterator[str]:
+def outer_stride(source: str) -> Iterator[str]:
     parsed = _analysed(source)
     if parsed is None:
         return
@@ -627,7 +616,7 @@ class _DropShift(_LineTransformer):
 
 
 @recipe("remove-index-shift", "drop a stray +1/-1 from block-offset addresses; record start + lane instead of the block-relative lane")
-def remove_index_shift(source: str, context: RecipeContext) -> Iterator[str]:
+def remove_index_shift(source: str) -> Iterator[str]:
     parsed = _analysed(source)
     if parsed is None:
         return
@@ -698,7 +687,7 @@ class _Divisor(_LineTransformer):
 
 
 @recipe("count-normalizer", "divide a reduction by the element count (the size its mask compares with), not by BLOCK or n - 1")
-def count_normalizer(source: str, context: RecipeContext) -> Iterator[str]:
+def count_normalizer(source: str) -> Iterator[str]:
     parsed = _analysed(source)
     if parsed is None:
         return
@@ -743,7 +732,7 @@ class _Exp2ToExp(_LineTransformer):
 
 
 @recipe("known-constant", "restore a mistyped well-known constant; use exp instead of an exp2 that lacks log2(e)")
-def known_constant(source: str, context: RecipeContext) -> Iterator[str]:
+def known_constant(source: str) -> Iterator[str]:
     parsed = _analysed(source)
     if parsed is None:
         return
@@ -811,7 +800,7 @@ def _buffers_of(parsed: Source, kernel: Kernel, params: set[str]) -> set[int]:
 
 
 @recipe("atomic-accumulate", "replace stores that every program makes to one address with tl.atomic_add (into a zeroed buffer)")
-def atomic_accumulate(source: str, context: RecipeContext) -> Iterator[str]:
+def atomic_accumulate(source: str) -> Iterator[str]:
     parsed = _analysed(source)
     if parsed is None:
         return
@@ -861,7 +850,7 @@ class _Upcast(_LineTransformer):
 
 
 @recipe("upcast-fp32", "compute in float32: casts and accumulators in float16/bfloat16 become float32 (and tl.dot uses ieee precision)")
-def upcast_fp32(source: str, context: RecipeContext) -> Iterator[str]:
+def upcast_fp32(source: str) -> Iterator[str]:
     lines = _hit_lines(source, "half-precision-cast", "half-precision-buffer")
     if not lines:
         return
@@ -925,7 +914,7 @@ class _ShiftExp(_LineTransformer):
 
 
 @recipe("guard-exp", "guard exp(m - m_new) against all-padding lanes (m_new = -inf), or subtract the max before exp")
-def guard_exp(source: str, context: RecipeContext) -> Iterator[str]:
+def guard_exp(source: str) -> Iterator[str]:
     parsed = _analysed(source)
     if parsed is None:
         return
@@ -1003,7 +992,7 @@ class _AddInsideSqrt(cst.CSTTransformer):
 
 
 @recipe("eps-inside-sqrt", "move eps inside the square root: 1/sqrt(var) + eps -> 1/sqrt(var + eps); add a missing eps")
-def eps_inside_sqrt(source: str, context: RecipeContext) -> Iterator[str]:
+def eps_inside_sqrt(source: str) -> Iterator[str]:
     parsed = _analysed(source)
     if parsed is None:
         return
@@ -1061,7 +1050,7 @@ class _FixAccumulator(_LineTransformer):
 
 
 @recipe("hoist-accumulator", "keep an accumulator across loop iterations: drop (or hoist) its re-initialisation, or turn = into +=")
-def hoist_accumulator(source: str, context: RecipeContext) -> Iterator[str]:
+def hoist_accumulator(source: str) -> Iterator[str]:
     parsed = _analysed(source)
     if parsed is None:
         return
@@ -1097,7 +1086,7 @@ class _SwapBroadcast(_LineTransformer):
 
 
 @recipe("swap-broadcast", "expand a 1-D vector along the axis its offsets run along: v[:, None] <-> v[None, :]")
-def swap_broadcast(source: str, context: RecipeContext) -> Iterator[str]:
+def swap_broadcast(source: str) -> Iterator[str]:
     parsed = _analysed(source)
     if parsed is None:
         return
@@ -1140,7 +1129,7 @@ class _Identity(_LineTransformer):
 
 
 @recipe("reduction-identity", "start a running max at -inf (min at +inf); start an online-softmax sum at 1 when its max starts from data")
-def reduction_identity(source: str, context: RecipeContext) -> Iterator[str]:
+def reduction_identity(source: str) -> Iterator[str]:
     parsed = _analysed(source)
     if parsed is None:
         return
@@ -1199,7 +1188,7 @@ class _DropIntCast(_LineTransformer):
 
 
 @recipe("float-buffer", "allocate buffers that receive float results as float32; do not cast float values to integers")
-def float_buffer(source: str, context: RecipeContext) -> Iterator[str]:
+def float_buffer(source: str) -> Iterator[str]:
     parsed = _analysed(source)
     if parsed is None:
         return
@@ -1251,7 +1240,7 @@ class _DropOuterParens(cst.CSTTransformer):
 
 
 @recipe("add-batch-offset", "offset a base pointer by its batch (or head) index times the stride the kernel receives but never uses")
-def add_batch_offset(source: str, context: RecipeContext) -> Iterator[str]:
+def add_batch_offset(source: str) -> Iterator[str]:
     parsed = _analysed(source)
     if parsed is None:
         return
@@ -1349,7 +1338,7 @@ def _axis_extent(kernel: Kernel, launch_args: dict[str, ast.expr], axis: int) ->
 
 
 @recipe("cover-output", "make every output element written: add the missing grid axis, start write loops at 0, zero-fill partially written buffers")
-def cover_output(source: str, context: RecipeContext) -> Iterator[str]:
+def cover_output(source: str) -> Iterator[str]:
     parsed = _analysed(source)
     if parsed is None:
         return

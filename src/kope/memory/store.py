@@ -833,19 +833,6 @@ class ExperienceStore:
                                 .order_by(func.min(tree.c.depth))).all()
         return [int(r[0]) for r in rows if r[0] is not None]
 
-    def known_evaluation(self, task_id: int, source: str, *, device: str, scope: str = "all") -> EvaluationRecord | None:
-        """The latest evaluation of this code (comments and blank lines aside) for the task on the device and toolchain."""
-        query = (
-            select(evaluation).join(version, version.c.id == evaluation.c.version_id)
-            .where(and_(version.c.task_id == task_id, version.c.norm_hash == normalized_hash(source),
-                        evaluation.c.device == device, evaluation.c.scope == scope,
-                        evaluation.c.toolchain == toolchain()))
-            .order_by(evaluation.c.id.desc()).limit(1)
-        )
-        with self._read() as conn:
-            row = conn.execute(query).one_or_none()
-        return EvaluationRecord.model_validate(row._asdict()) if row is not None else None
-
     def experience(
         self, *, exclude_run: int | None = None, run_id: int | None = None, kinds: Sequence[str] | None = None,
         limit: int = 400,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-from kope.knowledge.recipes import RecipeContext, apply
+from kope.knowledge.recipes import apply
 from kope.models.base import Message, RepairHints, Reply
 
 EXHAUSTED = "exhausted"
@@ -33,8 +33,7 @@ class OfflineModel:
             name = hypothesis.get("recipe")
             if not name:
                 continue
-            context = RecipeContext(features=dict(hints.features), params=dict(hypothesis.get("params") or {}))
-            for edit in apply(name, hints.source, context):
+            for edit in apply(name, hints.source):
                 found.append((f"{hypothesis['pattern']} ({name})", edit))
         return found
 
