@@ -68,11 +68,6 @@ def parse(source: str) -> cst.Module:
     return cst.parse_module(source)
 
 
-def is_launch(node: cst.Call) -> bool:
-    """`kernel[grid](...)`."""
-    return isinstance(node.func, cst.Subscript)
-
-
 class _FloorToCdiv(cst.CSTTransformer):
     """Every `a // b` becomes `triton.cdiv(a, b)`."""
 
