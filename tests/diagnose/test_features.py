@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
-import numpy as np
+import json
+from pathlib import Path
 
-from kope.diagnose.diagnoser import _signature_features
-from kope.diagnose.features import FEATURES
+import numpy as np
+import pytest
+from pydantic import ValidationError
+
+from kope.diagnose.diagnoser import Diagnoser
+from kope.diagnose.features import _signature_features
+from kope.diagnose.report import Diagnosis
 from kope.diagnose.signature import signature
+from kope.evaluate import EvalOptions, Evaluator
+from kope.knowledge.features import FEATURES, Features
+from kope.ops import get_op
+from kope.task import Case
 
 RNG = np.random.default_rng(1)
+NEAR_MISS = Path(__file__).parents[1] / "fixtures" / "near_miss"
 
 
 def features(reference: np.ndarray, candidate: np.ndarray, sizes: tuple[int, ...] = (), blocks: set[int] | None = None):
@@ -60,3 +71,33 @@ def test_tiny_outputs_with_unwritten_blocks_are_not_called_shifted() -> None:
     sig = signature(reference, candidate, 1e-4, 1e-4, {4096})
     assert "shifted" not in sig.structure and not sig.transposed
     assert "nan" in sig.structure
+
+
+GOLDEN = Path(__file__).parents[1] / "fixtures" / "diagnose" / "row_mean_divide_by_block.json"
+"""`kope diagnose --json` of this diagnosis as the code before `Features` wrote it (main at 0d0e00d),
+less what varies from run to run (seconds, paths, the evaluation's record)."""
+
+
+def test_the_diagnosis_json_is_unchanged_by_the_typed_features(evaluator: Evaluator, fast: EvalOptions) -> None:
+    op = get_op("row_mean")
+    cases = [Case(name="visible", overrides={"batch_size": 4, "dim": 40}, visible=True),
+             Case(name="aligned", overrides={"batch_size": 3, "dim": 64}, visible=False)]
+    candidate = NEAR_MISS / "row_mean_divide_by_block.py"
+    diagnosis = Diagnoser(evaluator).diagnose(op.task_path, candidate, options=fast, cases=cases, probes=False)
+    printed = json.loads(diagnosis.model_dump_json())
+    golden = json.loads(GOLDEN.read_text())
+    assert sorted(printed) == golden.pop("keys")
+    assert {key: printed[key] for key in golden} == golden
+    assert list(printed["signature"]) == list(golden["signature"]), "the features keep their order"
+    assert diagnosis.features.scaled and diagnosis.features.nondeterministic is None
+    again = Diagnosis.model_validate_json(diagnosis.model_dump_json())
+    assert again.features == diagnosis.features and again.cues == diagnosis.cues
+
+
+def test_only_measured_features_are_printed_and_unknown_ones_are_refused() -> None:
+    features = Features(status="fail", error_kind=None, tail=True)
+    assert features.measured() == {"status": "fail", "error_kind": None, "tail": True}
+    assert json.loads(features.model_dump_json()) == features.measured()
+    assert features.head is None and FEATURES["tail"] == "only the last columns (last dimension) are wrong"
+    with pytest.raises(ValidationError):
+        Features.model_validate({"no_such_feature": True})

@@ -23,7 +23,8 @@ from pydantic import BaseModel, Field
 from kope.agents.edits import EditError, Request, parse_reply
 from kope.agents.guards import Guards, Limits, Score
 from kope.agents.prompts import StepContext, build
-from kope.diagnose.diagnoser import Diagnoser, Diagnosis
+from kope.diagnose.diagnoser import Diagnoser
+from kope.diagnose.report import Diagnosis
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
 from kope.evaluate.confine import SandboxReport
 from kope.evaluate.protocol import TraceSpec
@@ -289,9 +290,9 @@ class DebugLoop:
         recipes = self.config.recipes
         hints = RepairHints(
             source=state.source,
-            hypotheses=[{"pattern": h.pattern, "recipe": h.recipe if recipes else None, "score": h.score}
+            hypotheses=[h if recipes else h.model_copy(update={"recipe": None})
                         for h in diagnosis.hypotheses] if shown else [],
-            features=dict(diagnosis.signature) if shown else {},
+            features=diagnosis.features.measured() if shown else {},
             tried=set(state.seen),
         )
         model: Model = self.model
@@ -371,7 +372,7 @@ class DebugLoop:
                               hypotheses=[h.model_dump() for h in new_diagnosis.hypotheses])
         if self._memory is not None:
             self._memory.step(state.source, new_source, reply=reply.text, result=evaluation,
-                              features=dict(new_diagnosis.signature), hypotheses=[h.pattern for h in diagnosis.hypotheses],
+                              features=new_diagnosis.features.measured(), hypotheses=[h.pattern for h in diagnosis.hypotheses],
                               recipe=model is self.offline or isinstance(model, OfflineModel),
                               tokens=(reply.usage.prompt, reply.usage.completion))
         origin = " (a kope recipe)" if model is self.offline else ""
@@ -502,13 +503,13 @@ class DebugLoop:
 
         recorder = DebugRecorder(self.store, task=task, model=self.model.name, device=self.config.options.device,
                                  knowledge=self.diagnoser.knowledge)
-        recorder.start(source, _evaluation(diagnosis), dict(diagnosis.signature), [c["cue"] for c in diagnosis.cues])
+        recorder.start(source, _evaluation(diagnosis), diagnosis.features.measured(), [c.cue for c in diagnosis.cues])
         return recorder
 
     def _experience(self, source: str, diagnosis: Diagnosis) -> list[Any]:
         if self._memory is None:
             return []
-        return self._memory.sections(source, _evaluation(diagnosis), dict(diagnosis.signature),
+        return self._memory.sections(source, _evaluation(diagnosis), diagnosis.features.measured(),
                                      "\n".join(diagnosis.summary().splitlines()[:8]),
                                      [h.pattern for h in diagnosis.hypotheses])
 

@@ -1,66 +1,180 @@
-"""The named features of a diagnosis: the vocabulary knowledge-base symptoms are written in.
-
-Each feature is a number, a boolean or a short string. A symptom in a pattern file names one of
-them (`kope kb validate` rejects unknown names) with a predicate and a weight.
-"""
+"""The extraction of a diagnosis's features (kope.knowledge.features) from its cases, signatures and probes."""
 
 from __future__ import annotations
 
-FEATURES: dict[str, str] = {
-    # the evaluation
-    "status": "the evaluation's status: fail or error (a diagnosis of a pass has nothing to explain)",
-    "error_kind": "for status error: the error kind (crash, runtime, shape, timeout...)",
-    "visible_fails": "the visible case fails",
-    "hidden_only": "the visible case passes and some hidden case fails",
-    "all_cases_fail": "every case fails",
-    "failing_case_fraction": "fraction of cases that fail",
-    "fails_size_one": "a case with a size of 1 fails",
-    "only_size_one_fails": "the only failing cases have a size of 1",
-    "fails_non_multiple": "failing cases have sizes that are not multiples of the kernel's block size; the others pass",
-    "fails_above_block": "cases fail only where a size exceeds the kernel's block size (a missing or short loop)",
-    "error_grows_with_size": "the error grows with the size of the problem (long reductions, precision)",
-    # the signature of the first failing output
-    "mismatch_fraction": "fraction of output elements out of tolerance",
-    "max_abs_err": "largest absolute error",
-    "max_rel_err": "largest relative error",
-    "nan_fraction": "fraction of wrong elements that are NaN where the reference is a number",
-    "inf_count": "elements that are infinite where the reference is finite",
-    "tail": "only the last columns (last dimension) are wrong",
-    "tail_aligned": "the wrong tail starts at a multiple of the kernel's block size",
-    "head": "only the first columns are wrong",
-    "whole_rows": "wrong rows are wrong everywhere",
-    "rows_from": "every row from some row on is wrong (a grid too small along rows)",
-    "whole_columns": "wrong columns are wrong in every row",
-    "periodic": "the mismatch map repeats with a period",
-    "period_matches_block": "the period equals a block size of the kernel",
-    "prefix_correct": "the first elements in memory order are right, the rest wrong",
-    "single_element": "exactly one element is wrong",
-    "scalar_output": "the wrong output has a single element (a full reduction: a loss, a norm, a total)",
-    "all_wrong": "nearly every element is wrong",
-    "nan_output": "every wrong element is NaN (often: never written)",
-    "scaled": "output ≈ c × reference for a constant c",
-    "scale": "the constant c of `scaled`",
-    "scale_is_size_ratio": "c is close to a ratio of sizes and block sizes (n/BLOCK, n/(n-1)...), counting the case's sizes and the powers of two they round up to",
-    "offset": "output ≈ reference + d for a constant d",
-    "shifted": "output ≈ reference shifted by one along an axis",
-    "transposed": "output ≈ the reference transposed",
-    "permuted": "the right values in the wrong places",
-    "error_column_correlation": "correlation between the error and the position along the last dimension",
-    "error_ratio": "mean absolute error of the wrong elements over the mean magnitude of the reference",
-    "small_error": "most elements (30% or more) are wrong, each only slightly (error_ratio below 2%, no NaN or inf): rounding or a coefficient, not logic",
-    # probes
-    "nondeterministic": "two identical runs gave different outputs (races, missing atomics)",
-    "oob_loads": "loads outside every tensor of the launch (bounds checker)",
-    "oob_stores": "stores outside every tensor of the launch (bounds checker)",
-    "sweep_fails_off_block": "in the size sweep, sizes that are not multiples of the block fail while multiples pass",
-    "sweep_fails_above_block": "in the size sweep, sizes above the block fail while sizes up to it pass",
-    "sweep_fails_at_one": "in the size sweep, a size of 1 fails",
-    "sweep_all_fail": "in the size sweep, every size fails (the bug does not depend on sizes or block alignment)",
-    "sweep_all_pass": "in the size sweep, every size passes (the bug needs larger sizes or special values)",
-    "structured_fail": "a structured-input probe (ones, zeros, arange, one-hot) fails",
-    "ones_fail": "the all-ones probe fails",
-    "zeros_fail": "the all-zeros probe fails",
-    "large_values_fail": "inputs scaled up (large magnitudes) fail while the normal ones pass",
-    "square_right": "the visible case fails, but the same kernel is right when its sizes are made equal (a stride or broadcast of the wrong dimension)",
-    "symmetric_right": "wrong on square random inputs, right on square symmetric ones (x == x.T): an operand read transposed (strides swapped)",
-}
+import itertools
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from kope.diagnose.signature import OutputSignature
+from kope.knowledge.features import Features
+
+if TYPE_CHECKING:
+    from kope.diagnose.report import CaseDiagnosis, Diagnosis
+    from kope.evaluate import EvalResult
+
+
+def extract_features(diagnosis: Diagnosis, result: EvalResult, blocks: set[int]) -> Features:
+    """The features of a diagnosis: of its cases, its first failing output, and its probes."""
+    cases = diagnosis.cases
+    failing = [c for c in cases if not c.passed]
+    features: dict[str, Any] = {
+        "status": result.status,
+        "error_kind": result.error.kind if result.error else None,
+        "visible_fails": any(c.visible and not c.passed for c in cases),
+        "hidden_only": diagnosis.fails_elsewhere
+        or (any(c.visible and c.passed for c in cases) and any(not c.visible and not c.passed for c in cases)),
+        "all_cases_fail": bool(cases) and all(not c.passed for c in cases),
+        "failing_case_fraction": len(failing) / len(cases) if cases else 0.0,
+    }
+    ones = [c for c in cases if _has_size_one(c.overrides)]
+    features["fails_size_one"] = any(not c.passed for c in ones)
+    features["only_size_one_fails"] = bool(failing) and all(_has_size_one(c.overrides) for c in failing)
+    if blocks:
+        def aligned(case: CaseDiagnosis) -> bool:
+            return all(v % min(blocks) == 0 for v in _ints(case.overrides) if v > 1)
+
+        passing = [c for c in cases if c.passed]
+        features["fails_non_multiple"] = bool(failing) and all(not aligned(c) for c in failing) and (
+            not passing or any(aligned(c) or not any(v > 1 for v in _ints(c.overrides)) for c in passing)
+        )
+        biggest = max(blocks)
+        features["fails_above_block"] = bool(failing) and all(
+            max(_ints(c.overrides), default=0) > biggest for c in failing
+        )
+    growth = [(c.signature.numel, c.signature.max_rel_err) for c in failing if c.signature is not None]
+    if len(growth) >= 2:
+        errors = [error for _, error in sorted(growth)]
+        growing = all(b >= a for a, b in itertools.pairwise(errors))
+        features["error_grows_with_size"] = growing and errors[-1] > errors[0]
+    primary = next((c for c in failing if c.visible and c.signature), None) or next(
+        (c for c in failing if c.signature), None
+    )
+    if primary is not None and primary.signature is not None:
+        features.update(_signature_features(primary.signature, blocks, _ints(primary.overrides)))
+    features["oob_loads"] = sum(b.lanes > 0 for b in diagnosis.bounds if b.kind == "load")
+    features["oob_stores"] = sum(b.lanes > 0 for b in diagnosis.bounds if b.kind in ("store", "atomic"))
+    determinism = next((p for p in diagnosis.probes if p.name == "determinism"), None)
+    if determinism is not None and determinism.passed is not None:
+        features["nondeterministic"] = not determinism.passed
+    _sweep_features(features, diagnosis, blocks)
+    _structured_features(features, diagnosis)
+    layout = {p.name: p.passed for p in diagnosis.probes if p.name.startswith("layout ")}
+    if layout and features.get("visible_fails"):
+        features["square_right"] = layout.get("layout square") is True
+        features["symmetric_right"] = (
+            layout.get("layout square") is False and layout.get("layout square-symmetric") is True
+        )
+    return Features.model_validate(features)
+
+
+def _signature_features(sig: OutputSignature, blocks: set[int], sizes: Sequence[int] = ()) -> dict[str, Any]:
+    """Features of one output's signature; `sizes` are the case's size parameters (reduced
+    dimensions do not appear in the output's shape)."""
+    tags = set(sig.structure)
+    features: dict[str, Any] = {
+        "mismatch_fraction": sig.mismatch_fraction,
+        "max_abs_err": sig.max_abs_err,
+        "max_rel_err": sig.max_rel_err,
+        "nan_fraction": sig.nan_count / sig.mismatch_count if sig.mismatch_count else 0.0,
+        "inf_count": sig.inf_count,
+        "tail": "tail" in tags,
+        "head": "head" in tags,
+        "whole_rows": "whole-rows" in tags,
+        "rows_from": "rows-from" in tags,
+        "whole_columns": "whole-columns" in tags,
+        "periodic": "periodic" in tags,
+        "prefix_correct": "prefix-correct" in tags,
+        "single_element": "single-element" in tags,
+        "scalar_output": sig.numel == 1,
+        "all_wrong": "all" in tags,
+        "nan_output": "nan" in tags,
+        "scaled": "scaled" in tags,
+        "offset": "offset" in tags,
+        "shifted": "shifted" in tags,
+        "transposed": sig.transposed,
+        "permuted": sig.permuted,
+        "error_column_correlation": sig.error_column_correlation,
+    }
+    if sig.reference_scale > 0:
+        features["error_ratio"] = sig.mean_abs_err / sig.reference_scale
+        features["small_error"] = (
+            features["error_ratio"] < 0.02 and sig.mismatch_fraction >= 0.3 and not sig.nan_count and not sig.inf_count
+        )
+    features["tail_aligned"] = bool(sig.tail_start and any(sig.tail_start % b == 0 for b in blocks))
+    features["period_matches_block"] = sig.period is not None and sig.period in blocks
+    if sig.scale is not None:
+        features["scale"] = sig.scale
+        features["scale_is_size_ratio"] = _is_size_ratio(sig.scale, [*sig.shape, *sizes], blocks)
+    return features
+
+
+def _is_size_ratio(scale: float, shape: list[int], blocks: set[int]) -> bool:
+    """Whether c is a ratio of sizes, block sizes (also the power of two a size rounds up to), ±1."""
+    sizes = {n for n in shape if n > 1} | {next_pow2(n) for n in shape if n > 1} | set(blocks)
+    candidates = sizes | {n - 1 for n in sizes} | {n + 1 for n in sizes} | {1, 2}
+    return any(
+        b and abs(scale - a / b) <= 1e-3 * abs(scale)
+        for a in candidates
+        for b in candidates
+        if a != b
+    )
+
+
+def _structured_features(features: dict[str, Any], diagnosis: Diagnosis) -> None:
+    outcomes = {
+        probe.name.removeprefix("inputs "): probe.passed
+        for probe in diagnosis.probes
+        if probe.name.startswith("inputs ") and probe.passed is not None
+    }
+    if not outcomes:
+        return
+    features["ones_fail"] = outcomes.get("ones") is False
+    features["zeros_fail"] = outcomes.get("zeros") is False
+    features["structured_fail"] = any(
+        outcomes.get(name) is False for name in ("ones", "zeros", "arange", "onehot")
+    )
+    visible_right = not features.get("visible_fails", False)
+    features["large_values_fail"] = outcomes.get("large") is False and (
+        visible_right or all(outcomes.get(name) for name in ("ones", "zeros", "arange", "onehot"))
+    )
+
+
+def _sweep_features(features: dict[str, Any], diagnosis: Diagnosis, blocks: set[int]) -> None:
+    results: list[tuple[int, bool]] = []
+    for probe in diagnosis.probes:
+        if probe.name.startswith("size ") and probe.passed is not None:
+            try:
+                results.append((int(probe.name.rsplit("=", 1)[1]), probe.passed))
+            except ValueError:
+                continue
+    if not results or not blocks:
+        return
+    block = min(blocks)
+    off = [ok for size, ok in results if size % block and size > 1]
+    on = [ok for size, ok in results if size % block == 0]
+    features["sweep_fails_off_block"] = bool(off) and not any(off) and bool(on) and all(on)
+    above = [ok for size, ok in results if size > max(blocks)]
+    below = [ok for size, ok in results if size <= max(blocks)]
+    features["sweep_fails_above_block"] = bool(above) and not any(above) and bool(below) and all(below)
+    features["sweep_fails_at_one"] = any(size == 1 and not ok for size, ok in results)
+    features["sweep_all_fail"] = len(results) >= 3 and not any(ok for _, ok in results)
+    features["sweep_all_pass"] = len(results) >= 3 and all(ok for _, ok in results)
+
+
+def _ints(overrides: dict[str, Any]) -> list[int]:
+    values: list[int] = []
+    for value in overrides.values():
+        if isinstance(value, int) and not isinstance(value, bool):
+            values.append(value)
+        elif isinstance(value, tuple | list):
+            values += [v for v in value if isinstance(v, int) and not isinstance(v, bool)]
+    return values
+
+
+def _has_size_one(overrides: dict[str, Any]) -> bool:
+    return 1 in _ints(overrides)
+
+
+def next_pow2(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())

@@ -30,11 +30,11 @@ class OfflineModel:
         """(pattern id + recipe, edited source) for every edit of the top hypotheses' recipes."""
         found: list[tuple[str, str]] = []
         for hypothesis in hints.hypotheses[: self.max_hypotheses]:
-            name = hypothesis.get("recipe")
+            name = hypothesis.recipe
             if not name:
                 continue
             for edit in apply(name, hints.source):
-                found.append((f"{hypothesis['pattern']} ({name})", edit))
+                found.append((f"{hypothesis.pattern} ({name})", edit))
         return found
 
     def complete(

@@ -27,7 +27,7 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
-from kope.diagnose.diagnoser import Diagnosis
+from kope.diagnose.report import Diagnosis
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
 from kope.knowledge.recipes import apply
 from kope.repair.operators import Program, edits

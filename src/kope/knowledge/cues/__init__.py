@@ -14,7 +14,10 @@ from kope.knowledge.cues import constants, grid, indexing, masks, numerics, prec
 from kope.knowledge.cues._registry import CUES, DESCRIPTIONS, CueHit, Detector, Source, cue, detect
 from kope.knowledge.cues.constants import KNOWN_CONSTANTS, near_constant
 
-__all__ = ["CUES", "DESCRIPTIONS", "KNOWN_CONSTANTS", "ORDER", "CueHit", "Detector", "Source", "cue", "detect", "near_constant"]
+__all__ = [
+    "CUES", "DESCRIPTIONS", "KNOWN_CONSTANTS", "ORDER", "CueHit", "Detector", "Source", "cue", "detect",
+    "near_constant",
+]
 
 _FAMILIES = (masks, grid, indexing, reductions, constants, writes, numerics, precision)
 

@@ -6,17 +6,25 @@ import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from pydantic import BaseModel, ConfigDict
+
 from kope import syntax
 from kope.knowledge.analysis import (
     Program,
 )
 
 
-@dataclass(frozen=True)
-class CueHit:
+class CueHit(BaseModel):
+    """One place where a cue appears in a candidate (an item of a diagnosis's `cues`)."""
+
+    model_config = ConfigDict(frozen=True)
+
     cue: str
+    """The cue's name (a key of `CUES`)."""
     line: int
+    """The line it points at (1-based; 0 when the node has none)."""
     text: str
+    """That line of the source, stripped."""
 
 
 @dataclass
