@@ -36,7 +36,7 @@ from kope.knowledge.cues import CueHit, detect
 from kope.knowledge.retrieval import rank
 from kope.task import Case, InputTransform, Task, load_task, tolerance_for
 
-ProgressFn = Callable[[str], None]
+DiagnosisProgress = Callable[[str], None]
 
 
 class Diagnoser:
@@ -52,7 +52,7 @@ class Diagnoser:
         options: EvalOptions | None = None,
         cases: Sequence[Case] | None = None,
         probes: bool = True,
-        progress: ProgressFn | None = None,
+        progress: DiagnosisProgress | None = None,
         plot: Path | None = None,
         sweep_if_passing: bool = False,
     ) -> Diagnosis:
@@ -146,7 +146,7 @@ class Diagnoser:
         cases: list[Case],
         result: EvalResult,
         blocks: set[int],
-        say: ProgressFn,
+        say: DiagnosisProgress,
     ) -> None:
         quick = EvalOptions(
             device=options.device, trials=1, seed=options.seed, timeout_s=options.timeout_s,

@@ -41,6 +41,15 @@ from kope import paths
 from kope.errors import KopeError
 from kope.evaluate import EvalResult
 from kope.memory import schema
+from kope.memory.fingerprints import (
+    content_hash,
+    error_hash,
+    normalize_error,
+    normalized_hash,
+    task_family,
+    task_fingerprint,
+    toolchain,
+)
 from kope.memory.schema import (
     commit_key,
     decision,
@@ -53,15 +62,6 @@ from kope.memory.schema import (
     run,
     task,
     version,
-)
-from kope.memory.signatures import (
-    content_hash,
-    normalize_error,
-    normalized_hash,
-    signature_hash,
-    task_family,
-    task_signature,
-    toolchain,
 )
 from kope.task import Task
 
@@ -477,7 +477,7 @@ class ExperienceStore:
             "hash": loaded.sha256,
             "name": loaded.name,
             "family": family or task_family(loaded),
-            "signature": task_signature(loaded),
+            "signature": task_fingerprint(loaded),
             "path": str(loaded.path),
             "created": time.time(),
         }
@@ -580,7 +580,7 @@ class ExperienceStore:
 
     def count_signature(self, text: str, *, conn: Connection | None = None) -> str:
         """Count one occurrence of a signature text; its hash."""
-        digest = signature_hash(text)
+        digest = error_hash(text)
         now = time.time()
         with self._writing(conn) as c:
             inserted = _insert_ignore(
