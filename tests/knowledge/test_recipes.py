@@ -10,7 +10,7 @@ import pytest
 
 from kope.evaluate import EvalOptions, Evaluator
 from kope.knowledge.base import KnowledgeBase, example_path
-from kope.knowledge.recipes import RECIPES, apply
+from kope.knowledge.recipes import ORDER, RECIPE_DESCRIPTIONS, RECIPES, apply
 from kope.ops import get_op
 
 NEAR_MISS = Path(__file__).parents[1] / "fixtures" / "near_miss"
@@ -91,3 +91,7 @@ def test_recipes_keep_formatting_and_comments_outside_the_edit() -> None:
 
 def test_a_recipe_on_unparsable_source_proposes_nothing() -> None:
     assert apply("add-mask", "def broken(:\n") == []
+
+
+def test_every_recipe_of_every_family_is_listed_in_order() -> None:
+    assert list(RECIPES) == list(RECIPE_DESCRIPTIONS) == list(ORDER), "a new recipe goes into ORDER"
