@@ -5,8 +5,8 @@
 3. Probes, each sandboxed like an evaluation: the bounds checker on failing cases, a determinism
    rerun, a sweep of sizes around the kernel's block sizes, and structured inputs (ones, zeros,
    arange, one-hot, large values).
-4. Features (kope.diagnose.features) and code cues (kope.knowledge.cues) go to retrieval, which
-   ranks the knowledge base's patterns.
+4. Features (kope.knowledge.features, measured by kope.diagnose.extract) and code cues
+   (kope.knowledge.cues) go to retrieval, which ranks the knowledge base's patterns.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from kope import syntax
-from kope.diagnose.features import extract_features, next_pow2
+from kope.diagnose.extract import extract_features, next_pow2
 from kope.diagnose.report import CaseDiagnosis, Diagnosis, Probe
 from kope.diagnose.signature import signature
 from kope.evaluate import EvalOptions, EvalResult, Evaluator

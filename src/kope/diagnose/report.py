@@ -1,6 +1,6 @@
 """What a diagnosis is: its cases, probes, features and ranked hypotheses (what `kope diagnose --json` prints).
 
-kope.diagnose.diagnoser makes one; kope.diagnose.features measures its features.
+kope.diagnose.diagnoser makes one; kope.diagnose.extract measures its features.
 """
 
 from __future__ import annotations

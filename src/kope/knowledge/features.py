@@ -4,7 +4,7 @@ Each feature is a number, a boolean or a short string. A symptom in a pattern fi
 them (`kope kb validate` rejects unknown names) with a predicate and a weight. A feature that was
 not measured (no failing output, no probe of its kind) is left unset, and unset features are left
 out of the JSON (`signature` in `kope diagnose --json`) and of `Features.measured()`. The
-diagnosis measures them (kope.diagnose.features); the knowledge base and the memory read them.
+diagnosis measures them (kope.diagnose.extract); the knowledge base and the memory read them.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Signature features the knowledge base's symptoms rely on."""
+"""The extraction of the features the knowledge base's symptoms rely on, and the JSON they print as."""
 
 from __future__ import annotations
 
@@ -6,15 +6,13 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pytest
-from pydantic import ValidationError
 
 from kope.diagnose.diagnoser import Diagnoser
-from kope.diagnose.features import _signature_features
+from kope.diagnose.extract import _signature_features
 from kope.diagnose.report import Diagnosis
 from kope.diagnose.signature import signature
 from kope.evaluate import EvalOptions, Evaluator
-from kope.knowledge.features import FEATURES, Features
+from kope.knowledge.features import FEATURES
 from kope.ops import get_op
 from kope.task import Case
 
@@ -92,12 +90,3 @@ def test_the_diagnosis_json_is_unchanged_by_the_typed_features(evaluator: Evalua
     assert diagnosis.features.scaled and diagnosis.features.nondeterministic is None
     again = Diagnosis.model_validate_json(diagnosis.model_dump_json())
     assert again.features == diagnosis.features and again.cues == diagnosis.cues
-
-
-def test_only_measured_features_are_printed_and_unknown_ones_are_refused() -> None:
-    features = Features(status="fail", error_kind=None, tail=True)
-    assert features.measured() == {"status": "fail", "error_kind": None, "tail": True}
-    assert json.loads(features.model_dump_json()) == features.measured()
-    assert features.head is None and FEATURES["tail"] == "only the last columns (last dimension) are wrong"
-    with pytest.raises(ValidationError):
-        Features.model_validate({"no_such_feature": True})
