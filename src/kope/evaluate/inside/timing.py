@@ -17,8 +17,8 @@ import torch
 
 _CACHE_BYTES = 256 * 1024 * 1024
 median = statistics.median
-"""The reduction of per-run times: public so that the integrity monitor can watch it for tampering."""
-"""Taken when kope's worker starts, before any candidate code runs: patching statistics later is moot."""
+"""Taken when kope's worker starts, before any candidate code runs: patching statistics later is moot.
+Public because the integrity monitor watches it for replacement."""
 
 Method = Literal["cuda-events", "interpreter-wall", "cpu-wall"]
 
