@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kope.cases.task import Case
 from kope.diagnose.diagnoser import Diagnoser
 from kope.diagnose.extract import _signature_features
 from kope.diagnose.report import Diagnosis
@@ -14,7 +15,6 @@ from kope.diagnose.signature import signature
 from kope.evaluate import EvalOptions, Evaluator
 from kope.knowledge.features import FEATURES
 from kope.ops import get_op
-from kope.task import Case
 
 RNG = np.random.default_rng(1)
 NEAR_MISS = Path(__file__).parents[1] / "fixtures" / "near_miss"

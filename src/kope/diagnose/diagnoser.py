@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from kope import syntax
+from kope.cases.task import Case, InputTransform, Task, load_task, tolerance_for
 from kope.diagnose.extract import extract_features, next_pow2
 from kope.diagnose.report import CaseDiagnosis, Diagnosis, Probe
 from kope.diagnose.signature import signature
@@ -34,7 +35,6 @@ from kope.evaluate.results import CaseResult
 from kope.knowledge.base import KnowledgeBase
 from kope.knowledge.cues import CueHit, detect
 from kope.knowledge.retrieval import rank
-from kope.task import Case, InputTransform, Task, load_task, tolerance_for
 
 DiagnosisProgress = Callable[[str], None]
 
