@@ -373,7 +373,8 @@ class DebugLoop:
                               hypotheses=[h.model_dump() for h in new_diagnosis.hypotheses])
         if self._memory is not None:
             self._memory.step(state.source, new_source, reply=reply.text, result=evaluation,
-                              features=new_diagnosis.features.measured(), hypotheses=[h.pattern for h in diagnosis.hypotheses],
+                              features=new_diagnosis.features.measured(),
+                              hypotheses=[h.pattern for h in diagnosis.hypotheses],
                               recipe=model is self.offline or isinstance(model, OfflineModel),
                               tokens=(reply.usage.prompt, reply.usage.completion))
         origin = " (a kope recipe)" if model is self.offline else ""

@@ -54,7 +54,8 @@ def trial(mode: str) -> SandboxReport | None:
         if pid == 0:  # pragma: no cover - the forked supervisor
             code = 0
             try:
-                supervise(job, SandboxLimits(timeout_s=20, memory_mb=None, sandbox=Settings(mode=mode, hidden=(str(scratch),))), lambda _: 0)  # type: ignore[arg-type]
+                settings = Settings(mode=mode, hidden=(str(scratch),))  # type: ignore[arg-type]
+                supervise(job, SandboxLimits(timeout_s=20, memory_mb=None, sandbox=settings), lambda _: 0)
             except BaseException:
                 code = 1
             os._exit(code)
