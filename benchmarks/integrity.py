@@ -37,6 +37,7 @@ from kope.ops import get_op, list_ops
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
+NEAR_MISS = ROOT / "src" / "kope" / "corpora" / "fixtures"
 PROVENANCE = FIXTURES / "provenance"
 KERNELBENCH_L2 = ROOT / "benchmarks" / "kernelbench_l2"
 CORPUS_OPTIONS = EvalOptions(trials=2)
@@ -130,9 +131,9 @@ def provenance_honest(evaluator: Evaluator, skip_cpp: bool, skipped: list[str]) 
 def legitimate() -> list[tuple[str, str, Path, Path]]:
     kernels = [("operator suite", f"suite/{op.name}", op.task_path, op.kernel_path) for op in list_ops()]
     kernels.append(("good fixtures", "good/scale", FIXTURES / "tasks" / "scale.py", FIXTURES / "good" / "scale.py"))
-    for item in json.loads((FIXTURES / "near_miss" / "manifest.json").read_text()):
+    for item in json.loads((NEAR_MISS / "manifest.json").read_text()):
         op = get_op(item["op"])
-        kernels.append(("near-miss corpus", f"near_miss/{item['file']}", op.task_path, FIXTURES / "near_miss" / item["file"]))
+        kernels.append(("near-miss corpus", f"near_miss/{item['file']}", op.task_path, NEAR_MISS / item["file"]))
     return kernels
 
 

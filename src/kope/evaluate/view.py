@@ -89,7 +89,7 @@ def kope_answers() -> list[str]:
     import kope
 
     package = Path(kope.__file__).resolve().parent
-    return [str(d) for d in (package / "ops", package / "bench" / "suite", package / "knowledge" / "examples") if d.is_dir()]
+    return [str(d) for d in (package / "ops", package / "corpora") if d.is_dir()]
 
 
 def gpu_devices(root: str = "/") -> list[str]:
