@@ -2,7 +2,7 @@
 
   1. the adversarial corpus (tests/fixtures/adversarial/manifest.json): is each fixture's intended rule
      among the findings, with the intended severity? A table per rule, and the catch rate.
-  2. the held-out provenance corpora (tests/fixtures/provenance/, issue 12; docs/integrity-corpora.md):
+  2. the held-out provenance corpora (tests/fixtures/provenance/, issue 12; docs/results/integrity-corpora.md):
      cheats per family, caught with one of their acceptable rules and caught at all (any reject finding);
      honest kernels per style group with any reject finding (false positives).
   3. false positives on the other legitimate kernels (the operator suite, the good fixtures, and the

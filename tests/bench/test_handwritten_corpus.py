@@ -1,7 +1,7 @@
 """The hand-written held-out near-miss corpus (src/kope/corpora/handwritten/): its manifest is sound.
 
 No evaluation here (benchmarks/verify_corpus.py runs and checks every entry, and its table is in
-docs/near-miss-corpora.md); this only guards the manifest against rot: files and tasks exist and parse,
+docs/guide/near-miss-corpora.md); this only guards the manifest against rot: files and tasks exist and parse,
 labels are taxonomy ids, the corpus keeps its size, operator spread and style coverage.
 """
 
