@@ -6,7 +6,8 @@ as the harness evaluates it (three trials). Mutants with the same normalised
 code (an AST round trip: no comments, no formatting) are kept once, whichever operator made them.
 
     suite/
-      manifest.json          {"kind": "kope-near-miss-suite", "entries": [{id, task, candidate, label, operator, site, sha256, ...}]}
+      manifest.json           {"kind": "kope-near-miss-suite",
+                               "entries": [{id, task, candidate, label, operator, site, sha256, ...}]}
       softmax/drop-mask-3.py  the candidates, one directory per task
 
 `task` is `op:NAME` for a built-in operator or a path relative to the manifest. `load_suite` also
@@ -43,7 +44,6 @@ from kope.ops import get_op, list_ops
 
 MANIFEST = "manifest.json"
 SUITE_KIND = "kope-near-miss-suite"
-REGENERATE_COMMAND = "kope bench mutate --ops all --out suite && cp suite/manifest.json src/kope/corpora/suite/"
 
 
 class SuiteError(KopeError):
