@@ -58,6 +58,15 @@ def materialise(op: str, operator: str, site: int, sha256: str, path: Path) -> P
             "the kernel or the mutation operator changed since the suite was built; rebuild it with "
             "`kope bench mutate`"
         )
+    try:
+        _write(path, source)
+    except OSError as exc:
+        raise ReproductionError(f"cannot write the remade near miss {path}: {exc}") from None
+    return path
+
+
+def _write(path: Path, source: str) -> None:
+    """Write through a temporary file and a rename: concurrent writers (test workers) never see half a file."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -67,4 +76,3 @@ def materialise(op: str, operator: str, site: int, sha256: str, path: Path) -> P
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-    return path
