@@ -5,10 +5,10 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from conftest import SCALE_GOOD, SCALE_TASK
+from conftest import SCALE_GOOD
 from typer.testing import CliRunner
 
-from kope.cli import app
+from kope.cli import _print_diff, app
 from kope.console import KopeConsole
 
 LONG = "x" * 150
@@ -30,8 +30,12 @@ def test_a_terminal_still_wraps_at_its_width() -> None:
     assert len(lines) >= 2 and all(len(line) <= 80 for line in lines)
 
 
-def test_kope_debug_piped_prints_whole_diff_lines(tmp_path: Path) -> None:
-    """The offline repair of a grid bug whose launch line carries a long comment: the diff's lines, whole."""
+def test_the_repair_diff_through_the_cli_keeps_long_lines_whole(tmp_path: Path) -> None:
+    """The diff `kope debug` prints after a repair (cli._print_diff), into the CLI runner's captured stdout.
+
+    A whole `kope debug` run costs a fork server and several sandboxed evaluations; the printing is the
+    same function either way.
+    """
     good = "    _scale_kernel[(triton.cdiv(n, 256),)](x, y, n, BLOCK=256)"
     buggy = "    _scale_kernel[(n // 256,)](x, y, n, BLOCK=256)"
     comment = "  # one program per block of 256 elements, the whole vector covered, every element written once"
@@ -40,10 +44,16 @@ def test_kope_debug_piped_prints_whole_diff_lines(tmp_path: Path) -> None:
     candidate = tmp_path / "scale_with_a_long_comment_on_its_launch_line.py"
     candidate.write_text(source.replace(good, buggy + comment))
     fixed = tmp_path / "fixed.py"
-    args = ["debug", str(SCALE_TASK), str(candidate), "--out", str(fixed), "--device", "cpu", "--no-probes",
-            "--repair", "recipes", "--max-iterations", "2", "--store", str(tmp_path / "memory.db")]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
-    lines = result.output.splitlines()
+    fixed.write_text(source.replace(good, good + comment))
+    with CliRunner().isolation() as (stdout, _stderr, _output):
+        _print_diff(candidate, fixed)
+        lines = stdout.getvalue().decode().splitlines()
     assert f"--- {candidate}" in lines and f"+++ {fixed}" in lines
     assert f"-{buggy}{comment}" in lines and f"+{good}{comment}" in lines, lines
+
+
+def test_kope_kb_show_piped_keeps_paragraphs_whole() -> None:
+    result = CliRunner().invoke(app, ["kb", "show", "missing-mask"])
+    assert result.exit_code == 0, result.output
+    longest = max(result.output.splitlines(), key=len)
+    assert len(longest) > 300 and longest.startswith("A Triton program works on a whole block"), longest[:80]

@@ -55,7 +55,10 @@ def test_diagnose_with_probes_names_the_grid_bug(evaluator: Evaluator, tmp_path:
 
 def test_diagnose_json_contract(tmp_path: Path) -> None:
     """DESIGN.md: `hypotheses`, a ranked list of {pattern, score, evidence} (taxonomy ids); `signature`, the features."""
-    args = ["diagnose", str(SCALE_TASK), str(_grid_too_small(tmp_path)), "--json", "--device", "cpu", "--no-probes"]
+    task = tmp_path / "scale_one_case.py"  # one case: one cheap evaluation
+    task.write_text(SCALE_TASK.read_text().replace('return [{"N": 1000}, {"N": 1}, {"N": 257}]', 'return [{"N": 300}]'))
+    assert task.read_text() != SCALE_TASK.read_text()
+    args = ["diagnose", str(task), str(_grid_too_small(tmp_path)), "--json", "--device", "cpu", "--no-probes"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 1, result.output  # 1: a diagnosis was made
     data = json.loads(result.output)
