@@ -9,11 +9,11 @@ import torch
 from conftest import SCALE_GOOD, SCALE_TASK
 from typer.testing import CliRunner
 
+from kope.cases.task import Case
 from kope.cli import app
 from kope.diagnose.diagnoser import Diagnoser, square_cases
 from kope.evaluate import EvalOptions, Evaluator
-from kope.evaluate.shapes import transform_inputs
-from kope.task import Case
+from kope.evaluate.inside.shapes import transform_inputs
 
 TAXONOMY = {
     "missing-mask", "mask-off-by-one", "padding-in-reduction", "grid-too-small", "loop-bound", "wrong-stride",
