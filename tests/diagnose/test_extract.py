@@ -17,7 +17,7 @@ from kope.knowledge.features import FEATURES
 from kope.ops import get_op
 
 RNG = np.random.default_rng(1)
-NEAR_MISS = Path(__file__).parents[1] / "fixtures" / "near_miss"
+NEAR_MISS = Path(__file__).parents[2] / "src" / "kope" / "corpora" / "fixtures"
 
 
 def features(reference: np.ndarray, candidate: np.ndarray, sizes: tuple[int, ...] = (), blocks: set[int] | None = None):
