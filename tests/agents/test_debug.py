@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import SCALE_GOOD, SCALE_TASK
 
-from kope.agents import DebugConfig, DebugLoop, Limits
+from kope.agents import DebugConfig, DebugLoop, LoopLimits
 from kope.evaluate import EvalOptions, Evaluator
 from kope.models.replay import RecordingModel, ReplayModel, ScriptedModel
 
@@ -34,7 +34,7 @@ def broken(tmp_path: Path) -> Path:
 
 
 def run(evaluator: Evaluator, model, broken: Path, tmp_path: Path, **limits: float):  # type: ignore[no-untyped-def]
-    config = DebugConfig(limits=Limits(**limits), probes=False)  # type: ignore[arg-type]
+    config = DebugConfig(limits=LoopLimits(**limits), probes=False)  # type: ignore[arg-type]
     loop = DebugLoop(model, evaluator, config=config, transcript=tmp_path / "t.jsonl")
     return loop.run(SCALE_TASK, broken, tmp_path / "out.py")
 

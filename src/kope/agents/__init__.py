@@ -5,14 +5,14 @@
 """
 
 from kope.agents.debug import DebugConfig, DebugLoop, DebugReport, debug
-from kope.agents.guards import Limits
+from kope.agents.guards import LoopLimits
 from kope.agents.regenerate import RegenerateReport, pass_at_k, regenerate
 
 __all__ = [
     "DebugConfig",
     "DebugLoop",
     "DebugReport",
-    "Limits",
+    "LoopLimits",
     "RegenerateReport",
     "debug",
     "pass_at_k",

@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from kope.agents.edits import EditError, Request, parse_reply
-from kope.agents.guards import Guards, Limits, Score
+from kope.agents.guards import Guards, LoopLimits, Score
 from kope.agents.prompts import StepContext, build
 from kope.cases.task import Case, Task, load_task
-from kope.diagnose.diagnoser import Diagnoser, Diagnosis
+from kope.diagnose.diagnoser import Diagnoser
+from kope.diagnose.report import Diagnosis
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
 from kope.evaluate.confine import SandboxReport
 from kope.evaluate.protocol import TraceSpec
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from kope.memory.recording import DebugRecorder
     from kope.memory.store import ExperienceStore
 
-Status = Literal["repaired", "unrepaired", "rejected"]
+DebugStatus = Literal["repaired", "unrepaired", "rejected"]
 
 
 class TokenCount(BaseModel):
@@ -62,7 +63,7 @@ class Step(BaseModel):
 class DebugReport(BaseModel):
     """What `kope debug --json` prints."""
 
-    status: Status
+    status: DebugStatus
     iterations: int
     tokens: TokenCount
     output: str | None
@@ -89,7 +90,7 @@ class DebugReport(BaseModel):
 
 @dataclass
 class DebugConfig:
-    limits: Limits = field(default_factory=Limits)
+    limits: LoopLimits = field(default_factory=LoopLimits)
     prompt_budget: int = 12_000
     reply_tokens: int = 4096
     recipes_first: bool = False
@@ -125,10 +126,11 @@ class Transcript:
             handle.write(json.dumps(record, default=str) + "\n")
 
 
-ProgressFn = Callable[[Step], None]
+DebugProgress = Callable[[Step], None]
 
 
-def failure_signature(result: EvalResult) -> str:
+def failure_key(result: EvalResult) -> str:
+    """What tells two failures apart for the oscillation guard: the error, or which cases fail by how much."""
     if result.error is not None:
         return f"{result.error.kind}:{result.error.message[:120]}"
     wrong = [(c.name, c.mismatch_count) for c in result.cases if not c.passed]
@@ -144,7 +146,7 @@ class DebugLoop:
         knowledge: KnowledgeBase | None = None,
         config: DebugConfig | None = None,
         transcript: Path | None = None,
-        progress: ProgressFn | None = None,
+        progress: DebugProgress | None = None,
         store: ExperienceStore | None = None,
     ) -> None:
         self.model = model
@@ -232,7 +234,7 @@ class DebugLoop:
             if step.action == "model-error":
                 stop_reason = "model-error"
                 break
-        status: Status = "repaired" if state.accepted else ("rejected" if state.rejected else "unrepaired")
+        status: DebugStatus = "repaired" if state.accepted else ("rejected" if state.rejected else "unrepaired")
         final_source = state.accepted or state.best_source
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(final_source)
@@ -289,9 +291,9 @@ class DebugLoop:
         recipes = self.config.recipes
         hints = RepairHints(
             source=state.source,
-            hypotheses=[{"pattern": h.pattern, "recipe": h.recipe if recipes else None, "score": h.score}
+            hypotheses=[h if recipes else h.model_copy(update={"recipe": None})
                         for h in diagnosis.hypotheses] if shown else [],
-            features=dict(diagnosis.signature) if shown else {},
+            features=diagnosis.features.measured() if shown else {},
             tried=set(state.seen),
         )
         model: Model = self.model
@@ -371,12 +373,13 @@ class DebugLoop:
                               hypotheses=[h.model_dump() for h in new_diagnosis.hypotheses])
         if self._memory is not None:
             self._memory.step(state.source, new_source, reply=reply.text, result=evaluation,
-                              features=dict(new_diagnosis.signature), hypotheses=[h.pattern for h in diagnosis.hypotheses],
+                              features=new_diagnosis.features.measured(),
+                              hypotheses=[h.pattern for h in diagnosis.hypotheses],
                               recipe=model is self.offline or isinstance(model, OfflineModel),
                               tokens=(reply.usage.prompt, reply.usage.completion))
         origin = " (a kope recipe)" if model is self.offline else ""
         state.history.append(f"attempt {iteration}{origin}: {step.outcome}")
-        guards.failure(failure_signature(evaluation))
+        guards.failure(failure_key(evaluation))
         if guards.improved(score) or score <= (state.best_score or score):
             state.best_score, state.best_source = score, new_source
             state.source = new_source
@@ -502,13 +505,13 @@ class DebugLoop:
 
         recorder = DebugRecorder(self.store, task=task, model=self.model.name, device=self.config.options.device,
                                  knowledge=self.diagnoser.knowledge)
-        recorder.start(source, _evaluation(diagnosis), dict(diagnosis.signature), [c["cue"] for c in diagnosis.cues])
+        recorder.start(source, _evaluation(diagnosis), diagnosis.features.measured(), [c.cue for c in diagnosis.cues])
         return recorder
 
     def _experience(self, source: str, diagnosis: Diagnosis) -> list[Any]:
         if self._memory is None:
             return []
-        return self._memory.sections(source, _evaluation(diagnosis), dict(diagnosis.signature),
+        return self._memory.sections(source, _evaluation(diagnosis), diagnosis.features.measured(),
                                      "\n".join(diagnosis.summary().splitlines()[:8]),
                                      [h.pattern for h in diagnosis.hypotheses])
 
@@ -562,7 +565,7 @@ def debug(
     evaluator: Evaluator,
     config: DebugConfig | None = None,
     transcript: Path | None = None,
-    progress: ProgressFn | None = None,
+    progress: DebugProgress | None = None,
     store: ExperienceStore | None = None,
 ) -> DebugReport:
     """Repair `candidate` with `model`; write the result to `out` and return the report (and record it in `store`)."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
-class Limits:
+class LoopLimits:
     max_iterations: int = 8
     max_tokens: int = 200_000
     max_seconds: float = 1800.0
@@ -32,7 +32,7 @@ Score = tuple[int, float, float]
 
 @dataclass
 class Guards:
-    limits: Limits = field(default_factory=Limits)
+    limits: LoopLimits = field(default_factory=LoopLimits)
     started: float = field(default_factory=time.monotonic)
     best: Score | None = None
     stale: int = 0

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from kope.memory.recording import RunRecorder
     from kope.memory.store import ExperienceStore
 
-Status = Literal["improved", "not-improved", "incorrect-start"]
+OptimizeStatus = Literal["improved", "not-improved", "incorrect-start"]
 INTERPRETER_NOTE = (
     "interpreter-wall: the Triton interpreter's wall time on the CPU. It ranks versions on this machine "
     "but is not GPU speed; no speedup over the PyTorch reference is claimed from it."
@@ -94,7 +94,7 @@ class Node(BaseModel):
 class OptimizeReport(BaseModel):
     """What `kope optimize --json` prints."""
 
-    status: Status
+    status: OptimizeStatus
     task: str
     kernel: str
     model: str
@@ -163,7 +163,7 @@ class Proposer(Protocol):
         """The next decision from `current`, or None when it has nothing more to try from there."""
 
 
-ProgressFn = Callable[[Node], None]
+OptimizeProgress = Callable[[Node], None]
 
 
 # -- the offline proposer: launch parameters ---------------------------------------------------
@@ -361,7 +361,7 @@ class OptimizeLoop:
         config: OptimizeConfig | None = None,
         store: ExperienceStore | None = None,
         transcript: Path | None = None,
-        progress: ProgressFn | None = None,
+        progress: OptimizeProgress | None = None,
     ) -> None:
         self.model = model
         self.evaluator = evaluator
@@ -566,7 +566,7 @@ class OptimizeLoop:
 
 
 def _norm(source: str) -> str:
-    from kope.memory.signatures import normalized_hash
+    from kope.memory.fingerprints import normalized_hash
 
     return normalized_hash(source)
 
@@ -609,7 +609,7 @@ def optimize(
     config: OptimizeConfig | None = None,
     store: ExperienceStore | None = None,
     transcript: Path | None = None,
-    progress: ProgressFn | None = None,
+    progress: OptimizeProgress | None = None,
 ) -> OptimizeReport:
     """Make `kernel` faster with `model`; write the fastest correct version to `out` and return the report."""
     loop = OptimizeLoop(model, evaluator, config=config, store=store, transcript=transcript, progress=progress)

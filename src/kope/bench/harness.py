@@ -29,7 +29,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from kope.agents.debug import DebugConfig, DebugLoop
-from kope.agents.guards import Limits
+from kope.agents.guards import LoopLimits
 from kope.agents.regenerate import regenerate
 from kope.bench.corpus import Suite, SuiteEntry
 from kope.cases.task import Task
@@ -116,7 +116,7 @@ class Job:
     model: str
     out_dir: str
     options: EvalOptions
-    limits: Limits
+    limits: LoopLimits
     probes: bool = True
     store: str | None = None
     """The run's experience store (a SQLite file or SQLAlchemy URL); None: no memory."""
@@ -354,7 +354,7 @@ def plan_jobs(
     samples: int,
     out: Path,
     options: EvalOptions,
-    limits: Limits,
+    limits: LoopLimits,
     limit: int | None = None,
     every: int = 1,
     probes: bool = True,
@@ -405,7 +405,7 @@ def run_bench(
     limit: int | None = None,
     every: int = 1,
     options: EvalOptions | None = None,
-    limits: Limits | None = None,
+    limits: LoopLimits | None = None,
     cache_dir: Path | None = None,
     model_factory: ModelFactory | None = None,
     progress: Callable[[Attempt, int, int], None] | None = None,
@@ -427,7 +427,7 @@ def run_bench(
     began = time.monotonic()
     out.mkdir(parents=True, exist_ok=True)
     options = options or EvalOptions()
-    limits = limits or Limits()
+    limits = limits or LoopLimits()
     store = str(out.resolve() / MEMORY_DB) if memory else None
     jobs = plan_jobs(suite, strategy=strategy, model=model, arms=arms, samples=max(1, samples), out=out,
                      options=options, limits=limits, limit=limit, every=every, probes=probes, store=store)

@@ -15,11 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
 from kope.errors import KopeError
+
+if TYPE_CHECKING:
+    from kope.knowledge.retrieval import Hypothesis
 
 
 class ModelError(KopeError):
@@ -71,8 +74,8 @@ class RepairHints:
     """Structured context of a repair step (for models that work without text understanding)."""
 
     source: str
-    hypotheses: list[dict[str, Any]] = field(default_factory=list)
-    """Ranked hypotheses: `pattern`, `recipe` (or None), `score`."""
+    hypotheses: list[Hypothesis] = field(default_factory=list)
+    """Ranked hypotheses (their `recipe` is None where recipes are not to be used)."""
     features: dict[str, Any] = field(default_factory=dict)
     tried: set[str] = field(default_factory=set)
     """Content hashes of versions already evaluated: do not propose them again."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-from kope.knowledge.recipes import RecipeContext, apply
+from kope.knowledge.recipes import apply
 from kope.models.base import Message, RepairHints, Reply
 
 EXHAUSTED = "exhausted"
@@ -30,12 +30,11 @@ class OfflineModel:
         """(pattern id + recipe, edited source) for every edit of the top hypotheses' recipes."""
         found: list[tuple[str, str]] = []
         for hypothesis in hints.hypotheses[: self.max_hypotheses]:
-            name = hypothesis.get("recipe")
+            name = hypothesis.recipe
             if not name:
                 continue
-            context = RecipeContext(features=dict(hints.features), params=dict(hypothesis.get("params") or {}))
-            for edit in apply(name, hints.source, context):
-                found.append((f"{hypothesis['pattern']} ({name})", edit))
+            for edit in apply(name, hints.source):
+                found.append((f"{hypothesis.pattern} ({name})", edit))
         return found
 
     def complete(

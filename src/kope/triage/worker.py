@@ -26,7 +26,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from kope.agents.debug import DebugConfig, DebugLoop, DebugReport
-from kope.agents.guards import Limits
+from kope.agents.guards import LoopLimits
 from kope.diagnose.diagnoser import Diagnoser
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
 from kope.knowledge.base import KnowledgeBase
@@ -109,7 +109,7 @@ class TriageJob:
     """The results folder (repaired/, heatmaps/ and work/ go under it)."""
     options: EvalOptions
     model: str = "offline"
-    limits: Limits = field(default_factory=Limits)
+    limits: LoopLimits = field(default_factory=LoopLimits)
     repair: bool = True
     skip_reason: str = ""
     store: str | None = None
