@@ -258,6 +258,38 @@ class ParsedSource:
         return self.lines[number - 1].strip() if 0 < number <= len(self.lines) else ""
 
     @cached_property
+    def _offsets(self) -> list[int]:
+        offsets = [0]
+        for line in self.text.splitlines(keepends=True):
+            offsets.append(offsets[-1] + len(line))
+        return offsets
+
+    def offset(self, line: int, byte_col: int) -> int:
+        """The character offset of an `ast` position (columns are UTF-8 bytes)."""
+        start = self._offsets[line - 1]
+        end = self.text.find("\n", start)
+        text = self.text[start : end if end >= 0 else len(self.text)]
+        return start + len(text.encode()[:byte_col].decode(errors="ignore"))
+
+    def span(self, node: ast.AST) -> tuple[int, int]:
+        """Character offsets of a node's text, so that edits can splice the source and keep the rest byte for byte."""
+        line: int = getattr(node, "lineno", 1)
+        end_line: int = getattr(node, "end_lineno", None) or line
+        return (
+            self.offset(line, getattr(node, "col_offset", 0)),
+            self.offset(end_line, getattr(node, "end_col_offset", None) or 0),
+        )
+
+    def code(self, node: ast.AST) -> str:
+        start, end = self.span(node)
+        return self.text[start:end]
+
+    def replace(self, node: ast.AST, text: str) -> str:
+        """The source with a node's text replaced."""
+        start, end = self.span(node)
+        return self.text[:start] + text + self.text[end:]
+
+    @cached_property
     def cst_module(self) -> cst.Module:
         """The libcst tree, built on first use (for the modules that rewrite code with libcst)."""
         import libcst
