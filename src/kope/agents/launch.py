@@ -156,7 +156,8 @@ def _owned(parsed: ParsedSource, kernel: ast.FunctionDef) -> tuple[list[str], st
     """The names `@triton.autotune` or `@triton.heuristics` set for a kernel, and which owns them."""
     autotune = parsed.autotune(kernel)
     if autotune is not None:
-        configs = next((k.value for k in autotune.keywords if k.arg == "configs"), autotune.args[0] if autotune.args else None)
+        first = autotune.args[0] if autotune.args else None
+        configs = next((k.value for k in autotune.keywords if k.arg == "configs"), first)
         names: list[str] = []
         count = len(configs.elts) if isinstance(configs, ast.List | ast.Tuple) else None
         for config in configs.elts if isinstance(configs, ast.List | ast.Tuple) else []:
@@ -206,11 +207,7 @@ class _Scanner:
             for keyword in call.keywords:
                 if keyword.arg is not None:
                     self._argument(None, keyword.arg, keyword.value, True, False)
-        for kind in ("const", "cap", "var", "kw"):
-            for key, places in self.found.items():
-                if key.startswith(kind + ":") and len({value for value, _, _ in places}) == 1:
-                    self.scan.knobs.append(Knob(key, places[0][0], places[0][2]))
-                    self.scan.sites[key] = _unique([node for _, node, _ in places])
+        self._collect()
         for call in [site.call for site in tuned] + indirect:
             present = {k.arg for k in call.keywords}
             for option in LAUNCH_OPTIONS:
@@ -221,6 +218,14 @@ class _Scanner:
                 values = self.options.get(key, {None})
                 self.scan.knobs.append(Knob(key, next(iter(values)) if len(values) == 1 else None, choices))
         return self.scan
+
+    def _collect(self) -> None:
+        """The places seen become knobs, block sizes first; a name seen with two values is none."""
+        for kind in ("const", "cap", "var", "kw"):
+            for key, places in self.found.items():
+                if key.startswith(kind + ":") and len({value for value, _, _ in places}) == 1:
+                    self.scan.knobs.append(Knob(key, places[0][0], places[0][2]))
+                    self.scan.sites[key] = _unique([node for _, node, _ in places])
 
     def _indirect(self) -> list[ast.Call]:
         """Calls shaped like launches of a kernel the file does not name (`self.kernel[grid](...)`,
