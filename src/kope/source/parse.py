@@ -258,7 +258,8 @@ class ParsedSource:
         return self.lines[number - 1].strip() if 0 < number <= len(self.lines) else ""
 
     @cached_property
-    def _offsets(self) -> list[int]:
+    def line_offsets(self) -> list[int]:
+        """The character offset where each line starts (and, last, the length of the text)."""
         offsets = [0]
         for line in self.text.splitlines(keepends=True):
             offsets.append(offsets[-1] + len(line))
@@ -266,7 +267,7 @@ class ParsedSource:
 
     def offset(self, line: int, byte_col: int) -> int:
         """The character offset of an `ast` position (columns are UTF-8 bytes)."""
-        start = self._offsets[line - 1]
+        start = self.line_offsets[line - 1]
         end = self.text.find("\n", start)
         text = self.text[start : end if end >= 0 else len(self.text)]
         return start + len(text.encode()[:byte_col].decode(errors="ignore"))
