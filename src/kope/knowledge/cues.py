@@ -23,7 +23,6 @@ from kope.knowledge.analysis import (
     argument,
     assigned_names,
     base_pointer,
-    called_name,
     calls_in,
     constant_value,
     dtype_name,
@@ -38,6 +37,7 @@ from kope.knowledge.analysis import (
     pointer_roots,
     statements,
 )
+from kope.source import ParsedSource, call_name
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ class Source:
     def program(self) -> Program:
         """Kernels with their dataflow facts, and their launches (kope.knowledge.analysis)."""
         if self._program is None:
-            self._program = Program(self.tree)
+            self._program = Program(ParsedSource(self.text, self.tree))
         return self._program
 
     @classmethod
@@ -206,7 +206,7 @@ def _kernels(source: Source) -> Iterator[Kernel]:
 
 
 def _mask_argument(call: ast.Call) -> ast.expr | None:
-    position = 1 if called_name(call) == "load" else 2
+    position = 1 if call_name(call, last=True) == "load" else 2
     return argument(call, position, "mask")
 
 
@@ -300,7 +300,7 @@ def _per_program(expr: ast.AST, kernel: Kernel) -> bool:
 
 def _range_call(loop: ast.For) -> ast.Call | None:
     it = loop.iter
-    if isinstance(it, ast.Call) and called_name(it) in ("range", "static_range"):
+    if isinstance(it, ast.Call) and call_name(it, last=True) in ("range", "static_range"):
         return it
     return None
 
@@ -352,7 +352,7 @@ def store_loop_skips_start(source: Source) -> Iterator[ast.AST]:
 def _stride_call(node: ast.AST) -> tuple[str, int] | None:
     """`t.stride(k)` -> ("t", k)."""
     if (
-        isinstance(node, ast.Call) and called_name(node) == "stride" and isinstance(node.func, ast.Attribute)
+        isinstance(node, ast.Call) and call_name(node, last=True) == "stride" and isinstance(node.func, ast.Attribute)
         and node.args
     ):
         dim = constant_value(node.args[0])
@@ -390,15 +390,15 @@ def _known_2d(host: ast.FunctionDef | None, name: str, depth: int = 3) -> bool:
         ):
             return True
     for value in host_assignments(host, name):
-        while isinstance(value, ast.Call) and called_name(value) in _SAME_SHAPE and isinstance(value.func, ast.Attribute):
+        while isinstance(value, ast.Call) and call_name(value, last=True) in _SAME_SHAPE and isinstance(value.func, ast.Attribute):
             value = value.func.value
-        if isinstance(value, ast.Call) and called_name(value) in ("view", "reshape") and len(value.args) == 2:
+        if isinstance(value, ast.Call) and call_name(value, last=True) in ("view", "reshape") and len(value.args) == 2:
             return True
-        if isinstance(value, ast.Call) and called_name(value) in ("empty", "zeros", "ones", "randn") and (
+        if isinstance(value, ast.Call) and call_name(value, last=True) in ("empty", "zeros", "ones", "randn") and (
             len(value.args) == 2 or (len(value.args) == 1 and isinstance(value.args[0], ast.Tuple) and len(value.args[0].elts) == 2)
         ):
             return True
-        if isinstance(value, ast.Call) and called_name(value) in ("empty_like", "zeros_like") and value.args:
+        if isinstance(value, ast.Call) and call_name(value, last=True) in ("empty_like", "zeros_like") and value.args:
             return _known_2d(host, ast.unparse(value.args[0]), depth - 1)
         if isinstance(value, ast.Name):
             return _known_2d(host, value.id, depth - 1)
@@ -716,7 +716,7 @@ def partial_store_into_empty(source: Source) -> Iterator[ast.AST]:
                 arg = launch.args.get(param)
                 if isinstance(arg, ast.Name):
                     for value in host_assignments(launch.host, arg.id):
-                        if isinstance(value, ast.Call) and called_name(value) in ("empty", "empty_like", "empty_strided"):
+                        if isinstance(value, ast.Call) and call_name(value, last=True) in ("empty", "empty_like", "empty_strided"):
                             yield value
 
 
@@ -751,7 +751,7 @@ def exp_without_max_shift(source: Source) -> Iterator[ast.AST]:
 def _walk_values(node: ast.AST) -> Iterator[ast.AST]:
     """ast.walk, without entering tl.load calls (their addresses and `other` are not arithmetic on values)."""
     yield node
-    if isinstance(node, ast.Call) and called_name(node) == "load":
+    if isinstance(node, ast.Call) and call_name(node, last=True) == "load":
         return
     for child in ast.iter_child_nodes(node):
         yield from _walk_values(child)
@@ -772,7 +772,7 @@ def _feeds_sum(kernel: Kernel, call: ast.Call) -> bool:
 
 def _initialised_to(kernel: Kernel, name: str, value: float) -> bool:
     first = kernel.assigns.get(name, [None])[0]
-    return isinstance(first, ast.Call) and called_name(first) == "full" and len(first.args) > 1 and constant_value(
+    return isinstance(first, ast.Call) and call_name(first, last=True) == "full" and len(first.args) > 1 and constant_value(
         first.args[1]
     ) == value
 
@@ -784,7 +784,7 @@ def inf_minus_inf(source: Source) -> Iterator[ast.AST]:
         lanes_may_stay_inf: set[str] = set()
         for name, values in kernel.assigns.items():
             for value in values:
-                if isinstance(value, ast.Call) and called_name(value) == "maximum" and names_in(value) & running:
+                if isinstance(value, ast.Call) and call_name(value, last=True) == "maximum" and names_in(value) & running:
                     others = [a for a in value.args if not (isinstance(a, ast.Name) and a.id in running)]
                     if others and all(_padded_with(o, kernel, -math.inf) for o in others):
                         lanes_may_stay_inf.add(name)
@@ -805,7 +805,7 @@ def _padded_with(expr: ast.AST, kernel: Kernel, value: float) -> bool:
 
 
 def _sqrt_calls(node: ast.AST) -> bool:
-    return any(called_name(c) in ("sqrt", "rsqrt", "sqrt_rn") for c in calls_in(node, "sqrt", "rsqrt", "sqrt_rn")) or any(
+    return any(call_name(c, last=True) in ("sqrt", "rsqrt", "sqrt_rn") for c in calls_in(node, "sqrt", "rsqrt", "sqrt_rn")) or any(
         isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow) and constant_value(n.right) in (0.5, -0.5)
         for n in ast.walk(node)
     )
@@ -832,7 +832,7 @@ def eps_outside_sqrt(source: Source) -> Iterator[ast.AST]:
 def rsqrt_without_eps(source: Source) -> Iterator[ast.AST]:
     for kernel in _kernels(source):
         for node in ast.walk(kernel.node):
-            if isinstance(node, ast.Call) and called_name(node) == "rsqrt":
+            if isinstance(node, ast.Call) and call_name(node, last=True) == "rsqrt":
                 roots = [node.args[0]] if node.args else []
             elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
                 roots = [c.args[0] for c in calls_in(node.right, "sqrt", "sqrt_rn") if c.args]
@@ -860,7 +860,7 @@ def unused_eps_param(source: Source) -> Iterator[ast.AST]:
 
 
 def _initialiser(value: ast.AST | None) -> bool:
-    return isinstance(value, ast.Call) and called_name(value) in ("zeros", "full", "zeros_like", "full_like")
+    return isinstance(value, ast.Call) and call_name(value, last=True) in ("zeros", "full", "zeros_like", "full_like")
 
 
 def _loop_dependencies(loop: ast.For, name: str, kernel: Kernel) -> dict[str, set[str]]:
@@ -944,9 +944,9 @@ def _within(stmt: ast.AST, loop: ast.For) -> bool:
 
 def _zero_init(kernel: Kernel, name: str) -> bool:
     first = kernel.assigns.get(name, [None])[0]
-    if isinstance(first, ast.Call) and called_name(first) in ("zeros", "zeros_like"):
+    if isinstance(first, ast.Call) and call_name(first, last=True) in ("zeros", "zeros_like"):
         return True
-    if isinstance(first, ast.Call) and called_name(first) == "full" and len(first.args) > 1:
+    if isinstance(first, ast.Call) and call_name(first, last=True) == "full" and len(first.args) > 1:
         return constant_value(first.args[1]) == 0.0
     return constant_value(first) == 0.0
 
@@ -966,9 +966,9 @@ def max_init_zero(source: Source) -> Iterator[ast.AST]:
 def _running_extreme(value: ast.Call, name: str, kernel: Kernel) -> bool:
     """`m = tl.maximum(m, x)` or `m = tl.where(x > m, x, m)`: a running max or min of `name`."""
     direct = lambda e: isinstance(e, ast.Name) and e.id == name  # noqa: E731
-    if called_name(value) in ("maximum", "minimum"):
+    if call_name(value, last=True) in ("maximum", "minimum"):
         return any(direct(a) for a in value.args)
-    if called_name(value) == "where" and len(value.args) == 3 and direct(value.args[2]):
+    if call_name(value, last=True) == "where" and len(value.args) == 3 and direct(value.args[2]):
         cond = value.args[0]
         compares = [cond] if isinstance(cond, ast.Compare) else [
             v for v in kernel.assigns.get(cond.id, []) if isinstance(v, ast.Compare)
@@ -1002,7 +1002,7 @@ def _running_max(kernel: Kernel, name: str) -> bool:
     for value in kernel.assigns.get(name, [])[1:]:
         candidates = [value] + (kernel.assigns.get(value.id, []) if isinstance(value, ast.Name) else [])
         for candidate in candidates:
-            if isinstance(candidate, ast.Call) and called_name(candidate) == "maximum" and any(
+            if isinstance(candidate, ast.Call) and call_name(candidate, last=True) == "maximum" and any(
                 isinstance(a, ast.Name) and a.id == name for a in candidate.args
             ):
                 return True
@@ -1093,7 +1093,7 @@ def _float_store_params(kernel: Kernel) -> set[str]:
 
 
 def _allocation_dtype(value: ast.AST) -> ast.expr | None:
-    if isinstance(value, ast.Call) and called_name(value) in ("empty", "zeros", "full", "ones", "empty_like", "zeros_like"):
+    if isinstance(value, ast.Call) and call_name(value, last=True) in ("empty", "zeros", "full", "ones", "empty_like", "zeros_like"):
         return keyword(value, "dtype")
     return None
 
@@ -1134,7 +1134,7 @@ def float_cast_to_int(source: Source) -> Iterator[ast.AST]:
             receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
             if dtype_name(target) not in INT_DTYPES:
                 continue
-            loaded_float = isinstance(receiver, ast.Call) and called_name(receiver) == "load" and (
+            loaded_float = isinstance(receiver, ast.Call) and call_name(receiver, last=True) == "load" and (
                 base_pointer(receiver.args[0] if receiver.args else None, kernel) in float_roots
             )
             if loaded_float or is_float_expr(receiver, kernel.floats):
@@ -1147,7 +1147,7 @@ def _float_pointers(kernel: Kernel) -> set[str]:
     for call in calls_in(kernel.node, "to"):
         target = call.args[0] if call.args else keyword(call, "dtype")
         receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
-        if dtype_name(target) in FLOAT_DTYPES and isinstance(receiver, ast.Call) and called_name(receiver) == "load":
+        if dtype_name(target) in FLOAT_DTYPES and isinstance(receiver, ast.Call) and call_name(receiver, last=True) == "load":
             base = base_pointer(receiver.args[0] if receiver.args else None, kernel)
             if base is not None:
                 roots.add(base)

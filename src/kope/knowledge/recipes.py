@@ -22,7 +22,6 @@ from kope.knowledge.analysis import (
     HALF_DTYPES,
     Kernel,
     argument,
-    called_name,
     calls_in,
     constant_value,
     expand,
@@ -35,6 +34,7 @@ from kope.knowledge.analysis import (
     statements,
 )
 from kope.knowledge.cues import CUES, KNOWN_CONSTANTS, Source, detect, near_constant
+from kope.source import call_name
 
 
 @dataclass(frozen=True)
@@ -294,7 +294,7 @@ def _feeds_max(kernel: Kernel, name: str | None) -> bool:
     if name is None:
         return False
     for node in ast.walk(kernel.node):
-        if isinstance(node, ast.Call) and called_name(node) in ("max", "argmax", "maximum", "exp", "exp2") and (
+        if isinstance(node, ast.Call) and call_name(node, last=True) in ("max", "argmax", "maximum", "exp", "exp2") and (
             name in names_in(node)
         ):
             return True
@@ -339,7 +339,7 @@ def add_mask(source: str, context: RecipeContext) -> Iterator[str]:
             masks = _mask_candidates(kernel, call.args[0])
             target = _assigned_from(kernel, call)
             others = [NEG_INF, "0.0"] if _feeds_max(kernel, target) else ["0.0", NEG_INF]
-            options = [(mask, other if called_name(call) == "load" else None) for mask in masks[:2] for other in others]
+            options = [(mask, other if call_name(call, last=True) == "load" else None) for mask in masks[:2] for other in others]
             for i, option in enumerate(options[:4]):
                 plans[i][call.lineno] = option
     for plan in plans:
@@ -805,7 +805,7 @@ def _buffers_of(parsed: Source, kernel: Kernel, params: set[str]) -> set[int]:
             arg = launch.args.get(param)
             if isinstance(arg, ast.Name):
                 for value in host_assignments(launch.host, arg.id):
-                    if isinstance(value, ast.Call) and called_name(value) in ("empty", "empty_like"):
+                    if isinstance(value, ast.Call) and call_name(value, last=True) in ("empty", "empty_like"):
                         lines.add(value.lineno)
     return lines
 
@@ -1068,7 +1068,7 @@ def hoist_accumulator(source: str, context: RecipeContext) -> Iterator[str]:
     for node in _cue_nodes(parsed, "accumulator-overwritten-in-loop"):
         if not isinstance(node, ast.Assign):
             continue
-        initialiser = isinstance(node.value, ast.Call) and called_name(node.value) in ("zeros", "full", "zeros_like", "full_like")
+        initialiser = isinstance(node.value, ast.Call) and call_name(node.value, last=True) in ("zeros", "full", "zeros_like", "full_like")
         modes = ("drop", "hoist") if initialiser else ("accumulate",)
         for mode in modes:
             edited = _rewrite(source, _FixAccumulator(node.lineno, mode))
@@ -1147,8 +1147,8 @@ def reduction_identity(source: str, context: RecipeContext) -> Iterator[str]:
     targets: list[tuple[str, str, ast.AST]] = []
     for node in _cue_nodes(parsed, "max-init-zero"):
         assert isinstance(node, ast.Call)
-        smaller = called_name(node) == "minimum" or (
-            called_name(node) == "where" and isinstance(node.args[0], ast.Compare) and isinstance(node.args[0].ops[0], ast.Lt | ast.LtE)
+        smaller = call_name(node, last=True) == "minimum" or (
+            call_name(node, last=True) == "where" and isinstance(node.args[0], ast.Compare) and isinstance(node.args[0].ops[0], ast.Lt | ast.LtE)
         )
         targets.append(("", POS_INF if smaller else NEG_INF, node))
     for node in _cue_nodes(parsed, "online-normalizer-init"):
