@@ -215,15 +215,6 @@ def _names(node: cst.CSTNode) -> set[str]:
     return {n.value for n in m.findall(node, m.Name()) if isinstance(n, cst.Name)}
 
 
-def _call_name(node: cst.BaseExpression) -> str:
-    func = node.func if isinstance(node, cst.Call) else None
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    if isinstance(func, cst.Name):
-        return func.value
-    return ""
-
-
 def _hit_lines(source: str, *cue_names: str) -> set[int]:
     return {hit.line for hit in detect(source, list(cue_names))}
 
@@ -308,7 +299,7 @@ class _MaskAccess(_LineTransformer):
         """line -> (mask expression, other expression or None)."""
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        name = _call_name(updated_node)
+        name = call_name(updated_node, last=True)
         edit = self.edits.get(self.line(original_node))
         if edit is None or name not in ("load", "store"):
             return updated_node
@@ -414,7 +405,7 @@ class _SetOther(_LineTransformer):
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         masked = any(a.keyword is not None and a.keyword.value == "mask" for a in updated_node.args) or len(updated_node.args) >= 2
-        if _call_name(updated_node) == "load" and self.line(original_node) == self.target and not self.changed and masked:
+        if call_name(updated_node, last=True) == "load" and self.line(original_node) == self.target and not self.changed and masked:
             self.changed = True
             return _set_kwarg(updated_node, "other", _expr(self.other), position=2)
         return updated_node
@@ -487,7 +478,7 @@ class _FullRange(_LineTransformer):
         if self.line(original_node) not in self.lines or not isinstance(updated_node.iter, cst.Call):
             return updated_node
         call = updated_node.iter
-        if _call_name(call) not in ("range", "static_range") or not call.args:
+        if call_name(call, last=True) not in ("range", "static_range") or not call.args:
             return updated_node
         index = 1 if len(call.args) >= 2 else 0
         stop = call.args[index].value
@@ -536,7 +527,7 @@ class _StrideDim(_LineTransformer):
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         start = self.get_metadata(PositionProvider, original_node).start
         if (
-            _call_name(updated_node) == "stride" and (start.line, start.column) == (self.target, self.column)
+            call_name(updated_node, last=True) == "stride" and (start.line, start.column) == (self.target, self.column)
             and updated_node.args and not self.changed
         ):
             self.changed = True
@@ -664,7 +655,7 @@ class _RenameArgs(_LineTransformer):
         self.target, self.old, self.new = line, old, new
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        if _call_name(updated_node) != "where" or self.line(original_node) != self.target:
+        if call_name(updated_node, last=True) != "where" or self.line(original_node) != self.target:
             return updated_node
         args = list(updated_node.args)
         for i in (1, 2):
@@ -852,7 +843,7 @@ class _Upcast(_LineTransformer):
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if (
-            self.ieee_dots and _call_name(updated_node) == "dot" and self.line(original_node) in self.lines
+            self.ieee_dots and call_name(updated_node, last=True) == "dot" and self.line(original_node) in self.lines
             and not any(a.keyword is not None and a.keyword.value == "input_precision" for a in updated_node.args)
         ):
             self.changed = True
@@ -887,7 +878,7 @@ class _GuardMax(_LineTransformer):
         return True
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        if not self._inside or _call_name(updated_node) not in ("exp", "exp2") or not updated_node.args:
+        if not self._inside or call_name(updated_node, last=True) not in ("exp", "exp2") or not updated_node.args:
             return updated_node
         arg = updated_node.args[0].value
         if isinstance(arg, cst.BinaryOperation) and isinstance(arg.operator, cst.Subtract) and m.matches(
@@ -915,7 +906,7 @@ class _ShiftExp(_LineTransformer):
         self.target = line
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        if _call_name(updated_node) in ("exp", "exp2") and self.line(original_node) == self.target and updated_node.args and not self.changed:
+        if call_name(updated_node, last=True) in ("exp", "exp2") and self.line(original_node) == self.target and updated_node.args and not self.changed:
             value = updated_node.args[0].value
             text = _code(value)
             self.changed = True
@@ -946,7 +937,7 @@ def guard_exp(source: str, context: RecipeContext) -> Iterator[str]:
 
 
 def _is_sqrt_call(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Call) and _call_name(node) in ("sqrt", "rsqrt", "sqrt_rn")
+    return isinstance(node, cst.Call) and call_name(node, last=True) in ("sqrt", "rsqrt", "sqrt_rn")
 
 
 class _EpsInside(_LineTransformer):
@@ -1121,7 +1112,7 @@ class _Identity(_LineTransformer):
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if self.line(original_node) != self.target or self.changed:
             return updated_node
-        name = _call_name(updated_node)
+        name = call_name(updated_node, last=True)
         if name == "zeros" and updated_node.args:
             func = updated_node.func
             assert isinstance(func, cst.Attribute | cst.Name)
@@ -1176,7 +1167,7 @@ class _FloatDtype(_LineTransformer):
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if self.line(original_node) == self.target and not self.changed and any(
             a.keyword is not None and a.keyword.value == "dtype" for a in updated_node.args
-        ) and _call_name(updated_node) in ("empty", "zeros", "full", "ones", "empty_like", "zeros_like"):
+        ) and call_name(updated_node, last=True) in ("empty", "zeros", "full", "ones", "empty_like", "zeros_like"):
             self.changed = True
             return _set_kwarg(updated_node, "dtype", _expr(self.dtype))
         return updated_node
@@ -1190,7 +1181,7 @@ class _DropIntCast(_LineTransformer):
         self.target = line
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        if self.line(original_node) == self.target and _call_name(updated_node) == "to" and updated_node.args:
+        if self.line(original_node) == self.target and call_name(updated_node, last=True) == "to" and updated_node.args:
             value = updated_node.args[0].value
             if isinstance(value, cst.Attribute) and value.attr.value.startswith(("int", "uint")):
                 self.changed = True
@@ -1323,7 +1314,7 @@ class _RangeFromZero(_LineTransformer):
         self.target = line
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        if self.line(original_node) == self.target and _call_name(updated_node) in ("range", "static_range") and len(updated_node.args) >= 2:
+        if self.line(original_node) == self.target and call_name(updated_node, last=True) in ("range", "static_range") and len(updated_node.args) >= 2:
             self.changed = True
             args = list(updated_node.args)
             args[0] = args[0].with_changes(value=cst.Integer("0"))

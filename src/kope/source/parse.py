@@ -28,7 +28,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from kope import syntax
 
@@ -132,7 +132,7 @@ class ParsedSource:
         """Triton kernels, in `ast.walk` order."""
 
     @classmethod
-    def parse(cls, text: str) -> ParsedSource | None:
+    def parse(cls, text: str) -> Self | None:
         """None when the text is not Python."""
         try:
             tree = syntax.parse(text)
