@@ -75,6 +75,9 @@ def test_autotune_owns_its_configs() -> None:
         decorators='@triton.autotune(configs=[triton.Config({"BLOCK_R": 4, "BLOCK_C": 64}, num_warps=2), '
         'triton.Config({"BLOCK_R": 8, "BLOCK_C": 32})], key=["rows"])\n@triton.jit',
     )
+    heuristics = scan(_kernel(LOCAL, decorators='@triton.heuristics({"EVEN": lambda a: True})\n@triton.jit'))
+    assert [k.id for k in heuristics.knobs][:2] == ["var:BR", "var:BC"], "heuristics own only their own names"
+    assert heuristics.notes == ["_relu2d: EVEN chosen by @triton.heuristics; the launch search leaves them to it"]
     found = scan(tuned)
     assert found.knobs == [], "no num_warps either: passing it would conflict with the configs"
     assert found.notes == [

@@ -167,11 +167,10 @@ def _owned(parsed: ParsedSource, kernel: ast.FunctionDef) -> tuple[list[str], st
             names += [str(n) for n in [*keys, *extra] if str(n) not in names]
         size = f"its {count} configs" if count is not None else "its configs"
         return names or list(LAUNCH_OPTIONS), f"@triton.autotune over {size}"
-    for decorator in kernel.decorator_list:
-        if isinstance(decorator, ast.Call) and parsed.path_of(decorator.func).endswith("heuristics") and decorator.args:
-            table = decorator.args[0]
-            if isinstance(table, ast.Dict):
-                return [str(k.value) for k in table.keys if isinstance(k, ast.Constant)], "@triton.heuristics"
+    heuristics = parsed.heuristics(kernel)
+    table = heuristics.args[0] if heuristics is not None and heuristics.args else None
+    if isinstance(table, ast.Dict):
+        return [str(k.value) for k in table.keys if isinstance(k, ast.Constant)], "@triton.heuristics"
     return None
 
 

@@ -184,8 +184,15 @@ class ParsedSource:
 
     def autotune(self, kernel: ast.FunctionDef) -> ast.Call | None:
         """The `@triton.autotune(...)` call decorating a kernel, if any."""
+        return self._decorator_call(kernel, AUTOTUNE_PATHS)
+
+    def heuristics(self, kernel: ast.FunctionDef) -> ast.Call | None:
+        """The `@triton.heuristics(...)` call decorating a kernel, if any."""
+        return self._decorator_call(kernel, HEURISTICS_PATHS)
+
+    def _decorator_call(self, kernel: ast.FunctionDef, paths: frozenset[str]) -> ast.Call | None:
         for decorator in kernel.decorator_list:
-            if isinstance(decorator, ast.Call) and self.path_of(decorator.func) in AUTOTUNE_PATHS:
+            if isinstance(decorator, ast.Call) and self.path_of(decorator.func) in paths:
                 return decorator
         return None
 
