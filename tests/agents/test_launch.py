@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kope.agents.launch import apply_config, find_knobs, scan
-from kope.agents.optimize import OptimizeConfig, OptimizeLoop
+from kope.agents.optimize import LaunchSearch, Node, OptimizeConfig, OptimizeLoop, Search, _Open
 from kope.evaluate import EvalOptions, Evaluator
 from kope.models.offline import OfflineModel
 from kope.ops import get_op
@@ -84,6 +84,12 @@ def test_autotune_owns_its_configs() -> None:
         "_relu2d: BLOCK_R, BLOCK_C, num_warps chosen by @triton.autotune over its 2 configs; "
         "the launch search leaves them to it"
     ]
+    search = LaunchSearch(tuned, interpreted=True)
+    root = _Open(node=Node(index=0, kind="start", time_ms=1.0), source=tuned, config={})
+    state = Search(task=load_task(get_op("relu").task_path), start=root)
+    told = search.propose(root, state)
+    assert told is not None and told.kind == "no-edit" and told.source is None and "@triton.autotune" in told.note
+    assert search.propose(root, state) is None, "said once, then the search is exhausted"
 
 
 @pytest.mark.slow
