@@ -8,10 +8,10 @@ import pytest
 
 from kope.agents.launch import apply_config, find_knobs, scan
 from kope.agents.optimize import LaunchSearch, Node, OptimizeConfig, OptimizeLoop, Search, _Open
+from kope.cases.task import build_cases, load_task
 from kope.evaluate import EvalOptions, Evaluator
 from kope.models.offline import OfflineModel
 from kope.ops import get_op
-from kope.task import build_cases, load_task
 
 KERNEL = '''import torch
 import torch.nn as nn

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from kope.agents.edits import EditError, Request, parse_reply
 from kope.agents.guards import Guards, Limits, Score
 from kope.agents.prompts import StepContext, build
+from kope.cases.task import Case, Task, load_task
 from kope.diagnose.diagnoser import Diagnoser, Diagnosis
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
 from kope.evaluate.confine import SandboxReport
@@ -33,7 +34,6 @@ from kope.models.offline import EXHAUSTED, OfflineModel
 from kope.repair.search import RepairSearch, SearchConfig, SearchResult
 from kope.repair.search import digest as content_hash
 from kope.repair.search import visible_score as score_of
-from kope.task import Case, Task, load_task
 
 if TYPE_CHECKING:
     from kope.memory.recording import DebugRecorder

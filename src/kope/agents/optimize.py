@@ -33,16 +33,16 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from kope.agents.context import Section, pack
 from kope.agents.debug import TokenCount, Transcript
 from kope.agents.edits import EditError, parse_reply
 from kope.agents.launch import Knob, apply_config, current_config, describe, scan
 from kope.agents.prompts import merged, render
+from kope.cases.task import Case, Task, load_task
+from kope.context.budget import Section, pack
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
 from kope.models.base import Message, Model, ModelError
 from kope.models.offline import OfflineModel
 from kope.models.tokens import count_messages
-from kope.task import Case, Task, load_task
 
 if TYPE_CHECKING:
     from kope.memory.recording import RunRecorder
