@@ -6,10 +6,17 @@ import ast
 
 from kope.knowledge.analysis import DIRTY, Program, base_pointer, is_float_expr, padding_leaks
 from kope.ops import get_op
+from kope.source import ParsedSource
+
+
+def _program(source: str) -> Program:
+    parsed = ParsedSource.parse(source)
+    assert parsed is not None
+    return Program(parsed)
 
 
 def program(op: str) -> Program:
-    return Program(ast.parse(get_op(op).kernel_path.read_text()))
+    return _program(get_op(op).kernel_path.read_text())
 
 
 def test_launches_map_arguments_to_parameters_and_read_the_grid() -> None:
@@ -51,7 +58,7 @@ def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     safe = tl.where(mask, x - mean, 0.0)
     tl.store(out_ptr, total + tl.sum(centred, axis=0) + largest + tl.sum(safe, axis=0))
 '''
-    kernel = Program(ast.parse(source)).kernels["k"]
+    kernel = _program(source).kernels["k"]
     leaks = {(leak.reduction, leak.padding if leak.padding == DIRTY else float(leak.padding)) for leak in padding_leaks(kernel)}
     assert leaks == {("sum", DIRTY), ("max", 0.0)}
 

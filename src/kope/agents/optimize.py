@@ -35,7 +35,7 @@ from pydantic import BaseModel, Field
 
 from kope.agents.debug import TokenCount, Transcript
 from kope.agents.edits import EditError, parse_reply
-from kope.agents.launch import Knob, apply_config, current_config, describe, find_knobs
+from kope.agents.launch import Knob, apply_config, current_config, describe, scan
 from kope.agents.prompts import merged, render
 from kope.cases.task import Case, Task, load_task
 from kope.context.budget import Section, pack
@@ -182,7 +182,10 @@ class LaunchSearch:
         seeds: Sequence[dict[str, int]] = (),
         move_order: dict[tuple[str, str], float] | None = None,
     ) -> None:
-        knobs = find_knobs(start_source)
+        found = scan(start_source)
+        knobs = found.knobs
+        self.notes = found.notes
+        """Why launch parameters the file has are not searched (autotune's own), said once as a no-edit step."""
         if interpreted:
             knobs = [k for k in knobs if k.id not in ("kw:num_warps", "kw:num_stages")]
         self.knobs: list[Knob] = knobs
@@ -215,6 +218,9 @@ class LaunchSearch:
         return [config for _, _, config in ranked]
 
     def propose(self, current: _Open, search: Search) -> Proposal | None:
+        if not self.knobs and self.notes:
+            note, self.notes = "; ".join(self.notes), []
+            return Proposal(kind="no-edit", note=f"no launch parameter to search: {note}")
         base = current.config if current.config is not None else self.start
         candidates = (self.seeds if current is search.start else []) + self.moves(base)
         for config in candidates:

@@ -26,6 +26,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from kope import syntax
+from kope.source import ParsedSource, call_name, dotted
 
 Where = Literal["kernel", "host", "any"]
 
@@ -55,36 +56,12 @@ class KernelFacts:
         return {p for p in self.params if p.endswith("_ptr")}
 
 
-def _dotted(node: cst.CSTNode) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr.value}" if base else ""
-    return ""
-
-
-def call_name(node: cst.CSTNode) -> str:
-    """`tl.load` for a call of tl.load; "" for anything else."""
-    return _dotted(node.func) if isinstance(node, cst.Call) else ""
-
-
 def names_in(node: cst.CSTNode) -> set[str]:
     return {n.value for n in m.findall(node, m.Name()) if isinstance(n, cst.Name)}
 
 
 def calls_in(node: cst.CSTNode) -> set[str]:
     return {call_name(c) for c in m.findall(node, m.Call())}
-
-
-def _is_jit(function: cst.FunctionDef) -> bool:
-    for decorator in function.decorators:
-        target = decorator.decorator
-        if isinstance(target, cst.Call):
-            target = target.func
-        if _dotted(target) in ("triton.jit", "jit"):
-            return True
-    return False
 
 
 def _single_target(statement: cst.BaseSmallStatement) -> tuple[str, cst.BaseExpression] | None:
@@ -99,7 +76,7 @@ def kernel_facts(function: cst.FunctionDef) -> KernelFacts:
     facts = KernelFacts()
     for param in function.params.params:
         facts.params.append(param.name.value)
-        if param.annotation is not None and _dotted(param.annotation.annotation).endswith("constexpr"):
+        if param.annotation is not None and dotted(param.annotation.annotation).endswith("constexpr"):
             facts.constexprs.append(param.name.value)
     for line in m.findall(function.body, m.SimpleStatementLine()):
         assert isinstance(line, cst.SimpleStatementLine)
@@ -169,12 +146,13 @@ def _opens_mask(node: cst.CSTNode) -> bool:
 class _Sites(cst.CSTTransformer):
     """Numbers the sites of one operator in traversal order; replaces site `target` (None: count only)."""
 
-    def __init__(self, module: cst.Module, operator: Mutation, target: int | None) -> None:
+    def __init__(self, parsed: ParsedSource, operator: Mutation, target: int | None) -> None:
         super().__init__()
+        self.parsed = parsed
         self.operator = operator
         self.target = target
         self.count = 0
-        self.context = Context(module=module)
+        self.context = Context(module=parsed.cst_module)
         self._stack: list[tuple[str, object]] = []
 
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -182,7 +160,7 @@ class _Sites(cst.CSTTransformer):
         context.ancestors.append(node)
         if isinstance(node, cst.FunctionDef):
             self._stack.append(("kernel", context.kernel))
-            context.kernel = kernel_facts(node) if _is_jit(node) else None
+            context.kernel = kernel_facts(node) if self.parsed.is_kernel(node) else None
         elif isinstance(node, cst.For):
             context.loops += 1
             self._stack.append(("loops", None))
@@ -574,7 +552,7 @@ class HalfPrecision(Mutation):
     summary = "a cast or an accumulator uses float16 instead of float32"
 
     def rewrite(self, node: cst.CSTNode, context: Context) -> list[cst.CSTNode]:
-        if isinstance(node, cst.Attribute) and _dotted(node) == "tl.float32":
+        if isinstance(node, cst.Attribute) and dotted(node) == "tl.float32":
             return [node.with_changes(attr=cst.Name("float16"))]
         return []
 
@@ -876,16 +854,20 @@ class Mutant:
     """1-based line of the first changed line."""
 
 
-def _parse(source: str) -> cst.Module:
+def _parse(source: str) -> ParsedSource:
+    parsed = ParsedSource.parse(source)
+    if parsed is None:
+        raise MutationError("the kernel does not parse")
     try:
-        return cst.parse_module(source)
+        parsed.cst_module  # noqa: B018 - parsed now, so that a failure is a MutationError
     except cst.ParserSyntaxError as exc:
         raise MutationError(f"the kernel does not parse: {exc}") from None
+    return parsed
 
 
-def _apply(module: cst.Module, op: Mutation, target: int | None) -> tuple[cst.Module, int]:
-    transformer = _Sites(module, op, target)
-    result = module.visit(transformer)
+def _apply(parsed: ParsedSource, op: Mutation, target: int | None) -> tuple[cst.Module, int]:
+    transformer = _Sites(parsed, op, target)
+    result = parsed.cst_module.visit(transformer)
     return result, transformer.count
 
 
@@ -914,10 +896,10 @@ def first_changed_line(before: str, after: str) -> int:
 def mutants(source: str, operator: Mutation | str) -> list[Mutant]:
     """Every mutant of `source` for `operator`, one per site, those identical to the source left out."""
     op = OPERATORS[operator] if isinstance(operator, str) else operator
-    module = _parse(source)
+    parsed = _parse(source)
     found: list[Mutant] = []
-    for site in range(_apply(module, op, None)[1]):
-        mutated = _apply(module, op, site)[0].code
+    for site in range(_apply(parsed, op, None)[1]):
+        mutated = _apply(parsed, op, site)[0].code
         if mutated != source:
             found.append(Mutant(op.name, op.label, site, mutated, first_changed_line(source, mutated)))
     return found

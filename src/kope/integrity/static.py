@@ -13,9 +13,9 @@ import ast
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
-from kope import syntax
 from kope.evaluate.protocol.policy import ALLOWED
 from kope.evaluate.results import Finding
+from kope.source import ParsedSource
 
 TORCH_SAFE_PREFIXES = (
     "torch.cuda",
@@ -105,35 +105,18 @@ class StaticContext:
 
 
 class _Module:
-    """The candidate's syntax tree with its imports, kernels and own function names resolved."""
+    """The rules' view of a parsed candidate (kope.source): its kernels by name, and the names of its
+    own functions and of its PyTorch layer attributes."""
 
-    def __init__(self, tree: ast.Module) -> None:
-        self.tree = tree
-        self.aliases: dict[str, str] = {}
-        self.kernels: dict[str, ast.FunctionDef] = {}
-        self.own_functions: set[str] = set()
+    def __init__(self, parsed: ParsedSource) -> None:
+        self.parsed = parsed
+        self.tree = parsed.tree
+        self.kernels: dict[str, ast.FunctionDef] = parsed.kernel_names
+        self.own_functions: set[str] = {
+            node.name for node in ast.walk(self.tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        }
         self.layer_attributes: set[str] = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.asname:
-                        self.aliases[alias.asname] = alias.name
-                    else:
-                        root = alias.name.split(".")[0]
-                        self.aliases[root] = root
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                for alias in node.names:
-                    self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                self.own_functions.add(node.name)
-                if isinstance(node, ast.FunctionDef) and any(_is_kernel_decorator(d) for d in node.decorator_list):
-                    self.kernels[node.name] = node
-        for node in tree.body:  # module-level aliases: `F = torch.nn.functional`, `mm = torch.matmul`
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                path = self.resolve(node.value)
-                if path:
-                    self.aliases[node.targets[0].id] = path
-        for node in ast.walk(tree):  # `self.linear = nn.Linear(...)`: calling self.linear computes
+        for node in ast.walk(self.tree):  # `self.linear = nn.Linear(...)`: calling self.linear computes
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                 path = self.resolve(node.value.func) or ""
                 if path.startswith("torch.nn.") and path.rsplit(".", 1)[-1][:1].isupper() and not path.startswith(
@@ -145,58 +128,21 @@ class _Module:
 
     def resolve(self, node: ast.expr) -> str | None:
         """The dotted path an expression names through imports, or None."""
-        if isinstance(node, ast.Name):
-            return self.aliases.get(node.id)
-        if isinstance(node, ast.Attribute):
-            base = self.resolve(node.value)
-            return f"{base}.{node.attr}" if base else None
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id == "getattr"
-            and len(node.args) >= 2
-            and isinstance(node.args[1], ast.Constant)
-            and isinstance(node.args[1].value, str)
-        ):
-            base = self.resolve(node.args[0])
-            return f"{base}.{node.args[1].value}" if base else None
-        return None
+        return self.parsed.resolve(node)
 
     def python_nodes(self) -> Iterator[ast.AST]:
         """Every node outside the bodies of Triton kernels."""
-        stack: list[ast.AST] = [self.tree]
-        while stack:
-            node = stack.pop()
-            yield node
-            if isinstance(node, ast.FunctionDef) and node.name in self.kernels and self.kernels[node.name] is node:
-                stack.extend(node.decorator_list)
-                continue
-            stack.extend(ast.iter_child_nodes(node))
+        return self.parsed.host_nodes()
 
     def kernel_nodes(self) -> Iterator[ast.AST]:
-        for kernel in self.kernels.values():
-            yield from ast.walk(kernel)
+        return self.parsed.kernel_nodes()
 
     def calls(self) -> Iterator[ast.Call]:
         return (n for n in self.python_nodes() if isinstance(n, ast.Call))
 
-    def launches(self, nodes: list[ast.stmt] | None = None) -> set[str]:
-        """Kernels launched (`kernel[grid](...)`, `kernel.run(...)`) in `nodes` or the whole file."""
-        found: set[str] = set()
-        scope: list[ast.AST] = list(nodes) if nodes is not None else [self.tree]
-        for root in scope:
-            for node in ast.walk(root):
-                if not isinstance(node, ast.Call):
-                    continue
-                func = node.func
-                if (isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name) and func.value.id in self.kernels) or (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in self.kernels):
-                    found.add(func.value.id)
-        return found
-
-
-def _is_kernel_decorator(node: ast.expr) -> bool:
-    text = ast.unparse(node)
-    return any(word in text for word in ("jit", "autotune", "heuristics"))
+    def launches(self) -> set[str]:
+        """Kernels the file launches (`kernel[grid](...)`, `kernel.run(...)`)."""
+        return {site.kernel.name for site in self.parsed.launches}
 
 
 def _finding(rule: str, severity: str, message: str, node: ast.AST | None) -> Finding:
@@ -556,11 +502,10 @@ def problem_override(module: _Module, ctx: StaticContext) -> Iterator[Finding]:
 
 def check_source(source: str, context: StaticContext | None = None) -> list[Finding]:
     """Every static finding for a candidate source (none for a file that does not parse)."""
-    try:
-        tree = syntax.parse(source)
-    except (SyntaxError, ValueError):
+    parsed = ParsedSource.parse(source)
+    if parsed is None:
         return []
-    module = _Module(tree)
+    module = _Module(parsed)
     context = context or StaticContext()
     findings: dict[tuple[str, int | None, str], Finding] = {}
     for rule in STATIC_RULES.values():

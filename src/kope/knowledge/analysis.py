@@ -15,20 +15,12 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from kope.source import ParsedSource, call_name
+
 TRITON_MODULES = {"tl", "triton.language", "libdevice", "tl.math", "tl.extra.cuda.libdevice"}
 INT_DTYPES = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "long", "int", "short"}
 FLOAT_DTYPES = {"float16", "bfloat16", "float32", "float64", "float8e4nv", "float8e5", "half", "float", "double"}
 HALF_DTYPES = {"float16", "bfloat16", "half"}
-
-
-def called_name(call: ast.Call) -> str:
-    """`tl.load(...)` -> "load", `x.to(...)` -> "to", `foo(...)` -> "foo"."""
-    func = call.func
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    if isinstance(func, ast.Name):
-        return func.id
-    return ""
 
 
 def keyword(call: ast.Call, name: str) -> ast.expr | None:
@@ -53,7 +45,7 @@ def calls_in(node: ast.AST | None, *names: str) -> Iterator[ast.Call]:
     if node is None:
         return
     for inner in ast.walk(node):
-        if isinstance(inner, ast.Call) and called_name(inner) in names:
+        if isinstance(inner, ast.Call) and call_name(inner, last=True) in names:
             yield inner
 
 
@@ -68,7 +60,7 @@ def constant_value(node: ast.AST | None) -> float | None:
         if inner is None:
             return None
         return -inner if isinstance(node.op, ast.USub) else inner
-    if isinstance(node, ast.Call) and called_name(node) == "float" and len(node.args) == 1:
+    if isinstance(node, ast.Call) and call_name(node, last=True) == "float" and len(node.args) == 1:
         arg = node.args[0]
         if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
             try:
@@ -111,12 +103,6 @@ def statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             inner = getattr(stmt, block, None)
             if isinstance(inner, list) and not isinstance(stmt, ast.FunctionDef | ast.ClassDef):
                 yield from statements(inner)
-
-
-def is_kernel(node: ast.AST) -> bool:
-    return isinstance(node, ast.FunctionDef) and any(
-        "jit" in ast.unparse(d) or "autotune" in ast.unparse(d) for d in node.decorator_list
-    )
 
 
 @dataclass
@@ -163,13 +149,10 @@ class Kernel:
 class Program:
     """A parsed candidate: its kernels and their launches."""
 
-    def __init__(self, tree: ast.Module) -> None:
-        self.tree = tree
-        self.kernels: dict[str, Kernel] = {}
-        for node in ast.walk(tree):
-            if is_kernel(node):
-                assert isinstance(node, ast.FunctionDef)
-                self.kernels[node.name] = _analyse_kernel(node)
+    def __init__(self, parsed: ParsedSource) -> None:
+        self.parsed = parsed
+        self.tree = parsed.tree
+        self.kernels: dict[str, Kernel] = {node.name: _analyse_kernel(node) for node in parsed.kernels}
         self.launches: list[Launch] = list(self._find_launches())
 
     def kernel_of(self, node: ast.FunctionDef) -> Kernel | None:
@@ -180,28 +163,19 @@ class Program:
         return [launch for launch in self.launches if launch.kernel is kernel.node]
 
     def _find_launches(self) -> Iterator[Launch]:
-        hosts = [n for n in ast.walk(self.tree) if isinstance(n, ast.FunctionDef) and not is_kernel(n)]
-        owner: dict[int, ast.FunctionDef] = {}
-        for function in hosts:
-            for inner in ast.walk(function):
-                owner.setdefault(id(inner), function)
-        for node in ast.walk(self.tree):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)):
+        for site in self.parsed.launches:
+            kernel = self.kernels.get(site.kernel.name)
+            if kernel is None or kernel.node is not site.kernel:
                 continue
-            target = node.func.value
-            name = target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else ""
-            kernel = self.kernels.get(name)
-            if kernel is None:
-                continue
-            host = owner.get(id(node))
-            grid = _grid_axes(node.func.slice, host)
+            node = site.call
+            grid = _grid_axes(site.grid, site.host) if site.grid is not None else None
             args: dict[str, ast.expr] = {}
             for param, value in zip(kernel.params, node.args, strict=False):
                 args[param] = value
             for kw in node.keywords:
-                if kw.arg is not None:
+                if kw.arg is not None and not (isinstance(node.func, ast.Attribute) and kw.arg in ("grid", "warmup")):
                     args[kw.arg] = kw.value
-            yield Launch(call=node, kernel=kernel.node, grid=grid, args=args, host=host)
+            yield Launch(call=node, kernel=kernel.node, grid=grid, args=args, host=site.host)
 
 
 def host_assignments(host: ast.FunctionDef | None, name: str) -> list[ast.expr]:
@@ -278,7 +252,7 @@ def is_index_expr(expr: ast.AST | None, known: set[str]) -> bool:
     if isinstance(expr, ast.Subscript):
         return is_index_expr(expr.value, known)
     if isinstance(expr, ast.Call):
-        name = called_name(expr)
+        name = call_name(expr, last=True)
         if name == "arange":
             return True
         if name == "to" and isinstance(expr.func, ast.Attribute):
@@ -381,7 +355,7 @@ def is_float_expr(expr: ast.AST | None, floats: set[str]) -> bool:
     if isinstance(expr, ast.IfExp):
         return is_float_expr(expr.body, floats) or is_float_expr(expr.orelse, floats)
     if isinstance(expr, ast.Call):
-        name = called_name(expr)
+        name = call_name(expr, last=True)
         if name == "to":
             target = expr.args[0] if expr.args else keyword(expr, "dtype")
             if dtype_name(target) is not None:
@@ -523,7 +497,7 @@ def padding_leaks(kernel: Kernel) -> list[PaddingLeak]:
 def _pad_block(body: list[ast.stmt], kernel: Kernel, env: dict[str, Pad], leaks: list[PaddingLeak]) -> None:
     for stmt in body:
         for call in _own_calls(stmt):
-            name = called_name(call)
+            name = call_name(call, last=True)
             if name in _REDUCTION_NEUTRAL and _is_triton_call(call) and call.args:
                 pad = _pad(call.args[0], env, kernel)
                 if pad is not None and pad != _REDUCTION_NEUTRAL[name]:
@@ -574,9 +548,9 @@ def _is_triton_call(call: ast.Call) -> bool:
 def _initial(kernel: Kernel, name: str) -> Pad:
     values = kernel.assigns.get(name, [])
     first = values[0] if values else None
-    if isinstance(first, ast.Call) and called_name(first) in ("zeros", "zeros_like"):
+    if isinstance(first, ast.Call) and call_name(first, last=True) in ("zeros", "zeros_like"):
         return 0.0
-    if isinstance(first, ast.Call) and called_name(first) == "full" and len(first.args) > 1:
+    if isinstance(first, ast.Call) and call_name(first, last=True) == "full" and len(first.args) > 1:
         return constant_value(first.args[1])
     return None
 
@@ -604,7 +578,7 @@ def is_uniform(expr: ast.AST | None, kernel: Kernel, depth: int = 4) -> bool:
     if isinstance(expr, ast.BinOp):
         return is_uniform(expr.left, kernel, depth) and is_uniform(expr.right, kernel, depth)
     if isinstance(expr, ast.Call):
-        name = called_name(expr)
+        name = call_name(expr, last=True)
         if name in _REDUCTIONS:
             return True
         if name == "to" and isinstance(expr.func, ast.Attribute):
@@ -635,7 +609,7 @@ def _pad(expr: ast.AST | None, env: dict[str, Pad], kernel: Kernel) -> Pad:
 
 
 def _pad_call(expr: ast.Call, env: dict[str, Pad], kernel: Kernel) -> Pad:
-    name = called_name(expr)
+    name = call_name(expr, last=True)
     if name == "load":
         if argument(expr, 1, "mask") is None:
             return None

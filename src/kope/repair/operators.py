@@ -21,6 +21,8 @@ import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from kope.source import ParsedSource, call_name
+
 
 @dataclass(frozen=True)
 class Edit:
@@ -34,43 +36,40 @@ class Edit:
 
 @dataclass
 class Program:
-    """A candidate's source, its tree, its Triton kernels and the reference's constants."""
+    """A parsed candidate (kope.source) with the reference's constants."""
 
-    text: str
-    tree: ast.Module
-    kernels: list[ast.FunctionDef]
+    parsed: ParsedSource
     reference_constants: list[float] = field(default_factory=list)
-    _offsets: list[int] = field(default_factory=list)
 
     @classmethod
     def parse(cls, text: str, reference: str = "") -> Program | None:
         """None when the source does not parse (no operator applies)."""
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
+        parsed = ParsedSource.parse(text)
+        if parsed is None:
             return None
-        kernels = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and _is_jit(n)]
-        offsets = [0]
-        for line in text.splitlines(keepends=True):
-            offsets.append(offsets[-1] + len(line))
-        return cls(text=text, tree=tree, kernels=kernels, reference_constants=_constants(reference), _offsets=offsets)
+        return cls(parsed=parsed, reference_constants=_constants(reference))
+
+    @property
+    def text(self) -> str:
+        return self.parsed.text
+
+    @property
+    def tree(self) -> ast.Module:
+        return self.parsed.tree
+
+    @property
+    def kernels(self) -> list[ast.FunctionDef]:
+        return self.parsed.kernels
 
     def span(self, node: ast.AST) -> tuple[int, int]:
-        """Character offsets of a node (ast columns are UTF-8 bytes; kernels are ASCII in practice)."""
-        line: int = getattr(node, "lineno", 1)
-        start = self._offsets[line - 1] + _char_col(self.text, self._offsets[line - 1], getattr(node, "col_offset", 0))
-        end_line: int = getattr(node, "end_lineno", None) or line
-        end_col: int = getattr(node, "end_col_offset", None) or 0
-        end = self._offsets[end_line - 1] + _char_col(self.text, self._offsets[end_line - 1], end_col)
-        return start, end
+        """Character offsets of a node (ast columns are UTF-8 bytes)."""
+        return self.parsed.span(node)
 
     def code(self, node: ast.AST) -> str:
-        start, end = self.span(node)
-        return self.text[start:end]
+        return self.parsed.code(node)
 
     def replace(self, node: ast.AST, text: str) -> str:
-        start, end = self.span(node)
-        return self.text[:start] + text + self.text[end:]
+        return self.parsed.replace(node, text)
 
     def in_kernel(self, node: ast.AST) -> bool:
         line = getattr(node, "lineno", 0)
@@ -87,16 +86,6 @@ class Program:
                 yield node
 
 
-def _char_col(text: str, line_start: int, byte_col: int) -> int:
-    line_end = text.find("\n", line_start)
-    line = text[line_start : line_end if line_end >= 0 else len(text)]
-    return len(line.encode()[:byte_col].decode(errors="ignore"))
-
-
-def _is_jit(function: ast.FunctionDef) -> bool:
-    return any("jit" in ast.unparse(d) for d in function.decorator_list)
-
-
 def _constants(reference: str) -> list[float]:
     """Float literals of the reference's formula (0 and 1 excluded), in order of appearance."""
     try:
@@ -108,16 +97,6 @@ def _constants(reference: str) -> list[float]:
         if isinstance(node, ast.Constant) and isinstance(node.value, float) and node.value not in (0.0, 1.0, *found):
             found.append(node.value)
     return found
-
-
-def call_name(node: ast.AST) -> str:
-    """`tl.load` for a call of tl.load; "" for anything that is not a call."""
-    if not isinstance(node, ast.Call):
-        return ""
-    try:
-        return ast.unparse(node.func)
-    except (AttributeError, ValueError):  # pragma: no cover - ast.unparse handles every expression
-        return ""
 
 
 def _kwarg(call: ast.Call, name: str) -> ast.keyword | None:
@@ -252,7 +231,7 @@ def floor_to_cdiv(program: Program) -> Iterator[Edit]:
 
 def _range_calls(program: Program) -> Iterator[ast.Call]:
     for _, node in program.kernel_nodes():
-        if isinstance(node, ast.For) and isinstance(node.iter, ast.Call) and call_name(node.iter).split(".")[-1] in (
+        if isinstance(node, ast.For) and isinstance(node.iter, ast.Call) and call_name(node.iter, last=True) in (
             "range", "static_range"
         ):
             yield node.iter
@@ -359,7 +338,7 @@ def grid_axis(program: Program) -> Iterator[Edit]:
     """A launch grid's axis fixed at 1 given a ceiling division of the function's sizes by its block sizes
     (the shape of the grid's other axes)."""
     for function in ast.walk(program.tree):
-        if not isinstance(function, ast.FunctionDef) or _is_jit(function):
+        if not isinstance(function, ast.FunctionDef) or program.parsed.is_kernel(function):
             continue
         names = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)}
         blocks = sorted(n for n in names if "block" in n.lower() or n.lower().startswith("b_"))
@@ -458,7 +437,7 @@ def _feeds(kernel: ast.FunctionDef, name: str) -> set[str]:
     users = {name} | {n for n, a in assigned.items() if any(name in _names(x.value) for x in a)}
     found: set[str] = set()
     for node in ast.walk(kernel):
-        fn = call_name(node).split(".")[-1]
+        fn = call_name(node, last=True)
         if fn in ("sum", "max", "min", "maximum", "minimum", "reduce", "cumsum", "argmax", "argmin") and _names(node) & users:
             found.add(fn)
     return found
@@ -526,13 +505,13 @@ def _block_of(kernel: ast.FunctionDef, target: ast.stmt) -> tuple[list[ast.stmt]
 
 
 def _line_span(program: Program, statement: ast.stmt) -> tuple[int, int]:
-    start = program._offsets[statement.lineno - 1]
-    end = program._offsets[statement.end_lineno or statement.lineno]
+    start = program.parsed.line_offsets[statement.lineno - 1]
+    end = program.parsed.line_offsets[statement.end_lineno or statement.lineno]
     return start, end
 
 
 def _indent(program: Program, statement: ast.stmt) -> str:
-    line = program.text[program._offsets[statement.lineno - 1] :].split("\n", 1)[0]
+    line = program.text[program.parsed.line_offsets[statement.lineno - 1] :].split("\n", 1)[0]
     return line[: len(line) - len(line.lstrip())]
 
 

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from functools import cached_property
 
 from pydantic import BaseModel, ConfigDict
 
-from kope import syntax
-from kope.knowledge.analysis import (
-    Program,
-)
+from kope.knowledge.analysis import Program
+from kope.source import ParsedSource, call_name
 
 
 class CueHit(BaseModel):
@@ -27,53 +25,19 @@ class CueHit(BaseModel):
     """That line of the source, stripped."""
 
 
-@dataclass
-class Source:
-    """A parsed candidate: its tree, lines and Triton kernels."""
+class Source(ParsedSource):
+    """A parsed candidate (kope.source) with its kernels' dataflow facts."""
 
-    text: str
-    tree: ast.Module
-    lines: list[str]
-    kernels: list[ast.FunctionDef] = field(default_factory=list)
-    _program: Program | None = field(default=None, repr=False)
-
-    @property
+    @cached_property
     def program(self) -> Program:
         """Kernels with their dataflow facts, and their launches (kope.knowledge.analysis)."""
-        if self._program is None:
-            self._program = Program(self.tree)
-        return self._program
-
-    @classmethod
-    def parse(cls, text: str) -> Source | None:
-        try:
-            tree = syntax.parse(text)
-        except (SyntaxError, ValueError):
-            return None
-        kernels = [
-            node
-            for node in ast.walk(tree)
-            if isinstance(node, ast.FunctionDef)
-            and any("jit" in ast.unparse(d) or "autotune" in ast.unparse(d) for d in node.decorator_list)
-        ]
-        return cls(text=text, tree=tree, lines=text.splitlines(), kernels=kernels)
-
-    def line(self, node: ast.AST) -> str:
-        number = getattr(node, "lineno", 0)
-        return self.lines[number - 1].strip() if 0 < number <= len(self.lines) else ""
-
-    def kernel_nodes(self) -> Iterator[ast.AST]:
-        for kernel in self.kernels:
-            yield from ast.walk(kernel)
+        return Program(self)
 
     def kernel_calls(self, *names: str) -> Iterator[ast.Call]:
         """Calls inside kernels to `tl.<name>` (or any attribute/name ending in one of `names`)."""
         for node in self.kernel_nodes():
-            if isinstance(node, ast.Call):
-                func = node.func
-                called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-                if called in names:
-                    yield node
+            if isinstance(node, ast.Call) and call_name(node, last=True) in names:
+                yield node
 
 
 Detector = Callable[[Source], Iterator[ast.AST]]

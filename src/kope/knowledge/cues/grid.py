@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from kope.knowledge.analysis import (
     Kernel,
     argument,
-    called_name,
     calls_in,
     constant_value,
     expand,
@@ -16,6 +15,7 @@ from kope.knowledge.analysis import (
 )
 from kope.knowledge.cues._common import _kernel_loops, _kernels
 from kope.knowledge.cues._registry import Source, cue
+from kope.source import call_name
 
 
 @cue("grid-floor-div", "a launch grid computed with floor division: the last partial block gets no program")
@@ -74,7 +74,7 @@ def _per_program(expr: ast.AST, kernel: Kernel) -> bool:
 
 def _range_call(loop: ast.For) -> ast.Call | None:
     it = loop.iter
-    if isinstance(it, ast.Call) and called_name(it) in ("range", "static_range"):
+    if isinstance(it, ast.Call) and call_name(it, last=True) in ("range", "static_range"):
         return it
     return None
 

@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from kope.knowledge.analysis import (
     Kernel,
     assigned_names,
-    called_name,
     calls_in,
     constant_value,
     expand,
@@ -20,12 +19,13 @@ from kope.knowledge.analysis import (
 )
 from kope.knowledge.cues._common import _kernel_loops, _kernels
 from kope.knowledge.cues._registry import Source, cue
+from kope.source import call_name
 
 
 def _stride_call(node: ast.AST) -> tuple[str, int] | None:
     """`t.stride(k)` -> ("t", k)."""
     if (
-        isinstance(node, ast.Call) and called_name(node) == "stride" and isinstance(node.func, ast.Attribute)
+        isinstance(node, ast.Call) and call_name(node, last=True) == "stride" and isinstance(node.func, ast.Attribute)
         and node.args
     ):
         dim = constant_value(node.args[0])
@@ -63,15 +63,15 @@ def _known_2d(host: ast.FunctionDef | None, name: str, depth: int = 3) -> bool:
         ):
             return True
     for value in host_assignments(host, name):
-        while isinstance(value, ast.Call) and called_name(value) in _SAME_SHAPE and isinstance(value.func, ast.Attribute):
+        while isinstance(value, ast.Call) and call_name(value, last=True) in _SAME_SHAPE and isinstance(value.func, ast.Attribute):
             value = value.func.value
-        if isinstance(value, ast.Call) and called_name(value) in ("view", "reshape") and len(value.args) == 2:
+        if isinstance(value, ast.Call) and call_name(value, last=True) in ("view", "reshape") and len(value.args) == 2:
             return True
-        if isinstance(value, ast.Call) and called_name(value) in ("empty", "zeros", "ones", "randn") and (
+        if isinstance(value, ast.Call) and call_name(value, last=True) in ("empty", "zeros", "ones", "randn") and (
             len(value.args) == 2 or (len(value.args) == 1 and isinstance(value.args[0], ast.Tuple) and len(value.args[0].elts) == 2)
         ):
             return True
-        if isinstance(value, ast.Call) and called_name(value) in ("empty_like", "zeros_like") and value.args:
+        if isinstance(value, ast.Call) and call_name(value, last=True) in ("empty_like", "zeros_like") and value.args:
             return _known_2d(host, ast.unparse(value.args[0]), depth - 1)
         if isinstance(value, ast.Name):
             return _known_2d(host, value.id, depth - 1)

@@ -9,7 +9,6 @@ from kope.knowledge.analysis import (
     Kernel,
     Launch,
     argument,
-    called_name,
     calls_in,
     constant_value,
     expand,
@@ -19,6 +18,7 @@ from kope.knowledge.analysis import (
 )
 from kope.knowledge.cues._common import _kernels
 from kope.knowledge.cues._registry import Source, cue
+from kope.source import call_name
 
 
 @cue("load-without-mask", "a tl.load of a block of pointers without a mask, where the block can overrun the data")
@@ -84,7 +84,7 @@ def _padded_value(host: ast.FunctionDef | None, value: ast.AST, depth: int) -> b
 
 
 def _mask_argument(call: ast.Call) -> ast.expr | None:
-    position = 1 if called_name(call) == "load" else 2
+    position = 1 if call_name(call, last=True) == "load" else 2
     return argument(call, position, "mask")
 
 

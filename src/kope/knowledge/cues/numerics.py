@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from kope.knowledge.analysis import (
     Kernel,
     argument,
-    called_name,
     calls_in,
     constant_value,
     expand,
@@ -18,6 +17,7 @@ from kope.knowledge.analysis import (
 )
 from kope.knowledge.cues._common import _derived_from, _kernels, _reduction_result
 from kope.knowledge.cues._registry import Source, cue
+from kope.source import call_name
 
 
 @cue("exp-without-max-shift", "tl.exp of loaded data with no max subtracted (and not exp(-|x|)): overflows for large inputs")
@@ -41,7 +41,7 @@ def exp_without_max_shift(source: Source) -> Iterator[ast.AST]:
 def _walk_values(node: ast.AST) -> Iterator[ast.AST]:
     """ast.walk, without entering tl.load calls (their addresses and `other` are not arithmetic on values)."""
     yield node
-    if isinstance(node, ast.Call) and called_name(node) == "load":
+    if isinstance(node, ast.Call) and call_name(node, last=True) == "load":
         return
     for child in ast.iter_child_nodes(node):
         yield from _walk_values(child)
@@ -62,7 +62,7 @@ def _feeds_sum(kernel: Kernel, call: ast.Call) -> bool:
 
 def _initialised_to(kernel: Kernel, name: str, value: float) -> bool:
     first = kernel.assigns.get(name, [None])[0]
-    return isinstance(first, ast.Call) and called_name(first) == "full" and len(first.args) > 1 and constant_value(
+    return isinstance(first, ast.Call) and call_name(first, last=True) == "full" and len(first.args) > 1 and constant_value(
         first.args[1]
     ) == value
 
@@ -74,7 +74,7 @@ def inf_minus_inf(source: Source) -> Iterator[ast.AST]:
         lanes_may_stay_inf: set[str] = set()
         for name, values in kernel.assigns.items():
             for value in values:
-                if isinstance(value, ast.Call) and called_name(value) == "maximum" and names_in(value) & running:
+                if isinstance(value, ast.Call) and call_name(value, last=True) == "maximum" and names_in(value) & running:
                     others = [a for a in value.args if not (isinstance(a, ast.Name) and a.id in running)]
                     if others and all(_padded_with(o, kernel, -math.inf) for o in others):
                         lanes_may_stay_inf.add(name)
@@ -95,7 +95,7 @@ def _padded_with(expr: ast.AST, kernel: Kernel, value: float) -> bool:
 
 
 def _sqrt_calls(node: ast.AST) -> bool:
-    return any(called_name(c) in ("sqrt", "rsqrt", "sqrt_rn") for c in calls_in(node, "sqrt", "rsqrt", "sqrt_rn")) or any(
+    return any(call_name(c, last=True) in ("sqrt", "rsqrt", "sqrt_rn") for c in calls_in(node, "sqrt", "rsqrt", "sqrt_rn")) or any(
         isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow) and constant_value(n.right) in (0.5, -0.5)
         for n in ast.walk(node)
     )
@@ -122,7 +122,7 @@ def eps_outside_sqrt(source: Source) -> Iterator[ast.AST]:
 def rsqrt_without_eps(source: Source) -> Iterator[ast.AST]:
     for kernel in _kernels(source):
         for node in ast.walk(kernel.node):
-            if isinstance(node, ast.Call) and called_name(node) == "rsqrt":
+            if isinstance(node, ast.Call) and call_name(node, last=True) == "rsqrt":
                 roots = [node.args[0]] if node.args else []
             elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
                 roots = [c.args[0] for c in calls_in(node.right, "sqrt", "sqrt_rn") if c.args]

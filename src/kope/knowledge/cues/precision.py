@@ -11,7 +11,6 @@ from kope.knowledge.analysis import (
     INT_DTYPES,
     Kernel,
     base_pointer,
-    called_name,
     calls_in,
     dtype_name,
     expand,
@@ -23,6 +22,7 @@ from kope.knowledge.analysis import (
 )
 from kope.knowledge.cues._common import _kernels
 from kope.knowledge.cues._registry import Source, cue
+from kope.source import call_name
 
 
 @cue("half-precision-cast", "a kernel casts to float16/bfloat16 or keeps a half-precision accumulator")
@@ -56,7 +56,7 @@ def _float_store_params(kernel: Kernel) -> set[str]:
 
 
 def _allocation_dtype(value: ast.AST) -> ast.expr | None:
-    if isinstance(value, ast.Call) and called_name(value) in ("empty", "zeros", "full", "ones", "empty_like", "zeros_like"):
+    if isinstance(value, ast.Call) and call_name(value, last=True) in ("empty", "zeros", "full", "ones", "empty_like", "zeros_like"):
         return keyword(value, "dtype")
     return None
 
@@ -97,7 +97,7 @@ def float_cast_to_int(source: Source) -> Iterator[ast.AST]:
             receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
             if dtype_name(target) not in INT_DTYPES:
                 continue
-            loaded_float = isinstance(receiver, ast.Call) and called_name(receiver) == "load" and (
+            loaded_float = isinstance(receiver, ast.Call) and call_name(receiver, last=True) == "load" and (
                 base_pointer(receiver.args[0] if receiver.args else None, kernel) in float_roots
             )
             if loaded_float or is_float_expr(receiver, kernel.floats):
@@ -110,7 +110,7 @@ def _float_pointers(kernel: Kernel) -> set[str]:
     for call in calls_in(kernel.node, "to"):
         target = call.args[0] if call.args else keyword(call, "dtype")
         receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
-        if dtype_name(target) in FLOAT_DTYPES and isinstance(receiver, ast.Call) and called_name(receiver) == "load":
+        if dtype_name(target) in FLOAT_DTYPES and isinstance(receiver, ast.Call) and call_name(receiver, last=True) == "load":
             base = base_pointer(receiver.args[0] if receiver.args else None, kernel)
             if base is not None:
                 roots.add(base)

@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from kope.knowledge.analysis import (
     Kernel,
     assigned_names,
-    called_name,
     calls_in,
     constant_value,
     names_in,
@@ -16,6 +15,7 @@ from kope.knowledge.analysis import (
 )
 from kope.knowledge.cues._common import _derived_from, _kernel_loops, _kernels, _reduction_result
 from kope.knowledge.cues._registry import Source, cue
+from kope.source import call_name
 
 
 @cue("divide-by-block-size", "a reduction is divided by a block size (a constexpr) instead of the element count")
@@ -60,7 +60,7 @@ def divide_by_n_minus_one(source: Source) -> Iterator[ast.AST]:
 
 
 def _initialiser(value: ast.AST | None) -> bool:
-    return isinstance(value, ast.Call) and called_name(value) in ("zeros", "full", "zeros_like", "full_like")
+    return isinstance(value, ast.Call) and call_name(value, last=True) in ("zeros", "full", "zeros_like", "full_like")
 
 
 def _loop_dependencies(loop: ast.For, name: str, kernel: Kernel) -> dict[str, set[str]]:
@@ -144,9 +144,9 @@ def _within(stmt: ast.AST, loop: ast.For) -> bool:
 
 def _zero_init(kernel: Kernel, name: str) -> bool:
     first = kernel.assigns.get(name, [None])[0]
-    if isinstance(first, ast.Call) and called_name(first) in ("zeros", "zeros_like"):
+    if isinstance(first, ast.Call) and call_name(first, last=True) in ("zeros", "zeros_like"):
         return True
-    if isinstance(first, ast.Call) and called_name(first) == "full" and len(first.args) > 1:
+    if isinstance(first, ast.Call) and call_name(first, last=True) == "full" and len(first.args) > 1:
         return constant_value(first.args[1]) == 0.0
     return constant_value(first) == 0.0
 
@@ -166,9 +166,9 @@ def max_init_zero(source: Source) -> Iterator[ast.AST]:
 def _running_extreme(value: ast.Call, name: str, kernel: Kernel) -> bool:
     """`m = tl.maximum(m, x)` or `m = tl.where(x > m, x, m)`: a running max or min of `name`."""
     direct = lambda e: isinstance(e, ast.Name) and e.id == name  # noqa: E731
-    if called_name(value) in ("maximum", "minimum"):
+    if call_name(value, last=True) in ("maximum", "minimum"):
         return any(direct(a) for a in value.args)
-    if called_name(value) == "where" and len(value.args) == 3 and direct(value.args[2]):
+    if call_name(value, last=True) == "where" and len(value.args) == 3 and direct(value.args[2]):
         cond = value.args[0]
         compares = [cond] if isinstance(cond, ast.Compare) else [
             v for v in kernel.assigns.get(cond.id, []) if isinstance(v, ast.Compare)
@@ -202,7 +202,7 @@ def _running_max(kernel: Kernel, name: str) -> bool:
     for value in kernel.assigns.get(name, [])[1:]:
         candidates = [value] + (kernel.assigns.get(value.id, []) if isinstance(value, ast.Name) else [])
         for candidate in candidates:
-            if isinstance(candidate, ast.Call) and called_name(candidate) == "maximum" and any(
+            if isinstance(candidate, ast.Call) and call_name(candidate, last=True) == "maximum" and any(
                 isinstance(a, ast.Name) and a.id == name for a in candidate.args
             ):
                 return True

@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from kope.knowledge.analysis import (
     Launch,
     argument,
-    called_name,
     calls_in,
     constant_value,
     expand,
@@ -18,6 +17,7 @@ from kope.knowledge.analysis import (
 )
 from kope.knowledge.cues._common import _kernels
 from kope.knowledge.cues._registry import Source, cue
+from kope.source import call_name
 
 
 @cue("store-shared-address", "every program of a multi-program launch stores to the same address (needs tl.atomic_add)")
@@ -53,5 +53,5 @@ def partial_store_into_empty(source: Source) -> Iterator[ast.AST]:
                 arg = launch.args.get(param)
                 if isinstance(arg, ast.Name):
                     for value in host_assignments(launch.host, arg.id):
-                        if isinstance(value, ast.Call) and called_name(value) in ("empty", "empty_like", "empty_strided"):
+                        if isinstance(value, ast.Call) and call_name(value, last=True) in ("empty", "empty_like", "empty_strided"):
                             yield value

@@ -81,13 +81,6 @@ def _names(node: cst.CSTNode) -> set[str]:
     return {n.value for n in m.findall(node, m.Name()) if isinstance(n, cst.Name)}
 
 
-def _call_name(node: cst.BaseExpression) -> str:
-    func = node.func if isinstance(node, cst.Call) else None
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    if isinstance(func, cst.Name):
-        return func.value
-    return ""
 
 
 def _hit_lines(source: str, *cue_names: str) -> set[int]:

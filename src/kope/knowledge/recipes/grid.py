@@ -18,7 +18,6 @@ from kope.knowledge.analysis import (
 from kope.knowledge.recipes._common import (
     _analysed,
     _bounds_for,
-    _call_name,
     _cue_nodes,
     _EmptyToZeros,
     _expr,
@@ -28,6 +27,7 @@ from kope.knowledge.recipes._common import (
     parse,
 )
 from kope.knowledge.recipes._registry import recipe
+from kope.source import call_name
 
 
 class _FloorToCdiv(cst.CSTTransformer):
@@ -102,7 +102,7 @@ class _FullRange(_LineTransformer):
         if self.line(original_node) not in self.lines or not isinstance(updated_node.iter, cst.Call):
             return updated_node
         call = updated_node.iter
-        if _call_name(call) not in ("range", "static_range") or not call.args:
+        if call_name(call, last=True) not in ("range", "static_range") or not call.args:
             return updated_node
         index = 1 if len(call.args) >= 2 else 0
         stop = call.args[index].value
@@ -165,7 +165,7 @@ class _RangeFromZero(_LineTransformer):
         self.target = line
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        if self.line(original_node) == self.target and _call_name(updated_node) in ("range", "static_range") and len(updated_node.args) >= 2:
+        if self.line(original_node) == self.target and call_name(updated_node, last=True) in ("range", "static_range") and len(updated_node.args) >= 2:
             self.changed = True
             args = list(updated_node.args)
             args[0] = args[0].with_changes(value=cst.Integer("0"))

@@ -20,7 +20,6 @@ from kope.knowledge.analysis import (
 )
 from kope.knowledge.recipes._common import (
     _analysed,
-    _call_name,
     _cue_nodes,
     _expr,
     _hit_lines,
@@ -30,6 +29,7 @@ from kope.knowledge.recipes._common import (
     parse,
 )
 from kope.knowledge.recipes._registry import recipe
+from kope.source import call_name
 
 
 class _StrideDim(_LineTransformer):
@@ -42,7 +42,7 @@ class _StrideDim(_LineTransformer):
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         start = self.get_metadata(PositionProvider, original_node).start
         if (
-            _call_name(updated_node) == "stride" and (start.line, start.column) == (self.target, self.column)
+            call_name(updated_node, last=True) == "stride" and (start.line, start.column) == (self.target, self.column)
             and updated_node.args and not self.changed
         ):
             self.changed = True
@@ -167,7 +167,7 @@ class _RenameArgs(_LineTransformer):
         self.target, self.old, self.new = line, old, new
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        if _call_name(updated_node) != "where" or self.line(original_node) != self.target:
+        if call_name(updated_node, last=True) != "where" or self.line(original_node) != self.target:
             return updated_node
         args = list(updated_node.args)
         for i in (1, 2):

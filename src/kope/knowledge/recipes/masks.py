@@ -12,7 +12,6 @@ import libcst.matchers as m
 from kope.knowledge.analysis import (
     Kernel,
     argument,
-    called_name,
     calls_in,
     constant_value,
     expand,
@@ -26,7 +25,6 @@ from kope.knowledge.recipes._common import (
     NEG_INF,
     _analysed,
     _bounds_for,
-    _call_name,
     _expr,
     _hit_lines,
     _LineTransformer,
@@ -35,6 +33,7 @@ from kope.knowledge.recipes._common import (
     _set_kwarg,
 )
 from kope.knowledge.recipes._registry import recipe
+from kope.source import call_name
 
 
 def _quiet(source: str, *cue_names: str) -> bool:
@@ -64,7 +63,7 @@ def _feeds_max(kernel: Kernel, name: str | None) -> bool:
     if name is None:
         return False
     for node in ast.walk(kernel.node):
-        if isinstance(node, ast.Call) and called_name(node) in ("max", "argmax", "maximum", "exp", "exp2") and (
+        if isinstance(node, ast.Call) and call_name(node, last=True) in ("max", "argmax", "maximum", "exp", "exp2") and (
             name in names_in(node)
         ):
             return True
@@ -78,7 +77,7 @@ class _MaskAccess(_LineTransformer):
         """line -> (mask expression, other expression or None)."""
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        name = _call_name(updated_node)
+        name = call_name(updated_node, last=True)
         edit = self.edits.get(self.line(original_node))
         if edit is None or name not in ("load", "store"):
             return updated_node
@@ -109,7 +108,7 @@ def add_mask(source: str) -> Iterator[str]:
             masks = _mask_candidates(kernel, call.args[0])
             target = _assigned_from(kernel, call)
             others = [NEG_INF, "0.0"] if _feeds_max(kernel, target) else ["0.0", NEG_INF]
-            options = [(mask, other if called_name(call) == "load" else None) for mask in masks[:2] for other in others]
+            options = [(mask, other if call_name(call, last=True) == "load" else None) for mask in masks[:2] for other in others]
             for i, option in enumerate(options[:4]):
                 plans[i][call.lineno] = option
     for plan in plans:
@@ -178,7 +177,7 @@ class _SetOther(_LineTransformer):
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         masked = any(a.keyword is not None and a.keyword.value == "mask" for a in updated_node.args) or len(updated_node.args) >= 2
-        if _call_name(updated_node) == "load" and self.line(original_node) == self.target and not self.changed and masked:
+        if call_name(updated_node, last=True) == "load" and self.line(original_node) == self.target and not self.changed and masked:
             self.changed = True
             return _set_kwarg(updated_node, "other", _expr(self.other), position=2)
         return updated_node

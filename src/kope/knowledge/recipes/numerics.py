@@ -10,13 +10,13 @@ import libcst.matchers as m
 
 from kope.knowledge.recipes._common import (
     _analysed,
-    _call_name,
     _cue_nodes,
     _expr,
     _LineTransformer,
     _rewrite,
 )
 from kope.knowledge.recipes._registry import recipe
+from kope.source import call_name
 
 
 def _code(node: cst.CSTNode) -> str:
@@ -36,7 +36,7 @@ class _GuardMax(_LineTransformer):
         return True
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        if not self._inside or _call_name(updated_node) not in ("exp", "exp2") or not updated_node.args:
+        if not self._inside or call_name(updated_node, last=True) not in ("exp", "exp2") or not updated_node.args:
             return updated_node
         arg = updated_node.args[0].value
         if isinstance(arg, cst.BinaryOperation) and isinstance(arg.operator, cst.Subtract) and m.matches(
@@ -64,7 +64,7 @@ class _ShiftExp(_LineTransformer):
         self.target = line
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        if _call_name(updated_node) in ("exp", "exp2") and self.line(original_node) == self.target and updated_node.args and not self.changed:
+        if call_name(updated_node, last=True) in ("exp", "exp2") and self.line(original_node) == self.target and updated_node.args and not self.changed:
             value = updated_node.args[0].value
             text = _code(value)
             self.changed = True
@@ -92,7 +92,7 @@ def guard_exp(source: str) -> Iterator[str]:
 
 
 def _is_sqrt_call(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Call) and _call_name(node) in ("sqrt", "rsqrt", "sqrt_rn")
+    return isinstance(node, cst.Call) and call_name(node, last=True) in ("sqrt", "rsqrt", "sqrt_rn")
 
 
 class _EpsInside(_LineTransformer):

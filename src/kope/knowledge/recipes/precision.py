@@ -12,7 +12,6 @@ from kope.knowledge.analysis import (
 )
 from kope.knowledge.recipes._common import (
     _analysed,
-    _call_name,
     _cue_nodes,
     _expr,
     _hit_lines,
@@ -21,6 +20,7 @@ from kope.knowledge.recipes._common import (
     _set_kwarg,
 )
 from kope.knowledge.recipes._registry import recipe
+from kope.source import call_name
 
 
 class _Upcast(_LineTransformer):
@@ -38,7 +38,7 @@ class _Upcast(_LineTransformer):
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if (
-            self.ieee_dots and _call_name(updated_node) == "dot" and self.line(original_node) in self.lines
+            self.ieee_dots and call_name(updated_node, last=True) == "dot" and self.line(original_node) in self.lines
             and not any(a.keyword is not None and a.keyword.value == "input_precision" for a in updated_node.args)
         ):
             self.changed = True
@@ -65,7 +65,7 @@ class _FloatDtype(_LineTransformer):
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if self.line(original_node) == self.target and not self.changed and any(
             a.keyword is not None and a.keyword.value == "dtype" for a in updated_node.args
-        ) and _call_name(updated_node) in ("empty", "zeros", "full", "ones", "empty_like", "zeros_like"):
+        ) and call_name(updated_node, last=True) in ("empty", "zeros", "full", "ones", "empty_like", "zeros_like"):
             self.changed = True
             return _set_kwarg(updated_node, "dtype", _expr(self.dtype))
         return updated_node
@@ -79,7 +79,7 @@ class _DropIntCast(_LineTransformer):
         self.target = line
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        if self.line(original_node) == self.target and _call_name(updated_node) == "to" and updated_node.args:
+        if self.line(original_node) == self.target and call_name(updated_node, last=True) == "to" and updated_node.args:
             value = updated_node.args[0].value
             if isinstance(value, cst.Attribute) and value.attr.value.startswith(("int", "uint")):
                 self.changed = True

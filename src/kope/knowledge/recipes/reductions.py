@@ -8,20 +8,17 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from kope.knowledge.analysis import (
-    called_name,
-)
 from kope.knowledge.recipes._common import (
     NEG_INF,
     _analysed,
     _bounds_for,
-    _call_name,
     _cue_nodes,
     _expr,
     _LineTransformer,
     _rewrite,
 )
 from kope.knowledge.recipes._registry import recipe
+from kope.source import call_name
 
 POS_INF = 'float("inf")'
 
@@ -109,7 +106,7 @@ def hoist_accumulator(source: str) -> Iterator[str]:
     for node in _cue_nodes(parsed, "accumulator-overwritten-in-loop"):
         if not isinstance(node, ast.Assign):
             continue
-        initialiser = isinstance(node.value, ast.Call) and called_name(node.value) in ("zeros", "full", "zeros_like", "full_like")
+        initialiser = isinstance(node.value, ast.Call) and call_name(node.value, last=True) in ("zeros", "full", "zeros_like", "full_like")
         modes = ("drop", "hoist") if initialiser else ("accumulate",)
         for mode in modes:
             edited = _rewrite(source, _FixAccumulator(node.lineno, mode))
@@ -127,7 +124,7 @@ class _Identity(_LineTransformer):
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if self.line(original_node) != self.target or self.changed:
             return updated_node
-        name = _call_name(updated_node)
+        name = call_name(updated_node, last=True)
         if name == "zeros" and updated_node.args:
             func = updated_node.func
             assert isinstance(func, cst.Attribute | cst.Name)
@@ -153,8 +150,8 @@ def reduction_identity(source: str) -> Iterator[str]:
     targets: list[tuple[str, str, ast.AST]] = []
     for node in _cue_nodes(parsed, "max-init-zero"):
         assert isinstance(node, ast.Call)
-        smaller = called_name(node) == "minimum" or (
-            called_name(node) == "where" and isinstance(node.args[0], ast.Compare) and isinstance(node.args[0].ops[0], ast.Lt | ast.LtE)
+        smaller = call_name(node, last=True) == "minimum" or (
+            call_name(node, last=True) == "where" and isinstance(node.args[0], ast.Compare) and isinstance(node.args[0].ops[0], ast.Lt | ast.LtE)
         )
         targets.append(("", POS_INF if smaller else NEG_INF, node))
     for node in _cue_nodes(parsed, "online-normalizer-init"):

@@ -9,7 +9,6 @@ import libcst as cst
 
 from kope.knowledge.analysis import (
     Kernel,
-    called_name,
     host_assignments,
     pointer_roots,
 )
@@ -23,6 +22,7 @@ from kope.knowledge.recipes._common import (
     _rewrite,
 )
 from kope.knowledge.recipes._registry import recipe
+from kope.source import call_name
 
 
 class _StoreToAtomic(_LineTransformer):
@@ -51,7 +51,7 @@ def _buffers_of(parsed: Source, kernel: Kernel, params: set[str]) -> set[int]:
             arg = launch.args.get(param)
             if isinstance(arg, ast.Name):
                 for value in host_assignments(launch.host, arg.id):
-                    if isinstance(value, ast.Call) and called_name(value) in ("empty", "empty_like"):
+                    if isinstance(value, ast.Call) and call_name(value, last=True) in ("empty", "empty_like"):
                         lines.add(value.lineno)
     return lines
 
