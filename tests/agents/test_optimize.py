@@ -13,6 +13,7 @@ from kope.agents.optimize import (
     Node,
     OptimizeConfig,
     OptimizeLoop,
+    OptimizeReport,
     Search,
     _Open,
     launch_memory,
@@ -139,3 +140,14 @@ def test_model_optimize_records_decisions_and_uses_experience(evaluator: Evaluat
 
 def again_run(store: ExperienceStore) -> int:
     return max(r.id for r in store.runs())
+
+
+def test_exit_code_is_0_for_a_correct_result_1_for_a_wrong_start_2_when_it_does_not_run() -> None:
+    def report(status: str, start: str) -> OptimizeReport:
+        return OptimizeReport(status=status, task="t", kernel="k", model="offline", output=None, device="cpu",  # type: ignore[arg-type]
+                              timing_method=None, trajectory=[Node(index=0, kind="start", status=start)])
+
+    assert report("improved", "pass").exit_code == report("not-improved", "pass").exit_code == 0
+    assert report("incorrect-start", "fail").exit_code == report("incorrect-start", "reject").exit_code == 1
+    assert report("incorrect-start", "error").exit_code == 2
+    assert report("incorrect-start", "pass").exit_code == 2, "correct but could not be timed"
