@@ -192,3 +192,26 @@ def test_offline_recipes_alone_repair_or_stop_when_nothing_applies(tmp_path: Pat
     nothing = FakeEnvironment({"n // 256": 0.2}, hypotheses=[GRID.model_copy(update={"recipe": None})])
     stopped = DebugLoop(None, nothing, config=DebugConfig(probes=False)).run(SCALE_TASK, broken, tmp_path / "o.py")
     assert stopped.status == "unrepaired" and stopped.stop_reason == "model-exhausted" and stopped.iterations == 1
+
+
+def test_the_json_report_keeps_the_kope_debug_keys(broken: Path, tmp_path: Path) -> None:
+    report = fake_run(ScriptedModel([FIX]), broken, tmp_path)
+    printed = json.loads(report.model_dump_json(exclude={"steps", "search"}))  # what `kope debug --json` prints
+    assert set(printed) == {"status", "iterations", "tokens", "output", "stop_reason", "task", "candidate", "model",
+                            "transcript", "seconds", "rejected_versions", "final", "hypotheses", "sandbox",
+                            "evaluations"}
+    assert set(printed["tokens"]) == {"prompt", "completion"}
+    assert printed["final"] == {"status": "pass", "cases_passed": 3, "cases": 3, "integrity": "clean"}
+    assert printed["status"] == "repaired" and printed["stop_reason"] == "repaired"
+
+
+def test_the_fake_environment_plays_its_script(tmp_path: Path) -> None:
+    env = FakeEnvironment({"good": "pass", "cheat": "reject", "crash": "error", "flaky": ["pass", 0.5]})
+    cases = env.start(None, tmp_path / "out.py")  # type: ignore[arg-type]
+    assert [c.visible for c in cases] == [True, False, False]
+    assert env.evaluate("good", cases).status == "pass" and env.evaluate("bad", cases).status == "fail"
+    rejected = env.evaluate("cheat", cases)
+    assert rejected.status == "reject" and all(c.passed for c in rejected.cases)
+    assert env.evaluate("crash", cases).error is not None
+    assert [env.evaluate("flaky", cases).status for _ in range(3)] == ["pass", "fail", "fail"]
+    assert len(env.evaluated) == 7
