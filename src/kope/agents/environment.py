@@ -240,7 +240,7 @@ def _case_result(case: Case, verdict: Verdict) -> CaseResult:
                       max_abs_err=0.0, max_rel_err=0.0, mismatch_fraction=0.0, mismatch_count=0, numel=1000, trials=1)
     if verdict == "error":
         return base.model_copy(update={"passed": False, "error": EvalError(kind="runtime", message="scripted error")})
-    wrong = verdict if isinstance(verdict, float) else 0.5 if verdict == "hidden" and not case.visible else 0.0
+    wrong = float(verdict) if not isinstance(verdict, str) else 0.5 if verdict == "hidden" and not case.visible else 0.0
     if wrong:
         return base.model_copy(update={"passed": False, "mismatch_fraction": wrong, "max_rel_err": wrong,
                                        "mismatch_count": round(wrong * 1000), "max_abs_err": wrong})
