@@ -35,11 +35,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from kope.agents.context import Section
 from kope.agents.launch import apply_config, describe
 from kope.agents.optimize import Node, OptimizeConfig, OptimizePrompt, Search, _Open
 from kope.agents.prompts import merged, render
 from kope.agents.proposers import LaunchSearch
+from kope.cases.task import load_task
+from kope.context.budget import Section
 from kope.evaluate import CaseResult, EvalResult, Timing
 from kope.loop import Transcript
 from kope.memory import DecisionIn, ExperienceStore
@@ -49,7 +50,6 @@ from kope.memory.recording import RunRecorder
 from kope.models.base import Message
 from kope.models.tokens import count, count_messages
 from kope.ops import list_ops
-from kope.task import load_task
 
 EXPLANATIONS = (
     "Fewer, larger programs: each program moves more contiguous elements, so launch and loop overhead shrink.",

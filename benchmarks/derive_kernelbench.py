@@ -30,10 +30,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from kope.derive import default_max_elements, distinct_shapes
+from kope.cases.derive import default_max_elements, distinct_shapes
+from kope.cases.task import load_task
 from kope.errors import KopeError
 from kope.evaluate import EvalOptions, Evaluator
-from kope.task import load_task
 
 
 @dataclass

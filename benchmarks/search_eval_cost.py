@@ -21,11 +21,11 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from kope.cases.task import load_task
 from kope.diagnose.diagnoser import Diagnoser
 from kope.evaluate import EvalOptions, Evaluator
 from kope.ops import get_op
 from kope.repair.search import RepairSearch
-from kope.task import load_task
 
 ROOT = Path(__file__).resolve().parents[1]
 

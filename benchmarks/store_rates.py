@@ -23,16 +23,16 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from kope.cases.task import load_task
 from kope.evaluate import CaseResult, EvalResult, Timing
 from kope.memory import DecisionIn, ExperienceStore
 from kope.memory.packer import ExperiencePacker, Query
 from kope.ops import list_ops
-from kope.task import load_task
 
 WRITER = textwrap.dedent("""
     import sys, time
     from kope.memory import DecisionIn, ExperienceStore
-    from kope.task import load_task
+    from kope.cases.task import load_task
     url, task_path, worker, steps = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     store = ExperienceStore.open(url)
     task = store.ensure_task(load_task(task_path))

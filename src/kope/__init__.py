@@ -1,18 +1,44 @@
-"""kope: repair and optimize hardware kernels with LLM agents, honestly, and learn from every run."""
+"""kope: repair and optimize hardware kernels with LLM agents, honestly, and learn from every run.
 
-from kope.errors import (
-    CandidateFileError,
-    CaseError,
-    KopeError,
-    ReferenceError_,
-    SandboxError,
-    TaskError,
-    TaskFileError,
-)
-from kope.evaluate import EvalOptions, EvalResult, Evaluator
-from kope.task import Case, Task, load_task
+The names below load lazily (PEP 562), so that importing a submodule, e.g. in the sandboxed
+worker, does not import the evaluator.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kope.cases import Case, Task, load_task
+    from kope.errors import (
+        CandidateFileError,
+        CaseError,
+        KopeError,
+        ReferenceError_,
+        SandboxError,
+        TaskError,
+        TaskFileError,
+    )
+    from kope.evaluate import EvalOptions, EvalResult, Evaluator
 
 __version__ = "0.1.0"
+
+_HOMES = {
+    "CandidateFileError": "kope.errors",
+    "CaseError": "kope.errors",
+    "KopeError": "kope.errors",
+    "ReferenceError_": "kope.errors",
+    "SandboxError": "kope.errors",
+    "TaskError": "kope.errors",
+    "TaskFileError": "kope.errors",
+    "EvalOptions": "kope.evaluate.evaluator",
+    "EvalResult": "kope.evaluate.results",
+    "Evaluator": "kope.evaluate.evaluator",
+    "Case": "kope.cases.task",
+    "Task": "kope.cases.task",
+    "load_task": "kope.cases.task",
+}
 
 __all__ = [
     "CandidateFileError",
@@ -30,3 +56,10 @@ __all__ = [
     "__version__",
     "load_task",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)

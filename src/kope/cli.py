@@ -179,9 +179,9 @@ def eval_command(
     Exit status: 0 pass, 1 fail or reject, 2 error.
     """
     from kope import paths
+    from kope.cases.task import load_cases_file, load_task, override_notes, parse_set
     from kope.evaluate import EvalOptions, Evaluator
     from kope.render import case_outcome, print_eval
-    from kope.task import load_cases_file, load_task, override_notes, parse_set
 
     with _errors_reported(as_json):
         resolved = _device(device, as_json=as_json)
@@ -284,9 +284,9 @@ def check_command(
     Static rules read the source; dynamic rules watch it run on the task's visible case(s) (two
     trials, so the caching probe can run). Exit status: 0 clean, 1 rejected, 2 error.
     """
+    from kope.cases.task import load_cases_file, load_task, parse_set
     from kope.evaluate import EvalOptions, Evaluator
     from kope.render import integrity_report
-    from kope.task import load_cases_file, load_task, parse_set
 
     with _errors_reported(as_json):
         resolved = _device(device, as_json=as_json)
@@ -338,9 +338,9 @@ def cases_command(
     For derived cases: which module-level names size the inputs, and every variant considered
     (original or shrunk, odd, prime, one, scaled and shifted inputs), kept or dropped, and why.
     """
+    from kope.cases.render import cases_table, derivation_report
+    from kope.cases.task import build_cases, load_task
     from kope.evaluate import EvalOptions, Evaluator
-    from kope.render_cases import cases_table, derivation_report
-    from kope.task import build_cases, load_task
 
     with _errors_reported(as_json):
         resolved = _device(device, as_json=as_json)
@@ -395,11 +395,11 @@ def diagnose_command(
     kernel for code cues, and ranks the knowledge base's bug patterns. Exit status: 0 when the
     candidate passes (nothing to diagnose), 1 when a diagnosis was made, 2 on error.
     """
+    from kope.cases.task import load_cases_file, load_task, parse_set
     from kope.diagnose.diagnoser import Diagnoser
     from kope.evaluate import EvalOptions, Evaluator
     from kope.knowledge.base import KnowledgeBase
     from kope.render import diagnosis_report
-    from kope.task import load_cases_file, load_task, parse_set
 
     with _errors_reported(as_json):
         resolved = _device(device, as_json=as_json)
@@ -444,9 +444,9 @@ def trace_command(
     The values are those the variables hold each time the line is about to run (up to 16 times,
     e.g. in a loop), for the program whose id starts with --pid.
     """
+    from kope.cases.task import load_task, parse_set
     from kope.evaluate import EvalOptions, Evaluator
     from kope.evaluate.protocol import TraceSpec
-    from kope.task import load_task, parse_set
 
     try:
         program = [int(part) for part in pid.split(",") if part.strip()]
@@ -544,9 +544,9 @@ def debug_command(
     """
     from kope.agents import DebugConfig, Limits
     from kope.agents.debug import DebugLoop
+    from kope.cases.task import load_task
     from kope.evaluate import EvalOptions, Evaluator
     from kope.models import load_model
-    from kope.task import load_task
 
     target = out_path or candidate.with_name(candidate.stem + ".repaired.py")
     transcript = transcript or target.with_suffix(".transcript.jsonl")
@@ -642,9 +642,9 @@ def regenerate_command(
 ) -> None:
     """The baseline: write the kernel from scratch k times, each evaluated on every case with the gates."""
     from kope.agents import regenerate
+    from kope.cases.task import load_task
     from kope.evaluate import EvalOptions, Evaluator
     from kope.models import load_model
-    from kope.task import load_task
 
     with _errors_reported(as_json):
         resolved = _device(device, as_json=as_json)
@@ -1064,9 +1064,9 @@ def optimize_command(
     is wrong on some case or rejected by the gates; 2 error (it does not run or cannot be timed, bad input).
     """
     from kope.agents.optimize import Node, OptimizeConfig, OptimizeLoop
+    from kope.cases.task import load_task
     from kope.evaluate import EvalOptions, Evaluator
     from kope.models import load_model
-    from kope.task import load_task
 
     target = out_path or kernel.with_name(kernel.stem + ".optimized.py")
     transcript = transcript or target.with_suffix(".transcript.jsonl")

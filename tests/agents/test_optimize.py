@@ -19,11 +19,11 @@ from kope.agents.optimize import (
     launch_memory,
 )
 from kope.agents.proposers import Frontier, LaunchSearch
+from kope.cases.task import build_cases, load_task
 from kope.evaluate import EvalOptions, Evaluator
 from kope.memory import DecisionIn, ExperienceStore
 from kope.models.replay import ScriptedModel
 from kope.ops import get_op
-from kope.task import build_cases, load_task
 
 RELU = get_op("relu")
 FAST = EvalOptions(trials=1, timing=True, timing_budget_ms=20, timeout_s=60, memory_mb=2048)

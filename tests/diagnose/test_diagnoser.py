@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import torch
 
+from kope.cases.task import Case
 from kope.diagnose.diagnoser import square_cases
-from kope.evaluate.shapes import transform_inputs
-from kope.task import Case
+from kope.evaluate.inside.shapes import transform_inputs
 
 
 def test_square_cases_equalise_the_sizes_and_keep_small_ones() -> None:

@@ -3,9 +3,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from kope.cases.task import Tolerance
 from kope.evaluate.compare import StructureMismatch, check_structure, compare_outputs, summarize
 from kope.evaluate.protocol import ValueMeta
-from kope.task import Tolerance
 
 
 def tensor(key: str, array: np.ndarray, dtype: str | None = None) -> ValueMeta:

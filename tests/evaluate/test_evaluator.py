@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from conftest import HOSTILE, SCALE_GOOD, SCALE_TASK
 
+from kope.cases.task import load_task
 from kope.errors import CandidateFileError, CaseError, ReferenceError_
 from kope.evaluate import EvalOptions, Evaluator
-from kope.task import load_task
 
 HOSTILE_EXPECTED = {
     "infinite_loop.py": ("error", "timeout"),

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from kope.diagnose.features import FEATURES
 from kope.knowledge.base import KnowledgeBase, example_path
 from kope.knowledge.cues import CueHit
+from kope.knowledge.features import FEATURES
 from kope.knowledge.recipes import RECIPES
 from kope.knowledge.retrieval import rank
 

@@ -13,10 +13,10 @@ import sys
 import time
 from pathlib import Path
 
+from kope.cases.task import load_task
 from kope.evaluate.results import EvalResult
 from kope.memory.store import DecisionIn, ExperienceStore
 from kope.ops import get_op
-from kope.task import load_task
 
 STEPS = 3
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kope.cases.task import load_task
 from kope.knowledge.base import KnowledgeBase
 from kope.knowledge.retrieval import rank
 from kope.memory import ExperienceStore
@@ -16,7 +17,6 @@ from kope.memory.learned import (
     with_learned,
 )
 from kope.ops import get_op
-from kope.task import load_task
 
 BEFORE = "def f(x):\n    scale = x.shape[-1] - 1\n    return scale\n"
 AFTER = "def f(x):\n    scale = x.shape[-1]\n    return scale\n"

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, inspect
 
+from kope.cases.task import load_task
 from kope.evaluate import CaseResult, EvalError, EvalResult, Timing
 from kope.memory import DecisionIn, ExperienceStore, Injected, StoreError, schema
 from kope.memory.signatures import normalize_error, normalized_hash
 from kope.ops import get_op
-from kope.task import load_task
 
 RELU = get_op("relu")
 SOURCE = RELU.kernel_path.read_text()
@@ -143,7 +143,7 @@ def test_refuses_a_newer_schema_and_bad_urls(tmp_path: Path) -> None:
 WRITER = textwrap.dedent("""
     import sys
     from kope.memory import DecisionIn, ExperienceStore
-    from kope.task import load_task
+    from kope.cases.task import load_task
     path, task_path, worker = sys.argv[1], sys.argv[2], int(sys.argv[3])
     store = ExperienceStore.open(path)
     task = store.ensure_task(load_task(task_path))

@@ -90,8 +90,8 @@ def test_four_writers_one_killed_mid_transaction(store_url: str, tmp_path: Path)
 
 
 def test_check_reports_a_partial_run(store_url: str) -> None:
+    from kope.cases.task import load_task
     from kope.ops import get_op
-    from kope.task import load_task
 
     with ExperienceStore.open(store_url) as store:
         task = store.ensure_task(load_task(get_op("relu").task_path))

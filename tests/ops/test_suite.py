@@ -6,9 +6,9 @@ import ast
 
 import pytest
 
+from kope.cases.task import load_task
 from kope.evaluate import EvalOptions, Evaluator
 from kope.ops import UnknownOpError, get_op, list_ops
-from kope.task import load_task
 
 OPS = list_ops()
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
+from kope.cases.task import build_cases, load_task
 from kope.evaluate import EvalOptions, Evaluator
 from kope.ops import list_ops
-from kope.task import build_cases, load_task
 
 OPS = list_ops()
 

@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 from kope.agents.environment import Environment, SandboxEnvironment
 from kope.agents.prompts import StepContext, build
 from kope.agents.proposers import ModelProposer, Proposal, Proposer, RecipeProposer, RepairView
+from kope.cases.task import Case, Task, load_task
 from kope.diagnose.diagnoser import Diagnosis
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
 from kope.evaluate.confine import SandboxReport
@@ -33,7 +34,6 @@ from kope.knowledge.base import KnowledgeBase
 from kope.loop import Guards, Limits, StopReason, Transcript, content_hash, version_score
 from kope.models.base import Model, Usage
 from kope.repair.search import SearchConfig, SearchResult
-from kope.task import Case, Task, load_task
 
 if TYPE_CHECKING:
     from kope.memory.recording import DebugRecorder

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from kope.agents.edits import Request
+from kope.cases.task import Case, Task
 from kope.diagnose.diagnoser import CaseDiagnosis, Diagnoser, Diagnosis
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
 from kope.evaluate.protocol import TraceSpec
@@ -24,7 +25,6 @@ from kope.knowledge.base import KnowledgeBase
 from kope.knowledge.retrieval import Hypothesis
 from kope.loop import Score
 from kope.repair.search import RepairSearch, SearchConfig, SearchResult
-from kope.task import Case, Task
 
 Accept = Callable[[str], bool]
 

@@ -33,14 +33,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from kope.agents.context import Section, pack
 from kope.agents.prompts import merged, render
 from kope.agents.proposers import Frontier, LaunchSearch, ModelProposer, Proposal, Proposer
+from kope.cases.task import Case, Task, load_task
+from kope.context.budget import Section, pack
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
 from kope.loop import Guards, Limits, StopReason, Transcript
 from kope.models.base import Message, Model, Usage
 from kope.models.tokens import count_messages
-from kope.task import Case, Task, load_task
 
 if TYPE_CHECKING:
     from kope.memory.recording import RunRecorder

@@ -8,7 +8,7 @@ from functools import cache
 
 import jinja2
 
-from kope.agents.context import Packed, Section, pack
+from kope.context.budget import Packed, Section, pack
 from kope.diagnose.diagnoser import Diagnosis
 from kope.models.base import Message
 from kope.models.tokens import count_messages

@@ -23,7 +23,6 @@ from kope.loop import content_hash
 from kope.models.base import Message, Model, ModelError, Usage
 
 if TYPE_CHECKING:
-    from kope.agents.optimize import Search, _Open
     from kope.diagnose.diagnoser import Diagnosis
 
 
@@ -83,12 +82,30 @@ class RepairView:
         return self.prompt
 
 
+class Opened(Protocol):
+    """An open version of the optimize search (kope.agents.optimize keeps them): what a proposer reads."""
+
+    source: str
+    config: dict[str, int] | None
+    children: int
+
+    @property
+    def node(self) -> Any: ...
+
+
+class Searching(Protocol):
+    """The optimize search so far, as a proposer sees it."""
+
+    @property
+    def start(self) -> Opened: ...
+
+
 @dataclass
 class Frontier:
     """Where the optimize loop stands: the open version it extends, the search so far, its prompt on demand."""
 
-    current: _Open
-    search: Search
+    current: Opened
+    search: Searching
     prompt: Callable[[], list[Message]] = list
 
     @property

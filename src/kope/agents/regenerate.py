@@ -15,11 +15,11 @@ from pydantic import BaseModel, Field
 
 from kope.agents.edits import parse_reply
 from kope.agents.prompts import render
+from kope.cases.task import Task, load_task
 from kope.evaluate import EvalOptions, Evaluator
 from kope.evaluate.confine import SandboxReport
 from kope.loop import Transcript
 from kope.models.base import Message, Model, ModelError, Usage
-from kope.task import Task, load_task
 
 
 class Sample(BaseModel):

@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field, ValidationError
 from kope.agents.debug import DebugConfig, DebugLoop
 from kope.agents.regenerate import regenerate
 from kope.bench.corpus import Suite, SuiteEntry
+from kope.cases.task import Task
 from kope.errors import KopeError
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
 from kope.evaluate.confine import SandboxReport
@@ -41,7 +42,6 @@ from kope.loop import Limits
 from kope.memory.store import ExperienceStore
 from kope.models import load_model
 from kope.models.base import Model
-from kope.task import Task
 
 Strategy = Literal["debug", "regenerate"]
 ABLATIONS = ("kb", "diagnosis", "integrity", "memory", "recipes")

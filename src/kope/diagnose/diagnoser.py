@@ -5,7 +5,7 @@
 3. Probes, each sandboxed like an evaluation: the bounds checker on failing cases, a determinism
    rerun, a sweep of sizes around the kernel's block sizes, and structured inputs (ones, zeros,
    arange, one-hot, large values).
-4. Features (kope.diagnose.features) and code cues (kope.knowledge.cues) go to retrieval, which
+4. Features (kope.knowledge.features) and code cues (kope.knowledge.cues) go to retrieval, which
    ranks the knowledge base's patterns.
 """
 
@@ -25,6 +25,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from kope import syntax
+from kope.cases.task import Case, InputTransform, Task, load_task, tolerance_for
 from kope.diagnose.signature import OutputSignature, signature
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
 from kope.evaluate.compare import leaves, read_packed
@@ -34,7 +35,6 @@ from kope.evaluate.results import CaseResult
 from kope.knowledge.base import KnowledgeBase
 from kope.knowledge.cues import CueHit, detect
 from kope.knowledge.retrieval import Hypothesis, rank
-from kope.task import Case, InputTransform, Task, load_task, tolerance_for
 
 
 class CaseDiagnosis(BaseModel):
@@ -63,7 +63,7 @@ class Diagnosis(BaseModel):
     candidate: str
     hypotheses: list[Hypothesis] = Field(default_factory=list)
     signature: dict[str, Any] = Field(default_factory=dict)
-    """The measured features, by name (see kope.diagnose.features)."""
+    """The measured features, by name (see kope.knowledge.features)."""
     cases: list[CaseDiagnosis] = Field(default_factory=list)
     probes: list[Probe] = Field(default_factory=list)
     bounds: list[BoundsEvent] = Field(default_factory=list)
@@ -501,7 +501,7 @@ def _prime_near(n: int) -> int:
 
 
 def extract_features(diagnosis: Diagnosis, result: EvalResult, blocks: set[int]) -> dict[str, Any]:
-    """The named features (kope.diagnose.features) of a diagnosis."""
+    """The named features (kope.knowledge.features) of a diagnosis."""
     cases = diagnosis.cases
     failing = [c for c in cases if not c.passed]
     features: dict[str, Any] = {

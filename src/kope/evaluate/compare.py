@@ -20,9 +20,9 @@ import numpy as np
 from safetensors import safe_open
 from safetensors.numpy import load_file
 
+from kope.cases.task import Tolerance, tolerance_for
 from kope.evaluate.protocol import ValueMeta, check_job_file
 from kope.evaluate.results import OutputDiff
-from kope.task import Tolerance, tolerance_for
 
 _PYTHON_FLOAT_DTYPE = "float32"
 """Python float outputs are compared with the float32 tolerance."""

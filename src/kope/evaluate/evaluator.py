@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import ValidationError
 
+from kope.cases.task import Case, OverrideValue, Task, Tolerance, build_cases, load_task, parse_tolerances
 from kope.errors import (
     CandidateFileError,
     CaseError,
@@ -41,11 +42,10 @@ from kope.evaluate.results import CaseResult, EvalError, EvalResult, Finding, In
 from kope.evaluate.runner import ForkServer, Runner, SpawnRunner
 from kope.evaluate.sandbox import WORK_DIR, Limits, Outcome
 from kope.integrity import gate
-from kope.task import Case, OverrideValue, Task, Tolerance, build_cases, load_task, parse_tolerances
 
 if TYPE_CHECKING:
-    from kope.derive import Derivation
-    from kope.evaluate.probing import ShapeProbe, ShapeProbeResult
+    from kope.cases.derive import Derivation
+    from kope.evaluate.protocol.probing import ShapeProbe, ShapeProbeResult
 
 Which = Literal["all", "visible"] | Sequence[str]
 _STOP_KINDS = frozenset({"syntax", "import", "load", "timeout", "memory", "disk", "interpreter"})
@@ -203,8 +203,8 @@ class Evaluator:
         return build_cases(task, plan.cases, set_overrides=set_overrides)
 
     def derivation(self, task: Task, options: EvalOptions | None = None) -> Derivation:
-        """Cases derived from the task's single shape (see `kope.derive`); cached per task, device and budget."""
-        from kope.derive import default_max_elements, derive
+        """Cases derived from the task's single shape (see `kope.cases.derive`); cached per task, device and budget."""
+        from kope.cases.derive import default_max_elements, derive
 
         options = options or EvalOptions()
         budget = options.max_elements or default_max_elements(options.device)
@@ -228,7 +228,7 @@ class Evaluator:
 
     def _shape_probes(self, task: Task, probes: Sequence[ShapeProbe], options: EvalOptions) -> list[ShapeProbeResult]:
         """One sandboxed `shapes` job; probes it did not finish report why."""
-        from kope.evaluate.probing import ShapeProbeResult
+        from kope.evaluate.protocol.probing import ShapeProbeResult
 
         reference = any(p.reference for p in probes)
         spec = JobSpec(

@@ -6,9 +6,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from kope.cases.task import InputTransform
 from kope.evaluate.confine import SandboxReport
 from kope.evaluate.protocol import AutotuneRun, BoundsEvent, TraceHit
-from kope.task import InputTransform
 
 ErrorKind = Literal[
     "syntax",  # the candidate does not parse

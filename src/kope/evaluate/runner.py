@@ -5,6 +5,11 @@ and kope's worker once, then forks a supervisor per job (see `sandbox`). It neve
 candidate code itself: only its forked children do. A job's fixed cost is therefore a fork, not an
 interpreter start plus the imports of torch and triton.
 
+Sides of the process boundary: the fork server and the supervisors it forks run kope's parent-side
+code (this module, `sandbox`, `confine`); only the worker process that a supervisor forks loads task
+and candidate code. This module is therefore the one parent-side module that names
+`kope.evaluate.inside` (the worker), by module path, to start that process.
+
 Protocol (JSON lines): the client writes `{"id", "job_dir", "limits"}`; the server answers
 `{"ready": true}` once at start, then `{"id", "status"}` when a job's supervisor has exited. The
 supervisor's `outcome.json` in the job directory says how the job ended.
@@ -28,7 +33,15 @@ from typing import IO, Protocol
 
 from kope.errors import SandboxError
 from kope.evaluate.confine import Settings, base_view
-from kope.evaluate.sandbox import Limits, Outcome, clean_environment, read_outcome, supervise
+from kope.evaluate.sandbox import (
+    Limits,
+    Outcome,
+    become_subreaper,
+    clean_environment,
+    kill_descendants,
+    read_outcome,
+    supervise,
+)
 
 _READY_TIMEOUT_S = 180.0
 
@@ -209,7 +222,7 @@ def _outcome_or_error(job_dir: Path) -> Outcome:
 
 
 def _run_worker(job_dir: Path) -> int:
-    from kope.evaluate import worker
+    from kope.evaluate.inside import worker
 
     return worker.run_job(job_dir)
 
@@ -217,14 +230,13 @@ def _run_worker(job_dir: Path) -> int:
 def _serve(in_fd: int, out_fd: int) -> None:
     """The fork server's loop: preload, then fork a supervisor per request."""
     os.environ["TRITON_INTERPRET"] = "1"
-    import kope.evaluate.worker as worker
+    import kope.evaluate.inside.worker as worker
 
     worker.preload()
     os.environ.pop("TRITON_INTERPRET", None)
     supervise_ = supervise
-    from kope.evaluate.sandbox import _become_subreaper, _kill_descendants
 
-    _become_subreaper()
+    become_subreaper()
     os.write(out_fd, json.dumps({"ready": True, "pid": os.getpid()}).encode() + b"\n")
     buffer = b""
     running: dict[int, str] = {}
@@ -266,7 +278,7 @@ def _serve(in_fd: int, out_fd: int) -> None:
             if job_id is not None:
                 reply = {"id": job_id, "status": os.waitstatus_to_exitcode(status)}
                 os.write(out_fd, json.dumps(reply).encode() + b"\n")
-    _kill_descendants()
+    kill_descendants()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -155,7 +155,7 @@ def supervise(job_dir: Path, limits: Limits, entry: Callable[[Path], int]) -> Ou
     Call it in a process of its own (the fork server forks one per job): it makes the calling
     process a subreaper and kills every one of its descendants at the end.
     """
-    _become_subreaper()
+    become_subreaper()
     work = job_dir / WORK_DIR
     work.mkdir(exist_ok=True)
     if limits.sandbox.mode == "landlock" or limits.sandbox.mode == "auto":
@@ -296,7 +296,7 @@ def _watch(
         with contextlib.suppress(OSError):
             os.kill(init_pid, signal.SIGKILL)
             os.waitpid(init_pid, 0)
-    outcome.leftover_processes = _kill_descendants()
+    outcome.leftover_processes = kill_descendants()
     drain_deadline = time.monotonic() + 2.0
     while open_fds and time.monotonic() < drain_deadline:
         ready, _, _ = select.select(list(open_fds), [], [], 0.1)
@@ -358,7 +358,7 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
-def _kill_descendants(rounds: int = 50) -> int:
+def kill_descendants(rounds: int = 50) -> int:
     """Kill every process below this one, reap them, and return how many there were."""
     me = os.getpid()
     killed: set[int] = set()
@@ -434,7 +434,9 @@ def _address_space_now() -> int:
         return int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def _become_subreaper() -> None:
+def become_subreaper() -> None:
+    """Adopt the orphans of this process's descendants (Linux), so that `kill_descendants` finds them;
+    public because the fork server, which forks the supervisors, needs the same."""
     if not sys.platform.startswith("linux"):
         return
     libc = ctypes.CDLL(None, use_errno=True)

@@ -68,16 +68,18 @@ def _without_hidden(paths: Iterable[str], hidden: Sequence[str]) -> list[str]:
     return kept
 
 
+_PACKAGE = Path(__file__).resolve().parents[1]
+"""The installed `kope` package directory (found from this file, so as not to import the package)."""
+
+
 def python_paths() -> list[str]:
     """The Python installation, the environment and every existing directory on the import path."""
-    import kope
-
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
     paths.add(os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))))
     with_site: list[str] = getattr(site, "getsitepackages", list)()
     paths.update(with_site)
     paths.update(p for p in sys.path if p and os.path.isabs(p))
-    paths.add(str(Path(kope.__file__).resolve().parent))
+    paths.add(str(_PACKAGE))
     for module in list(sys.modules.values()):
         location = getattr(module, "__file__", None)
         if isinstance(location, str) and "site-packages" in location:
@@ -86,10 +88,8 @@ def python_paths() -> list[str]:
 
 
 def kope_answers() -> list[str]:
-    import kope
-
-    package = Path(kope.__file__).resolve().parent
-    return [str(d) for d in (package / "ops", package / "bench" / "suite", package / "knowledge" / "examples") if d.is_dir()]
+    answers = (_PACKAGE / "ops", _PACKAGE / "bench" / "suite", _PACKAGE / "knowledge" / "examples")
+    return [str(d) for d in answers if d.is_dir()]
 
 
 def gpu_devices(root: str = "/") -> list[str]:

@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from kope.evaluate.protocol import Observations, OutputPart, Provenance
+from kope.evaluate.protocol.policy import EPILOGUE_RATIO, Policy, is_timer
 from kope.evaluate.results import CaseResult, Finding, Integrity, Timing
-from kope.integrity.policy import EPILOGUE_RATIO, Policy, is_timer
 
 PEAK_BANDWIDTH_GBS: dict[str, float] = {
     "H200": 4800.0,

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from kope.cases.task import Case, Task
 from kope.evaluate.protocol import Observations, PlanInfo, ValueMeta, WorkerResult
+from kope.evaluate.protocol.policy import decide
 from kope.evaluate.results import CaseResult, Finding, Integrity
 from kope.integrity.dynamic import (
     RunContext,
@@ -14,9 +16,7 @@ from kope.integrity.dynamic import (
     shape_specialization,
     verdict,
 )
-from kope.integrity.policy import decide
 from kope.integrity.static import StaticContext, check_source
-from kope.task import Case, Task
 
 __all__ = ["RunContext", "assess", "cache_probe_finding", "implausible_speedup", "observed", "run_context", "static_context"]
 

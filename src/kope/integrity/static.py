@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from kope import syntax
+from kope.evaluate.protocol.policy import ALLOWED
 from kope.evaluate.results import Finding
-from kope.integrity.policy import ALLOWED
 
 TORCH_SAFE_PREFIXES = (
     "torch.cuda",

@@ -116,8 +116,8 @@ class KnowledgeBase:
 
     def validate(self) -> list[str]:
         """Problems with the loaded patterns: unknown features, cues or recipes, examples that are missing."""
-        from kope.diagnose.features import FEATURES
         from kope.knowledge.cues import CUES
+        from kope.knowledge.features import FEATURES
         from kope.knowledge.recipes import RECIPES
         from kope.ops import UnknownOpError, get_op
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from kope.diagnose.features import FEATURES
 from kope.knowledge.base import KnowledgeBase
 from kope.knowledge.cues import CueHit
+from kope.knowledge.features import FEATURES
 
 LEXICAL_WEIGHT = 1.0
 

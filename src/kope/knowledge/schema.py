@@ -5,7 +5,7 @@ id: missing-mask                      # a taxonomy id (DESIGN.md) or a new one f
 title: A load or store without a mask
 summary: One line shown in rankings.
 keywords: [mask, boundary, tail, out of bounds]
-symptoms:                              # predicates over diagnosis features (kope.diagnose.features)
+symptoms:                              # predicates over diagnosis features (kope.knowledge.features)
   - {feature: oob_loads, op: ">", value: 0, weight: 3, note: the bounds checker saw loads past a tensor}
   - {feature: tail, weight: 1.5}       # op defaults to "true"
 code_cues:                             # detectors over the kernel source (kope.knowledge.cues)

@@ -108,8 +108,8 @@ def learn(
 
 def as_pattern(record: LearnedRecord) -> Pattern:
     """A learned record as a knowledge-base pattern (origin `learned`)."""
-    from kope.diagnose.features import FEATURES
     from kope.knowledge.cues import CUES
+    from kope.knowledge.features import FEATURES
 
     specs = [{"feature": name, "op": "true"} if value is True else {"feature": name, "op": "==", "value": value}
              for name, value in record.features.items() if name in FEATURES]

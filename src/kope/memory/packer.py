@@ -22,7 +22,7 @@ Each item is scored
   of the same lesson cost one.
 
 Items are rendered at three levels (full: with the diff; summary; one line) and handed to
-`kope.agents.context.pack` as optional sections in score order, so the prompt's budget is enforced
+`kope.context.budget.pack` as optional sections in score order, so the prompt's budget is enforced
 in one place and never exceeded (exact token count). The optimize prompt packs breadth first (every
 item that fits as one line, then the best enriched in score order). What was injected is logged.
 """
@@ -38,7 +38,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from kope.agents.context import Packed, Section, pack
+from kope.context.budget import Packed, Section, pack
 from kope.memory.store import ExperienceRow, ExperienceStore, Injected
 from kope.models.tokens import count
 

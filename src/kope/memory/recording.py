@@ -12,14 +12,14 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from kope.agents.context import Packed, Section
+from kope.cases.task import Task
+from kope.context.budget import Packed, Section
 from kope.evaluate import EvalResult
 from kope.knowledge.base import KnowledgeBase
 from kope.memory.learned import learn, unified_diff
 from kope.memory.packer import ExperiencePacker, Prepared, Query
 from kope.memory.signatures import content_hash, device_label, normalize_error, signature_hash
 from kope.memory.store import DecisionIn, EvaluationRecord, ExperienceStore, StepRecord
-from kope.task import Task
 
 _BLOCK = re.compile(r"<{5,9} ?SEARCH.*?>{5,9} ?REPLACE[^\n]*", re.DOTALL)
 _FENCE = re.compile(r"```.*?```", re.DOTALL)

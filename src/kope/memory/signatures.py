@@ -15,7 +15,7 @@ import tokenize
 from functools import cache
 from importlib import metadata
 
-from kope.task import Task
+from kope.cases.task import Task
 
 _PATH = re.compile(r"""(?:[A-Za-z]:)?(?:[/\\][^\s:'",()\[\]]+){2,}""")
 _FILE_LINE = re.compile(r"\bline \d+")

@@ -38,6 +38,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import QueuePool, StaticPool
 
 from kope import paths
+from kope.cases.task import Task
 from kope.errors import KopeError
 from kope.evaluate import EvalResult
 from kope.memory import schema
@@ -63,7 +64,6 @@ from kope.memory.signatures import (
     task_signature,
     toolchain,
 )
-from kope.task import Task
 
 EdgeKind = Literal["derived_from", "alternative_of", "used_evidence", "fixed_by"]
 EDGE_KINDS: tuple[str, ...] = ("derived_from", "alternative_of", "used_evidence", "fixed_by")

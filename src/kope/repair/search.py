@@ -26,13 +26,13 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
+from kope.cases.task import Case, Task
 from kope.diagnose.diagnoser import Diagnosis
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
 from kope.knowledge.recipes import RecipeContext, apply
 from kope.loop import Score, content_hash, version_score
 from kope.repair.operators import Program, edits
 from kope.repair.sites import Evidence, priority
-from kope.task import Case, Task
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@
   job saved, copies in the reference's parameters where names and shapes agree, and runs it on
   the saved inputs. It never sees the task module, the reference outputs or the comparison.
 - `shapes` reports the inputs a task makes under several sets of overrides, without allocating
-  them, and optionally whether the reference runs on them (`kope.evaluate.shapes`).
+  them, and optionally whether the reference runs on them (`kope.evaluate.inside.shapes`).
 
 Uninitialised memory is poisoned in candidate runs: PyTorch's deterministic mode with
 `fill_uninitialized_memory` fills every `torch.empty*` allocation with NaN (integers with their
@@ -31,7 +31,8 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-from kope.evaluate import interpreter, protocol, shapes, tensors, timing
+from kope.evaluate import protocol
+from kope.evaluate.inside import interpreter, shapes, tensors, timing
 from kope.evaluate.protocol import JobSpec, PlanInfo, TrialRecord, WorkerError, WorkerResult
 
 _TASK_MODULE = "kope_task"
@@ -232,7 +233,7 @@ class _OperatorTrace(TorchFunctionMode):
         self._inputs = {id(v): i for i, v in enumerate(inputs or []) if isinstance(v, torch.Tensor)}
 
     def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-        from kope.integrity import policy
+        from kope.evaluate.protocol import policy
 
         kwargs = kwargs or {}
         name = policy.short_name(func)
@@ -350,9 +351,13 @@ def _candidate(spec: JobSpec, job_dir: Path) -> WorkerResult:
     interpreter.install()
     monitor = None
     if spec.integrity is not None:
-        from kope.integrity.monitor import Monitor
+        from kope.evaluate.inside.monitor import Monitor
 
-        monitor = Monitor(str(job_dir / protocol.CANDIDATE_FILE), frozenset(spec.integrity.extra_allow))
+        monitor = Monitor(
+            str(job_dir / protocol.CANDIDATE_FILE),
+            frozenset(spec.integrity.extra_allow),
+            guarded=(sys.modules[__name__],),
+        )
         monitor.install()
     diagnostics = _Diagnostics(spec, job_dir)
     model_new, failure = _load_candidate(spec, job_dir)
@@ -434,12 +439,12 @@ class _Diagnostics:
         interpreted = os.environ.get("TRITON_INTERPRET") == "1"
         candidate_file = str(job_dir / protocol.CANDIDATE_FILE)
         if spec.bounds_check and interpreted:
-            from kope.diagnose.bounds import BoundsChecker
+            from kope.evaluate.inside.bounds import BoundsChecker
 
             self.checker = BoundsChecker(candidate_file)
             self.checker.install()
         if spec.trace is not None and interpreted:
-            from kope.diagnose.trace import Tracer
+            from kope.evaluate.inside.trace import Tracer
 
             self.tracer = Tracer(candidate_file, spec.trace)
             self.tracer.install()
@@ -486,7 +491,7 @@ def _ghost_replay(
     """Run forward once more with every launch of the candidate's kernels turned into a no-op: if the
     output is still the first trial's, the kernels do no work. Outputs the candidate may reuse are
     poisoned first, so a buffer it returns again cannot pass for fresh work."""
-    from kope.integrity.monitor import output_tensors, same_outputs
+    from kope.evaluate.inside.monitor import output_tensors, same_outputs
 
     assert spec.integrity is not None
     with torch._C.DisableTorchFunctionSubclass():

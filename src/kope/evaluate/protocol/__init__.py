@@ -3,6 +3,11 @@
 The parent writes `spec.json` (a `JobSpec`); the worker writes `result.json` (a `WorkerResult`)
 and tensors as safetensors files. The parent never unpickles anything: every file it reads is JSON
 or safetensors, and anything that does not validate is an error, never a pass.
+
+This package is the only code that both the parent side (`kope.evaluate`) and the sandboxed side
+(`kope.evaluate.inside`) import: the job and result models here, the shapes-job models in
+`probing`, and the PyTorch allowlist in `policy` (applied statically by the parent and at run time
+by the monitor). It imports nothing else of kope.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from kope.evaluate.probing import ShapeProbe, ShapeProbeResult
+from kope.evaluate.protocol.probing import ShapeProbe, ShapeProbeResult
 
 SPEC_FILE = "spec.json"
 RESULT_FILE = "result.json"
@@ -141,7 +146,7 @@ class PlanInfo(BaseModel):
     sizes: dict[str, Any] = Field(default_factory=dict)
     tolerances: dict[str, Any] | None = None
     allow_torch: list[str] = Field(default_factory=list)
-    """The task's ALLOW_TORCH: PyTorch calls its candidates may make (see kope.integrity.policy)."""
+    """The task's ALLOW_TORCH: PyTorch calls its candidates may make (see kope.evaluate.protocol.policy)."""
     integrity_policy: Literal["strict", "partial"] | None = None
     """The task's INTEGRITY_POLICY, when it sets one."""
 
@@ -187,7 +192,7 @@ class OutputPart(BaseModel):
 
 
 class Provenance(BaseModel):
-    """Run-time provenance of the candidate's outputs (see `kope.integrity.provenance`)."""
+    """Run-time provenance of the candidate's outputs (see `kope.evaluate.inside.provenance`)."""
 
     method: Literal["interpreter", "arguments"] = "interpreter"
     """interpreter: every load and store of the kernels is seen; arguments: a launch's tensor arguments
@@ -212,7 +217,7 @@ class Provenance(BaseModel):
 
 
 class Observations(BaseModel):
-    """What the integrity monitor saw while the candidate ran (see `kope.integrity.monitor`)."""
+    """What the integrity monitor saw while the candidate ran (see `kope.evaluate.inside.monitor`)."""
 
     torch_calls: list[TorchCall] = Field(default_factory=list)
     """PyTorch calls outside the allowlist, made by the candidate's Python code (not by its kernels)."""
@@ -242,7 +247,7 @@ class Observations(BaseModel):
 
 
 class AutotuneRun(BaseModel):
-    """One config of an autotuned kernel that ran on the CPU interpreter (see kope.evaluate.interpreter)."""
+    """One config of an autotuned kernel that ran on the CPU interpreter (see kope.evaluate.inside.interpreter)."""
 
     kernel: str
     config: str

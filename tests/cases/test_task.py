@@ -5,8 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from kope.errors import CaseError, TaskFileError
-from kope.task import (
+from kope.cases.task import (
     apply_overrides,
     build_cases,
     default_case_name,
@@ -17,6 +16,7 @@ from kope.task import (
     parse_tolerances,
     tolerance_for,
 )
+from kope.errors import CaseError, TaskFileError
 
 KERNELBENCH_STYLE = '''import torch
 import torch.nn as nn

@@ -6,7 +6,7 @@ Installed before the candidate module is loaded:
   call into a CUDA extension built with `torch.utils.cpp_extension.load[_inline]` is counted, per
   forward call, for kernels defined in the candidate's own file;
 - a `TorchFunctionMode` records, during forward, every PyTorch call the candidate's Python code
-  makes that is not on the allowlist (`kope.integrity.policy`), with the line of the candidate file
+  makes that is not on the allowlist (`kope.evaluate.protocol.policy`), with the line of the candidate file
   it came from; calls made by a kernel launch itself are not the candidate's and are not recorded;
 - the identities of functions a cheat would patch (comparisons, timers, Triton's launcher, kope's
   worker, the deterministic-mode switches) are taken, and compared again at the end.
@@ -33,6 +33,7 @@ import statistics
 import sys
 import threading
 import time
+import types
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -41,9 +42,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from kope.evaluate.protocol import HostEvent, Observations, OutputPart, Provenance, TorchCall
-from kope.integrity import policy
-from kope.integrity.provenance import (
+from kope.evaluate.inside.provenance import (
     FILL,
     HOST,
     STATE,
@@ -54,14 +53,17 @@ from kope.integrity.provenance import (
     tensor_copies,
     union,
 )
+from kope.evaluate.protocol import HostEvent, Observations, OutputPart, Provenance, TorchCall, policy
 
 _equal = torch.equal
 _uint8 = torch.uint8
 _getframe = sys._getframe
 
 
-def _watched() -> dict[str, Callable[[], object]]:
-    from kope.evaluate import tensors, timing, worker
+def _watched(guarded: Sequence[types.ModuleType]) -> dict[str, Callable[[], object]]:
+    """What a candidate must not replace; `guarded` are the caller's modules (the worker passes itself,
+    so that the monitor need not import the worker that imports it)."""
+    from kope.evaluate.inside import tensors, timing
 
     watched: dict[str, Callable[[], object]] = {
         "torch.allclose": lambda: torch.allclose,
@@ -97,9 +99,9 @@ def _watched() -> dict[str, Callable[[], object]]:
         "importlib.import_module": lambda: importlib.import_module,
         "sys._getframe": lambda: sys._getframe,
         "statistics.median": lambda: statistics.median,
-        "kope.timing._median": lambda: timing._median,
+        "kope.timing.median": lambda: timing.median,
     }
-    for module in (worker, tensors, timing, sys.modules[__name__]):
+    for module in (*guarded, tensors, timing, sys.modules[__name__]):
         for name, value in vars(module).items():
             if callable(value) and getattr(value, "__module__", None) == module.__name__:
                 watched[f"{module.__name__}.{name}"] = _getter(module, name)
@@ -193,8 +195,15 @@ def _caller_file(depth: int) -> str:
 class Monitor:
     """Counts launches, records PyTorch calls and watches for tampering, in the candidate worker."""
 
-    def __init__(self, candidate_file: str, extra_allow: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        candidate_file: str,
+        extra_allow: frozenset[str] = frozenset(),
+        guarded: Sequence[types.ModuleType] = (),
+    ) -> None:
         self.candidate_file = candidate_file
+        self.guarded = tuple(guarded)
+        """Modules of the caller whose functions are watched for replacement, like the monitor's own."""
         self.extra_allow = extra_allow
         self.launch_depth = 0
         self.ghost = False
@@ -232,7 +241,7 @@ class Monitor:
         self._wrap_extensions()
         self._wrap_reference_access()
         self._watch_stores()
-        self._watched = _watched()
+        self._watched = _watched(self.guarded)
         self._identities = {name: get() for name, get in self._watched.items()}
         self._threads_before = threading.active_count()
 

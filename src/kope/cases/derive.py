@@ -41,8 +41,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from kope import syntax
-from kope.evaluate.probing import ProbedInput, ShapeProbe, ShapeProbeResult
-from kope.task import InputTransform, OverrideValue, Task, binding_counts, is_size_value, module_bindings
+from kope.cases.task import (
+    InputTransform,
+    OverrideValue,
+    Task,
+    binding_counts,
+    is_size_value,
+    module_bindings,
+)
+from kope.evaluate.protocol.probing import ProbedInput, ShapeProbe, ShapeProbeResult
 
 CPU_MAX_ELEMENTS = 300_000
 """The most elements a derived case's inputs (or its outputs) hold on the CPU: Triton's interpreter

@@ -1,4 +1,4 @@
-"""The shapes job's meta-device shapes of the recurrent modules (kope.evaluate.shapes)."""
+"""The shapes job's meta-device shapes of the recurrent modules (kope.evaluate.inside.shapes)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import torch
 
-from kope.evaluate.shapes import _recurrent_shapes
+from kope.evaluate.inside.shapes import _recurrent_shapes
 
 
 def _shapes(value: Any) -> list[tuple[int, ...]]:

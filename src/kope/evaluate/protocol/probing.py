@@ -1,4 +1,4 @@
-"""What a `shapes` job is asked and what it answers (see `kope.derive` and `kope.evaluate.shapes`).
+"""What a `shapes` job is asked and what it answers (see `kope.cases.derive` and `kope.evaluate.inside.shapes`).
 
 A shapes job executes a task under several sets of overrides and reports, for each, the shapes and
 dtypes of the inputs `get_inputs()` makes (built on PyTorch's meta device, so no data is allocated

@@ -8,8 +8,8 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from kope.derive import Derivation
-from kope.task import Case
+from kope.cases.derive import Derivation
+from kope.cases.task import Case
 
 
 def _sizes(overrides: object) -> str:

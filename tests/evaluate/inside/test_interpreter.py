@@ -1,5 +1,5 @@
 """Generated-kernel habits on the CPU interpreter: autotune, heuristics, libdevice, device asserts,
-and GPU-only calls that must become a clear `interpreter` error (kope.evaluate.interpreter)."""
+and GPU-only calls that must become a clear `interpreter` error (kope.evaluate.inside.interpreter)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from conftest import FIXTURES, SCALE_TASK
 
 from kope.evaluate import EvalOptions, Evaluator
-from kope.evaluate.interpreter import HINT, _function
+from kope.evaluate.inside.interpreter import HINT, _function
 from kope.render import autotune_summary
 
 KERNELS = FIXTURES / "interpreter"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from kope.diagnose.diagnoser import _signature_features
-from kope.diagnose.features import FEATURES
 from kope.diagnose.signature import signature
+from kope.knowledge.features import FEATURES
 
 RNG = np.random.default_rng(1)
 

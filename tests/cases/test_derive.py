@@ -15,8 +15,7 @@ from safetensors.numpy import load_file
 from test_task import KERNELBENCH_STYLE
 from typer.testing import CliRunner
 
-from kope.cli import app
-from kope.derive import (
+from kope.cases.derive import (
     CPU_MAX_ELEMENTS,
     Derivation,
     derive,
@@ -25,13 +24,14 @@ from kope.derive import (
     prime_sizes,
     size_roots,
 )
+from kope.cases.render import derivation_report
+from kope.cases.task import build_cases, load_task
+from kope.cli import app
 from kope.errors import ReferenceError_
 from kope.evaluate import EvalOptions, Evaluator
 from kope.evaluate.cache import reference_key
-from kope.evaluate.probing import ShapeProbe, ShapeProbeResult
+from kope.evaluate.protocol.probing import ShapeProbe, ShapeProbeResult
 from kope.ops import get_op
-from kope.render_cases import derivation_report
-from kope.task import build_cases, load_task
 
 DERIVE = FIXTURES / "derive"
 ROWS = DERIVE / "rows.py"
@@ -325,7 +325,7 @@ def test_a_recurrent_task_with_its_states_built_in_forward_is_sized_by_every_nam
 
 def _in_process(path: Path) -> Callable[[Sequence[ShapeProbe]], list[ShapeProbeResult]]:
     """The shapes job's probes run here, without the sandbox (for tiny tasks only)."""
-    from kope.evaluate import shapes
+    from kope.evaluate.inside import shapes
     from kope.evaluate.protocol import JobSpec
 
     spec = JobSpec(mode="shapes", device="cpu", task_path=str(path))

@@ -6,7 +6,7 @@ those names; overrides are applied by rewriting the module's top-level assignmen
 that derive from them (`N = 2 * M`, `shape = (N, M)`) follow.
 
 Cases come from, in order of preference: `--cases FILE.json`, the task's own `get_cases()`, or one
-default case (the evaluator derives cases for a task without `get_cases()`: see `kope.derive`).
+default case (the evaluator derives cases for a task without `get_cases()`: see `kope.cases.derive`).
 `--set NAME=VALUE` applies on top of every case. A case dict may hold three reserved keys: `name` (a
 label), `visible` (whether an agent is shown it) and `inputs` (`{"scale": s, "shift": t}`: the
 reference's floating-point inputs become `x * s + t`, so a case can change the input distribution

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from kope.agents.context import BudgetError, Section, pack
 from kope.agents.prompts import StepContext, build
+from kope.context.budget import BudgetError, Section, pack
 from kope.models.tokens import count, count_messages
 
 

@@ -4,7 +4,7 @@ A *label* says, for a span of memory, which task inputs its value derives from, 
 kernel of the candidate is on its path, whether a kernel only copied it, whether PyTorch computed it
 (in forward, or in `__init__`), whether it was built from host data, or whether it is a fill
 (`empty`, `zeros`, `arange`...). The shadow map holds labels by address range; kernel launches,
-PyTorch calls and host reads update and consult it (`kope.integrity.monitor`).
+PyTorch calls and host reads update and consult it (`kope.evaluate.inside.monitor`).
 
 The judgement of a kernel store: it *copies* when the values it stores are, as a multiset, exactly
 the values of one load of the same launch (a copy, a permutation, a transpose); then the stored

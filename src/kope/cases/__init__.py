@@ -1,0 +1,46 @@
+"""Cases: loading a task and its cases, deriving cases for a task that has none, and rendering them.
+
+- `task`: `Task`, `Case` and tolerances; loading KernelBench-format files; case overrides.
+- `derive`: cases derived from a task's single shape (sizes that expose masking and tiling bugs),
+  checked by sandboxed shapes jobs whose wire types live in `kope.evaluate.protocol.probing`.
+- `render`: the cases table and the derivation report of `kope cases`.
+
+This package sits below `kope.evaluate`: it imports only `kope.errors`, `kope.syntax` and the
+protocol's data types, so that the evaluator, the agents and the CLI can all depend on it.
+"""
+
+from kope.cases.derive import Derivation, derive
+from kope.cases.render import cases_table, derivation_report
+from kope.cases.task import (
+    Case,
+    InputTransform,
+    OverrideValue,
+    Task,
+    Tolerance,
+    build_cases,
+    load_cases_file,
+    load_task,
+    override_notes,
+    parse_set,
+    parse_tolerances,
+    tolerance_for,
+)
+
+__all__ = [
+    "Case",
+    "Derivation",
+    "InputTransform",
+    "OverrideValue",
+    "Task",
+    "Tolerance",
+    "build_cases",
+    "cases_table",
+    "derivation_report",
+    "derive",
+    "load_cases_file",
+    "load_task",
+    "override_notes",
+    "parse_set",
+    "parse_tolerances",
+    "tolerance_for",
+]
