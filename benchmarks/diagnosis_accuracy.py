@@ -31,11 +31,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from kope.diagnose.diagnoser import Diagnoser, Diagnosis
+from kope.diagnose.diagnoser import Diagnoser
+from kope.diagnose.report import Diagnosis
 from kope.evaluate import EvalOptions, Evaluator
 from kope.knowledge.base import KnowledgeBase
-from kope.knowledge.cues import CueHit
-from kope.knowledge.recipes import RecipeContext, apply
+from kope.knowledge.features import Features
+from kope.knowledge.recipes import apply
 from kope.knowledge.retrieval import rank
 from kope.ops import get_op
 
@@ -77,10 +78,10 @@ def load_items(manifests: list[Path], only: list[str]) -> list[tuple[Path, dict[
 
 
 def ablations(base: KnowledgeBase, diagnosis: Diagnosis) -> tuple[list[str], list[str]]:
-    hits = [CueHit(cue=c["cue"], line=c["line"], text=c["text"]) for c in diagnosis.cues]
+    hits = diagnosis.cues
     limit = len(base)
-    cues_only = [h.pattern for h in rank(base, {}, hits, limit=limit)]
-    symptoms_only = [h.pattern for h in rank(base, diagnosis.signature, [], limit=limit)]
+    cues_only = [h.pattern for h in rank(base, Features(), hits, limit=limit)]
+    symptoms_only = [h.pattern for h in rank(base, diagnosis.features, [], limit=limit)]
     return cues_only, symptoms_only
 
 
@@ -91,9 +92,8 @@ def repairs(
     pattern = base.patterns.get(label)
     if pattern is None or pattern.recipe is None:
         return []
-    context = RecipeContext(features=dict(diagnosis.signature), params=dict(pattern.recipe.params))
     statuses = []
-    for i, edit in enumerate(apply(pattern.recipe.name, kernel.read_text(), context)):
+    for i, edit in enumerate(apply(pattern.recipe.name, kernel.read_text())):
         candidate = scratch / f"{kernel.stem}.{i}.py"
         candidate.write_text(edit)
         statuses.append(evaluator.evaluate(task, candidate, options=options).status)

@@ -27,7 +27,7 @@ from rich.table import Table
 
 from kope.evaluate import EvalOptions, Evaluator
 from kope.evaluate.runner import Runner
-from kope.evaluate.sandbox import Limits, Outcome
+from kope.evaluate.sandbox import Outcome, SandboxLimits
 from kope.ops import list_ops
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,7 +42,7 @@ class TimedRunner:
         self.inner = inner
         self.jobs: list[tuple[float, float]] = []
 
-    def run(self, job_dir: Path, limits: Limits) -> Outcome:
+    def run(self, job_dir: Path, limits: SandboxLimits) -> Outcome:
         began = time.perf_counter()
         outcome = self.inner.run(job_dir, limits)
         self.jobs.append((time.perf_counter() - began, outcome.seconds))

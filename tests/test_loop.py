@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from kope.evaluate.results import CaseResult, EvalError, EvalResult
-from kope.loop import Guards, Limits, Transcript, content_hash, version_score
+from kope.loop import Guards, LoopLimits, Transcript, content_hash, version_score
 
 
 def result(status: str, *wrong: float) -> EvalResult:
@@ -29,10 +29,10 @@ def test_content_hash_is_the_identity_of_a_text() -> None:
 
 
 def test_guards_give_each_stop_reason() -> None:
-    guards = Guards(Limits(max_iterations=2, max_tokens=100, patience=2, repeat_limit=2))
+    guards = Guards(LoopLimits(max_iterations=2, max_tokens=100, patience=2, repeat_limit=2))
     assert guards.before_call(1, 99) is None
     assert guards.before_call(2, 0) == "iteration-limit" and guards.before_call(0, 100) == "token-budget"
-    assert Guards(Limits(max_seconds=0.0)).before_call(0, 0) == "time-budget"
+    assert Guards(LoopLimits(max_seconds=0.0)).before_call(0, 0) == "time-budget"
     assert guards.improved((2, 0.5, 1.0)) and guards.best == (2, 0.5, 1.0)
     assert not guards.improved((2, 0.6, 1.0)) and guards.after_step() is None
     guards.no_progress()

@@ -578,7 +578,7 @@ def debug_command(
     A version counts as repaired only when it passes every case (hidden ones too) and the integrity
     gates. Exit status: 0 repaired, 1 unrepaired or rejected, 2 error.
     """
-    from kope.agents import DebugConfig, Limits
+    from kope.agents import DebugConfig, LoopLimits
     from kope.agents.debug import DebugLoop
     from kope.cases.task import load_task
     from kope.evaluate import EvalOptions, Evaluator
@@ -591,7 +591,7 @@ def debug_command(
         loaded = load_task(task)
         chosen = load_model(model, base_url=base_url, record=record)
         config = DebugConfig(
-            limits=Limits(max_iterations=max_iterations, max_tokens=budget_tokens, max_seconds=budget_seconds),
+            limits=LoopLimits(max_iterations=max_iterations, max_tokens=budget_tokens, max_seconds=budget_seconds),
             prompt_budget=prompt_tokens,
             recipes_first=recipes_first,
             probes=not no_probes,
@@ -980,7 +980,7 @@ def bench_run(
     import functools
 
     from kope import paths
-    from kope.agents import Limits
+    from kope.agents import LoopLimits
     from kope.bench.corpus import load_suite
     from kope.bench.harness import BenchError, ModelFactory, parse_arms, run_bench
     from kope.evaluate import EvalOptions
@@ -1008,7 +1008,7 @@ def bench_run(
         summary = run_bench(
             loaded, strategy=strategy, model=model, out=out_dir, arms=arms, samples=n,  # type: ignore[arg-type]
             workers=workers, limit=limit, every=every, options=EvalOptions(sandbox=_mode(sandbox), device=resolved, trials=trials),
-            limits=Limits(max_iterations=max_iterations), cache_dir=cache_dir or paths.cache_dir() / "reference",
+            limits=LoopLimits(max_iterations=max_iterations), cache_dir=cache_dir or paths.cache_dir() / "reference",
             model_factory=factory, progress=show, probes=not no_probes, memory=memory,
             executor=None if executor == "local" else _executor(executor, workers, address, resolved),  # type: ignore[arg-type]
         )

@@ -49,7 +49,7 @@ kernel is wrong on some case) and `untimed-start` (it could not be timed)."""
 
 
 @dataclass(frozen=True)
-class Limits:
+class LoopLimits:
     max_iterations: int = 8
     max_tokens: int = 200_000
     max_seconds: float = 1800.0
@@ -82,7 +82,7 @@ def content_hash(source: str) -> str:
 
 @dataclass
 class Guards:
-    limits: Limits = field(default_factory=Limits)
+    limits: LoopLimits = field(default_factory=LoopLimits)
     started: float = field(default_factory=time.monotonic)
     best: Score | None = None
     """The best score seen: the one place a loop keeps it."""

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import SCALE_GOOD, SCALE_TASK
 
-from kope.agents import DebugConfig, DebugLoop, Limits
+from kope.agents import DebugConfig, DebugLoop, LoopLimits
 from kope.agents.environment import FakeEnvironment
 from kope.evaluate import Evaluator
 from kope.knowledge.retrieval import Hypothesis
@@ -39,7 +39,7 @@ def broken(tmp_path: Path) -> Path:
 
 
 def run(evaluator: Evaluator, model, broken: Path, tmp_path: Path, **limits: float):  # type: ignore[no-untyped-def]
-    config = DebugConfig(limits=Limits(**limits), probes=False)  # type: ignore[arg-type]
+    config = DebugConfig(limits=LoopLimits(**limits), probes=False)  # type: ignore[arg-type]
     loop = DebugLoop(model, evaluator, config=config, transcript=tmp_path / "t.jsonl")
     return loop.run(SCALE_TASK, broken, tmp_path / "out.py")
 
@@ -52,7 +52,7 @@ def scripted() -> FakeEnvironment:
 
 
 def fake_run(model, broken: Path, tmp_path: Path, env: FakeEnvironment | None = None, **limits: float):  # type: ignore[no-untyped-def]
-    config = DebugConfig(limits=Limits(**limits), probes=False)  # type: ignore[arg-type]
+    config = DebugConfig(limits=LoopLimits(**limits), probes=False)  # type: ignore[arg-type]
     loop = DebugLoop(model, env or scripted(), config=config, transcript=tmp_path / "t.jsonl")
     return loop.run(SCALE_TASK, broken, tmp_path / "out.py")
 
@@ -179,7 +179,7 @@ def test_recipes_come_before_the_model_when_asked(tmp_path: Path) -> None:
     assert report.status == "repaired" and [s.model for s in report.steps] == ["offline"] and not model.calls
     assert report.tokens.total == 0 and "triton.cdiv(n, 256)" in (tmp_path / "out.py").read_text()
 
-    asked = DebugLoop(model, env, config=DebugConfig(probes=False, limits=Limits(max_iterations=1)))
+    asked = DebugLoop(model, env, config=DebugConfig(probes=False, limits=LoopLimits(max_iterations=1)))
     assert asked.run(SCALE_TASK, broken, tmp_path / "out.py").steps[0].model == "scripted" and model.calls
 
 

@@ -58,7 +58,7 @@ def test_diagnose_with_probes_names_the_grid_bug(evaluator: Evaluator, tmp_path:
     assert any(name.startswith("inputs ") for name in probes)
     assert {"checking bounds", "rerunning for determinism", "trying structured inputs"} <= set(said)
     assert diagnosis.hypotheses[0].pattern == "grid-too-small", [h.pattern for h in diagnosis.hypotheses]
-    assert diagnosis.signature and diagnosis.evaluation is not None
+    assert diagnosis.features.measured() and diagnosis.evaluation is not None
 
 
 def test_diagnose_json_contract(tmp_path: Path) -> None:

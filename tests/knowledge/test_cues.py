@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kope.knowledge.cues import CUES, detect, near_constant
+from kope.knowledge.cues import CUES, DESCRIPTIONS, ORDER, detect, near_constant
 from kope.ops import list_ops
 
 NORM = '''
@@ -242,3 +242,7 @@ def test_near_constant_tells_slips_from_truncations() -> None:
 
 def test_unparsable_source_has_no_cues() -> None:
     assert detect("def broken(:\n") == []
+
+
+def test_every_cue_of_every_family_runs_in_the_listed_order() -> None:
+    assert list(CUES) == list(DESCRIPTIONS) == list(ORDER), "a new cue goes into ORDER, where it should run"

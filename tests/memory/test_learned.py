@@ -6,6 +6,7 @@ from pathlib import Path
 
 from kope.cases.task import load_task
 from kope.knowledge.base import KnowledgeBase
+from kope.knowledge.features import Features
 from kope.knowledge.retrieval import rank
 from kope.memory import ExperienceStore
 from kope.memory.learned import (
@@ -45,9 +46,9 @@ def test_a_learned_pattern_is_found_by_retrieval(tmp_path: Path) -> None:
         extended = with_learned(base, store)
         assert len(base) == shipped and len(extended) == shipped + 1, "the shipped base is not modified"
         assert [p for p in extended.validate() if record.pattern_id in p] == []
-        ranked = rank(extended, FEATURES, [], text="mean divides by the row length n - 1")
+        ranked = rank(extended, Features(**FEATURES), [], text="mean divides by the row length n - 1")
         assert record.pattern_id in [h.pattern for h in ranked[:3]]
-        unrelated = rank(extended, {"status": "error", "error_kind": "runtime"}, [], text="index out of range")
+        unrelated = rank(extended, Features(status="error", error_kind="runtime"), [], text="index out of range")
         assert record.pattern_id not in [h.pattern for h in unrelated]
         assert [p.id for p in learned_patterns(store)] == [record.pattern_id]
         assert extended.search("divides row length")[0][0].id == record.pattern_id

@@ -14,7 +14,7 @@ from sqlalchemy import create_engine, inspect
 from kope.cases.task import load_task
 from kope.evaluate import CaseResult, EvalError, EvalResult, Timing
 from kope.memory import DecisionIn, ExperienceStore, Injected, StoreError, schema
-from kope.memory.signatures import normalize_error, normalized_hash
+from kope.memory.fingerprints import normalize_error, normalized_hash
 from kope.ops import get_op
 
 RELU = get_op("relu")

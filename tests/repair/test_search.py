@@ -8,7 +8,7 @@ from conftest import NEAR_MISS
 from rich.console import Console
 
 from kope.agents import DebugConfig, DebugLoop
-from kope.diagnose.diagnoser import Diagnosis
+from kope.diagnose.report import Diagnosis
 from kope.evaluate import Evaluator
 from kope.evaluate.protocol import BoundsEvent
 from kope.knowledge.retrieval import Hypothesis

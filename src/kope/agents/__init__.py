@@ -6,13 +6,13 @@
 
 from kope.agents.debug import DebugConfig, DebugLoop, DebugReport, debug
 from kope.agents.regenerate import RegenerateReport, pass_at_k, regenerate
-from kope.loop import Limits
+from kope.loop import LoopLimits
 
 __all__ = [
     "DebugConfig",
     "DebugLoop",
     "DebugReport",
-    "Limits",
+    "LoopLimits",
     "RegenerateReport",
     "debug",
     "pass_at_k",

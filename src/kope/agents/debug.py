@@ -27,11 +27,11 @@ from kope.agents.environment import Environment, SandboxEnvironment
 from kope.agents.prompts import StepContext, build
 from kope.agents.proposers import ModelProposer, Proposal, Proposer, RecipeProposer, RepairView
 from kope.cases.task import Case, Task, load_task
-from kope.diagnose.diagnoser import Diagnosis
+from kope.diagnose.report import Diagnosis
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
 from kope.evaluate.confine import SandboxReport
 from kope.knowledge.base import KnowledgeBase
-from kope.loop import Guards, Limits, StopReason, Transcript, content_hash, version_score
+from kope.loop import Guards, LoopLimits, StopReason, Transcript, content_hash, version_score
 from kope.models.base import Model, Usage
 from kope.repair.search import SearchConfig, SearchResult
 
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from kope.memory.recording import DebugRecorder
     from kope.memory.store import ExperienceStore
 
-Status = Literal["repaired", "unrepaired", "rejected"]
+DebugStatus = Literal["repaired", "unrepaired", "rejected"]
 
 
 class Step(BaseModel):
@@ -75,7 +75,7 @@ class FinalCheck(BaseModel):
 class DebugReport(BaseModel):
     """What `kope debug --json` prints."""
 
-    status: Status
+    status: DebugStatus
     iterations: int
     tokens: Usage
     output: str | None
@@ -102,7 +102,7 @@ class DebugReport(BaseModel):
 
 @dataclass
 class DebugConfig:
-    limits: Limits = field(default_factory=Limits)
+    limits: LoopLimits = field(default_factory=LoopLimits)
     prompt_budget: int = 12_000
     reply_tokens: int = 4096
     recipes_first: bool = False
@@ -121,10 +121,11 @@ class DebugConfig:
     """Searches per repair: a second one starts from a version right on the shown cases that fails hidden ones."""
 
 
-ProgressFn = Callable[[Step], None]
+DebugProgress = Callable[[Step], None]
 
 
-def failure_signature(result: EvalResult) -> str:
+def failure_key(result: EvalResult) -> str:
+    """What tells two failures apart for the oscillation guard: the error, or which cases fail by how much."""
     if result.error is not None:
         return f"{result.error.kind}:{result.error.message[:120]}"
     wrong = [(c.name, c.mismatch_count) for c in result.cases if not c.passed]
@@ -176,7 +177,7 @@ class DebugLoop:
         knowledge: KnowledgeBase | None = None,
         config: DebugConfig | None = None,
         transcript: Path | None = None,
-        progress: ProgressFn | None = None,
+        progress: DebugProgress | None = None,
         store: ExperienceStore | None = None,
     ) -> None:
         """`model` None: kope's offline proposers alone (`--model offline`); an `Evaluator` is wrapped in
@@ -339,12 +340,12 @@ class DebugLoop:
                               hypotheses=[h.model_dump() for h in diagnosis.hypotheses])
         if self._memory is not None:
             self._memory.step(state.source, new_source, reply=proposal.text, result=evaluation,
-                              features=dict(diagnosis.signature),
+                              features=diagnosis.features.measured(),
                               hypotheses=[h.pattern for h in state.diagnosis.hypotheses],
                               recipe=recipe, tokens=(proposal.usage.prompt, proposal.usage.completion))
         origin = " (a kope recipe)" if recipe and self.model is not None else ""
         state.history.append(f"attempt {step.iteration}{origin}: {step.outcome}")
-        state.guards.failure(failure_signature(evaluation))
+        state.guards.failure(failure_key(evaluation))
         best = state.guards.best
         if state.guards.improved(score) or best is None or score <= best:
             state.best_source = state.source = new_source
@@ -434,7 +435,7 @@ class DebugLoop:
 
     def _finish(self, state: _State, stop: StopReason, candidate: str | Path, out: Path, began: float) -> DebugReport:
         """Write the returned version, check it once more on every case, report (and record) the run."""
-        status: Status = "repaired" if state.accepted else ("rejected" if state.rejected else "unrepaired")
+        status: DebugStatus = "repaired" if state.accepted else ("rejected" if state.rejected else "unrepaired")
         final_source = state.accepted or state.best_source
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(final_source)
@@ -469,13 +470,13 @@ class DebugLoop:
         recorder = DebugRecorder(self.store, task=task, model=self.name, device=self.config.options.device,
                                  knowledge=self.env.knowledge)
         assert diagnosis.evaluation is not None
-        recorder.start(source, diagnosis.evaluation, dict(diagnosis.signature), [c["cue"] for c in diagnosis.cues])
+        recorder.start(source, diagnosis.evaluation, diagnosis.features.measured(), [c.cue for c in diagnosis.cues])
         return recorder
 
     def _experience(self, source: str, diagnosis: Diagnosis) -> list[Any]:
         if self._memory is None or diagnosis.evaluation is None:
             return []
-        return self._memory.sections(source, diagnosis.evaluation, dict(diagnosis.signature),
+        return self._memory.sections(source, diagnosis.evaluation, diagnosis.features.measured(),
                                      "\n".join(diagnosis.summary().splitlines()[:8]),
                                      [h.pattern for h in diagnosis.hypotheses])
 
@@ -501,7 +502,7 @@ def debug(
     evaluator: Evaluator,
     config: DebugConfig | None = None,
     transcript: Path | None = None,
-    progress: ProgressFn | None = None,
+    progress: DebugProgress | None = None,
     store: ExperienceStore | None = None,
 ) -> DebugReport:
     """Repair `candidate` with `model` (None: offline); write the result to `out` and return the report

@@ -17,10 +17,11 @@ from typing import Literal, Protocol
 
 from kope.agents.edits import Request
 from kope.cases.task import Case, Task
-from kope.diagnose.diagnoser import CaseDiagnosis, Diagnoser, Diagnosis
+from kope.diagnose.diagnoser import Diagnoser
+from kope.diagnose.report import CaseDiagnosis, Diagnosis
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
 from kope.evaluate.protocol import TraceSpec
-from kope.evaluate.results import CaseResult, EvalError, Finding, Integrity, Status
+from kope.evaluate.results import CaseResult, EvalError, EvalStatus, Finding, Integrity
 from kope.knowledge.base import KnowledgeBase
 from kope.knowledge.retrieval import Hypothesis
 from kope.loop import Score
@@ -199,7 +200,7 @@ class FakeEnvironment:
         self.evaluated.append(source)
         verdict = self.verdict(source)
         results = [_case_result(case, verdict) for case in cases]
-        status: Status = "error" if verdict == "error" else "fail" if not all(c.passed for c in results) else "pass"
+        status: EvalStatus = "error" if verdict == "error" else "fail" if not all(c.passed for c in results) else "pass"
         integrity = Integrity(checked=True)
         if verdict == "reject" and status == "pass":
             status = "reject"

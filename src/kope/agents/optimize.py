@@ -38,7 +38,7 @@ from kope.agents.proposers import Frontier, LaunchSearch, ModelProposer, Proposa
 from kope.cases.task import Case, Task, load_task
 from kope.context.budget import Section, pack
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
-from kope.loop import Guards, Limits, StopReason, Transcript
+from kope.loop import Guards, LoopLimits, StopReason, Transcript
 from kope.models.base import Message, Model, Usage
 from kope.models.tokens import count_messages
 
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from kope.memory.recording import RunRecorder
     from kope.memory.store import ExperienceStore
 
-Status = Literal["improved", "not-improved", "incorrect-start"]
+OptimizeStatus = Literal["improved", "not-improved", "incorrect-start"]
 INTERPRETER_NOTE = (
     "interpreter-wall: the Triton interpreter's wall time on the CPU. It ranks versions on this machine "
     "but is not GPU speed; no speedup over the PyTorch reference is claimed from it."
@@ -92,7 +92,7 @@ class Node(BaseModel):
 class OptimizeReport(BaseModel):
     """What `kope optimize --json` prints."""
 
-    status: Status
+    status: OptimizeStatus
     task: str
     kernel: str
     model: str
@@ -153,7 +153,7 @@ class Search:
     method: str | None = None
 
 
-ProgressFn = Callable[[Node], None]
+OptimizeProgress = Callable[[Node], None]
 
 
 # -- the launch search's memory -------------------------------------------------------------
@@ -265,7 +265,7 @@ class OptimizeLoop:
         config: OptimizeConfig | None = None,
         store: ExperienceStore | None = None,
         transcript: Path | None = None,
-        progress: ProgressFn | None = None,
+        progress: OptimizeProgress | None = None,
     ) -> None:
         """`model` None: the offline launch search (`--model offline`)."""
         self.model = model
@@ -364,7 +364,7 @@ class OptimizeLoop:
         options: EvalOptions, cases: list[Case], began: float,
     ) -> StopReason:
         limits = self.config
-        guards = Guards(Limits(max_iterations=limits.iterations, max_tokens=limits.max_tokens,
+        guards = Guards(LoopLimits(max_iterations=limits.iterations, max_tokens=limits.max_tokens,
                                max_seconds=limits.max_seconds), started=began)
         while True:
             stop = guards.before_call(len(search.nodes) - 1, search.tokens.total)
@@ -497,7 +497,7 @@ class ChildLimited:
 
 
 def _norm(source: str) -> str:
-    from kope.memory.signatures import normalized_hash
+    from kope.memory.fingerprints import normalized_hash
 
     return normalized_hash(source)
 
@@ -540,7 +540,7 @@ def optimize(
     config: OptimizeConfig | None = None,
     store: ExperienceStore | None = None,
     transcript: Path | None = None,
-    progress: ProgressFn | None = None,
+    progress: OptimizeProgress | None = None,
 ) -> OptimizeReport:
     """Make `kernel` faster with `model`; write the fastest correct version to `out` and return the report."""
     loop = OptimizeLoop(model, evaluator, config=config, store=store, transcript=transcript, progress=progress)

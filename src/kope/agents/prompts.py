@@ -9,7 +9,7 @@ from functools import cache
 import jinja2
 
 from kope.context.budget import Packed, Section, pack
-from kope.diagnose.diagnoser import Diagnosis
+from kope.diagnose.report import Diagnosis
 from kope.models.base import Message
 from kope.models.tokens import count_messages
 

@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from kope.agents.edits import EditError, Request, parse_reply
 from kope.agents.launch import Knob, apply_config, current_config, describe, find_knobs
-from kope.knowledge.recipes import RecipeContext, apply
+from kope.knowledge.recipes import apply
 from kope.loop import content_hash
 from kope.models.base import Message, Model, ModelError, Usage
 
 if TYPE_CHECKING:
-    from kope.diagnose.diagnoser import Diagnosis
+    from kope.diagnose.report import Diagnosis
 
 
 @dataclass
@@ -128,12 +128,11 @@ class RecipeProposer:
         """(pattern id and recipe, edited source) for every edit of the top hypotheses' recipes."""
         if view.diagnosis is None or not view.recipes:
             return []
-        context = RecipeContext(features=dict(view.diagnosis.signature), params={})
         found: list[tuple[str, str]] = []
         for hypothesis in view.diagnosis.hypotheses[: self.max_hypotheses]:
             if hypothesis.recipe:
                 found += [(f"{hypothesis.pattern} ({hypothesis.recipe})", edit)
-                          for edit in apply(hypothesis.recipe, view.source, context)]
+                          for edit in apply(hypothesis.recipe, view.source)]
         return found
 
     def propose(self, view: RepairView) -> Proposal | None:

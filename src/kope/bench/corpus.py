@@ -183,7 +183,7 @@ class _Group:
     duplicates: int
 
 
-ProgressFn = Callable[[str], None]
+CorpusProgress = Callable[[str], None]
 
 
 def verdict(result: EvalResult) -> str:
@@ -249,7 +249,7 @@ def build_suite(
     confirm: EvalOptions | None = None,
     workers: int = 2,
     command: str = "",
-    progress: ProgressFn | None = None,
+    progress: CorpusProgress | None = None,
 ) -> SuiteManifest:
     """Write a suite of near misses to `out` and return its manifest (also written there).
 

@@ -38,7 +38,7 @@ from kope.evaluate.confine import SandboxReport
 from kope.evaluate.runner import Runner
 from kope.executors import Executor, LocalExecutor
 from kope.knowledge.base import KnowledgeBase
-from kope.loop import Limits
+from kope.loop import LoopLimits
 from kope.memory.store import ExperienceStore
 from kope.models import load_model
 from kope.models.base import Model
@@ -116,7 +116,7 @@ class Job:
     model: str
     out_dir: str
     options: EvalOptions
-    limits: Limits
+    limits: LoopLimits
     probes: bool = True
     store: str | None = None
     """The run's experience store (a SQLite file or SQLAlchemy URL); None: no memory."""
@@ -354,7 +354,7 @@ def plan_jobs(
     samples: int,
     out: Path,
     options: EvalOptions,
-    limits: Limits,
+    limits: LoopLimits,
     limit: int | None = None,
     every: int = 1,
     probes: bool = True,
@@ -405,7 +405,7 @@ def run_bench(
     limit: int | None = None,
     every: int = 1,
     options: EvalOptions | None = None,
-    limits: Limits | None = None,
+    limits: LoopLimits | None = None,
     cache_dir: Path | None = None,
     model_factory: ModelFactory | None = None,
     progress: Callable[[Attempt, int, int], None] | None = None,
@@ -427,7 +427,7 @@ def run_bench(
     began = time.monotonic()
     out.mkdir(parents=True, exist_ok=True)
     options = options or EvalOptions()
-    limits = limits or Limits()
+    limits = limits or LoopLimits()
     store = str(out.resolve() / MEMORY_DB) if memory else None
     jobs = plan_jobs(suite, strategy=strategy, model=model, arms=arms, samples=max(1, samples), out=out,
                      options=options, limits=limits, limit=limit, every=every, probes=probes, store=store)

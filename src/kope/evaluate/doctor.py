@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from kope.evaluate import landlock, seccomp
 from kope.evaluate.confine import SandboxReport, Settings
-from kope.evaluate.sandbox import Limits, read_outcome, supervise
+from kope.evaluate.sandbox import SandboxLimits, read_outcome, supervise
 from kope.evaluate.view import driver_library_dirs, gpu_devices, ldconfig_output
 
 _SETTINGS = (
@@ -54,7 +54,8 @@ def trial(mode: str) -> SandboxReport | None:
         if pid == 0:  # pragma: no cover - the forked supervisor
             code = 0
             try:
-                supervise(job, Limits(timeout_s=20, memory_mb=None, sandbox=Settings(mode=mode, hidden=(str(scratch),))), lambda _: 0)  # type: ignore[arg-type]
+                settings = Settings(mode=mode, hidden=(str(scratch),))  # type: ignore[arg-type]
+                supervise(job, SandboxLimits(timeout_s=20, memory_mb=None, sandbox=settings), lambda _: 0)
             except BaseException:
                 code = 1
             os._exit(code)

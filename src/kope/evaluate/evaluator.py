@@ -40,7 +40,7 @@ from kope.evaluate.confine import SandboxMode, Settings, weakest
 from kope.evaluate.protocol import IntegritySpec, JobSpec, PlanInfo, TraceSpec, WorkerResult
 from kope.evaluate.results import CaseResult, EvalError, EvalResult, Finding, Integrity, OutputDiff, Timing
 from kope.evaluate.runner import ForkServer, Runner, SpawnRunner
-from kope.evaluate.sandbox import WORK_DIR, Limits, Outcome
+from kope.evaluate.sandbox import WORK_DIR, Outcome, SandboxLimits
 from kope.integrity import gate
 
 if TYPE_CHECKING:
@@ -82,8 +82,8 @@ class EvalOptions:
     policy: Literal["strict", "partial"] | None = None
     """The integrity policy; None: the task's INTEGRITY_POLICY, else decided from what the reference calls."""
 
-    def limits(self, hidden: tuple[str, ...] = ()) -> Limits:
-        return Limits(
+    def limits(self, hidden: tuple[str, ...] = ()) -> SandboxLimits:
+        return SandboxLimits(
             timeout_s=self.timeout_s,
             memory_mb=self.memory_mb,
             address_space=not self.device.startswith("cuda"),
@@ -246,7 +246,7 @@ class Evaluator:
             done += [ShapeProbeResult(error=why) for _ in probes[len(done) :]]
         return done[: len(probes)]
 
-    def _limits(self, options: EvalOptions) -> Limits:
+    def _limits(self, options: EvalOptions) -> SandboxLimits:
         """The job limits of `options`, with kope's own scratch, cache, home and working directory hidden."""
         return options.limits(hidden=self._hidden)
 
@@ -468,7 +468,7 @@ class Evaluator:
     def _job(
         self,
         spec: JobSpec,
-        limits: Limits,
+        limits: SandboxLimits,
         *,
         files: Mapping[str, Path] | None = None,
         source: str | None = None,

@@ -84,7 +84,7 @@ def clean_environment(
 
 
 @dataclass(frozen=True)
-class Limits:
+class SandboxLimits:
     """Resource limits of one job."""
 
     timeout_s: float = 60.0
@@ -149,7 +149,7 @@ class _Capture:
         return (bytes(self.head) + middle + bytes(self.tail)).decode(errors="replace")
 
 
-def supervise(job_dir: Path, limits: Limits, entry: Callable[[Path], int]) -> Outcome:
+def supervise(job_dir: Path, limits: SandboxLimits, entry: Callable[[Path], int]) -> Outcome:
     """Fork a worker that runs `entry(job_dir)`, watch it, clean up, write and return the outcome.
 
     Call it in a process of its own (the fork server forks one per job): it makes the calling
@@ -184,7 +184,7 @@ def supervise(job_dir: Path, limits: Limits, entry: Callable[[Path], int]) -> Ou
 
 def _exec_worker(
     job_dir: Path,
-    limits: Limits,
+    limits: SandboxLimits,
     entry: Callable[[Path], int],
     fds: tuple[int, int, int],
     entered: confine.Entered,
@@ -240,7 +240,7 @@ def _watch(
     pid: int,
     out_r: int,
     err_r: int,
-    limits: Limits,
+    limits: SandboxLimits,
     started: float,
     job_dir: Path,
     disk_base: int,

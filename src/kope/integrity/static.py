@@ -193,34 +193,6 @@ class _Module:
                     found.add(func.value.id)
         return found
 
-    def launching_helpers(self) -> set[str]:
-        """Names of Python functions of the file that launch a kernel (directly or through another)."""
-        helpers: set[str] = set()
-        functions = [
-            n for n in ast.walk(self.tree) if isinstance(n, ast.FunctionDef) and n.name not in self.kernels
-        ]
-        changed = True
-        while changed:
-            changed = False
-            for function in functions:
-                if function.name in helpers:
-                    continue
-                if self.launches(function.body) or _calls_any(function.body, helpers):
-                    helpers.add(function.name)
-                    changed = True
-        return helpers
-
-
-def _calls_any(nodes: list[ast.stmt], names: set[str]) -> bool:
-    for root in nodes:
-        for node in ast.walk(root):
-            if isinstance(node, ast.Call):
-                func = node.func
-                name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-                if name in names:
-                    return True
-    return False
-
 
 def _is_kernel_decorator(node: ast.expr) -> bool:
     text = ast.unparse(node)

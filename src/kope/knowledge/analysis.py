@@ -160,10 +160,6 @@ class Kernel:
                 used.add(node.id)
         return used
 
-    def depends_on(self, expr: ast.AST | None, names: set[str]) -> bool:
-        return bool(names_in(expr) & names)
-
-
 class Program:
     """A parsed candidate: its kernels and their launches."""
 

@@ -16,9 +16,9 @@ from kope.cases.task import Task
 from kope.context.budget import Packed, Section
 from kope.evaluate import EvalResult
 from kope.knowledge.base import KnowledgeBase
+from kope.memory.fingerprints import content_hash, device_label, error_hash, normalize_error
 from kope.memory.learned import learn, unified_diff
 from kope.memory.packer import ExperiencePacker, Prepared, Query
-from kope.memory.signatures import content_hash, device_label, normalize_error, signature_hash
 from kope.memory.store import DecisionIn, EvaluationRecord, ExperienceStore, StepRecord
 
 _BLOCK = re.compile(r"<{5,9} ?SEARCH.*?>{5,9} ?REPLACE[^\n]*", re.DOTALL)
@@ -196,14 +196,14 @@ class DebugRecorder(RunRecorder):
         self.start_source = source
         self.start_features = dict(features)
         self.start_cues = list(cues)
-        self.start_signature = signature_hash(text) if text else None
+        self.start_signature = error_hash(text) if text else None
         self.store.update_run(self.run.id, start_version=self.version_id(source))
 
     def sections(self, source: str, result: EvalResult, features: dict[str, Any], summary: str,
                  hypotheses: Sequence[str]) -> list[Section]:
         text = failure_text(result, features)
         query = self.query(
-            "repair", source, error_signature=signature_hash(text) if text else None,
+            "repair", source, error_signature=error_hash(text) if text else None,
             text=f"{summary} {' '.join(hypotheses)}", patterns=tuple(hypotheses),
         )
         return self.prepare(query)

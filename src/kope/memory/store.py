@@ -42,6 +42,15 @@ from kope.cases.task import Task
 from kope.errors import KopeError
 from kope.evaluate import EvalResult
 from kope.memory import schema
+from kope.memory.fingerprints import (
+    content_hash,
+    error_hash,
+    normalize_error,
+    normalized_hash,
+    task_family,
+    task_fingerprint,
+    toolchain,
+)
 from kope.memory.schema import (
     commit_key,
     decision,
@@ -54,15 +63,6 @@ from kope.memory.schema import (
     run,
     task,
     version,
-)
-from kope.memory.signatures import (
-    content_hash,
-    normalize_error,
-    normalized_hash,
-    signature_hash,
-    task_family,
-    task_signature,
-    toolchain,
 )
 
 EdgeKind = Literal["derived_from", "alternative_of", "used_evidence", "fixed_by"]
@@ -477,7 +477,7 @@ class ExperienceStore:
             "hash": loaded.sha256,
             "name": loaded.name,
             "family": family or task_family(loaded),
-            "signature": task_signature(loaded),
+            "signature": task_fingerprint(loaded),
             "path": str(loaded.path),
             "created": time.time(),
         }
@@ -580,7 +580,7 @@ class ExperienceStore:
 
     def count_signature(self, text: str, *, conn: Connection | None = None) -> str:
         """Count one occurrence of a signature text; its hash."""
-        digest = signature_hash(text)
+        digest = error_hash(text)
         now = time.time()
         with self._writing(conn) as c:
             inserted = _insert_ignore(
@@ -832,19 +832,6 @@ class ExperienceStore:
             rows = conn.execute(select(tree.c.vid, func.min(tree.c.depth)).group_by(tree.c.vid)
                                 .order_by(func.min(tree.c.depth))).all()
         return [int(r[0]) for r in rows if r[0] is not None]
-
-    def known_evaluation(self, task_id: int, source: str, *, device: str, scope: str = "all") -> EvaluationRecord | None:
-        """The latest evaluation of this code (comments and blank lines aside) for the task on the device and toolchain."""
-        query = (
-            select(evaluation).join(version, version.c.id == evaluation.c.version_id)
-            .where(and_(version.c.task_id == task_id, version.c.norm_hash == normalized_hash(source),
-                        evaluation.c.device == device, evaluation.c.scope == scope,
-                        evaluation.c.toolchain == toolchain()))
-            .order_by(evaluation.c.id.desc()).limit(1)
-        )
-        with self._read() as conn:
-            row = conn.execute(query).one_or_none()
-        return EvaluationRecord.model_validate(row._asdict()) if row is not None else None
 
     def experience(
         self, *, exclude_run: int | None = None, run_id: int | None = None, kinds: Sequence[str] | None = None,

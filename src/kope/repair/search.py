@@ -27,9 +27,9 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from kope.cases.task import Case, Task
-from kope.diagnose.diagnoser import Diagnosis
+from kope.diagnose.report import Diagnosis
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
-from kope.knowledge.recipes import RecipeContext, apply
+from kope.knowledge.recipes import apply
 from kope.loop import Score, content_hash, version_score
 from kope.repair.operators import Program, edits
 from kope.repair.sites import Evidence, priority
@@ -69,11 +69,10 @@ class RecipeProposer:
         if diagnosis is None:
             return []
         found: list[Candidate] = []
-        context = RecipeContext(features=dict(diagnosis.signature), params={})
         for rank, hypothesis in enumerate(diagnosis.hypotheses[: self.max_hypotheses]):
             if not hypothesis.recipe:
                 continue
-            for edit in apply(hypothesis.recipe, source, context):
+            for edit in apply(hypothesis.recipe, source):
                 line = _first_changed_line(source, edit)
                 found.append(Candidate(
                     operator=f"recipe:{hypothesis.recipe}", label=hypothesis.pattern, line=line,

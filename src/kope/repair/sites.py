@@ -8,11 +8,10 @@ on, whole rows, permuted or transposed values, right only on square sizes).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from kope.diagnose.diagnoser import Diagnosis
+from kope.diagnose.report import Diagnosis
 
 RELATED: dict[str, tuple[str, ...]] = {
     "compare-flip": ("missing-mask", "loop-bound", "padding-in-reduction"),
@@ -70,9 +69,8 @@ class Evidence:
             evidence.add(event.line - 1, 1.0, f"next to out-of-bounds line {event.line}")
             evidence.add(event.line + 1, 1.0, f"next to out-of-bounds line {event.line}")
         for cue in diagnosis.cues:
-            line = int(cue.get("line") or 0)
-            evidence.add(line, 2.0, f"code cue {cue.get('cue')}")
-        evidence.layout = any(diagnosis.signature.get(name) for name in LAYOUT_FEATURES)
+            evidence.add(cue.line, 2.0, f"code cue {cue.cue}")
+        evidence.layout = any(getattr(diagnosis.features, name) for name in LAYOUT_FEATURES)
         return evidence
 
     def add(self, line: int, weight: float, reason: str) -> None:
@@ -116,7 +114,3 @@ def priority(evidence: Evidence, operator: str, label: str, line: int, *, recipe
     return 4.0 * evidence.hypothesis_weight(operator, label) + evidence.site_weight(operator, line, launch_lines) + (
         3.0 if recipe else 0.0
     )
-
-
-def features_of(diagnosis: Diagnosis | None) -> Mapping[str, Any]:
-    return dict(diagnosis.signature) if diagnosis is not None else {}

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from kope.evaluate import EvalOptions
 from kope.executors import Executor, LocalExecutor
-from kope.loop import Limits
+from kope.loop import LoopLimits
 from kope.triage.layout import Item, Matching, Unmatched, match
 from kope.triage.worker import CLASSES, TriageJob, TriageRow, WorkerSpec
 
@@ -32,7 +32,7 @@ RESULTS = "results.jsonl"
 REPORT = "report.html"
 STATE = "triage.json"
 
-ProgressFn = Callable[[TriageRow, "TriageSummary"], None]
+TriageProgress = Callable[[TriageRow, "TriageSummary"], None]
 
 
 @dataclass
@@ -113,7 +113,7 @@ def triage(
     store: str | None = None,
     cache_dir: Path | None = None,
     probes: bool = False,
-    progress: ProgressFn | None = None,
+    progress: TriageProgress | None = None,
     matching: Matching | None = None,
 ) -> TriageSummary:
     """Triage every candidate not already in OUT/results.jsonl (see the module docstring)."""
@@ -139,7 +139,7 @@ def triage(
             yield _job(item)
 
     def _job(item: Item) -> TriageJob:
-        tokens_left, seconds_left = Limits().max_tokens, Limits().max_seconds
+        tokens_left, seconds_left = LoopLimits().max_tokens, LoopLimits().max_seconds
         reasons = []
         if max_tokens is not None:
             left = max_tokens - summary.tokens
@@ -151,7 +151,7 @@ def triage(
             if left_s <= 0:
                 reasons.append(f"time budget spent ({max_seconds:.0f} s)")
             seconds_left = max(0.0, min(seconds_left, left_s))
-        limits = Limits(max_iterations=max_iterations, max_tokens=tokens_left, max_seconds=seconds_left)
+        limits = LoopLimits(max_iterations=max_iterations, max_tokens=tokens_left, max_seconds=seconds_left)
         return TriageJob(item=item, out=str(out), options=options, model=model, limits=limits,
                          repair=not reasons, skip_reason="; ".join(reasons), store=store,
                          store_key=f"triage:{token}:{item.id}", probes=probes)

@@ -29,7 +29,7 @@ from kope.agents.debug import DebugConfig, DebugLoop, DebugReport
 from kope.diagnose.diagnoser import Diagnoser
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
 from kope.knowledge.base import KnowledgeBase
-from kope.loop import Limits
+from kope.loop import LoopLimits
 from kope.memory.store import ExperienceStore
 from kope.models import load_model
 from kope.triage.layout import Item
@@ -109,7 +109,7 @@ class TriageJob:
     """The results folder (repaired/, heatmaps/ and work/ go under it)."""
     options: EvalOptions
     model: str = "offline"
-    limits: Limits = field(default_factory=Limits)
+    limits: LoopLimits = field(default_factory=LoopLimits)
     repair: bool = True
     skip_reason: str = ""
     store: str | None = None

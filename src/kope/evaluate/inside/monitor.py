@@ -879,9 +879,6 @@ class Monitor:
                 self.provenance.outputs.append(part)
         return unknown
 
-    def output_is_plain(self, output: Any) -> bool:
-        return all(type(leaf) is torch.Tensor for _, leaf in _leaves(output) if isinstance(leaf, torch.Tensor))
-
     # -- the end ---------------------------------------------------------------------------
 
     def finish(self) -> Observations:
