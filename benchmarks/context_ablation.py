@@ -35,19 +35,19 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from kope.agents.debug import Transcript
 from kope.agents.launch import apply_config, describe
-from kope.agents.optimize import LaunchSearch, ModelProposer, Node, OptimizeConfig, Search, _Open
+from kope.agents.optimize import Node, OptimizeConfig, OptimizePrompt, Search, _Open
 from kope.agents.prompts import merged, render
+from kope.agents.proposers import LaunchSearch
 from kope.cases.task import load_task
 from kope.context.budget import Section
 from kope.evaluate import CaseResult, EvalResult, Timing
+from kope.loop import Transcript
 from kope.memory import DecisionIn, ExperienceStore
 from kope.memory.learned import unified_diff
 from kope.memory.packer import Caps, ExperiencePacker, Item, naive_block, render_block
 from kope.memory.recording import RunRecorder
 from kope.models.base import Message
-from kope.models.replay import ScriptedModel
 from kope.models.tokens import count, count_messages
 from kope.ops import list_ops
 
@@ -67,7 +67,7 @@ def timed(ms: float, status: str = "pass") -> EvalResult:
                       device="cpu", seed=0)
 
 
-def naive_prompt(proposer: ModelProposer, base: Sequence[tuple[Section, str]], items: list[Item]) -> int:
+def naive_prompt(proposer: OptimizePrompt, base: Sequence[tuple[Section, str]], items: list[Item]) -> int:
     system = Message(role="system", content=render("optimize_system.j2"))
     body = render("optimize.j2", sections=merged(list(base))).strip()
     block = naive_block(items)
@@ -127,7 +127,7 @@ def main() -> None:
             for step in range(1, args.steps + 1):
                 for budget, key in ((12_000, "default"), (3_000, "tight")):
                     config = OptimizeConfig(prompt_budget=budget)
-                    proposer = ModelProposer(ScriptedModel(["-"]), config, Transcript(None), recorder)
+                    proposer = OptimizePrompt(config, Transcript(None), recorder)
                     clock = time.perf_counter()
                     _, packed = proposer.prompt(current, search)
                     if key == "default":

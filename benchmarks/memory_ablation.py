@@ -30,14 +30,13 @@ from rich.table import Table
 from kope.agents.optimize import OptimizeConfig, OptimizeLoop, OptimizeReport
 from kope.evaluate import EvalOptions, Evaluator
 from kope.memory import ExperienceStore
-from kope.models.offline import OfflineModel
 from kope.ops import list_ops
 
 
 def run(evaluator: Evaluator, op_name: str, store: ExperienceStore | None, config: OptimizeConfig,
         scratch: Path) -> OptimizeReport:
     op = next(o for o in list_ops() if o.name == op_name)
-    loop = OptimizeLoop(OfflineModel(), evaluator, config=config, store=store)
+    loop = OptimizeLoop(None, evaluator, config=config, store=store)
     return loop.run(op.task_path, op.kernel_path, scratch / f"{op.name}.{'mem' if store else 'none'}.py")
 
 

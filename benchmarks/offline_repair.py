@@ -37,7 +37,6 @@ from rich.table import Table
 from kope.agents import DebugConfig, DebugLoop, DebugReport
 from kope.bench.corpus import load_suite
 from kope.evaluate import Evaluator
-from kope.models.offline import OfflineModel
 from kope.ops import get_op
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,7 +75,7 @@ def entries(manifests: list[Path]) -> list[Entry]:
 
 
 def repair(evaluator: Evaluator, entry: Entry, scratch: Path, arm: str) -> DebugReport:
-    loop = DebugLoop(OfflineModel(), evaluator, config=DebugConfig(search=arm == "search"))
+    loop = DebugLoop(None, evaluator, config=DebugConfig(search=arm == "search"))
     out = scratch / arm / f"{entry.id.replace('/', '__')}.repaired.py"
     out.parent.mkdir(parents=True, exist_ok=True)
     return loop.run(entry.task, entry.candidate, out)

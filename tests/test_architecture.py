@@ -37,6 +37,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("kope.integrity",),
     ("kope.knowledge", "kope.ops"),
     ("kope.diagnose",),
+    ("kope.loop",),
     ("kope.repair",),
     ("kope.context",),
     ("kope.memory", "kope.models"),

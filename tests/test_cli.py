@@ -92,3 +92,14 @@ def test_doctor_says_what_this_machine_supports() -> None:
     assert report["seccomp"] in (True, False) and isinstance(report["advice"], list) and report["advice"]
     readable = subprocess.run([sys.executable, "-m", "kope", "doctor"], capture_output=True, text=True, timeout=120)
     assert "sandbox level for `--sandbox auto`" in readable.stdout and "landlock ABI" in readable.stdout
+
+
+def test_optimize_exits_0_for_a_correct_kernel_it_could_not_make_faster(tmp_path: Path) -> None:
+    # The time budget is spent on the start: nothing faster is tried, the result is the correct start.
+    # (Exit 1 for a wrong start and 2 for one that does not run: tests/agents/test_optimize.py.)
+    done = runner.invoke(app, ["optimize", str(SCALE_TASK), str(SCALE_GOOD), "--json", "--device", "cpu",
+                               "--budget-seconds", "1", "--trials", "1", "--confirm", "0", "--store", "none",
+                               "--out", str(tmp_path / "out.py")])
+    report = json.loads(done.stdout)
+    assert done.exit_code == 0 and report["status"] == "not-improved" and report["stop_reason"] == "time-budget"
+    assert (tmp_path / "out.py").read_text() == SCALE_GOOD.read_text()

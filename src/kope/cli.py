@@ -611,7 +611,8 @@ def debug_command(
                 )
 
         if not as_json:
-            err.print(f"repairing {candidate} with {chosen.name} (evaluating on {resolved})", highlight=False)
+            err.print(f"repairing {candidate} with {chosen.name if chosen else 'offline'} (evaluating on {resolved})",
+                      highlight=False)
         with Evaluator() as evaluator, _store(store) as memory:
             report = DebugLoop(chosen, evaluator, config=config, transcript=transcript, progress=show,
                                store=memory).run(loaded, candidate, target)
@@ -628,7 +629,7 @@ def debug_command(
 
             err.print(sandbox_warning(report.sandbox), style="bold yellow", highlight=False)
         style = {"repaired": "bold green", "rejected": "bold magenta", "unrepaired": "bold red"}[report.status]
-        final = report.final or {}
+        final = report.final
         if report.hypotheses:
             out.print(f"diagnosis: {', '.join(report.hypotheses[:3])} (most likely first)", highlight=False)
         _print_diff(candidate, Path(report.output) if report.output else None)
@@ -636,8 +637,8 @@ def debug_command(
             f"[{style}]{report.status.upper()}[/] after {report.iterations} step(s), "
             f"{report.tokens.prompt + report.tokens.completion} tokens, {report.seconds:.1f} s "
             f"(stop: {report.stop_reason})\n"
-            f"output: {report.output}  — every case: {final.get('cases_passed')}/{final.get('cases')} pass, "
-            f"integrity {final.get('integrity')}\ntranscript: {report.transcript}",
+            f"output: {report.output}  — every case: {final.cases_passed}/{final.cases} pass, "
+            f"integrity {final.integrity}\ntranscript: {report.transcript}",
             highlight=False,
         )
     raise typer.Exit(0 if report.status == "repaired" else 1)
@@ -1092,7 +1093,8 @@ def optimize_command(
     With --model offline the decisions are launch parameters (block sizes, num_warps, num_stages),
     seeded by the store's best configurations for similar tasks on the same device. On the CPU the
     time is the Triton interpreter's wall time (reported as interpreter-wall, not GPU speed).
-    Exit status: 0 faster version found, 1 none found or the start is incorrect, 2 error.
+    Exit status: 0 a correct result, faster or not (improved or not-improved); 1 the starting kernel
+    is wrong on some case or rejected by the gates; 2 error (it does not run or cannot be timed, bad input).
     """
     from kope.agents.optimize import Node, OptimizeConfig, OptimizeLoop
     from kope.cases.task import load_task
@@ -1119,7 +1121,8 @@ def optimize_command(
                       highlight=False)
 
         if not as_json:
-            err.print(f"optimizing {kernel} with {chosen.name} (timing on {resolved})", highlight=False)
+            err.print(f"optimizing {kernel} with {chosen.name if chosen else 'offline'} (timing on {resolved})",
+                      highlight=False)
         with Evaluator() as evaluator, _store(store) as memory:
             report = OptimizeLoop(chosen, evaluator, config=config, store=memory, transcript=transcript,
                                   progress=show).run(loaded, kernel, target)
@@ -1144,7 +1147,7 @@ def optimize_command(
         lines.append(f"output: {report.output}" + (f"  (run {report.run_id} in the experience store)"
                                                    if report.run_id else ""))
         out.print("\n".join(lines), highlight=False)
-    raise typer.Exit(0 if report.status == "improved" else 1)
+    raise typer.Exit(report.exit_code)
 
 
 @memory_app.command("stats")

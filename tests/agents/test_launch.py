@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from kope.agents.launch import apply_config, find_knobs, scan
-from kope.agents.optimize import LaunchSearch, Node, OptimizeConfig, OptimizeLoop, Search, _Open
+from kope.agents.optimize import Node, OptimizeConfig, OptimizeLoop, Search, _Open
+from kope.agents.proposers import Frontier, LaunchSearch
 from kope.cases.task import build_cases, load_task
 from kope.evaluate import EvalOptions, Evaluator
-from kope.models.offline import OfflineModel
 from kope.ops import get_op
 
 KERNEL = '''import torch
@@ -87,9 +87,9 @@ def test_autotune_owns_its_configs() -> None:
     search = LaunchSearch(tuned, interpreted=True)
     root = _Open(node=Node(index=0, kind="start", time_ms=1.0), source=tuned, config={})
     state = Search(task=load_task(get_op("relu").task_path), start=root)
-    told = search.propose(root, state)
+    told = search.propose(Frontier(current=root, search=state))
     assert told is not None and told.kind == "no-edit" and told.source is None and "@triton.autotune" in told.note
-    assert search.propose(root, state) is None, "said once, then the search is exhausted"
+    assert search.propose(Frontier(current=root, search=state)) is None, "said once, then the search is exhausted"
 
 
 @pytest.mark.slow
@@ -98,7 +98,7 @@ def test_offline_optimize_searches_local_block_sizes(evaluator: Evaluator, tmp_p
     candidate.write_text(_kernel(LOCAL))
     task = load_task(get_op("relu").task_path)
     options = EvalOptions(trials=1, timing=True, timing_budget_ms=5, timeout_s=60, memory_mb=2048)
-    loop = OptimizeLoop(OfflineModel(), evaluator, config=OptimizeConfig(iterations=1, options=options))
+    loop = OptimizeLoop(None, evaluator, config=OptimizeConfig(iterations=1, options=options))
     report = loop.run(task, candidate, tmp_path / "out.py", cases=build_cases(task, [{"batch_size": 3, "dim": 70}]))
     assert report.stop_reason == "iteration-limit", "the search found parameters to try"
     assert [n.kind for n in report.trajectory] == ["start", "launch-config"]

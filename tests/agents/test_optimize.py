@@ -10,18 +10,18 @@ from conftest import SCALE_GOOD, SCALE_TASK
 
 from kope.agents.launch import apply_config, find_knobs
 from kope.agents.optimize import (
-    LaunchSearch,
     Node,
     OptimizeConfig,
     OptimizeLoop,
+    OptimizeReport,
     Search,
     _Open,
     launch_memory,
 )
+from kope.agents.proposers import Frontier, LaunchSearch
 from kope.cases.task import build_cases, load_task
 from kope.evaluate import EvalOptions, Evaluator
 from kope.memory import DecisionIn, ExperienceStore
-from kope.models.offline import OfflineModel
 from kope.models.replay import ScriptedModel
 from kope.ops import get_op
 
@@ -62,10 +62,10 @@ def test_memory_seeds_and_orders_the_launch_search(tmp_path: Path) -> None:
     assert [k.id for k in search.knobs] == ["const:BLOCK"], "num_warps and num_stages do nothing in the interpreter"
     root = _Open(node=Node(index=0, kind="start", time_ms=1.0), source=source, config=dict(search.start))
     state = Search(task=load_task(RELU.task_path), start=root)
-    first = search.propose(root, state)
+    first = search.propose(Frontier(root, state))
     assert first is not None and first.params is not None and first.params["seed"] is True
     assert first.source is not None and "BLOCK = 4096" in first.source
-    second = search.propose(root, state)
+    second = search.propose(Frontier(root, state))
     assert second is not None and second.params is not None
     assert second.params["changes"] == {"const:BLOCK": [1024, 512]}, "the move the memory liked comes first"
     plain = LaunchSearch(source, interpreted=False)
@@ -78,7 +78,7 @@ def test_offline_optimize_finds_a_configuration_and_records_it(evaluator: Evalua
     task = load_task(RELU.task_path)
     cases = build_cases(task, [{"batch_size": 3, "dim": 700}, {"batch_size": 1, "dim": 1}])
     with ExperienceStore.open(tmp_path / "m.db") as store:
-        loop = OptimizeLoop(OfflineModel(), evaluator, store=store, transcript=tmp_path / "t.jsonl",
+        loop = OptimizeLoop(None, evaluator, store=store, transcript=tmp_path / "t.jsonl",
                             config=OptimizeConfig(iterations=3, options=FAST))
         report = loop.run(task, RELU.kernel_path, tmp_path / "out.py", cases=cases)
         assert report.status in ("improved", "not-improved") and report.stop_reason == "iteration-limit"
@@ -140,3 +140,14 @@ def test_model_optimize_records_decisions_and_uses_experience(evaluator: Evaluat
 
 def again_run(store: ExperienceStore) -> int:
     return max(r.id for r in store.runs())
+
+
+def test_exit_code_is_0_for_a_correct_result_1_for_a_wrong_start_2_when_it_does_not_run() -> None:
+    def report(status: str, start: str) -> OptimizeReport:
+        return OptimizeReport(status=status, task="t", kernel="k", model="offline", output=None, device="cpu",  # type: ignore[arg-type]
+                              timing_method=None, trajectory=[Node(index=0, kind="start", status=start)])
+
+    assert report("improved", "pass").exit_code == report("not-improved", "pass").exit_code == 0
+    assert report("incorrect-start", "fail").exit_code == report("incorrect-start", "reject").exit_code == 1
+    assert report("incorrect-start", "error").exit_code == 2
+    assert report("incorrect-start", "pass").exit_code == 2, "correct but could not be timed"

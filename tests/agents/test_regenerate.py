@@ -7,7 +7,6 @@ from conftest import SCALE_GOOD, SCALE_TASK
 
 from kope.agents import pass_at_k, regenerate
 from kope.evaluate import Evaluator
-from kope.models.offline import OfflineModel
 from kope.models.replay import ScriptedModel
 
 
@@ -31,5 +30,5 @@ def test_regenerate_counts_passes_rejects_and_tokens(evaluator: Evaluator, tmp_p
 
 
 def test_offline_model_cannot_regenerate(evaluator: Evaluator, tmp_path: Path) -> None:
-    report = regenerate(SCALE_TASK, OfflineModel(), k=3, out_dir=tmp_path, evaluator=evaluator)
+    report = regenerate(SCALE_TASK, None, k=3, out_dir=tmp_path, evaluator=evaluator)
     assert report.samples == [] and "needs a model" in report.note

@@ -93,7 +93,7 @@ def test_optimize_command(tmp_path: Path) -> None:
          "--device", "cpu", "--store", str(store), "--confirm", "0", "--json"],
         capture_output=True, text=True, timeout=300,
     )
-    assert done.returncode in (0, 1), done.stderr
+    assert done.returncode == 0, done.stderr  # a correct result, faster or not
     report = json.loads(done.stdout)
     assert report["timing_method"] == "interpreter-wall" and report["speedup_vs_reference"] is None
     assert report["evaluations"] == 2 and Path(report["output"]).is_file()

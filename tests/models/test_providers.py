@@ -126,7 +126,7 @@ def test_recording_never_holds_the_key_and_replays_exactly(tmp_path: Path) -> No
 
 
 def test_specs() -> None:
-    assert load_model("offline").name == "offline"
+    assert load_model("offline") is None, "offline is no model: the loops' own proposers"
     for spec in ("gpt-4", "openai", "local:thing", "replay"):
         with pytest.raises(ModelConfigError, match="unknown model spec"):
             load_model(spec)

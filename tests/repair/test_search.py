@@ -12,7 +12,6 @@ from kope.diagnose.report import Diagnosis
 from kope.evaluate import Evaluator
 from kope.evaluate.protocol import BoundsEvent
 from kope.knowledge.retrieval import Hypothesis
-from kope.models.offline import OfflineModel
 from kope.ops import get_op
 from kope.repair.explain import explain
 from kope.repair.search import RepairSearch, SearchConfig
@@ -49,7 +48,7 @@ def test_search_repairs_two_bugs_with_a_second_edit_on_top_of_the_first(evaluato
     candidate = tmp_path / "relu_two_bugs.py"
     candidate.write_text(RELU.replace("y = tl.where(x < 0, 0.0, x)", "y = tl.where(x < 0, 0.0, x) * 1.5"))
     config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=16))
-    report = DebugLoop(OfflineModel(), evaluator, config=config).run(get_op("relu").task_path, candidate,
+    report = DebugLoop(None, evaluator, config=config).run(get_op("relu").task_path, candidate,
                                                                   tmp_path / "fixed.py")
     assert report.status == "repaired", report.search
     fixed = (tmp_path / "fixed.py").read_text()

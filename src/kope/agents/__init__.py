@@ -5,8 +5,8 @@
 """
 
 from kope.agents.debug import DebugConfig, DebugLoop, DebugReport, debug
-from kope.agents.guards import LoopLimits
 from kope.agents.regenerate import RegenerateReport, pass_at_k, regenerate
+from kope.loop import LoopLimits
 
 __all__ = [
     "DebugConfig",

@@ -29,7 +29,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from kope.agents.debug import DebugConfig, DebugLoop
-from kope.agents.guards import LoopLimits
 from kope.agents.regenerate import regenerate
 from kope.bench.corpus import Suite, SuiteEntry
 from kope.cases.task import Task
@@ -39,6 +38,7 @@ from kope.evaluate.confine import SandboxReport
 from kope.evaluate.runner import Runner
 from kope.executors import Executor, LocalExecutor
 from kope.knowledge.base import KnowledgeBase
+from kope.loop import LoopLimits
 from kope.memory.store import ExperienceStore
 from kope.models import load_model
 from kope.models.base import Model
@@ -173,10 +173,10 @@ class TimedEvaluator(Evaluator):
         return seconds
 
 
-ModelFactory = Callable[[str], Model]
+ModelFactory = Callable[[str], Model | None]
 
 
-def default_model_factory(spec: str) -> Model:
+def default_model_factory(spec: str) -> Model | None:
     return load_model(spec)
 
 
@@ -251,22 +251,22 @@ class Worker:
         started = time.monotonic()
         report = loop.run(job.task, job.candidate, out_dir / "out.py")
         row.wall_s = round(time.monotonic() - started, 4)
-        final = report.final or {}
+        final = report.final
         row.outcome, row.stop_reason, row.iterations = report.status, report.stop_reason, report.iterations
         row.tokens_prompt, row.tokens_completion = report.tokens.prompt, report.tokens.completion
         row.hypotheses = report.hypotheses[:5]
         row.rejected_versions = report.rejected_versions
         row.output = report.output
         row.sandbox = report.sandbox
-        row.numerically_right = final.get("status") != "error" and final.get("cases_passed") == final.get("cases")
+        row.numerically_right = final.status != "error" and final.cases_passed == final.cases
         row.accepted = report.status == "repaired"
         if "integrity" in off:
             verdict = self._gates(job, Path(report.output or out_dir / "out.py"), row) if row.numerically_right else ""
             row.passed = row.numerically_right and verdict == "clean"
             row.integrity_rejected = row.numerically_right and verdict == "reject"
         else:
-            row.passed = final.get("status") == "pass"
-            row.integrity_rejected = row.numerically_right and final.get("status") == "reject"
+            row.passed = final.status == "pass"
+            row.integrity_rejected = row.numerically_right and final.status == "reject"
 
     def _gates(self, job: Job, path: Path, row: Attempt) -> str:
         """The verdict on a version with the gates on (for the `integrity` arm): clean, reject, fail or error."""

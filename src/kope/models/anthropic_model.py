@@ -17,7 +17,6 @@ from kope.models.base import (
     ModelError,
     ModelNotFoundError,
     ModelUnavailableError,
-    RepairHints,
     Reply,
     Usage,
 )
@@ -55,9 +54,7 @@ class AnthropicModel:
             timeout=timeout_s,
         )
 
-    def complete(
-        self, messages: Sequence[Message], *, max_tokens: int = 4096, hints: RepairHints | None = None
-    ) -> Reply:
+    def complete(self, messages: Sequence[Message], *, max_tokens: int = 4096) -> Reply:
         anthropic = self._anthropic
         system = "\n\n".join(m.content for m in messages if m.role == "system")
         turns = [{"role": m.role, "content": m.content} for m in messages if m.role != "system"]

@@ -19,7 +19,6 @@ from kope.models.base import (
     ModelError,
     ModelNotFoundError,
     ModelUnavailableError,
-    RepairHints,
     Reply,
     Usage,
 )
@@ -54,9 +53,7 @@ class OpenAIModel:
             api_key=key or "not-needed", base_url=base_url, max_retries=max_retries, timeout=timeout_s
         )
 
-    def complete(
-        self, messages: Sequence[Message], *, max_tokens: int = 4096, hints: RepairHints | None = None
-    ) -> Reply:
+    def complete(self, messages: Sequence[Message], *, max_tokens: int = 4096) -> Reply:
         openai = self._openai
         extra: dict[str, Any] = {} if self.temperature is None else {"temperature": self.temperature}
         try:

@@ -15,7 +15,6 @@ why it was ranked where it was and why it was kept or dropped: `kope debug --exp
 from __future__ import annotations
 
 import ast
-import hashlib
 import heapq
 import itertools
 import time
@@ -31,27 +30,9 @@ from kope.cases.task import Case, Task
 from kope.diagnose.report import Diagnosis
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
 from kope.knowledge.recipes import apply
+from kope.loop import Score, content_hash, version_score
 from kope.repair.operators import Program, edits
 from kope.repair.sites import Evidence, priority
-
-Score = tuple[int, float, float]  # the same measure as kope.agents.guards.Score
-
-
-def visible_score(result: EvalResult) -> Score:
-    """Lower is better: (0 right, 1 rejected by the gates, 2 wrong, 3 error), the mismatch fraction, the
-    worst relative error. The debug loop scores its versions with the same measure."""
-    if result.status == "error":
-        return (3, 1.0, 0.0)
-    failing = [c for c in result.cases if not c.passed]
-    if failing:
-        mismatch = sum(c.mismatch_fraction or 1.0 for c in failing) / len(result.cases)
-        worst = max(c.max_rel_err or 0.0 for c in failing)
-        return (2, round(mismatch, 6), round(min(worst, 1e12), 6))
-    return (1, 0.0, 0.0) if result.status == "reject" else (0, 0.0, 0.0)
-
-
-def digest(source: str) -> str:
-    return hashlib.sha256(source.encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -207,11 +188,11 @@ class RepairSearch:
     def candidates(self, source: str, diagnosis: Diagnosis | None, reference: str) -> list[Candidate]:
         """Every proposer's candidates, deduplicated, best first."""
         evidence = Evidence.of(diagnosis)
-        seen = {digest(source)}
+        seen = {content_hash(source)}
         found: list[Candidate] = []
         for proposer in self.config.proposers:
             for candidate in proposer.propose(source, diagnosis, evidence, reference):
-                key = digest(candidate.source)
+                key = content_hash(candidate.source)
                 if key not in seen:
                     seen.add(key)
                     found.append(candidate)
@@ -240,9 +221,9 @@ class RepairSearch:
         config = self.config
         quick = replace(options or EvalOptions(), trials=1, integrity=False, timing=False, bounds_check=False, trace=None)
         evaluation = diagnosis.evaluation if diagnosis is not None else None
-        base: Score = start_score or (visible_score(evaluation) if evaluation is not None else (2, 1.0, 0.0))
+        base: Score = start_score or (version_score(evaluation) if evaluation is not None else (2, 1.0, 0.0))
         seen = tried if tried is not None else set()
-        seen.add(digest(source))
+        seen.add(content_hash(source))
         counter = itertools.count()
         queue: list[tuple[float, int, Candidate]] = []
         first = self.candidates(source, diagnosis, task.source)
@@ -267,7 +248,7 @@ class RepairSearch:
                 batch: list[Candidate] = []
                 while queue and len(batch) < min(config.batch, config.max_evaluations - len(trials)):
                     _, _, candidate = heapq.heappop(queue)
-                    key = digest(candidate.source)
+                    key = content_hash(candidate.source)
                     if key in seen:
                         continue
                     seen.add(key)
@@ -283,7 +264,7 @@ class RepairSearch:
                 for path in paths:
                     path.unlink(missing_ok=True)
                 for candidate, result in zip(batch, results, strict=True):
-                    score = visible_score(result)
+                    score = version_score(result)
                     verdict, reason = "dropped", _describe(result, score, base)
                     if score[0] == 0:
                         if checks < config.max_acceptance_checks:
@@ -312,8 +293,9 @@ class RepairSearch:
                 if accepted is not None:
                     stop = "accepted"
                     break
-                if best is not None and config.second_edits and best[1].depth == 1 and digest(best[1].source) not in expanded:
-                    expanded.add(digest(best[1].source))
+                if (best is not None and config.second_edits and best[1].depth == 1
+                        and content_hash(best[1].source) not in expanded):
+                    expanded.add(content_hash(best[1].source))
                     parent = best[1]
                     children = self.candidates(parent.source, diagnosis, task.source)[: config.second_edits]
                     generated += len(children)

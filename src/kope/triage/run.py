@@ -22,9 +22,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from kope.agents.guards import LoopLimits
 from kope.evaluate import EvalOptions
 from kope.executors import Executor, LocalExecutor
+from kope.loop import LoopLimits
 from kope.triage.layout import Item, Matching, Unmatched, match
 from kope.triage.worker import CLASSES, TriageJob, TriageRow, WorkerSpec
 

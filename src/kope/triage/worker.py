@@ -26,10 +26,10 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from kope.agents.debug import DebugConfig, DebugLoop, DebugReport
-from kope.agents.guards import LoopLimits
 from kope.diagnose.diagnoser import Diagnoser
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
 from kope.knowledge.base import KnowledgeBase
+from kope.loop import LoopLimits
 from kope.memory.store import ExperienceStore
 from kope.models import load_model
 from kope.triage.layout import Item
@@ -211,8 +211,7 @@ class TriageWorker:
         row.repair_s = round(time.monotonic() - started, 3)
         row.repair, row.stop_reason, row.iterations = report.status, report.stop_reason, report.iterations
         row.tokens_prompt, row.tokens_completion = report.tokens.prompt, report.tokens.completion
-        final = report.final or {}
-        row.after = classify(str(final.get("status", "error")))
+        row.after = classify(report.final.status)
         produced = Path(report.output) if report.output else None
         if produced is None or not produced.is_file():
             return
