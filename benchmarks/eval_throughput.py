@@ -76,7 +76,7 @@ def fixed_cost(runner_kind: str, repeat: int) -> dict[str, float]:
             result = evaluator.evaluate(TASK, KERNEL, options=options, which="visible")
             totals.append(time.perf_counter() - began)
             assert result.status == "pass", result
-            (job, worker), = timed.jobs
+            ((job, worker),) = timed.jobs
             jobs.append(job)
             workers.append(worker)
     timed.close()
@@ -107,8 +107,10 @@ def main() -> None:
     parser.add_argument("--skip-suite", action="store_true")
     args = parser.parse_args()
     console = Console()
-    console.print(f"machine: {platform.node()}, {platform.processor() or platform.machine()}, "
-                  f"python {platform.python_version()}, {time.strftime('%Y-%m-%d')}")
+    console.print(
+        f"machine: {platform.node()}, {platform.processor() or platform.machine()}, "
+        f"python {platform.python_version()}, {time.strftime('%Y-%m-%d')}"
+    )
 
     start = interpreter_start(args.repeat)
     fork = fixed_cost("fork", args.repeat)

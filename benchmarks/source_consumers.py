@@ -99,13 +99,29 @@ def main() -> None:
     fixtures = "tests/fixtures/**/*.py"
     near_miss = ["tests/fixtures/near_miss/*.py", "benchmarks/near_miss_heldout/*.py"]
     readers: list[tuple[str, Callable[[list[Path]], Iterable[object]], list[Path]]] = [
-        ("integrity.static", _integrity, _files(root, fixtures, "benchmarks/**/*.py", "src/kope/ops/*/*.py",
-                                                 "src/kope/bench/suite/**/*.py", "src/kope/knowledge/examples/**/*.py")),
+        (
+            "integrity.static",
+            _integrity,
+            _files(
+                root,
+                fixtures,
+                "benchmarks/**/*.py",
+                "src/kope/ops/*/*.py",
+                "src/kope/bench/suite/**/*.py",
+                "src/kope/knowledge/examples/**/*.py",
+            ),
+        ),
         ("bench.mutate", _mutate, _files(root, "src/kope/ops/*/kernel.py", "tests/fixtures/good/*.py")),
-        ("repair.operators", _operators, _files(root, *near_miss, "src/kope/ops/*/kernel.py",
-                                                 "tests/fixtures/provenance/**/*.py")),
-        ("knowledge.cues", _cues, _files(root, *near_miss, "src/kope/knowledge/examples/**/*.py",
-                                         "tests/fixtures/provenance/**/*.py")),
+        (
+            "repair.operators",
+            _operators,
+            _files(root, *near_miss, "src/kope/ops/*/kernel.py", "tests/fixtures/provenance/**/*.py"),
+        ),
+        (
+            "knowledge.cues",
+            _cues,
+            _files(root, *near_miss, "src/kope/knowledge/examples/**/*.py", "tests/fixtures/provenance/**/*.py"),
+        ),
         ("knowledge.recipes", _recipes, _files(root, "tests/fixtures/near_miss/*.py")),
         ("agents.launch", _launch, _files(root, "src/kope/ops/*/kernel.py", fixtures)),
     ]

@@ -10,16 +10,34 @@ from kope.loop import Guards, LoopLimits, Transcript, content_hash, version_scor
 
 
 def result(status: str, *wrong: float) -> EvalResult:
-    cases = [CaseResult(name=f"c{i}", overrides={}, visible=True, passed=not f, mismatch_fraction=f, max_rel_err=f)
-             for i, f in enumerate(wrong or (0.0,))]
+    cases = [
+        CaseResult(name=f"c{i}", overrides={}, visible=True, passed=not f, mismatch_fraction=f, max_rel_err=f)
+        for i, f in enumerate(wrong or (0.0,))
+    ]
     error = EvalError(kind="runtime", message="boom") if status == "error" else None
-    return EvalResult(status=status, error=error, cases=cases, cases_run="all", task="t", candidate="c",  # type: ignore[arg-type]
-                      device="cpu", seed=0)
+    return EvalResult(
+        status=status,
+        error=error,
+        cases=cases,
+        cases_run="all",
+        task="t",
+        candidate="c",  # type: ignore[arg-type]
+        device="cpu",
+        seed=0,
+    )
 
 
 def test_version_score_orders_error_wrong_rejected_right() -> None:
-    scores = [version_score(r) for r in (result("error", 1.0), result("fail", 0.5, 0.5), result("fail", 0.1, 0.0),
-                                         result("reject"), result("pass"))]
+    scores = [
+        version_score(r)
+        for r in (
+            result("error", 1.0),
+            result("fail", 0.5, 0.5),
+            result("fail", 0.1, 0.0),
+            result("reject"),
+            result("pass"),
+        )
+    ]
     assert scores == sorted(scores, reverse=True) and scores[-1] == (0, 0.0, 0.0) and scores[0][0] == 3
     assert scores[2] == (2, 0.05, 0.1), "the mismatch is averaged over every case, the error is the worst"
 

@@ -168,7 +168,9 @@ def diagnosis_report(diagnosis: Diagnosis) -> Group:
         hypotheses.add_column(column, justify="right" if column in ("#", "score") else "left")
     for rank, hypothesis in enumerate(diagnosis.hypotheses, start=1):
         hypotheses.add_row(str(rank), hypothesis.pattern, f"{hypothesis.score:.2f}", "\n".join(hypothesis.evidence[:5]))
-    parts.append(hypotheses if diagnosis.hypotheses else Text("no pattern of the knowledge base matches", style="yellow"))
+    parts.append(
+        hypotheses if diagnosis.hypotheses else Text("no pattern of the knowledge base matches", style="yellow")
+    )
     if diagnosis.hypotheses and diagnosis.hypotheses[0].fix:
         top = diagnosis.hypotheses[0]
         parts.append(Panel(top.fix, title=f"fix for {top.pattern}", title_align="left", expand=False))

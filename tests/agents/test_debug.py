@@ -47,8 +47,9 @@ def run(evaluator: Evaluator, model, broken: Path, tmp_path: Path, **limits: flo
 def scripted() -> FakeEnvironment:
     """The scale kernel's versions as the real evaluator judges them: the factor 2.0 is right, others wrong
     by how far they are from it; a file that does not parse does not run."""
-    return FakeEnvironment({"* 2.0": "pass", "* 2.5": 0.25, "* 2.6": 0.3, "* 2.7": 0.35, "* 2.8": 0.4,
-                            "ModelNew(:": "error"})
+    return FakeEnvironment(
+        {"* 2.0": "pass", "* 2.5": 0.25, "* 2.6": 0.3, "* 2.7": 0.35, "* 2.8": 0.4, "ModelNew(:": "error"}
+    )
 
 
 def fake_run(model, broken: Path, tmp_path: Path, env: FakeEnvironment | None = None, **limits: float):  # type: ignore[no-untyped-def]
@@ -128,7 +129,10 @@ def test_instrumentation_request_is_answered(evaluator: Evaluator, broken: Path,
 
 
 def test_cheating_fix_is_rejected(evaluator: Evaluator, broken: Path, tmp_path: Path) -> None:
-    cheat = "<<<<<<< SEARCH\n        return launch(x.contiguous())\n=======\n        launch(x.contiguous())\n        return x * 2.0\n>>>>>>> REPLACE\n"
+    cheat = (
+        "<<<<<<< SEARCH\n        return launch(x.contiguous())\n=======\n        launch(x.contiguous())\n        "
+        "return x * 2.0\n>>>>>>> REPLACE\n"
+    )
     model = ScriptedModel([cheat, "no idea"])
     report = run(evaluator, model, broken, tmp_path, max_iterations=2)
     assert report.status == "rejected" and report.rejected_versions == 1
@@ -161,7 +165,11 @@ def test_a_version_right_on_the_shown_case_only_is_not_repaired(broken: Path, tm
     model = ScriptedModel(["no idea"])
     report = fake_run(model, broken, tmp_path, env=env, max_iterations=1)
     assert report.status == "unrepaired" and report.final.model_dump() == {
-        "status": "fail", "cases_passed": 1, "cases": 3, "integrity": "clean"}
+        "status": "fail",
+        "cases_passed": 1,
+        "cases": 3,
+        "integrity": "clean",
+    }
     assert "fails 2 hidden case(s)" in model.calls[0][1].content
 
 
@@ -197,9 +205,23 @@ def test_offline_recipes_alone_repair_or_stop_when_nothing_applies(tmp_path: Pat
 def test_the_json_report_keeps_the_kope_debug_keys(broken: Path, tmp_path: Path) -> None:
     report = fake_run(ScriptedModel([FIX]), broken, tmp_path)
     printed = json.loads(report.model_dump_json(exclude={"steps", "search"}))  # what `kope debug --json` prints
-    assert set(printed) == {"status", "iterations", "tokens", "output", "stop_reason", "task", "candidate", "model",
-                            "transcript", "seconds", "rejected_versions", "final", "hypotheses", "sandbox",
-                            "evaluations"}
+    assert set(printed) == {
+        "status",
+        "iterations",
+        "tokens",
+        "output",
+        "stop_reason",
+        "task",
+        "candidate",
+        "model",
+        "transcript",
+        "seconds",
+        "rejected_versions",
+        "final",
+        "hypotheses",
+        "sandbox",
+        "evaluations",
+    }
     assert set(printed["tokens"]) == {"prompt", "completion"}
     assert printed["final"] == {"status": "pass", "cases_passed": 3, "cases": 3, "integrity": "clean"}
     assert printed["status"] == "repaired" and printed["stop_reason"] == "repaired"

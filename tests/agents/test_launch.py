@@ -13,7 +13,7 @@ from kope.cases.task import build_cases, load_task
 from kope.evaluate import EvalOptions, Evaluator
 from kope.ops import get_op
 
-KERNEL = '''import torch
+KERNEL = """import torch
 import torch.nn as nn
 import triton
 import triton.language as tl
@@ -36,7 +36,7 @@ class ModelNew(nn.Module):
         rows, cols = x.shape
 {body}
         return out
-'''
+"""
 LOCAL = """        BR, BC = 4, 64
         grid = (triton.cdiv(rows, BR), triton.cdiv(cols, BC))
         _relu2d[grid](x, out, rows, cols, BLOCK_R=BR, BLOCK_C=BC)"""

@@ -19,7 +19,10 @@ def test_pass_at_k_estimator() -> None:
 
 def test_regenerate_counts_passes_rejects_and_tokens(evaluator: Evaluator, tmp_path: Path) -> None:
     good = f"```python\n{SCALE_GOOD.read_text()}```"
-    cheat = "```python\nimport torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return x * 2.0\n```"
+    cheat = (
+        "```python\nimport torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return x "
+        "* 2.0\n```"
+    )
     wrong = good.replace("* 2.0", "* 3.0")
     model = ScriptedModel([good, cheat, wrong, "sorry, no code"], repeat_last=False)
     report = regenerate(SCALE_TASK, model, k=4, out_dir=tmp_path, evaluator=evaluator)

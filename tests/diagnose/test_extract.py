@@ -78,8 +78,10 @@ less what varies from run to run (seconds, paths, the evaluation's record)."""
 
 def test_the_diagnosis_json_is_unchanged_by_the_typed_features(evaluator: Evaluator, fast: EvalOptions) -> None:
     op = get_op("row_mean")
-    cases = [Case(name="visible", overrides={"batch_size": 4, "dim": 40}, visible=True),
-             Case(name="aligned", overrides={"batch_size": 3, "dim": 64}, visible=False)]
+    cases = [
+        Case(name="visible", overrides={"batch_size": 4, "dim": 40}, visible=True),
+        Case(name="aligned", overrides={"batch_size": 3, "dim": 64}, visible=False),
+    ]
     candidate = NEAR_MISS / "row_mean_divide_by_block.py"
     diagnosis = Diagnoser(evaluator).diagnose(op.task_path, candidate, options=fast, cases=cases, probes=False)
     printed = json.loads(diagnosis.model_dump_json())

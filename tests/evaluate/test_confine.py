@@ -119,6 +119,7 @@ def supervised(tmp_path: Path, mode: str, entry: Callable[[Path], int], refuse_n
     if pid == 0:  # pragma: no cover - the forked supervisor
         try:
             if refuse_namespaces:
+
                 def refuse(flags: int) -> None:
                     raise OSError(errno.EPERM, "unshare: Operation not permitted")
 

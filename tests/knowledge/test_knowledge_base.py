@@ -9,10 +9,25 @@ from kope.knowledge.recipes import RECIPES
 from kope.knowledge.retrieval import rank
 
 TAXONOMY = [
-    "missing-mask", "mask-off-by-one", "padding-in-reduction", "grid-too-small", "loop-bound", "wrong-stride",
-    "index-shift", "wrong-normalizer", "wrong-constant", "missing-atomic", "precision-loss", "numerical-instability",
-    "wrong-epsilon", "accumulator-reset", "broadcast-error", "wrong-reduction-init", "dtype-mismatch",
-    "missing-batch-offset", "uninitialized-output",
+    "missing-mask",
+    "mask-off-by-one",
+    "padding-in-reduction",
+    "grid-too-small",
+    "loop-bound",
+    "wrong-stride",
+    "index-shift",
+    "wrong-normalizer",
+    "wrong-constant",
+    "missing-atomic",
+    "precision-loss",
+    "numerical-instability",
+    "wrong-epsilon",
+    "accumulator-reset",
+    "broadcast-error",
+    "wrong-reduction-init",
+    "dtype-mismatch",
+    "missing-batch-offset",
+    "uninitialized-output",
 ]
 
 
@@ -54,9 +69,20 @@ def test_a_code_cue_outranks_a_shared_symptom() -> None:
 
 
 def test_symptoms_alone_rank_the_matching_mechanism_first() -> None:
-    features = {"status": "fail", "nan_output": True, "prefix_correct": True, "rows_from": True,
-                "sweep_fails_off_block": True, "fails_non_multiple": True}
+    features = {
+        "status": "fail",
+        "nan_output": True,
+        "prefix_correct": True,
+        "rows_from": True,
+        "sweep_fails_off_block": True,
+        "fails_non_multiple": True,
+    }
     assert rank(shipped(), Features(**features), [])[0].pattern == "grid-too-small"
-    features = {"status": "fail", "scaled": True, "scale": 0.9765625, "scale_is_size_ratio": True,
-                "sweep_fails_off_block": True}
+    features = {
+        "status": "fail",
+        "scaled": True,
+        "scale": 0.9765625,
+        "scale_is_size_ratio": True,
+        "sweep_fails_off_block": True,
+    }
     assert rank(shipped(), Features(**features), [])[0].pattern == "wrong-normalizer"

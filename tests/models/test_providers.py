@@ -73,8 +73,9 @@ def test_openai_bad_key_unknown_model_malformed() -> None:
         openai(url).complete(ASK)
     with serve(Script([(200, "{not json", {})])) as url, pytest.raises(ModelError):
         openai(url).complete(ASK)
-    with serve(Script([(200, {"id": "x", "object": "chat.completion", "choices": []}, {})])) as url, pytest.raises(
-        ModelError, match="no message"
+    with (
+        serve(Script([(200, {"id": "x", "object": "chat.completion", "choices": []}, {})])) as url,
+        pytest.raises(ModelError, match="no message"),
     ):
         openai(url).complete(ASK)
 

@@ -55,7 +55,8 @@ def test_other_decorators_are_not_kernels(header: str) -> None:
 
 def test_launches_hosts_and_both_tree_kinds() -> None:
     text = (
-        "import triton\nimport triton.language as tl\n@triton.jit\n" + BODY
+        "import triton\nimport triton.language as tl\n@triton.jit\n"
+        + BODY
         + "def launch(x):\n    k[(1,)](x, BLOCK=16)\n    k.run(x, grid=(2,), BLOCK=16)\n    k.warmup(x)\n"
         + "    cache[0](x)\n"
     )

@@ -1,7 +1,7 @@
 """Agents: the debug loop (kope's main job) and the regenerate baseline.
 
-    from kope.agents import DebugConfig, debug
-    report = debug("task.py", "near_miss.py", load_model("offline"), out=Path("fixed.py"), evaluator=evaluator)
+from kope.agents import DebugConfig, debug
+report = debug("task.py", "near_miss.py", load_model("offline"), out=Path("fixed.py"), evaluator=evaluator)
 """
 
 from kope.agents.debug import DebugConfig, DebugLoop, DebugReport, debug

@@ -68,8 +68,12 @@ class FinalCheck(BaseModel):
 
     @classmethod
     def of(cls, result: EvalResult) -> FinalCheck:
-        return cls(status=result.status, cases_passed=sum(c.passed for c in result.cases), cases=len(result.cases),
-                   integrity=result.integrity.verdict)
+        return cls(
+            status=result.status,
+            cases_passed=sum(c.passed for c in result.cases),
+            cases=len(result.cases),
+            integrity=result.integrity.verdict,
+        )
 
 
 class DebugReport(BaseModel):
@@ -185,16 +189,29 @@ class DebugLoop:
         self.model = model
         self.name = model.name if model is not None else "offline"
         self.config = config or DebugConfig()
-        self.env: Environment = environment if not isinstance(environment, Evaluator) else SandboxEnvironment(
-            environment, knowledge, options=self.config.options, probes=self.config.probes,
-            search=self.config.search_config)
+        self.env: Environment = (
+            environment
+            if not isinstance(environment, Evaluator)
+            else SandboxEnvironment(
+                environment,
+                knowledge,
+                options=self.config.options,
+                probes=self.config.probes,
+                search=self.config.search_config,
+            )
+        )
         self.transcript = Transcript(transcript)
         self.progress = progress or (lambda step: None)
         config = self.config
         offline = model is None or (config.recipes_first and config.recipes)
-        self.searching = bool(offline and config.search and config.recipes and config.diagnosis
-                              and self.env.can_search
-                              and self.env.knowledge.patterns)  # the knowledge-base ablation: no patterns, no search
+        self.searching = bool(
+            offline
+            and config.search
+            and config.recipes
+            and config.diagnosis
+            and self.env.can_search
+            and self.env.knowledge.patterns
+        )  # the knowledge-base ablation: no patterns, no search
         self.proposers: list[Proposer[RepairView]] = []
         if model is None or (offline and not self.searching):  # the search has tried the recipes already
             self.proposers.append(RecipeProposer())
@@ -213,13 +230,24 @@ class DebugLoop:
         source = Path(candidate).read_text()
         cases = self.env.start(task, out)
         diagnosis = self.env.diagnose(source, [c for c in cases if c.visible])
-        state = _State(task=task, cases=cases, source=source, best_source=source, diagnosis=diagnosis,
-                       guards=Guards(self.config.limits))
+        state = _State(
+            task=task,
+            cases=cases,
+            source=source,
+            best_source=source,
+            diagnosis=diagnosis,
+            guards=Guards(self.config.limits),
+        )
         state.ranked = [h.pattern for h in state.diagnosis.hypotheses]
         state.seen.add(content_hash(source))
         state.guards.improved(version_score(state.evaluation))
-        self.transcript.write("start", task=str(task.path), candidate=str(candidate), model=self.name,
-                              evaluation=state.evaluation.model_dump(mode="json"))
+        self.transcript.write(
+            "start",
+            task=str(task.path),
+            candidate=str(candidate),
+            model=self.name,
+            evaluation=state.evaluation.model_dump(mode="json"),
+        )
         self._memory = self._recorder(task, source, state.diagnosis)
         stop: StopReason | None = None
         while stop is None:
@@ -230,8 +258,10 @@ class DebugLoop:
         """One turn: the acceptance check of a version right on the shown cases, a search round, or a step."""
         if self._check_if_right(state):
             return "repaired"
-        if self.searching and len(state.searches) < self.config.max_search_rounds and (
-            content_hash(state.source) not in state.searched
+        if (
+            self.searching
+            and len(state.searches) < self.config.max_search_rounds
+            and (content_hash(state.source) not in state.searched)
         ):
             again = self._search(state)
             if state.accepted:
@@ -249,11 +279,23 @@ class DebugLoop:
         view, packed = self._view(state)
         chosen, proposal = self._propose(view)
         name = chosen.name if chosen is not None else self.name
-        step = Step(iteration=iteration, model=name, action="", prompt_tokens_packed=packed.tokens,
-                    dropped_sections=packed.dropped)
-        self.transcript.write("prompt", iteration=iteration, model=name, tokens=packed.tokens, budget=packed.budget,
-                              dropped=packed.dropped, reduced=packed.reduced,
-                              messages=[m.model_dump() for m in view.prompt])
+        step = Step(
+            iteration=iteration,
+            model=name,
+            action="",
+            prompt_tokens_packed=packed.tokens,
+            dropped_sections=packed.dropped,
+        )
+        self.transcript.write(
+            "prompt",
+            iteration=iteration,
+            model=name,
+            tokens=packed.tokens,
+            budget=packed.budget,
+            dropped=packed.dropped,
+            reduced=packed.reduced,
+            messages=[m.model_dump() for m in view.prompt],
+        )
         state.feedback, state.instrumentation = [], []
         state.steps.append(step)
         if proposal is None:
@@ -267,8 +309,13 @@ class DebugLoop:
             return "model-error"
         step.tokens = proposal.usage
         state.tokens = state.tokens + proposal.usage
-        self.transcript.write("reply", iteration=iteration, text=proposal.text, usage=proposal.usage.model_dump(),
-                              stop_reason=proposal.stop_reason)
+        self.transcript.write(
+            "reply",
+            iteration=iteration,
+            text=proposal.text,
+            usage=proposal.usage.model_dump(),
+            stop_reason=proposal.stop_reason,
+        )
         if proposal.kind == "edit" and proposal.source is not None:
             self._try(state, step, proposal, recipe=isinstance(chosen, RecipeProposer))
         else:
@@ -281,15 +328,24 @@ class DebugLoop:
     def _view(self, state: _State) -> tuple[RepairView, Any]:
         shown = self.config.diagnosis
         context = StepContext(
-            reference=state.task.source, kernel=state.source, diagnosis=state.diagnosis if shown else None,
-            history=state.history, feedback=state.feedback, instrumentation=state.instrumentation,
+            reference=state.task.source,
+            kernel=state.source,
+            diagnosis=state.diagnosis if shown else None,
+            history=state.history,
+            feedback=state.feedback,
+            instrumentation=state.instrumentation,
             experience=self._experience(state.source, state.diagnosis),
         )
         messages, packed = build(context, self.config.prompt_budget)
         if self._memory is not None:
             self._memory.packed(packed)
-        view = RepairView(source=state.source, prompt=messages, diagnosis=state.diagnosis if shown else None,
-                          recipes=self.config.recipes, tried=set(state.seen))
+        view = RepairView(
+            source=state.source,
+            prompt=messages,
+            diagnosis=state.diagnosis if shown else None,
+            recipes=self.config.recipes,
+            tried=set(state.seen),
+        )
         return view, packed
 
     def _propose(self, view: RepairView) -> tuple[Proposer[RepairView] | None, Proposal | None]:
@@ -314,7 +370,8 @@ class DebugLoop:
         else:
             step.action, step.outcome = "no-edit", "no SEARCH/REPLACE block or python file in the reply"
             state.feedback.append(
-                "Your reply had no edit. Answer with SEARCH/REPLACE blocks or the whole file in a ```python block.")
+                "Your reply had no edit. Answer with SEARCH/REPLACE blocks or the whole file in a ```python block."
+            )
         state.guards.no_progress()
 
     def _try(self, state: _State, step: Step, proposal: Proposal, *, recipe: bool) -> None:
@@ -323,8 +380,10 @@ class DebugLoop:
         new_source, digest = proposal.source, content_hash(proposal.source)
         if digest in state.seen:
             step.action, step.outcome = "oscillation", "a version already tried"
-            state.feedback.append("That edit gives back a version of the kernel that was already evaluated; it was "
-                                  "refused. Try something else.")
+            state.feedback.append(
+                "That edit gives back a version of the kernel that was already evaluated; it was "
+                "refused. Try something else."
+            )
             state.guards.no_progress()
             return
         state.seen.add(digest)
@@ -335,14 +394,24 @@ class DebugLoop:
         evaluation = diagnosis.evaluation
         score = version_score(evaluation)
         step.score, step.outcome = list(score), _describe(evaluation)
-        self.transcript.write("evaluation", iteration=step.iteration, source=new_source,
-                              evaluation=evaluation.model_dump(mode="json"),
-                              hypotheses=[h.model_dump() for h in diagnosis.hypotheses])
+        self.transcript.write(
+            "evaluation",
+            iteration=step.iteration,
+            source=new_source,
+            evaluation=evaluation.model_dump(mode="json"),
+            hypotheses=[h.model_dump() for h in diagnosis.hypotheses],
+        )
         if self._memory is not None:
-            self._memory.step(state.source, new_source, reply=proposal.text, result=evaluation,
-                              features=diagnosis.features.measured(),
-                              hypotheses=[h.pattern for h in state.diagnosis.hypotheses],
-                              recipe=recipe, tokens=(proposal.usage.prompt, proposal.usage.completion))
+            self._memory.step(
+                state.source,
+                new_source,
+                reply=proposal.text,
+                result=evaluation,
+                features=diagnosis.features.measured(),
+                hypotheses=[h.pattern for h in state.diagnosis.hypotheses],
+                recipe=recipe,
+                tokens=(proposal.usage.prompt, proposal.usage.completion),
+            )
         origin = " (a kope recipe)" if recipe and self.model is not None else ""
         state.history.append(f"attempt {step.iteration}{origin}: {step.outcome}")
         state.guards.failure(failure_key(evaluation))
@@ -352,7 +421,8 @@ class DebugLoop:
             state.diagnosis = diagnosis
             return
         state.feedback.append(
-            f"Your last change made things worse ({step.outcome}); it was reverted to the best version so far.")
+            f"Your last change made things worse ({step.outcome}); it was reverted to the best version so far."
+        )
 
     # -- acceptance and the offline search ------------------------------------------------------
 
@@ -375,22 +445,35 @@ class DebugLoop:
         shown = list(state.visible)
         if diagnosis.fails_elsewhere:
             # Right on the shown cases, wrong on sizes the diagnosis swept: search on those too.
-            shown += [Case(name=c.name, overrides=dict(c.overrides), visible=False)
-                      for c in diagnosis.cases if not c.passed and not c.visible and c.error_kind is None][:2]
+            shown += [
+                Case(name=c.name, overrides=dict(c.overrides), visible=False)
+                for c in diagnosis.cases
+                if not c.passed and not c.visible and c.error_kind is None
+            ][:2]
 
         def accept(source: str) -> bool:
             state.accept_checked.add(content_hash(source))
             return self._accept(state, source)
 
-        result = self.env.search(state.source, diagnosis, shown, accept, tried=state.seen,
-                                 start_score=None if diagnosis.fails_elsewhere else version_score(state.evaluation))
+        result = self.env.search(
+            state.source,
+            diagnosis,
+            shown,
+            accept,
+            tried=state.seen,
+            start_score=None if diagnosis.fails_elsewhere else version_score(state.evaluation),
+        )
         state.searches.append(result)
         state.evaluations += result.evaluations
         state.seen.update(content_hash(s) for s in (result.accepted, result.best) if s is not None)
         self.transcript.write("search", iteration=iteration, result=result.model_dump(mode="json"))
-        step = Step(iteration=iteration, model="search", action="search",
-                    outcome=f"{result.evaluations} candidate(s) evaluated, {result.acceptance_checks} acceptance "
-                            f"check(s): {result.stop_reason}")
+        step = Step(
+            iteration=iteration,
+            model="search",
+            action="search",
+            outcome=f"{result.evaluations} candidate(s) evaluated, {result.acceptance_checks} acceptance "
+            f"check(s): {result.stop_reason}",
+        )
         state.steps.append(step)
         self.progress(step)
         if state.accepted:
@@ -406,7 +489,8 @@ class DebugLoop:
                 state.diagnosis = self.env.diagnose(state.source, state.visible, sweep=True)
         again = content_hash(state.source) not in state.searched
         return state.diagnosis.status in ("pass", "reject") or (
-            again and len(state.searches) < self.config.max_search_rounds)
+            again and len(state.searches) < self.config.max_search_rounds
+        )
 
     def _accept(self, state: _State, source: str) -> bool:
         """Full coverage and the integrity gates: only then is a version repaired."""
@@ -421,14 +505,17 @@ class DebugLoop:
         if all(c.passed for c in full.cases) and full.integrity.verdict == "reject":
             state.rejected += 1
             findings = "; ".join(f"{f.rule}: {f.message}" for f in full.integrity.findings if f.severity == "reject")
-            state.feedback.append(f"The kernel is right on every case but the integrity gates rejected it "
-                                  f"({findings}). Do the work in your own kernels.")
+            state.feedback.append(
+                f"The kernel is right on every case but the integrity gates rejected it "
+                f"({findings}). Do the work in your own kernels."
+            )
         else:
             hidden = [c for c in full.cases if not c.passed and not c.visible]
             kinds = sorted({c.error.kind if c.error else "wrong values" for c in hidden})
             state.feedback.append(
                 f"The kernel is right on the case you are shown but fails {len(hidden)} hidden case(s) of other sizes "
-                f"({', '.join(kinds)}). Make it correct for any size: masks, ceiling division, loops over blocks.")
+                f"({', '.join(kinds)}). Make it correct for any size: masks, ceiling division, loops over blocks."
+            )
         if state.guards.best is not None and state.guards.best[0] >= 1:
             state.guards.best = (1, 0.0, 0.0)
         return False
@@ -447,17 +534,34 @@ class DebugLoop:
             status, stop = "unrepaired", "unstable"
             self.transcript.write("unstable", evaluation=final.model_dump(mode="json"))
         report = DebugReport(
-            status=status, iterations=len(state.steps), tokens=state.tokens, output=str(out), stop_reason=stop,
-            task=str(state.task.path), candidate=str(candidate), model=self.name,
+            status=status,
+            iterations=len(state.steps),
+            tokens=state.tokens,
+            output=str(out),
+            stop_reason=stop,
+            task=str(state.task.path),
+            candidate=str(candidate),
+            model=self.name,
             transcript=str(self.transcript.path) if self.transcript.path else None,
-            seconds=round(time.monotonic() - began, 3), steps=state.steps, rejected_versions=state.rejected,
-            hypotheses=state.ranked, sandbox=final.sandbox, evaluations=state.evaluations, search=state.searches,
+            seconds=round(time.monotonic() - began, 3),
+            steps=state.steps,
+            rejected_versions=state.rejected,
+            hypotheses=state.ranked,
+            sandbox=final.sandbox,
+            evaluations=state.evaluations,
+            search=state.searches,
             final=FinalCheck.of(final),
         )
         self.transcript.write("end", report=report.model_dump(mode="json", exclude={"steps"}))
         if self._memory is not None:
-            self._memory.end(status=status, stop_reason=stop, tokens=(state.tokens.prompt, state.tokens.completion),
-                             accepted=state.accepted, best=final_source, hypotheses=state.ranked)
+            self._memory.end(
+                status=status,
+                stop_reason=stop,
+                tokens=(state.tokens.prompt, state.tokens.completion),
+                accepted=state.accepted,
+                best=final_source,
+                hypotheses=state.ranked,
+            )
         return report
 
     # -- the experience store (when one is given) -----------------------------------------
@@ -467,8 +571,9 @@ class DebugLoop:
             return None
         from kope.memory.recording import DebugRecorder
 
-        recorder = DebugRecorder(self.store, task=task, model=self.name, device=self.config.options.device,
-                                 knowledge=self.env.knowledge)
+        recorder = DebugRecorder(
+            self.store, task=task, model=self.name, device=self.config.options.device, knowledge=self.env.knowledge
+        )
         assert diagnosis.evaluation is not None
         recorder.start(source, diagnosis.evaluation, diagnosis.features.measured(), [c.cue for c in diagnosis.cues])
         return recorder
@@ -476,9 +581,13 @@ class DebugLoop:
     def _experience(self, source: str, diagnosis: Diagnosis) -> list[Any]:
         if self._memory is None or diagnosis.evaluation is None:
             return []
-        return self._memory.sections(source, diagnosis.evaluation, diagnosis.features.measured(),
-                                     "\n".join(diagnosis.summary().splitlines()[:8]),
-                                     [h.pattern for h in diagnosis.hypotheses])
+        return self._memory.sections(
+            source,
+            diagnosis.evaluation,
+            diagnosis.features.measured(),
+            "\n".join(diagnosis.summary().splitlines()[:8]),
+            [h.pattern for h in diagnosis.hypotheses],
+        )
 
 
 def _describe(result: EvalResult) -> str:

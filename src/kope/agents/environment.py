@@ -49,8 +49,14 @@ class Environment(Protocol):
         """The answer to a model's TRACE or PROBE request, as text for its next prompt."""
 
     def search(
-        self, source: str, diagnosis: Diagnosis, shown: Sequence[Case], accept: Accept, *,
-        tried: set[str], start_score: Score | None,
+        self,
+        source: str,
+        diagnosis: Diagnosis,
+        shown: Sequence[Case],
+        accept: Accept,
+        *,
+        tried: set[str],
+        start_score: Score | None,
     ) -> SearchResult:
         """One round of the offline repair search from `source` (kope.repair.search)."""
 
@@ -105,8 +111,9 @@ class SandboxEnvironment:
 
     def diagnose(self, source: str, cases: Sequence[Case], *, sweep: bool = False) -> Diagnosis:
         task, work = self._write(source)
-        return self.diagnoser.diagnose(task, work, options=self.options, cases=cases, probes=self.probes,
-                                       sweep_if_passing=sweep)
+        return self.diagnoser.diagnose(
+            task, work, options=self.options, cases=cases, probes=self.probes, sweep_if_passing=sweep
+        )
 
     def instrument(self, source: str, cases: Sequence[Case], request: Request) -> str:
         task, work = self._write(source)
@@ -135,13 +142,26 @@ class SandboxEnvironment:
         return "\n".join(lines)
 
     def search(
-        self, source: str, diagnosis: Diagnosis, shown: Sequence[Case], accept: Accept, *,
-        tried: set[str], start_score: Score | None,
+        self,
+        source: str,
+        diagnosis: Diagnosis,
+        shown: Sequence[Case],
+        accept: Accept,
+        *,
+        tried: set[str],
+        start_score: Score | None,
     ) -> SearchResult:
         task, work = self._write(source)
         return RepairSearch(self.evaluator, self.search_config).run(
-            task, source, diagnosis, list(shown), accept, scratch=work.parent / f".{work.stem}.search",
-            options=self.options, tried=tried, start_score=start_score,
+            task,
+            source,
+            diagnosis,
+            list(shown),
+            accept,
+            scratch=work.parent / f".{work.stem}.search",
+            options=self.options,
+            tried=tried,
+            start_score=start_score,
         )
 
     def finish(self) -> None:
@@ -178,8 +198,9 @@ class FakeEnvironment:
         self.default = default
         self.hypotheses = list(hypotheses)
         self.knowledge = KnowledgeBase([])
-        self.cases = [Case(name=f"N={i + 1}", overrides={"N": i + 1}, visible=i < visible)
-                      for i in range(visible + hidden)]
+        self.cases = [
+            Case(name=f"N={i + 1}", overrides={"N": i + 1}, visible=i < visible) for i in range(visible + hidden)
+        ]
         self.evaluated: list[str] = []
         self.instrumented: list[Request] = []
         self._uses: dict[str, int] = {}
@@ -204,11 +225,23 @@ class FakeEnvironment:
         integrity = Integrity(checked=True)
         if verdict == "reject" and status == "pass":
             status = "reject"
-            integrity = Integrity(verdict="reject", checked=True, findings=[
-                Finding(rule="torch-compute", severity="reject", message="scripted rejection")])
+            integrity = Integrity(
+                verdict="reject",
+                checked=True,
+                findings=[Finding(rule="torch-compute", severity="reject", message="scripted rejection")],
+            )
         error = EvalError(kind="runtime", message="scripted error") if verdict == "error" else None
-        return EvalResult(status=status, error=error, cases=results, integrity=integrity, cases_run="selected",
-                          task="fake-task", candidate="fake-candidate", device="cpu", seed=0)
+        return EvalResult(
+            status=status,
+            error=error,
+            cases=results,
+            integrity=integrity,
+            cases_run="selected",
+            task="fake-task",
+            candidate="fake-candidate",
+            device="cpu",
+            seed=0,
+        )
 
     def diagnose(self, source: str, cases: Sequence[Case], *, sweep: bool = False) -> Diagnosis:
         shown = list(cases)
@@ -216,10 +249,21 @@ class FakeEnvironment:
             shown += [c for c in self.cases if not c.visible][:1]
         result = self.evaluate(source, shown)
         return Diagnosis(
-            status=result.status, task=result.task, candidate=result.candidate, evaluation=result,
+            status=result.status,
+            task=result.task,
+            candidate=result.candidate,
+            evaluation=result,
             hypotheses=list(self.hypotheses) if result.status == "fail" else [],
-            cases=[CaseDiagnosis(name=c.name, visible=c.visible, overrides=dict(c.overrides), passed=c.passed,
-                                 error_kind=c.error.kind if c.error else None) for c in result.cases],
+            cases=[
+                CaseDiagnosis(
+                    name=c.name,
+                    visible=c.visible,
+                    overrides=dict(c.overrides),
+                    passed=c.passed,
+                    error_kind=c.error.kind if c.error else None,
+                )
+                for c in result.cases
+            ],
         )
 
     def instrument(self, source: str, cases: Sequence[Case], request: Request) -> str:
@@ -227,8 +271,14 @@ class FakeEnvironment:
         return f"PROBE {request.kind}: scripted answer"
 
     def search(
-        self, source: str, diagnosis: Diagnosis, shown: Sequence[Case], accept: Accept, *,
-        tried: set[str], start_score: Score | None,
+        self,
+        source: str,
+        diagnosis: Diagnosis,
+        shown: Sequence[Case],
+        accept: Accept,
+        *,
+        tried: set[str],
+        start_score: Score | None,
     ) -> SearchResult:
         raise NotImplementedError("the fake environment has no repair search (can_search is False)")
 
@@ -237,12 +287,29 @@ class FakeEnvironment:
 
 
 def _case_result(case: Case, verdict: Verdict) -> CaseResult:
-    base = CaseResult(name=case.name, overrides=dict(case.overrides), visible=case.visible, passed=True,
-                      max_abs_err=0.0, max_rel_err=0.0, mismatch_fraction=0.0, mismatch_count=0, numel=1000, trials=1)
+    base = CaseResult(
+        name=case.name,
+        overrides=dict(case.overrides),
+        visible=case.visible,
+        passed=True,
+        max_abs_err=0.0,
+        max_rel_err=0.0,
+        mismatch_fraction=0.0,
+        mismatch_count=0,
+        numel=1000,
+        trials=1,
+    )
     if verdict == "error":
         return base.model_copy(update={"passed": False, "error": EvalError(kind="runtime", message="scripted error")})
     wrong = float(verdict) if not isinstance(verdict, str) else 0.5 if verdict == "hidden" and not case.visible else 0.0
     if wrong:
-        return base.model_copy(update={"passed": False, "mismatch_fraction": wrong, "max_rel_err": wrong,
-                                       "mismatch_count": round(wrong * 1000), "max_abs_err": wrong})
+        return base.model_copy(
+            update={
+                "passed": False,
+                "mismatch_fraction": wrong,
+                "max_rel_err": wrong,
+                "mismatch_count": round(wrong * 1000),
+                "max_abs_err": wrong,
+            }
+        )
     return base

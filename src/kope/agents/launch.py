@@ -135,7 +135,8 @@ def _min_cap(node: ast.expr) -> ast.Constant | None:
 
 def _constexprs(kernel: ast.FunctionDef) -> set[str]:
     return {
-        a.arg for a in kernel.args.args + kernel.args.kwonlyargs
+        a.arg
+        for a in kernel.args.args + kernel.args.kwonlyargs
         if a.annotation is not None and dotted(a.annotation).endswith("constexpr")
     }
 
@@ -182,7 +183,9 @@ class _Scanner:
         self.scan = LaunchScan()
         self.module = _module_assignments(parsed.tree)
         self.unpacked = {
-            name for statement in parsed.tree.body if isinstance(statement, ast.Assign)
+            name
+            for statement in parsed.tree.body
+            if isinstance(statement, ast.Assign)
             and not (len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name))
             for name, _ in _assignments(statement)
         }
@@ -232,10 +235,13 @@ class _Scanner:
         known = {id(site.call) for site in self.parsed.launches}
         inside = {id(node) for node in self.parsed.kernel_nodes()}
         return [
-            node for node in ast.walk(self.parsed.tree)
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)
+            node
+            for node in ast.walk(self.parsed.tree)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Subscript)
             and isinstance(node.func.value, ast.Name | ast.Attribute)
-            and id(node) not in known and id(node) not in inside
+            and id(node) not in known
+            and id(node) not in inside
         ]
 
     def _autotuned(self, site: LaunchSite) -> bool:

@@ -176,7 +176,7 @@ def launch_memory(
         speedup = row.speedup
         if row.device != device or speedup is None or len(changes) != 1:
             continue
-        (knob, (old, new)), = changes.items()
+        ((knob, (old, new)),) = changes.items()
         weight = 2.0 if row.family == family else 1.0
         gains.setdefault((knob, "up" if new > old else "down"), []).extend([math.log(speedup)] * int(weight))
     return seeds[:3], {key: statistics.fmean(values) for key, values in gains.items()}
@@ -199,23 +199,45 @@ class OptimizePrompt:
         messages, packed = self.prompt(current, search)
         if self.recorder is not None:
             self.recorder.packed(packed)
-        self.transcript.write("prompt", node=current.node.index, tokens=packed.tokens, budget=packed.budget,
-                              dropped=packed.dropped, reduced=packed.reduced,
-                              messages=[m.model_dump() for m in messages])
+        self.transcript.write(
+            "prompt",
+            node=current.node.index,
+            tokens=packed.tokens,
+            budget=packed.budget,
+            dropped=packed.dropped,
+            reduced=packed.reduced,
+            messages=[m.model_dump() for m in messages],
+        )
         return messages
 
     def prompt(self, current: _Open, search: Search) -> tuple[list[Message], Any]:
         system = Message(role="system", content=render("optimize_system.j2"))
         sections = [
-            Section("reference", "The PyTorch reference (the task)",
-                    (f"```python\n{search.task.source.rstrip()}\n```",), priority=100, required=True),
-            Section("kernel", "The current kernel (correct on every case)",
-                    (f"```python\n{current.source.rstrip()}\n```",), priority=100, required=True),
+            Section(
+                "reference",
+                "The PyTorch reference (the task)",
+                (f"```python\n{search.task.source.rstrip()}\n```",),
+                priority=100,
+                required=True,
+            ),
+            Section(
+                "kernel",
+                "The current kernel (correct on every case)",
+                (f"```python\n{current.source.rstrip()}\n```",),
+                priority=100,
+                required=True,
+            ),
             Section("measurements", "Measurements", (_measurements(current, search),), priority=95, required=True),
         ]
         if current.attempts:
-            sections.append(Section("attempts", "Attempts already made from this kernel", (
-                "\n".join(current.attempts[-6:]), "\n".join(current.attempts[-2:]), ""), priority=40))
+            sections.append(
+                Section(
+                    "attempts",
+                    "Attempts already made from this kernel",
+                    ("\n".join(current.attempts[-6:]), "\n".join(current.attempts[-2:]), ""),
+                    priority=40,
+                )
+            )
         if self.recorder is not None and self.config.memory:
             query = self.recorder.query("optimize", current.source, text=_identifiers(current.source))
             sections += self.recorder.prepare(query)
@@ -224,8 +246,12 @@ class OptimizePrompt:
             body = render("optimize.j2", sections=merged(included))
             return [system, Message(role="user", content=body.strip() + "\n")]
 
-        packed = pack(sections, self.config.prompt_budget, lambda included: count_messages(messages_for(included)),
-                      breadth_first=True)
+        packed = pack(
+            sections,
+            self.config.prompt_budget,
+            lambda included: count_messages(messages_for(included)),
+            breadth_first=True,
+        )
         return messages_for(packed.sections), packed
 
 
@@ -241,8 +267,9 @@ def _measurements(current: _Open, search: Search) -> str:
     start_ms = search.start.node.time_ms
     lines.append(f"- the starting kernel: {_ms(start_ms)}")
     speedup = current.node.speedup_vs_start
-    lines.append(f"- this kernel: {_ms(current.node.time_ms)}"
-                 + (f", {speedup:.2f}x the start's speed" if speedup else ""))
+    lines.append(
+        f"- this kernel: {_ms(current.node.time_ms)}" + (f", {speedup:.2f}x the start's speed" if speedup else "")
+    )
     if search.best is not None and search.best is not current:
         lines.append(f"- the fastest correct version so far: {_ms(search.best.node.time_ms)}")
     lines.append("Time is the sum over the task's cases of the median time of one forward call.")
@@ -291,8 +318,14 @@ class OptimizeLoop:
         self.transcript.write("start", task=str(task.path), kernel=str(kernel), model=self.name)
 
         result = self._evaluate(task, work, source, options, cases)
-        start_node = Node(index=0, kind="start", status=result.status, time_ms=_time(result), evaluation=1,
-                          speedup_vs_start=1.0 if _time(result) else None)
+        start_node = Node(
+            index=0,
+            kind="start",
+            status=result.status,
+            time_ms=_time(result),
+            evaluation=1,
+            speedup_vs_start=1.0 if _time(result) else None,
+        )
         start = _Open(node=start_node, source=source)
         search = Search(task=task, start=start, nodes=[start_node], evaluations=1, method=_method(result))
         search.seen.add(_norm(source))
@@ -301,10 +334,16 @@ class OptimizeLoop:
             recorder.store.update_run(recorder.run.id, start_version=start_node.version_id)
         self.progress(start_node)
         report = OptimizeReport(
-            status="incorrect-start", task=str(task.path), kernel=str(kernel), model=self.name, output=None,
-            device=options.device, timing_method=search.method,
+            status="incorrect-start",
+            task=str(task.path),
+            kernel=str(kernel),
+            model=self.name,
+            output=None,
+            device=options.device,
+            timing_method=search.method,
             timing_note=INTERPRETER_NOTE if search.method == "interpreter-wall" else "",
-            start_ms=start_node.time_ms, run_id=recorder.run.id if recorder is not None else None,
+            start_ms=start_node.time_ms,
+            run_id=recorder.run.id if recorder is not None else None,
         )
         if result.status != "pass" or start_node.time_ms is None:
             report.stop_reason = "incorrect-start" if result.status != "pass" else "untimed-start"
@@ -349,23 +388,40 @@ class OptimizeLoop:
         report.seconds = round(time.monotonic() - began, 3)
         if recorder is not None:
             recorder.finish(
-                status=report.status, stop_reason=stop_reason, tokens=(search.tokens.prompt, search.tokens.completion),
+                status=report.status,
+                stop_reason=stop_reason,
+                tokens=(search.tokens.prompt, search.tokens.completion),
                 best=chosen.source,
-                summary={"config": chosen.config, "speedup_vs_start": report.speedup_vs_start,
-                         "confirmed_speedup_vs_start": report.confirmed_speedup_vs_start,
-                         "method": search.method, "start_ms": start_node.time_ms, "best_ms": chosen.node.time_ms,
-                         "evaluations": report.evaluations, "best_found_at": report.best_found_at},
+                summary={
+                    "config": chosen.config,
+                    "speedup_vs_start": report.speedup_vs_start,
+                    "confirmed_speedup_vs_start": report.confirmed_speedup_vs_start,
+                    "method": search.method,
+                    "start_ms": start_node.time_ms,
+                    "best_ms": chosen.node.time_ms,
+                    "evaluations": report.evaluations,
+                    "best_found_at": report.best_found_at,
+                },
             )
         self.transcript.write("end", report=report.model_dump(mode="json", exclude={"trajectory"}))
         return report
 
     def _search(
-        self, search: Search, proposer: Proposer, recorder: RunRecorder | None, task: Task, work: Path,
-        options: EvalOptions, cases: list[Case], began: float,
+        self,
+        search: Search,
+        proposer: Proposer,
+        recorder: RunRecorder | None,
+        task: Task,
+        work: Path,
+        options: EvalOptions,
+        cases: list[Case],
+        began: float,
     ) -> StopReason:
         limits = self.config
-        guards = Guards(LoopLimits(max_iterations=limits.iterations, max_tokens=limits.max_tokens,
-                               max_seconds=limits.max_seconds), started=began)
+        guards = Guards(
+            LoopLimits(max_iterations=limits.iterations, max_tokens=limits.max_tokens, max_seconds=limits.max_seconds),
+            started=began,
+        )
         while True:
             stop = guards.before_call(len(search.nodes) - 1, search.tokens.total)
             if stop is not None:
@@ -379,9 +435,14 @@ class OptimizeLoop:
                 current.exhausted = True
                 continue
             current.children += 1
-            node = Node(index=len(search.nodes), parent=current.node.index, kind=proposal.kind,
-                        decision=proposal.text or proposal.note, params=proposal.params,
-                        tokens=proposal.usage)
+            node = Node(
+                index=len(search.nodes),
+                parent=current.node.index,
+                kind=proposal.kind,
+                decision=proposal.text or proposal.note,
+                params=proposal.params,
+                tokens=proposal.usage,
+            )
             search.nodes.append(node)
             search.tokens = search.tokens + proposal.usage
             if proposal.source is None:
@@ -412,19 +473,29 @@ class OptimizeLoop:
                 from kope.memory.recording import failure_text
                 from kope.memory.store import DecisionIn
 
-                made = DecisionIn(kind=proposal.kind, text=proposal.text,
-                                  diff=unified_diff(current.source, proposal.source), params=proposal.params,
-                                  tokens_prompt=proposal.usage.prompt,
-                                  tokens_completion=proposal.usage.completion)
-                node.version_id = recorder.record(proposal.source, parent=current.source, made=made, result=result,
-                                                  scope="all", signature_text=failure_text(result)).version.id
-            self.transcript.write("evaluation", node=node.index, status=result.status, time_ms=node.time_ms,
-                                  params=proposal.params)
+                made = DecisionIn(
+                    kind=proposal.kind,
+                    text=proposal.text,
+                    diff=unified_diff(current.source, proposal.source),
+                    params=proposal.params,
+                    tokens_prompt=proposal.usage.prompt,
+                    tokens_completion=proposal.usage.completion,
+                )
+                node.version_id = recorder.record(
+                    proposal.source,
+                    parent=current.source,
+                    made=made,
+                    result=result,
+                    scope="all",
+                    signature_text=failure_text(result),
+                ).version.id
+            self.transcript.write(
+                "evaluation", node=node.index, status=result.status, time_ms=node.time_ms, params=proposal.params
+            )
             outcome = _outcome(node)
             current.attempts.append(f"attempt {node.index}: {proposal.text[:200]} → {outcome}")
             if result.status == "pass" and node.time_ms is not None:
-                opened = _Open(node=node, source=proposal.source,
-                               config=(proposal.params or {}).get("config"))
+                opened = _Open(node=node, source=proposal.source, config=(proposal.params or {}).get("config"))
                 search.open.append(opened)
                 assert search.best is not None and search.best.node.time_ms is not None
                 if node.time_ms < search.best.node.time_ms:
@@ -435,8 +506,16 @@ class OptimizeLoop:
         work.write_text(source)
         return self.evaluator.evaluate(task, work, options=options, cases=cases)
 
-    def _confirm(self, task: Task, work: Path, start: _Open, best: _Open, options: EvalOptions, cases: list[Case],
-                 recorder: RunRecorder | None) -> float | None:
+    def _confirm(
+        self,
+        task: Task,
+        work: Path,
+        start: _Open,
+        best: _Open,
+        options: EvalOptions,
+        cases: list[Case],
+        recorder: RunRecorder | None,
+    ) -> float | None:
         times: dict[str, list[float]] = {"start": [], "best": []}
         for _ in range(self.config.confirm):
             for label, entry in (("start", start), ("best", best)):
@@ -455,8 +534,14 @@ class OptimizeLoop:
             return None
         from kope.memory.recording import RunRecorder
 
-        return RunRecorder(self.store, kind="optimize", task=task, model=self.name,
-                           device=self.config.options.device, experience=self.config.memory)
+        return RunRecorder(
+            self.store,
+            kind="optimize",
+            task=task,
+            model=self.name,
+            device=self.config.options.device,
+            experience=self.config.memory,
+        )
 
     def _prompt(self, recorder: RunRecorder | None, current: _Open, search: Search) -> Callable[[], list[Message]]:
         return lambda: OptimizePrompt(self.config, self.transcript, recorder).messages(current, search)
@@ -466,8 +551,9 @@ class OptimizeLoop:
             seeds: list[dict[str, int]] = []
             order: dict[tuple[str, str], float] = {}
             if recorder is not None and self.config.memory:
-                seeds, order = launch_memory(recorder.store, device=recorder.device, family=recorder.task.family,
-                                             task_id=recorder.task.id)
+                seeds, order = launch_memory(
+                    recorder.store, device=recorder.device, family=recorder.task.family, task_id=recorder.task.id
+                )
             return LaunchSearch(source, interpreted=interpreted, seeds=seeds, move_order=order)
         return ChildLimited(self.model, self.config, self.transcript)
 
@@ -488,8 +574,9 @@ class ChildLimited:
         proposal = self.inner.propose(view)
         if proposal.kind == "model-error":
             return proposal
-        self.transcript.write("reply", node=view.current.node.index, text=proposal.text,
-                              usage=proposal.usage.model_dump())
+        self.transcript.write(
+            "reply", node=view.current.node.index, text=proposal.text, usage=proposal.usage.model_dump()
+        )
         from kope.memory.recording import explanation_of
 
         proposal.text = explanation_of(proposal.text) if proposal.kind == "edit" else ""

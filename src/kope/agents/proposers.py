@@ -131,8 +131,10 @@ class RecipeProposer:
         found: list[tuple[str, str]] = []
         for hypothesis in view.diagnosis.hypotheses[: self.max_hypotheses]:
             if hypothesis.recipe:
-                found += [(f"{hypothesis.pattern} ({hypothesis.recipe})", edit)
-                          for edit in apply(hypothesis.recipe, view.source)]
+                found += [
+                    (f"{hypothesis.pattern} ({hypothesis.recipe})", edit)
+                    for edit in apply(hypothesis.recipe, view.source)
+                ]
         return found
 
     def propose(self, view: RepairView) -> Proposal | None:
@@ -158,8 +160,14 @@ class ModelProposer:
             reply = self.model.complete(view.messages(), max_tokens=self.max_tokens)
         except ModelError as exc:
             return Proposal(kind="model-error", note=str(exc), by=self.name)
-        made = Proposal(kind="no-edit", text=reply.text, usage=reply.usage, stop_reason=reply.stop_reason,
-                        by=self.name, note="the reply had no edit")
+        made = Proposal(
+            kind="no-edit",
+            text=reply.text,
+            usage=reply.usage,
+            stop_reason=reply.stop_reason,
+            by=self.name,
+            note="the reply had no edit",
+        )
         parsed = parse_reply(reply.text)
         if parsed.requests and not parsed.has_edit and self.instrumentation:
             made.kind, made.requests, made.note = "instrumentation", list(parsed.requests), ""
@@ -235,7 +243,10 @@ class LaunchSearch:
             source = apply_config(current.source, {k: v for k, v in config.items() if k in changes})
             what = describe(changes) + (" (the fastest configuration found for a similar task)" if seeded else "")
             return Proposal(
-                kind="launch-config", source=source, text=f"launch parameters {what}", by=self.name,
+                kind="launch-config",
+                source=source,
+                text=f"launch parameters {what}",
+                by=self.name,
                 params={"config": config, "changes": {k: list(v) for k, v in changes.items()}, "seed": seeded},
             )
         return None

@@ -75,8 +75,17 @@ def regenerate(
     log = Transcript(transcript)
     if model is None:
         return RegenerateReport(
-            task=str(task.path), model="offline", k=k, samples=[], passes=0, pass_at_1=0.0, pass_at_k=0.0,
-            tokens=Usage(), tokens_per_success=None, rejected=0, seconds=0.0,
+            task=str(task.path),
+            model="offline",
+            k=k,
+            samples=[],
+            passes=0,
+            pass_at_1=0.0,
+            pass_at_k=0.0,
+            tokens=Usage(),
+            tokens_per_success=None,
+            rejected=0,
+            seconds=0.0,
             note="regenerating needs a model that writes code: offline, kope only repairs",
         )
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -105,8 +114,15 @@ def regenerate(
             detail = "; ".join(f.rule for f in result.integrity.findings if f.severity == "reject")
         right = result.error is None and all(c.passed for c in result.cases)
         samples.append(
-            Sample(index=index, status=result.status, path=str(path), tokens=tokens, detail=detail,
-                   numerically_right=right, sandbox=result.sandbox)
+            Sample(
+                index=index,
+                status=result.status,
+                path=str(path),
+                tokens=tokens,
+                detail=detail,
+                numerically_right=right,
+                sandbox=result.sandbox,
+            )
         )
     passes = sum(s.status == "pass" for s in samples)
     rejected = sum(s.status == "reject" and s.numerically_right for s in samples)

@@ -213,8 +213,17 @@ class Worker:
         began = time.monotonic()
         self.evaluator.take_seconds()
         entry = job.entry
-        row = Attempt(case=entry.id, label=entry.label, operator=entry.operator, task=entry.task,
-                      strategy=job.strategy, arm=job.arm, sample=job.sample, model=job.model, outcome="harness-error")
+        row = Attempt(
+            case=entry.id,
+            label=entry.label,
+            operator=entry.operator,
+            task=entry.task,
+            strategy=job.strategy,
+            arm=job.arm,
+            sample=job.sample,
+            model=job.model,
+            outcome="harness-error",
+        )
         try:
             if job.strategy == "debug":
                 self._debug(job, row)
@@ -246,8 +255,14 @@ class Worker:
         out_dir = Path(job.out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         model = self.model_factory(job.model)
-        loop = DebugLoop(model, self.evaluator, knowledge=knowledge, config=config,
-                         transcript=out_dir / "transcript.jsonl", store=self.store(job))
+        loop = DebugLoop(
+            model,
+            self.evaluator,
+            knowledge=knowledge,
+            config=config,
+            transcript=out_dir / "transcript.jsonl",
+            store=self.store(job),
+        )
         started = time.monotonic()
         report = loop.run(job.task, job.candidate, out_dir / "out.py")
         row.wall_s = round(time.monotonic() - started, 4)
@@ -279,8 +294,15 @@ class Worker:
         model = self.model_factory(job.model)
         out_dir = Path(job.out_dir)
         started = time.monotonic()
-        report = regenerate(job.task, model, k=1, out_dir=out_dir, evaluator=self.evaluator,
-                            options=self._options(job), transcript=out_dir / "transcript.jsonl")
+        report = regenerate(
+            job.task,
+            model,
+            k=1,
+            out_dir=out_dir,
+            evaluator=self.evaluator,
+            options=self._options(job),
+            transcript=out_dir / "transcript.jsonl",
+        )
         row.wall_s = round(time.monotonic() - started, 4)
         if not report.samples:
             row.outcome, row.note = NEEDS_MODEL, report.note
@@ -367,9 +389,22 @@ def plan_jobs(
             for sample in range(samples):
                 digest = hashlib.sha256(entry.id.encode()).hexdigest()[:12]
                 out_dir = out / "outputs" / f"{strategy}-{arm}" / f"{digest}-{sample}"
-                jobs.append(Job(entry=entry, task=str(suite.task_path(entry)), candidate=str(suite.candidate_path(entry)),
-                                strategy=strategy, arm=arm, sample=sample, model=model, out_dir=str(out_dir),
-                                options=options, limits=limits, probes=probes, store=store))
+                jobs.append(
+                    Job(
+                        entry=entry,
+                        task=str(suite.task_path(entry)),
+                        candidate=str(suite.candidate_path(entry)),
+                        strategy=strategy,
+                        arm=arm,
+                        sample=sample,
+                        model=model,
+                        out_dir=str(out_dir),
+                        options=options,
+                        limits=limits,
+                        probes=probes,
+                        store=store,
+                    )
+                )
     return jobs
 
 
@@ -389,8 +424,14 @@ def machine() -> dict[str, Any]:
     import torch
     import triton
 
-    return {"node": platform.node(), "machine": platform.machine(), "cpus": os.cpu_count(),
-            "python": platform.python_version(), "torch": torch.__version__, "triton": triton.__version__}
+    return {
+        "node": platform.node(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+    }
 
 
 def run_bench(
@@ -429,8 +470,20 @@ def run_bench(
     options = options or EvalOptions()
     limits = limits or LoopLimits()
     store = str(out.resolve() / MEMORY_DB) if memory else None
-    jobs = plan_jobs(suite, strategy=strategy, model=model, arms=arms, samples=max(1, samples), out=out,
-                     options=options, limits=limits, limit=limit, every=every, probes=probes, store=store)
+    jobs = plan_jobs(
+        suite,
+        strategy=strategy,
+        model=model,
+        arms=arms,
+        samples=max(1, samples),
+        out=out,
+        options=options,
+        limits=limits,
+        limit=limit,
+        every=every,
+        probes=probes,
+        store=store,
+    )
     done = {row.key() for row in read_attempts(out)}
     todo = [job for job in jobs if job.key() not in done]
     summary = RunSummary(out=out, jobs=len(jobs), skipped=len(jobs) - len(todo), ran=0, seconds=0.0)
@@ -451,18 +504,33 @@ def run_bench(
     if evaluator is not None and cache_dir is None:
         cache_dir = evaluator.cache.root
     runner = evaluator.runner if evaluator is not None and workers <= 1 else None
-    for row in _execute(todo, workers=workers, cache_dir=cache_dir, model_factory=model_factory, runner=runner,
-                        executor=executor):
+    for row in _execute(
+        todo, workers=workers, cache_dir=cache_dir, model_factory=model_factory, runner=runner, executor=executor
+    ):
         record(row)
     summary.seconds = round(time.monotonic() - began, 3)
     summary.parent_s = round(parent, 3)
     run = {
         "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - summary.seconds)),
-        "seconds": summary.seconds, "parent_s": summary.parent_s, "workers": workers, "strategy": strategy,
-        "model": model, "arms": list(arms), "samples": samples, "limit": limit, "every": every, "probes": probes, "memory": memory, "suite": str(suite.root),
-        "jobs": summary.jobs, "skipped": summary.skipped, "ran": summary.ran,
+        "seconds": summary.seconds,
+        "parent_s": summary.parent_s,
+        "workers": workers,
+        "strategy": strategy,
+        "model": model,
+        "arms": list(arms),
+        "samples": samples,
+        "limit": limit,
+        "every": every,
+        "probes": probes,
+        "memory": memory,
+        "suite": str(suite.root),
+        "jobs": summary.jobs,
+        "skipped": summary.skipped,
+        "ran": summary.ran,
         "jobs_s": round(sum(row.job_s for row in summary.rows), 3),
-        "trials": options.trials, "device": options.device, "machine": machine(),
+        "trials": options.trials,
+        "device": options.device,
+        "machine": machine(),
     }
     with (out / RUNS).open("a") as handle:
         handle.write(json.dumps(run) + "\n")
@@ -470,15 +538,22 @@ def run_bench(
 
 
 def _execute(
-    jobs: list[Job], *, workers: int, cache_dir: Path | None, model_factory: ModelFactory | None,
-    runner: Runner | None = None, executor: Executor | None = None,
+    jobs: list[Job],
+    *,
+    workers: int,
+    cache_dir: Path | None,
+    model_factory: ModelFactory | None,
+    runner: Runner | None = None,
+    executor: Executor | None = None,
 ) -> Iterator[Attempt]:
     if not jobs:
         return
     owned = executor is None
     executor = executor or LocalExecutor(workers)
     in_process = isinstance(executor, LocalExecutor) and executor.workers <= 1
-    factory = functools.partial(Worker, cache_dir, 2 if in_process else 1, model_factory, runner if in_process else None)
+    factory = functools.partial(
+        Worker, cache_dir, 2 if in_process else 1, model_factory, runner if in_process else None
+    )
     try:
         yield from executor.map(factory, jobs)
     finally:

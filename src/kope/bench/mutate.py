@@ -195,10 +195,18 @@ _ATOM = 10.0
 _UNARY = 6.5
 _BINARY = {
     cst.Power: 7.0,
-    cst.Multiply: 6.0, cst.Divide: 6.0, cst.FloorDivide: 6.0, cst.Modulo: 6.0, cst.MatrixMultiply: 6.0,
-    cst.Add: 5.0, cst.Subtract: 5.0,
-    cst.LeftShift: 4.0, cst.RightShift: 4.0,
-    cst.BitAnd: 3.0, cst.BitXor: 2.0, cst.BitOr: 1.0,
+    cst.Multiply: 6.0,
+    cst.Divide: 6.0,
+    cst.FloorDivide: 6.0,
+    cst.Modulo: 6.0,
+    cst.MatrixMultiply: 6.0,
+    cst.Add: 5.0,
+    cst.Subtract: 5.0,
+    cst.LeftShift: 4.0,
+    cst.RightShift: 4.0,
+    cst.BitAnd: 3.0,
+    cst.BitXor: 2.0,
+    cst.BitOr: 1.0,
 }
 
 
@@ -267,7 +275,9 @@ def kwarg(call: cst.Call, keyword: str) -> cst.Arg | None:
 
 
 def replace_kwarg(call: cst.Call, keyword: str, value: cst.BaseExpression) -> cst.Call:
-    args = [a.with_changes(value=value) if a.keyword is not None and a.keyword.value == keyword else a for a in call.args]
+    args = [
+        a.with_changes(value=value) if a.keyword is not None and a.keyword.value == keyword else a for a in call.args
+    ]
     return call.with_changes(args=args)
 
 
@@ -281,8 +291,12 @@ def float_value(node: cst.CSTNode) -> float | None:
         value = ast.literal_eval(cst.Module([]).code_for_node(node))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         text = cst.Module([]).code_for_node(node).replace(" ", "")
-        table = {'-float("inf")': float("-inf"), "-float('inf')": float("-inf"),
-                 'float("inf")': float("inf"), "float('inf')": float("inf")}
+        table = {
+            '-float("inf")': float("-inf"),
+            "-float('inf')": float("-inf"),
+            'float("inf")': float("inf"),
+            "float('inf')": float("inf"),
+        }
         return table.get(text)
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
@@ -497,7 +511,9 @@ class WrongDivisor(Mutation):
         if not isinstance(node.right, cst.Name):
             return []
         divisor = node.right.value
-        found: list[cst.CSTNode] = [binary(node.left, cst.Divide(), binary(node.right, cst.Subtract(), cst.Integer("1")))]
+        found: list[cst.CSTNode] = [
+            binary(node.left, cst.Divide(), binary(node.right, cst.Subtract(), cst.Integer("1")))
+        ]
         facts = context.kernel
         if facts is not None and divisor not in facts.constexprs:
             blocks = [c for c in facts.constexprs if "BLOCK" in c]
@@ -601,7 +617,11 @@ def _sqrt_with_eps(node: cst.CSTNode) -> tuple[cst.Call, cst.BinaryOperation] | 
         return None
     assert isinstance(node, cst.Call)
     args = positional(node)
-    if len(args) == 1 and isinstance(args[0].value, cst.BinaryOperation) and isinstance(args[0].value.operator, cst.Add):
+    if (
+        len(args) == 1
+        and isinstance(args[0].value, cst.BinaryOperation)
+        and isinstance(args[0].value.operator, cst.Add)
+    ):
         inner = args[0].value
         if any("eps" in n.lower() for n in names_in(inner.right)):
             return node, inner
@@ -625,8 +645,9 @@ class MisplacedEpsilon(Mutation):
             return [binary(divided, cst.Add(), inner.right), divided]
         found = _sqrt_with_eps(node)
         parent = context.parent
-        if found is None or (isinstance(parent, cst.BinaryOperation) and parent.right is node
-                             and isinstance(parent.operator, cst.Divide)):
+        if found is None or (
+            isinstance(parent, cst.BinaryOperation) and parent.right is node and isinstance(parent.operator, cst.Divide)
+        ):
             return []
         call, inner = found
         without = call.with_changes(args=[call.args[0].with_changes(value=inner.left)])
@@ -651,13 +672,19 @@ class _AccumulatorRewrite(Mutation):
                 new_value = value.right if left else value.left
         elif call_name(value) == "tl.dot":
             assert isinstance(value, cst.Call)
-            args = [a for a in value.args if not (isinstance(a.value, cst.Name) and a.value.value == name)
-                    and not (a.keyword is not None and a.keyword.value == "acc")]
+            args = [
+                a
+                for a in value.args
+                if not (isinstance(a.value, cst.Name) and a.value.value == name)
+                and not (a.keyword is not None and a.keyword.value == "acc")
+            ]
             if len(args) < len(value.args):
                 new_value = without_args(value.with_changes(args=args), ())
         elif call_name(value) in ("tl.maximum", "tl.minimum"):
             assert isinstance(value, cst.Call)
-            others = [a.value for a in positional(value) if not (isinstance(a.value, cst.Name) and a.value.value == name)]
+            others = [
+                a.value for a in positional(value) if not (isinstance(a.value, cst.Name) and a.value.value == name)
+            ]
             if len(others) == 1:
                 new_value = others[0]
         return [statement.with_changes(value=new_value)] if new_value is not None else []
@@ -772,7 +799,11 @@ class WrongPadding(Mutation):
         if call_name(node) == "tl.where":
             assert isinstance(node, cst.Call)
             args = positional(node)
-            if len(args) == 3 and any("mask" in n for n in names_in(args[0].value)) and float_value(args[2].value) == 0.0:
+            if (
+                len(args) == 3
+                and any("mask" in n for n in names_in(args[0].value))
+                and float_value(args[2].value) == 0.0
+            ):
                 return [args[1].value.with_changes(lpar=[], rpar=[])]
         return []
 

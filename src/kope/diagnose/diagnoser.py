@@ -149,8 +149,13 @@ class Diagnoser:
         say: DiagnosisProgress,
     ) -> None:
         quick = EvalOptions(
-            device=options.device, trials=1, seed=options.seed, timeout_s=options.timeout_s,
-            memory_mb=options.memory_mb, integrity=False, sandbox=options.sandbox,
+            device=options.device,
+            trials=1,
+            seed=options.seed,
+            timeout_s=options.timeout_s,
+            memory_mb=options.memory_mb,
+            integrity=False,
+            sandbox=options.sandbox,
         )
         failing = [c for c in diagnosis.cases if not c.passed and c.error_kind is None] or [
             c for c in diagnosis.cases if not c.passed
@@ -168,7 +173,8 @@ class Diagnoser:
                 Probe(
                     name="bounds",
                     passed=not diagnosis.bounds,
-                    detail=f"{len(diagnosis.bounds)} out-of-bounds access site(s)" if diagnosis.bounds
+                    detail=f"{len(diagnosis.bounds)} out-of-bounds access site(s)"
+                    if diagnosis.bounds
                     else "every load and store stayed inside its tensors",
                 )
             )
@@ -180,10 +186,14 @@ class Diagnoser:
             say(f"sweeping {len(sweep)} sizes around the block size")
             swept = self.evaluator.evaluate(task, candidate, options=quick, cases=sweep)
             for case_result in swept.cases:
-                outcome = "right" if case_result.passed else (
-                    f"wrong ({case_result.error.kind})" if case_result.error else "wrong"
+                outcome = (
+                    "right"
+                    if case_result.passed
+                    else (f"wrong ({case_result.error.kind})" if case_result.error else "wrong")
                 )
-                diagnosis.probes.append(Probe(name=f"size {case_result.name}", passed=case_result.passed, detail=outcome))
+                diagnosis.probes.append(
+                    Probe(name=f"size {case_result.name}", passed=case_result.passed, detail=outcome)
+                )
         if not any(p.name.startswith("inputs ") for p in diagnosis.probes):
             say("trying structured inputs")
             self._structured(diagnosis, task, candidate, options, cases)
@@ -196,7 +206,9 @@ class Diagnoser:
         """Rerun the visible case with structured inputs (ones, zeros, arange, one-hot, x100)."""
         self._probe(diagnosis, task, candidate, options, structured_cases(cases), "inputs")
 
-    def _layout(self, diagnosis: Diagnosis, task: Task, candidate: Path, options: EvalOptions, cases: list[Case]) -> None:
+    def _layout(
+        self, diagnosis: Diagnosis, task: Task, candidate: Path, options: EvalOptions, cases: list[Case]
+    ) -> None:
         """Rerun the visible case with its sizes made equal, with random then symmetric inputs: a kernel right
         on square shapes uses a stride or a broadcast of the wrong dimension; right only on symmetric
         operands, it reads one transposed."""
@@ -211,9 +223,14 @@ class Diagnoser:
         quick = _replace(options, trials=1, integrity=False)
         tried = self.evaluator.evaluate(task, candidate, options=quick, cases=probes)
         for case_result in tried.cases:
-            outcome = "right" if case_result.passed else (
-                f"wrong ({case_result.error.kind})" if case_result.error else
-                f"wrong ({(case_result.mismatch_fraction or 0):.0%} of elements)"
+            outcome = (
+                "right"
+                if case_result.passed
+                else (
+                    f"wrong ({case_result.error.kind})"
+                    if case_result.error
+                    else f"wrong ({(case_result.mismatch_fraction or 0):.0%} of elements)"
+                )
             )
             diagnosis.probes.append(Probe(name=f"{kind} {case_result.name}", passed=case_result.passed, detail=outcome))
 
@@ -292,7 +309,9 @@ def _case_diagnosis(
         except ValueError:
             continue
         native = [m for m in _meta_leaves(reference.trials[trial].outputs)]
-        for index, (ref, cand) in enumerate(zip(leaves(ref_meta, ref_arrays), leaves(cand_meta, cand_arrays), strict=False)):
+        for index, (ref, cand) in enumerate(
+            zip(leaves(ref_meta, ref_arrays), leaves(cand_meta, cand_arrays), strict=False)
+        ):
             if ref.array is None or cand.array is None or ref.array.shape != cand.array.shape:
                 continue
             dtype = native[index].dtype if index < len(native) and native[index].dtype else "float32"

@@ -31,12 +31,15 @@ def extract_features(diagnosis: Diagnosis, result: EvalResult, blocks: set[int])
     features["fails_size_one"] = any(not c.passed for c in ones)
     features["only_size_one_fails"] = bool(failing) and all(_has_size_one(c.overrides) for c in failing)
     if blocks:
+
         def aligned(case: CaseDiagnosis) -> bool:
             return all(v % min(blocks) == 0 for v in _ints(case.overrides) if v > 1)
 
         passing = [c for c in cases if c.passed]
-        features["fails_non_multiple"] = bool(failing) and all(not aligned(c) for c in failing) and (
-            not passing or any(aligned(c) or not any(v > 1 for v in _ints(c.overrides)) for c in passing)
+        features["fails_non_multiple"] = (
+            bool(failing)
+            and all(not aligned(c) for c in failing)
+            and (not passing or any(aligned(c) or not any(v > 1 for v in _ints(c.overrides)) for c in passing))
         )
         biggest = max(blocks)
         features["fails_above_block"] = bool(failing) and all(
@@ -113,12 +116,7 @@ def _is_size_ratio(scale: float, shape: list[int], blocks: set[int]) -> bool:
     """Whether c is a ratio of sizes, block sizes (also the power of two a size rounds up to), ±1."""
     sizes = {n for n in shape if n > 1} | {next_pow2(n) for n in shape if n > 1} | set(blocks)
     candidates = sizes | {n - 1 for n in sizes} | {n + 1 for n in sizes} | {1, 2}
-    return any(
-        b and abs(scale - a / b) <= 1e-3 * abs(scale)
-        for a in candidates
-        for b in candidates
-        if a != b
-    )
+    return any(b and abs(scale - a / b) <= 1e-3 * abs(scale) for a in candidates for b in candidates if a != b)
 
 
 def _structured_features(features: dict[str, Any], diagnosis: Diagnosis) -> None:
@@ -131,9 +129,7 @@ def _structured_features(features: dict[str, Any], diagnosis: Diagnosis) -> None
         return
     features["ones_fail"] = outcomes.get("ones") is False
     features["zeros_fail"] = outcomes.get("zeros") is False
-    features["structured_fail"] = any(
-        outcomes.get(name) is False for name in ("ones", "zeros", "arange", "onehot")
-    )
+    features["structured_fail"] = any(outcomes.get(name) is False for name in ("ones", "zeros", "arange", "onehot"))
     visible_right = not features.get("visible_fails", False)
     features["large_values_fail"] = outcomes.get("large") is False and (
         visible_right or all(outcomes.get(name) for name in ("ones", "zeros", "arange", "onehot"))

@@ -120,8 +120,10 @@ def _advice(report: MachineReport) -> list[str]:
     if settings.get("user.max_user_namespaces") == "0":
         advice.append("user namespaces are disabled: user.max_user_namespaces=0")
     if os.path.exists("/.dockerenv"):
-        advice.append("inside Docker, the default seccomp profile refuses namespaces: run the container with "
-                      "--security-opt seccomp=unconfined, or run kope in a VM")
+        advice.append(
+            "inside Docker, the default seccomp profile refuses namespaces: run the container with "
+            "--security-opt seccomp=unconfined, or run kope in a VM"
+        )
     if report.landlock_abi == 0:
         advice.append("no Landlock (Linux >= 5.13 with lsm=landlock): the fallback is process isolation only")
     advice.append("for a stronger boundary run kope inside a VM or gVisor (docs/guide/security.md)")

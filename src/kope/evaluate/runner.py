@@ -63,7 +63,9 @@ def _server_environment() -> dict[str, str]:
 def _limits_from_json(data: dict[str, object]) -> SandboxLimits:
     fields = dict(data)
     sandbox = fields.pop("sandbox", None)
-    settings = Settings(**{**sandbox, "hidden": tuple(sandbox.get("hidden", ()))}) if isinstance(sandbox, dict) else Settings()
+    settings = (
+        Settings(**{**sandbox, "hidden": tuple(sandbox.get("hidden", ()))}) if isinstance(sandbox, dict) else Settings()
+    )
     return SandboxLimits(**fields, sandbox=settings)  # type: ignore[arg-type]
 
 

@@ -70,9 +70,7 @@ ENV_ALLOW = (
 _SECRET_RE = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
 
 
-def clean_environment(
-    environ: Mapping[str, str] | None = None, extra_allow: tuple[str, ...] = ()
-) -> dict[str, str]:
+def clean_environment(environ: Mapping[str, str] | None = None, extra_allow: tuple[str, ...] = ()) -> dict[str, str]:
     """The environment a sandboxed process gets: allowlisted names that do not look secret."""
     environ = os.environ if environ is None else environ
     allowed = set(ENV_ALLOW) | set(extra_allow)
@@ -236,7 +234,7 @@ def _exec_worker(
         os._exit(code)
 
 
-def _watch(
+def _watch(  # noqa: C901 - the supervisor's one select loop: pipes, limits and the child's exit are handled where they interleave
     pid: int,
     out_r: int,
     err_r: int,

@@ -146,6 +146,7 @@ class Kernel:
                 used.add(node.id)
         return used
 
+
 class Program:
     """A parsed candidate: its kernels and their launches."""
 
@@ -212,16 +213,20 @@ def _grid_axes(grid: ast.expr, host: ast.FunctionDef | None) -> list[ast.expr] |
 
 def _analyse_kernel(node: ast.FunctionDef) -> Kernel:
     params = [a.arg for a in node.args.args]
-    constexprs = {a.arg for a in node.args.args if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)}
+    constexprs = {
+        a.arg for a in node.args.args if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)
+    }
     kernel = Kernel(node=node, params=params, constexprs=constexprs)
     for stmt in statements(node.body):
         if isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None:
             for name in assigned_names(stmt):
                 kernel.assigns.setdefault(name, []).append(stmt.value)
         elif isinstance(stmt, ast.AugAssign):
-            value = ast.BinOp(left=ast.Name(id=stmt.target.id, ctx=ast.Load()), op=stmt.op, right=stmt.value) if isinstance(
-                stmt.target, ast.Name
-            ) else stmt.value
+            value = (
+                ast.BinOp(left=ast.Name(id=stmt.target.id, ctx=ast.Load()), op=stmt.op, right=stmt.value)
+                if isinstance(stmt.target, ast.Name)
+                else stmt.value
+            )
             ast.copy_location(value, stmt)
             for name in assigned_names(stmt):
                 kernel.assigns.setdefault(name, []).append(value)
@@ -323,14 +328,45 @@ def _mask_names(kernel: Kernel) -> set[str]:
 
 
 _FLOAT_FUNCS = {
-    "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sigmoid", "sin", "cos", "tanh", "erf", "dot", "fdiv",
-    "div_rn", "softmax", "log1p", "expm1", "pow",
+    "exp",
+    "exp2",
+    "log",
+    "log2",
+    "sqrt",
+    "rsqrt",
+    "sigmoid",
+    "sin",
+    "cos",
+    "tanh",
+    "erf",
+    "dot",
+    "fdiv",
+    "div_rn",
+    "softmax",
+    "log1p",
+    "expm1",
+    "pow",
 }
-_PASS_FUNCS = {"sum", "max", "min", "cumsum", "cumprod", "abs", "maximum", "minimum", "where", "reshape", "trans",
-               "broadcast_to", "expand_dims", "view", "clamp"}
+_PASS_FUNCS = {
+    "sum",
+    "max",
+    "min",
+    "cumsum",
+    "cumprod",
+    "abs",
+    "maximum",
+    "minimum",
+    "where",
+    "reshape",
+    "trans",
+    "broadcast_to",
+    "expand_dims",
+    "view",
+    "clamp",
+}
 
 
-def is_float_expr(expr: ast.AST | None, floats: set[str]) -> bool:
+def is_float_expr(expr: ast.AST | None, floats: set[str]) -> bool:  # noqa: C901 - one case per expression form of a Triton kernel, a flat dispatch
     """Whether an expression surely has a floating-point value."""
     if expr is None:
         return False
@@ -421,9 +457,6 @@ def base_pointer(expr: ast.AST | None, kernel: Kernel, depth: int = 6) -> str | 
     return None
 
 
-
-
-
 def gathered_indices(kernel: Kernel) -> set[str]:
     """Names holding blocks of loaded values (loaded through block offsets) that are used inside
     another load or store address: gather indices. Scalar lookups such as `offsets[i + 1]` are not."""
@@ -433,7 +466,8 @@ def gathered_indices(kernel: Kernel) -> set[str]:
         for part in expand(pointer, kernel, depth=2):
             used |= names_in(part)
     blocks = {
-        name for name, values in kernel.assigns.items()
+        name
+        for name, values in kernel.assigns.items()
         if any(names_in(load.args[0]) & kernel.aranges for v in values for load in calls_in(v, "load") if load.args)
     }
     return used & kernel.loaded & blocks
@@ -659,8 +693,12 @@ def _apply(name: str, value: float) -> Pad:
 
 
 def _combine(
-    op: ast.operator, left: Pad, right: Pad, kernel: Kernel,
-    left_node: ast.AST | None = None, right_node: ast.AST | None = None,
+    op: ast.operator,
+    left: Pad,
+    right: Pad,
+    kernel: Kernel,
+    left_node: ast.AST | None = None,
+    right_node: ast.AST | None = None,
 ) -> Pad:
     """The padding lanes of `left op right`; a side that is None is an ordinary value."""
     if isinstance(op, ast.Mult) and 0.0 in (left, right):

@@ -69,8 +69,15 @@ class OpenAIModel:
             raise ModelNotFoundError(f"{self.name}: unknown model or endpoint ({_status(exc)})") from None
         except openai.BadRequestError as exc:
             raise ModelError(f"{self.name}: bad request: {_message(exc)}") from None
-        except (openai.RateLimitError, openai.APITimeoutError, openai.APIConnectionError, openai.InternalServerError) as exc:
-            raise ModelUnavailableError(f"{self.name}: still failing after retries: {type(exc).__name__}: {_message(exc)}") from None
+        except (
+            openai.RateLimitError,
+            openai.APITimeoutError,
+            openai.APIConnectionError,
+            openai.InternalServerError,
+        ) as exc:
+            raise ModelUnavailableError(
+                f"{self.name}: still failing after retries: {type(exc).__name__}: {_message(exc)}"
+            ) from None
         except openai.APIStatusError as exc:
             raise ModelError(f"{self.name}: {_status(exc)}: {_message(exc)}") from None
         except openai.APIError as exc:

@@ -37,7 +37,15 @@ RELATED: dict[str, tuple[str, ...]] = {
 }
 """Operator -> other taxonomy ids its edits often repair (counted at half weight)."""
 
-LAYOUT_FEATURES = ("prefix_correct", "rows_from", "whole_rows", "permuted", "transposed", "square_right", "symmetric_right")
+LAYOUT_FEATURES = (
+    "prefix_correct",
+    "rows_from",
+    "whole_rows",
+    "permuted",
+    "transposed",
+    "square_right",
+    "symmetric_right",
+)
 """Features of a mismatch that point at addresses: launch arguments and stride parameters first."""
 
 
@@ -107,10 +115,13 @@ class Evidence:
         return "; ".join(parts) or "no evidence (tried in order)"
 
 
-def priority(evidence: Evidence, operator: str, label: str, line: int, *, recipe: bool = False,
-             launch_lines: Sequence[int] = ()) -> float:
+def priority(
+    evidence: Evidence, operator: str, label: str, line: int, *, recipe: bool = False, launch_lines: Sequence[int] = ()
+) -> float:
     """Best-first order: the hypothesis weight counts most, then the site's evidence; a recipe (a fix
     written for the pattern) goes before a generic edit of the same hypothesis."""
-    return 4.0 * evidence.hypothesis_weight(operator, label) + evidence.site_weight(operator, line, launch_lines) + (
-        3.0 if recipe else 0.0
+    return (
+        4.0 * evidence.hypothesis_weight(operator, label)
+        + evidence.site_weight(operator, line, launch_lines)
+        + (3.0 if recipe else 0.0)
     )

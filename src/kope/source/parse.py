@@ -38,9 +38,7 @@ if TYPE_CHECKING:
 JIT_PATHS = frozenset({"triton.jit", "triton.language.jit", "triton.runtime.jit.jit"})
 """What a kernel's decorator resolves to."""
 AUTOTUNE_PATHS = frozenset({"triton.autotune", "triton.runtime.autotune", "triton.runtime.autotuner.autotune"})
-HEURISTICS_PATHS = frozenset(
-    {"triton.heuristics", "triton.runtime.heuristics", "triton.runtime.autotuner.heuristics"}
-)
+HEURISTICS_PATHS = frozenset({"triton.heuristics", "triton.runtime.heuristics", "triton.runtime.autotuner.heuristics"})
 CONVENTIONAL_ROOTS = {"triton": "triton", "tl": "triton.language"}
 """The meaning of these roots in a file that never binds them."""
 

@@ -149,8 +149,15 @@ class TriageWorker:
     def run(self, job: TriageJob) -> TriageRow:
         began = time.monotonic()
         item = job.item
-        row = TriageRow(id=item.id, problem=item.problem, task=item.task, candidate=item.candidate,
-                        before="error", after="error", worker=self.name)
+        row = TriageRow(
+            id=item.id,
+            problem=item.problem,
+            task=item.task,
+            candidate=item.candidate,
+            before="error",
+            after="error",
+            worker=self.name,
+        )
         try:
             self._triage(job, row)
         except Exception as exc:  # one candidate that breaks kope must not end the run: its row says why
@@ -167,7 +174,8 @@ class TriageWorker:
         heatmap.unlink(missing_ok=True)
         started = time.monotonic()
         diagnosis = Diagnoser(self.evaluator, self.knowledge).diagnose(
-            job.item.task, job.item.candidate, options=job.options, probes=False, plot=heatmap)
+            job.item.task, job.item.candidate, options=job.options, probes=False, plot=heatmap
+        )
         row.eval_s = round(time.monotonic() - started, 3)
         result = diagnosis.evaluation
         if result is None:
@@ -198,8 +206,14 @@ class TriageWorker:
         config = DebugConfig(limits=job.limits, options=job.options, probes=job.probes)
         model = load_model(job.model)
         store = self._store(job.store) if job.store else None
-        loop = DebugLoop(model, self.evaluator, knowledge=self.knowledge, config=config,
-                         transcript=work / "transcript.jsonl", store=store)
+        loop = DebugLoop(
+            model,
+            self.evaluator,
+            knowledge=self.knowledge,
+            config=config,
+            transcript=work / "transcript.jsonl",
+            store=store,
+        )
         started = time.monotonic()
         report: DebugReport
         if store is not None:
@@ -216,8 +230,14 @@ class TriageWorker:
         if produced is None or not produced.is_file():
             return
         before, after = Path(job.item.candidate).read_text(), produced.read_text()
-        row.diff = "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                                fromfile=f"a/{job.item.id}", tofile=f"b/{job.item.id}"))
+        row.diff = "".join(
+            difflib.unified_diff(
+                before.splitlines(keepends=True),
+                after.splitlines(keepends=True),
+                fromfile=f"a/{job.item.id}",
+                tofile=f"b/{job.item.id}",
+            )
+        )
         if report.status == "repaired":
             target = out / "repaired" / f"{name}.py"
             target.parent.mkdir(parents=True, exist_ok=True)

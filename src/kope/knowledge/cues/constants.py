@@ -40,7 +40,9 @@ def near_constant(value: float, text: str) -> str | None:
     if len(digits) < 3:
         return None
     for constant in KNOWN_CONSTANTS.values():
-        if math.isclose(value, constant, rel_tol=0, abs_tol=0.51 * 10 ** (math.floor(math.log10(value)) - len(digits) + 1)):
+        if math.isclose(
+            value, constant, rel_tol=0, abs_tol=0.51 * 10 ** (math.floor(math.log10(value)) - len(digits) + 1)
+        ):
             return None
     for name, constant in KNOWN_CONSTANTS.items():
         reference = _significant(repr(constant))
@@ -63,8 +65,8 @@ def _digit_slip(digits: str, reference: str) -> bool:
         if len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]:
             return True
     longer = reference[: len(digits) + 1]
-    return any(longer[:i] + longer[i + 1:] == a for i in range(len(longer))) or any(
-        a[:i] + a[i + 1:] == reference[: len(digits) - 1] for i in range(len(a))
+    return any(longer[:i] + longer[i + 1 :] == a for i in range(len(longer))) or any(
+        a[:i] + a[i + 1 :] == reference[: len(digits) - 1] for i in range(len(a))
     )
 
 

@@ -53,15 +53,15 @@ def grid_axis_missing(source: Source) -> Iterator[ast.AST]:
 def _axis_tiles(kernel: Kernel, axis: int) -> bool:
     """Whether program_id(axis) selects a tile of block offsets (so one program cannot cover the axis)."""
     names = {
-        name for name, values in kernel.assigns.items()
+        name
+        for name, values in kernel.assigns.items()
         if any(constant_value(argument(c, 0, "axis")) == float(axis) for v in values for c in calls_in(v, "program_id"))
     }
     for values in kernel.assigns.values():
         for value in values:
             if any(True for _ in calls_in(value, "arange")) and (
-                names_in(value) & names or any(
-                    constant_value(argument(c, 0, "axis")) == float(axis) for c in calls_in(value, "program_id")
-                )
+                names_in(value) & names
+                or any(constant_value(argument(c, 0, "axis")) == float(axis) for c in calls_in(value, "program_id"))
             ):
                 return True
     return False
@@ -79,7 +79,10 @@ def _range_call(loop: ast.For) -> ast.Call | None:
     return None
 
 
-@cue("loop-stops-early", "a kernel loop bound that stops short of the size: range(0, n - BLOCK, ...), (n // B) * B, n // B")
+@cue(
+    "loop-stops-early",
+    "a kernel loop bound that stops short of the size: range(0, n - BLOCK, ...), (n // B) * B, n // B",
+)
 def loop_stops_early(source: Source) -> Iterator[ast.AST]:
     for kernel in _kernels(source):
         for loop in _kernel_loops(kernel):
@@ -89,8 +92,11 @@ def loop_stops_early(source: Source) -> Iterator[ast.AST]:
             stop = call.args[1] if len(call.args) >= 2 else call.args[0]
             step = call.args[2] if len(call.args) >= 3 else None
             minus_step = (
-                isinstance(stop, ast.BinOp) and isinstance(stop.op, ast.Sub) and step is not None
-                and ast.unparse(stop.right) == ast.unparse(step) and constant_value(step) != 1.0
+                isinstance(stop, ast.BinOp)
+                and isinstance(stop.op, ast.Sub)
+                and step is not None
+                and ast.unparse(stop.right) == ast.unparse(step)
+                and constant_value(step) != 1.0
             )
             floored = any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.FloorDiv) for n in ast.walk(stop))
             if minus_step or floored:

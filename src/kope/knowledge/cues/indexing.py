@@ -25,7 +25,9 @@ from kope.source import call_name
 def _stride_call(node: ast.AST) -> tuple[str, int] | None:
     """`t.stride(k)` -> ("t", k)."""
     if (
-        isinstance(node, ast.Call) and call_name(node, last=True) == "stride" and isinstance(node.func, ast.Attribute)
+        isinstance(node, ast.Call)
+        and call_name(node, last=True) == "stride"
+        and isinstance(node.func, ast.Attribute)
         and node.args
     ):
         dim = constant_value(node.args[0])
@@ -57,18 +59,30 @@ def _known_2d(host: ast.FunctionDef | None, name: str, depth: int = 3) -> bool:
         return False
     for stmt in ast.walk(host):
         if (
-            isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Tuple) and len(stmt.targets[0].elts) == 2
-            and isinstance(stmt.value, ast.Attribute) and stmt.value.attr == "shape"
+            isinstance(stmt, ast.Assign)
+            and isinstance(stmt.targets[0], ast.Tuple)
+            and len(stmt.targets[0].elts) == 2
+            and isinstance(stmt.value, ast.Attribute)
+            and stmt.value.attr == "shape"
             and ast.unparse(stmt.value.value) == name
         ):
             return True
     for value in host_assignments(host, name):
-        while isinstance(value, ast.Call) and call_name(value, last=True) in _SAME_SHAPE and isinstance(value.func, ast.Attribute):
+        while (
+            isinstance(value, ast.Call)
+            and call_name(value, last=True) in _SAME_SHAPE
+            and isinstance(value.func, ast.Attribute)
+        ):
             value = value.func.value
         if isinstance(value, ast.Call) and call_name(value, last=True) in ("view", "reshape") and len(value.args) == 2:
             return True
-        if isinstance(value, ast.Call) and call_name(value, last=True) in ("empty", "zeros", "ones", "randn") and (
-            len(value.args) == 2 or (len(value.args) == 1 and isinstance(value.args[0], ast.Tuple) and len(value.args[0].elts) == 2)
+        if (
+            isinstance(value, ast.Call)
+            and call_name(value, last=True) in ("empty", "zeros", "ones", "randn")
+            and (
+                len(value.args) == 2
+                or (len(value.args) == 1 and isinstance(value.args[0], ast.Tuple) and len(value.args[0].elts) == 2)
+            )
         ):
             return True
         if isinstance(value, ast.Call) and call_name(value, last=True) in ("empty_like", "zeros_like") and value.args:
@@ -107,7 +121,7 @@ def foreign_stride(source: Source) -> Iterator[ast.AST]:
         strides = [p for p in kernel.params if p.startswith("stride_")]
 
         def owner(stride: str, prefixes: dict[str, str] = prefixes) -> str | None:
-            rest = stride[len("stride_"):]
+            rest = stride[len("stride_") :]
             matches = [p for p in prefixes.values() if rest.startswith(p)]
             return max(matches, key=len) if matches else None
 
@@ -144,7 +158,10 @@ def unused_program_id(source: Source) -> Iterator[ast.AST]:
                         yield stmt
 
 
-@cue("offset-literal-shift", "a literal +1 or -1 added to an index (block offsets, gathered indices) in a load or store address")
+@cue(
+    "offset-literal-shift",
+    "a literal +1 or -1 added to an index (block offsets, gathered indices) in a load or store address",
+)
 def offset_literal_shift(source: Source) -> Iterator[ast.AST]:
     for kernel in _kernels(source):
         indices = kernel.aranges | gathered_indices(kernel)
@@ -154,7 +171,8 @@ def offset_literal_shift(source: Source) -> Iterator[ast.AST]:
             for root in expand(pointer, kernel, depth=2):
                 for node in ast.walk(root):
                     if (
-                        isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub)
+                        isinstance(node, ast.BinOp)
+                        and isinstance(node.op, ast.Add | ast.Sub)
                         and constant_value(node.right) in (1.0, -1.0)
                         and names_in(node.left) & indices
                         and not _interleaved(node.left)
@@ -185,7 +203,10 @@ def _drop_node(pointer: ast.expr, shift: ast.BinOp) -> ast.expr:
     return pointer
 
 
-@cue("block-relative-index", "inside a loop over blocks, a position is recorded from tl.arange alone, without the block start")
+@cue(
+    "block-relative-index",
+    "inside a loop over blocks, a position is recorded from tl.arange alone, without the block start",
+)
 def block_relative_index(source: Source) -> Iterator[ast.AST]:
     for kernel in _kernels(source):
         for loop in _kernel_loops(kernel):
@@ -194,7 +215,9 @@ def block_relative_index(source: Source) -> Iterator[ast.AST]:
             start = loop.target.id
             relative = {n for n in kernel.aranges if start not in _depends(kernel, n)}
             absolute = {
-                name for stmt in statements(loop.body) for name in assigned_names(stmt)
+                name
+                for stmt in statements(loop.body)
+                for name in assigned_names(stmt)
                 if isinstance(stmt, ast.Assign) and start in names_in(stmt.value) and names_in(stmt.value) & relative
             }
             if not absolute:
@@ -240,14 +263,21 @@ def _store_axes(kernel: Kernel) -> dict[str, int]:
         pointer = call.args[0] if call.args else None
         for root in expand(pointer, kernel, depth=2):
             for node in ast.walk(root):
-                if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in kernel.aranges:
+                if (
+                    isinstance(node, ast.Subscript)
+                    and isinstance(node.value, ast.Name)
+                    and node.value.id in kernel.aranges
+                ):
                     axis = _expand_axis(node)
                     if axis is not None:
                         axes.setdefault(node.value.id, set()).add(axis)
     return {name: next(iter(found)) for name, found in axes.items() if len(found) == 1}
 
 
-@cue("broadcast-axis-mismatch", "a 1-D vector loaded along one output axis is broadcast along the other (bias[:, None] for a per-column bias)")
+@cue(
+    "broadcast-axis-mismatch",
+    "a 1-D vector loaded along one output axis is broadcast along the other (bias[:, None] for a per-column bias)",
+)
 def broadcast_axis_mismatch(source: Source) -> Iterator[ast.AST]:
     for kernel in _kernels(source):
         axes = _store_axes(kernel)

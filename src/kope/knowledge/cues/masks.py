@@ -25,7 +25,9 @@ from kope.source import call_name
 def load_without_mask(source: Source) -> Iterator[ast.AST]:
     for kernel in _kernels(source):
         for call in calls_in(kernel.node, "load"):
-            if argument(call, 1, "mask") is None and _overrunning_block(source, kernel, call.args[0] if call.args else None):
+            if argument(call, 1, "mask") is None and _overrunning_block(
+                source, kernel, call.args[0] if call.args else None
+            ):
                 yield call
 
 
@@ -33,7 +35,9 @@ def load_without_mask(source: Source) -> Iterator[ast.AST]:
 def store_without_mask(source: Source) -> Iterator[ast.AST]:
     for kernel in _kernels(source):
         for call in calls_in(kernel.node, "store"):
-            if argument(call, 2, "mask") is None and _overrunning_block(source, kernel, call.args[0] if call.args else None):
+            if argument(call, 2, "mask") is None and _overrunning_block(
+                source, kernel, call.args[0] if call.args else None
+            ):
                 yield call
 
 
@@ -112,7 +116,10 @@ def mask_inclusive_bound(source: Source) -> Iterator[ast.AST]:
                         yield compare
 
 
-@cue("padding-reaches-reduction", "masked-out lanes hold a value (other=0 before a max, x - mean...) that a reduction takes in")
+@cue(
+    "padding-reaches-reduction",
+    "masked-out lanes hold a value (other=0 before a max, x - mean...) that a reduction takes in",
+)
 def padding_reaches_reduction(source: Source) -> Iterator[ast.AST]:
     for kernel in _kernels(source):
         for leak in padding_leaks(kernel):

@@ -20,7 +20,10 @@ from kope.knowledge.cues._registry import Source, cue
 from kope.source import call_name
 
 
-@cue("exp-without-max-shift", "tl.exp of loaded data with no max subtracted (and not exp(-|x|)): overflows for large inputs")
+@cue(
+    "exp-without-max-shift",
+    "tl.exp of loaded data with no max subtracted (and not exp(-|x|)): overflows for large inputs",
+)
 def exp_without_max_shift(source: Source) -> Iterator[ast.AST]:
     for kernel in _kernels(source):
         for call in calls_in(kernel.node, "exp", "exp2"):
@@ -32,7 +35,8 @@ def exp_without_max_shift(source: Source) -> Iterator[ast.AST]:
             negated = any(isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub) for n in ast.walk(arg))
             shifted = any(
                 isinstance(n, ast.BinOp) and isinstance(n.op, ast.Sub)
-                for node in expand(arg, kernel, depth=2) for n in _walk_values(node)
+                for node in expand(arg, kernel, depth=2)
+                for n in _walk_values(node)
             )
             if not (shifted or negated):
                 yield call
@@ -62,19 +66,29 @@ def _feeds_sum(kernel: Kernel, call: ast.Call) -> bool:
 
 def _initialised_to(kernel: Kernel, name: str, value: float) -> bool:
     first = kernel.assigns.get(name, [None])[0]
-    return isinstance(first, ast.Call) and call_name(first, last=True) == "full" and len(first.args) > 1 and constant_value(
-        first.args[1]
-    ) == value
+    return (
+        isinstance(first, ast.Call)
+        and call_name(first, last=True) == "full"
+        and len(first.args) > 1
+        and constant_value(first.args[1]) == value
+    )
 
 
-@cue("inf-minus-inf", "a per-lane running max starts at -inf, padded lanes stay -inf, and exp(m - m_new) is unguarded (NaN)")
+@cue(
+    "inf-minus-inf",
+    "a per-lane running max starts at -inf, padded lanes stay -inf, and exp(m - m_new) is unguarded (NaN)",
+)
 def inf_minus_inf(source: Source) -> Iterator[ast.AST]:
     for kernel in _kernels(source):
         running = {n for n in kernel.assigns if _initialised_to(kernel, n, -math.inf)}
         lanes_may_stay_inf: set[str] = set()
         for name, values in kernel.assigns.items():
             for value in values:
-                if isinstance(value, ast.Call) and call_name(value, last=True) == "maximum" and names_in(value) & running:
+                if (
+                    isinstance(value, ast.Call)
+                    and call_name(value, last=True) == "maximum"
+                    and names_in(value) & running
+                ):
                     others = [a for a in value.args if not (isinstance(a, ast.Name) and a.id in running)]
                     if others and all(_padded_with(o, kernel, -math.inf) for o in others):
                         lanes_may_stay_inf.add(name)
@@ -95,7 +109,9 @@ def _padded_with(expr: ast.AST, kernel: Kernel, value: float) -> bool:
 
 
 def _sqrt_calls(node: ast.AST) -> bool:
-    return any(call_name(c, last=True) in ("sqrt", "rsqrt", "sqrt_rn") for c in calls_in(node, "sqrt", "rsqrt", "sqrt_rn")) or any(
+    return any(
+        call_name(c, last=True) in ("sqrt", "rsqrt", "sqrt_rn") for c in calls_in(node, "sqrt", "rsqrt", "sqrt_rn")
+    ) or any(
         isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow) and constant_value(n.right) in (0.5, -0.5)
         for n in ast.walk(node)
     )
@@ -118,7 +134,10 @@ def eps_outside_sqrt(source: Source) -> Iterator[ast.AST]:
                     yield node
 
 
-@cue("rsqrt-without-eps", "1/sqrt or rsqrt of a reduction (a variance, a mean square) with no eps inside: zero rows give inf")
+@cue(
+    "rsqrt-without-eps",
+    "1/sqrt or rsqrt of a reduction (a variance, a mean square) with no eps inside: zero rows give inf",
+)
 def rsqrt_without_eps(source: Source) -> Iterator[ast.AST]:
     for kernel in _kernels(source):
         for node in ast.walk(kernel.node):

@@ -28,7 +28,11 @@ from kope.source import call_name
 @cue("half-precision-cast", "a kernel casts to float16/bfloat16 or keeps a half-precision accumulator")
 def half_precision_cast(source: Source) -> Iterator[ast.AST]:
     for node in source.kernel_nodes():
-        if isinstance(node, ast.Attribute) and node.attr in HALF_DTYPES and ast.unparse(node.value) in ("tl", "triton.language"):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in HALF_DTYPES
+            and ast.unparse(node.value) in ("tl", "triton.language")
+        ):
             yield node
 
 
@@ -56,7 +60,14 @@ def _float_store_params(kernel: Kernel) -> set[str]:
 
 
 def _allocation_dtype(value: ast.AST) -> ast.expr | None:
-    if isinstance(value, ast.Call) and call_name(value, last=True) in ("empty", "zeros", "full", "ones", "empty_like", "zeros_like"):
+    if isinstance(value, ast.Call) and call_name(value, last=True) in (
+        "empty",
+        "zeros",
+        "full",
+        "ones",
+        "empty_like",
+        "zeros_like",
+    ):
         return keyword(value, "dtype")
     return None
 
@@ -82,7 +93,9 @@ def integer_buffer_for_float(source: Source) -> Iterator[ast.AST]:
                 if dtype is None:
                     continue
                 integer = dtype_name(dtype) in INT_DTYPES or (
-                    isinstance(dtype, ast.Attribute) and dtype.attr == "dtype" and ast.unparse(dtype.value) in index_tensors
+                    isinstance(dtype, ast.Attribute)
+                    and dtype.attr == "dtype"
+                    and ast.unparse(dtype.value) in index_tensors
                 )
                 if integer:
                     yield value
@@ -97,8 +110,10 @@ def float_cast_to_int(source: Source) -> Iterator[ast.AST]:
             receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
             if dtype_name(target) not in INT_DTYPES:
                 continue
-            loaded_float = isinstance(receiver, ast.Call) and call_name(receiver, last=True) == "load" and (
-                base_pointer(receiver.args[0] if receiver.args else None, kernel) in float_roots
+            loaded_float = (
+                isinstance(receiver, ast.Call)
+                and call_name(receiver, last=True) == "load"
+                and (base_pointer(receiver.args[0] if receiver.args else None, kernel) in float_roots)
             )
             if loaded_float or is_float_expr(receiver, kernel.floats):
                 yield call
@@ -110,7 +125,11 @@ def _float_pointers(kernel: Kernel) -> set[str]:
     for call in calls_in(kernel.node, "to"):
         target = call.args[0] if call.args else keyword(call, "dtype")
         receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
-        if dtype_name(target) in FLOAT_DTYPES and isinstance(receiver, ast.Call) and call_name(receiver, last=True) == "load":
+        if (
+            dtype_name(target) in FLOAT_DTYPES
+            and isinstance(receiver, ast.Call)
+            and call_name(receiver, last=True) == "load"
+        ):
             base = base_pointer(receiver.args[0] if receiver.args else None, kernel)
             if base is not None:
                 roots.add(base)

@@ -23,8 +23,11 @@ def divide_by_block_size(source: Source) -> Iterator[ast.AST]:
     for kernel in _kernels(source):
         for node in ast.walk(kernel.node):
             if (
-                isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and isinstance(node.right, ast.Name)
-                and node.right.id in _masked_block_widths(kernel) and _reduction_result(node.left, kernel)
+                isinstance(node, ast.BinOp)
+                and isinstance(node.op, ast.Div)
+                and isinstance(node.right, ast.Name)
+                and node.right.id in _masked_block_widths(kernel)
+                and _reduction_result(node.left, kernel)
             ):
                 yield node
 
@@ -42,20 +45,27 @@ def _masked_block_widths(kernel: Kernel) -> set[str]:
             for call in calls_in(value, "arange"):
                 width = call.args[1] if len(call.args) == 2 else None
                 if (
-                    isinstance(width, ast.Name) and width.id in kernel.constexprs
+                    isinstance(width, ast.Name)
+                    and width.id in kernel.constexprs
                     and (name in masked or masked & _derived_from(kernel, name))
                 ):
                     widths.add(width.id)
     return widths
 
 
-@cue("divide-by-n-minus-one", "a reduction is divided by (n - 1): the unbiased normaliser, where the biased one is usual")
+@cue(
+    "divide-by-n-minus-one", "a reduction is divided by (n - 1): the unbiased normaliser, where the biased one is usual"
+)
 def divide_by_n_minus_one(source: Source) -> Iterator[ast.AST]:
     for kernel in _kernels(source):
         for node in ast.walk(kernel.node):
             if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and isinstance(node.right, ast.BinOp):
                 right = node.right
-                if isinstance(right.op, ast.Sub) and constant_value(right.right) == 1.0 and _reduction_result(node.left, kernel):
+                if (
+                    isinstance(right.op, ast.Sub)
+                    and constant_value(right.right) == 1.0
+                    and _reduction_result(node.left, kernel)
+                ):
                     yield node
 
 
@@ -85,7 +95,10 @@ def _loop_dependencies(loop: ast.For, name: str, kernel: Kernel) -> dict[str, se
     return closure
 
 
-@cue("accumulator-overwritten-in-loop", "an accumulator is re-initialised or overwritten (= instead of +=) inside the loop that accumulates it")
+@cue(
+    "accumulator-overwritten-in-loop",
+    "an accumulator is re-initialised or overwritten (= instead of +=) inside the loop that accumulates it",
+)
 def accumulator_overwritten_in_loop(source: Source) -> Iterator[ast.AST]:
     for kernel in _kernels(source):
         for loop in _kernel_loops(kernel):
@@ -104,7 +117,9 @@ def accumulator_overwritten_in_loop(source: Source) -> Iterator[ast.AST]:
                     if _reads_loop_state(stmt, name, loop, kernel):
                         continue
                     accumulated = _accumulated_in(loop, name, stmt)
-                    if (name in before and (name in after or accumulated)) or (name not in before and _initialiser(stmt.value) and accumulated and name in after):
+                    if (name in before and (name in after or accumulated)) or (
+                        name not in before and _initialiser(stmt.value) and accumulated and name in after
+                    ):
                         yield stmt
 
 
@@ -170,14 +185,21 @@ def _running_extreme(value: ast.Call, name: str, kernel: Kernel) -> bool:
         return any(direct(a) for a in value.args)
     if call_name(value, last=True) == "where" and len(value.args) == 3 and direct(value.args[2]):
         cond = value.args[0]
-        compares = [cond] if isinstance(cond, ast.Compare) else [
-            v for v in kernel.assigns.get(cond.id, []) if isinstance(v, ast.Compare)
-        ] if isinstance(cond, ast.Name) else []
+        compares = (
+            [cond]
+            if isinstance(cond, ast.Compare)
+            else [v for v in kernel.assigns.get(cond.id, []) if isinstance(v, ast.Compare)]
+            if isinstance(cond, ast.Name)
+            else []
+        )
         return any(name in names_in(c) and isinstance(c.ops[0], ast.Gt | ast.GtE | ast.Lt | ast.LtE) for c in compares)
     return False
 
 
-@cue("online-normalizer-init", "an online-softmax running sum starts at 0 although the running max already holds the first block")
+@cue(
+    "online-normalizer-init",
+    "an online-softmax running sum starts at 0 although the running max already holds the first block",
+)
 def online_normalizer_init(source: Source) -> Iterator[ast.AST]:
     for kernel in _kernels(source):
         for name, values in kernel.assigns.items():
@@ -188,7 +210,9 @@ def online_normalizer_init(source: Source) -> Iterator[ast.AST]:
                     continue
                 for call in calls_in(value, "exp", "exp2"):
                     arg = call.args[0] if call.args else None
-                    if not (isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Sub) and isinstance(arg.left, ast.Name)):
+                    if not (
+                        isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Sub) and isinstance(arg.left, ast.Name)
+                    ):
                         continue
                     running = arg.left.id
                     first = kernel.assigns.get(running, [None])[0]
@@ -202,8 +226,10 @@ def _running_max(kernel: Kernel, name: str) -> bool:
     for value in kernel.assigns.get(name, [])[1:]:
         candidates = [value] + (kernel.assigns.get(value.id, []) if isinstance(value, ast.Name) else [])
         for candidate in candidates:
-            if isinstance(candidate, ast.Call) and call_name(candidate, last=True) == "maximum" and any(
-                isinstance(a, ast.Name) and a.id == name for a in candidate.args
+            if (
+                isinstance(candidate, ast.Call)
+                and call_name(candidate, last=True) == "maximum"
+                and any(isinstance(a, ast.Name) and a.id == name for a in candidate.args)
             ):
                 return True
     return False

@@ -36,7 +36,10 @@ def _single_program(launch: Launch) -> bool:
     return launch.grid is not None and all(constant_value(axis) == 1.0 for axis in launch.grid)
 
 
-@cue("partial-store-into-empty", "a store masked by a data condition into a buffer from torch.empty: the other elements stay unwritten")
+@cue(
+    "partial-store-into-empty",
+    "a store masked by a data condition into a buffer from torch.empty: the other elements stay unwritten",
+)
 def partial_store_into_empty(source: Source) -> Iterator[ast.AST]:
     for kernel in _kernels(source):
         params: set[str] = set()
@@ -44,7 +47,8 @@ def partial_store_into_empty(source: Source) -> Iterator[ast.AST]:
             mask = argument(call, 2, "mask")
             data_condition = any(
                 isinstance(n, ast.Compare) and names_in(n) & kernel.loaded - kernel.aranges
-                for part in expand(mask, kernel, depth=2) for n in ast.walk(part)
+                for part in expand(mask, kernel, depth=2)
+                for n in ast.walk(part)
             )
             if data_condition:
                 params |= pointer_roots(call.args[0] if call.args else None, kernel)
@@ -53,5 +57,9 @@ def partial_store_into_empty(source: Source) -> Iterator[ast.AST]:
                 arg = launch.args.get(param)
                 if isinstance(arg, ast.Name):
                     for value in host_assignments(launch.host, arg.id):
-                        if isinstance(value, ast.Call) and call_name(value, last=True) in ("empty", "empty_like", "empty_strided"):
+                        if isinstance(value, ast.Call) and call_name(value, last=True) in (
+                            "empty",
+                            "empty_like",
+                            "empty_strided",
+                        ):
                             yield value

@@ -19,10 +19,25 @@ __all__ = ["ORDER", "RECIPES", "RECIPE_DESCRIPTIONS", "Recipe", "apply", "recipe
 _FAMILIES = (masks, grid, indexing, reductions, constants, writes, numerics, precision)
 
 ORDER = (
-    "grid-ceil-div", "add-mask", "strict-mask", "neutral-padding", "full-loop-range", "outer-stride",
-    "remove-index-shift", "count-normalizer", "known-constant", "atomic-accumulate", "upcast-fp32", "guard-exp",
-    "eps-inside-sqrt", "hoist-accumulator", "swap-broadcast", "reduction-identity", "float-buffer",
-    "add-batch-offset", "cover-output",
+    "grid-ceil-div",
+    "add-mask",
+    "strict-mask",
+    "neutral-padding",
+    "full-loop-range",
+    "outer-stride",
+    "remove-index-shift",
+    "count-normalizer",
+    "known-constant",
+    "atomic-accumulate",
+    "upcast-fp32",
+    "guard-exp",
+    "eps-inside-sqrt",
+    "hoist-accumulator",
+    "swap-broadcast",
+    "reduction-identity",
+    "float-buffer",
+    "add-batch-offset",
+    "cover-output",
 )
 """The order of the registry (listings, `kope kb validate`): that of the single module the recipes came from.
 A recipe missing here comes after these."""

@@ -81,8 +81,6 @@ def _names(node: cst.CSTNode) -> set[str]:
     return {n.value for n in m.findall(node, m.Name()) if isinstance(n, cst.Name)}
 
 
-
-
 def _hit_lines(source: str, *cue_names: str) -> set[int]:
     return {hit.line for hit in detect(source, list(cue_names))}
 
@@ -102,9 +100,14 @@ NEG_INF = '-float("inf")'
 def _size_params(kernel: Kernel) -> list[str]:
     """Scalar parameters that look like sizes: not pointers, strides, constexprs or eps."""
     return [
-        p for p in kernel.params
-        if not p.endswith("ptr") and not p.startswith("stride") and p not in kernel.constexprs
-        and "eps" not in p.lower() and "scale" not in p.lower() and "slope" not in p.lower()
+        p
+        for p in kernel.params
+        if not p.endswith("ptr")
+        and not p.startswith("stride")
+        and p not in kernel.constexprs
+        and "eps" not in p.lower()
+        and "scale" not in p.lower()
+        and "slope" not in p.lower()
     ]
 
 
@@ -131,7 +134,13 @@ class _EmptyToZeros(_LineTransformer):
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         func = updated_node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in ("empty", "empty_like") and self.line(original_node) in self.lines:
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in ("empty", "empty_like")
+            and self.line(original_node) in self.lines
+        ):
             self.changed = True
-            return updated_node.with_changes(func=func.with_changes(attr=cst.Name(func.attr.value.replace("empty", "zeros"))))
+            return updated_node.with_changes(
+                func=func.with_changes(attr=cst.Name(func.attr.value.replace("empty", "zeros")))
+            )
         return updated_node

@@ -125,7 +125,9 @@ def _full_stop(stop: cst.BaseExpression) -> cst.BaseExpression | None:
                 if isinstance(side, cst.BinaryOperation) and isinstance(side.operator, cst.FloorDivide):
                     return side.left.with_changes(lpar=[], rpar=[])
         if isinstance(stop.operator, cst.FloorDivide):
-            return cst.Call(func=_expr("tl.cdiv"), args=[cst.Arg(stop.left.with_changes(lpar=[], rpar=[])), cst.Arg(stop.right)])
+            return cst.Call(
+                func=_expr("tl.cdiv"), args=[cst.Arg(stop.left.with_changes(lpar=[], rpar=[])), cst.Arg(stop.right)]
+            )
     return None
 
 
@@ -165,7 +167,11 @@ class _RangeFromZero(_LineTransformer):
         self.target = line
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        if self.line(original_node) == self.target and call_name(updated_node, last=True) in ("range", "static_range") and len(updated_node.args) >= 2:
+        if (
+            self.line(original_node) == self.target
+            and call_name(updated_node, last=True) in ("range", "static_range")
+            and len(updated_node.args) >= 2
+        ):
             self.changed = True
             args = list(updated_node.args)
             args[0] = args[0].with_changes(value=cst.Integer("0"))
@@ -176,7 +182,8 @@ class _RangeFromZero(_LineTransformer):
 def _axis_extent(kernel: Kernel, launch_args: dict[str, ast.expr], axis: int) -> str | None:
     """`triton.cdiv(size, block)` for a grid axis, from how the kernel tiles program_id(axis)."""
     pid_names = {
-        name for name, values in kernel.assigns.items()
+        name
+        for name, values in kernel.assigns.items()
         if any(constant_value(argument(c, 0, "axis")) == float(axis) for v in values for c in calls_in(v, "program_id"))
     }
     for name, values in kernel.assigns.items():
@@ -190,15 +197,17 @@ def _axis_extent(kernel: Kernel, launch_args: dict[str, ast.expr], axis: int) ->
     return None
 
 
-@recipe("cover-output", "make every output element written: add the missing grid axis, start write loops at 0, zero-fill partially written buffers")
+@recipe(
+    "cover-output",
+    "make every output element written: add the missing grid axis, start write loops at 0, zero-fill partially "
+    "written buffers",
+)
 def cover_output(source: str) -> Iterator[str]:
     parsed = _analysed(source)
     if parsed is None:
         return
     for kernel in parsed.program.kernels.values():
-        used = sorted(
-            int(constant_value(argument(c, 0, "axis")) or 0) for c in calls_in(kernel.node, "program_id")
-        )
+        used = sorted(int(constant_value(argument(c, 0, "axis")) or 0) for c in calls_in(kernel.node, "program_id"))
         for launch in parsed.program.launches_of(kernel):
             if launch.grid is None:
                 continue

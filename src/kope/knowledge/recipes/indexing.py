@@ -42,8 +42,10 @@ class _StrideDim(_LineTransformer):
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         start = self.get_metadata(PositionProvider, original_node).start
         if (
-            call_name(updated_node, last=True) == "stride" and (start.line, start.column) == (self.target, self.column)
-            and updated_node.args and not self.changed
+            call_name(updated_node, last=True) == "stride"
+            and (start.line, start.column) == (self.target, self.column)
+            and updated_node.args
+            and not self.changed
         ):
             self.changed = True
             return updated_node.with_changes(args=[updated_node.args[0].with_changes(value=cst.Integer(str(self.dim)))])
@@ -64,7 +66,11 @@ class _RenameIn(_LineTransformer):
         return updated_node
 
 
-@recipe("outer-stride", "pass the right stride: an inner or repeated t.stride(k) -> another dimension; stride_y used with x_ptr -> stride_x")
+@recipe(
+    "outer-stride",
+    "pass the right stride: an inner or repeated t.stride(k) -> another dimension; stride_y used with x_ptr -> "
+    "stride_x",
+)
 def outer_stride(source: str) -> Iterator[str]:
     parsed = _analysed(source)
     if parsed is None:
@@ -96,11 +102,11 @@ def outer_stride(source: str) -> Iterator[str]:
             lines = {getattr(p, "lineno", -1) for p in parts} | {call.lineno}
             used = set().union(*(names_in(p) for p in parts))
             for stride in strides:
-                rest = stride[len("stride_"):]
+                rest = stride[len("stride_") :]
                 owner = max((p for p in prefixes if rest.startswith(p)), key=len, default=None)
                 if stride in used and owner not in (None, root):
                     assert owner is not None
-                    replacement = "stride_" + root + rest[len(owner):]
+                    replacement = "stride_" + root + rest[len(owner) :]
                     if replacement in kernel.params:
                         edited = _rewrite(source, _RenameIn(lines, stride, replacement))
                         if edited is not None:
@@ -125,11 +131,18 @@ class _DropShift(_LineTransformer):
                 self.changed = True
                 left = updated_node.left
                 atomic = isinstance(left, cst.Name | cst.Subscript | cst.Call | cst.Attribute)
-                return left.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar) if updated_node.lpar and not atomic else left
+                return (
+                    left.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+                    if updated_node.lpar and not atomic
+                    else left
+                )
         return updated_node
 
 
-@recipe("remove-index-shift", "drop a stray +1/-1 from block-offset addresses; record start + lane instead of the block-relative lane")
+@recipe(
+    "remove-index-shift",
+    "drop a stray +1/-1 from block-offset addresses; record start + lane instead of the block-relative lane",
+)
 def remove_index_shift(source: str) -> Iterator[str]:
     parsed = _analysed(source)
     if parsed is None:
@@ -153,7 +166,13 @@ def remove_index_shift(source: str) -> Iterator[str]:
             continue
         for relative in [a.id for a in where.args[1:3] if isinstance(a, ast.Name) and a.id in kernel.aranges]:
             for name, values in kernel.assigns.items():
-                if any(isinstance(v, ast.BinOp) and isinstance(v.op, ast.Add) and relative in names_in(v) and len(names_in(v)) == 2 for v in values):
+                if any(
+                    isinstance(v, ast.BinOp)
+                    and isinstance(v.op, ast.Add)
+                    and relative in names_in(v)
+                    and len(names_in(v)) == 2
+                    for v in values
+                ):
                     edited = _rewrite(source, _RenameArgs(where.lineno, relative, name))
                     if edited is not None:
                         yield edited
@@ -189,9 +208,12 @@ class _SwapBroadcast(_LineTransformer):
             return updated_node
         first, second = updated_node.slice
         self.changed = True
-        return updated_node.with_changes(slice=[
-            first.with_changes(slice=second.slice), second.with_changes(slice=first.slice),
-        ])
+        return updated_node.with_changes(
+            slice=[
+                first.with_changes(slice=second.slice),
+                second.with_changes(slice=first.slice),
+            ]
+        )
 
 
 @recipe("swap-broadcast", "expand a 1-D vector along the axis its offsets run along: v[:, None] <-> v[None, :]")
@@ -227,7 +249,11 @@ class _Unparen(cst.CSTTransformer):
         self, original_node: cst.BinaryOperation, updated_node: cst.BinaryOperation
     ) -> cst.BaseExpression:
         left = updated_node.left
-        if isinstance(updated_node.operator, cst.Add) and isinstance(left, cst.BinaryOperation) and isinstance(left.operator, cst.Add):
+        if (
+            isinstance(updated_node.operator, cst.Add)
+            and isinstance(left, cst.BinaryOperation)
+            and isinstance(left.operator, cst.Add)
+        ):
             return updated_node.with_changes(left=left.with_changes(lpar=[], rpar=[]))
         return updated_node
 
@@ -240,7 +266,10 @@ class _DropOuterParens(cst.CSTTransformer):
         return updated_node
 
 
-@recipe("add-batch-offset", "offset a base pointer by its batch (or head) index times the stride the kernel receives but never uses")
+@recipe(
+    "add-batch-offset",
+    "offset a base pointer by its batch (or head) index times the stride the kernel receives but never uses",
+)
 def add_batch_offset(source: str) -> Iterator[str]:
     parsed = _analysed(source)
     if parsed is None:
@@ -251,11 +280,11 @@ def add_batch_offset(source: str) -> Iterator[str]:
         if kernel is None:
             continue
         prefixes = sorted((p[:-4] for p in kernel.params if p.endswith("_ptr")), key=len, reverse=True)
-        rest = arg.arg[len("stride_"):]
+        rest = arg.arg[len("stride_") :]
         prefix = next((p for p in prefixes if rest.startswith(p)), None)
         if prefix is None:
             continue
-        dim = rest[len(prefix):]
+        dim = rest[len(prefix) :]
         partners = [f"stride_{p}{dim}" for p in prefixes if p != prefix and f"stride_{p}{dim}" in kernel.params]
         indices = _multipliers(kernel, partners)
         first = _first_use(kernel, f"{prefix}_ptr")
@@ -279,5 +308,9 @@ def _multipliers(kernel: Kernel, strides: list[str]) -> list[str]:
 
 
 def _first_use(kernel: Kernel, name: str) -> int | None:
-    lines = [n.lineno for n in ast.walk(kernel.node) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+    lines = [
+        n.lineno
+        for n in ast.walk(kernel.node)
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+    ]
     return min(lines) if lines else None

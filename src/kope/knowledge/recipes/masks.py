@@ -49,8 +49,10 @@ def _mask_candidates(kernel: Kernel, pointer: ast.expr) -> list[str]:
     candidates: list[str] = []
     for name in sorted(kernel.masks):
         values = kernel.assigns.get(name, [])
-        if values and all(names_in(v) & kernel.aranges <= offsets for v in values) and any(
-            names_in(v) & direct for v in values
+        if (
+            values
+            and all(names_in(v) & kernel.aranges <= offsets for v in values)
+            and any(names_in(v) & direct for v in values)
         ):
             candidates.append(name)
     if len(direct) == 1:
@@ -63,8 +65,10 @@ def _feeds_max(kernel: Kernel, name: str | None) -> bool:
     if name is None:
         return False
     for node in ast.walk(kernel.node):
-        if isinstance(node, ast.Call) and call_name(node, last=True) in ("max", "argmax", "maximum", "exp", "exp2") and (
-            name in names_in(node)
+        if (
+            isinstance(node, ast.Call)
+            and call_name(node, last=True) in ("max", "argmax", "maximum", "exp", "exp2")
+            and (name in names_in(node))
         ):
             return True
     return False
@@ -91,7 +95,10 @@ class _MaskAccess(_LineTransformer):
         return call
 
 
-@recipe("add-mask", "give unmasked block loads and stores the boundary mask (an existing mask or offs < n), with a neutral `other`")
+@recipe(
+    "add-mask",
+    "give unmasked block loads and stores the boundary mask (an existing mask or offs < n), with a neutral `other`",
+)
 def add_mask(source: str) -> Iterator[str]:
     parsed = _analysed(source)
     if parsed is None:
@@ -108,7 +115,11 @@ def add_mask(source: str) -> Iterator[str]:
             masks = _mask_candidates(kernel, call.args[0])
             target = _assigned_from(kernel, call)
             others = [NEG_INF, "0.0"] if _feeds_max(kernel, target) else ["0.0", NEG_INF]
-            options = [(mask, other if call_name(call, last=True) == "load" else None) for mask in masks[:2] for other in others]
+            options = [
+                (mask, other if call_name(call, last=True) == "load" else None)
+                for mask in masks[:2]
+                for other in others
+            ]
             for i, option in enumerate(options[:4]):
                 plans[i][call.lineno] = option
     for plan in plans:
@@ -141,16 +152,34 @@ class _StrictMask(_LineTransformer):
         right_names = _names(target.comparator)
         if isinstance(target.operator, cst.LessThanEqual) and left_names & self.offsets:
             self.changed = True
-            return updated_node.with_changes(comparisons=[target.with_changes(operator=cst.LessThan(
-                whitespace_before=target.operator.whitespace_before, whitespace_after=target.operator.whitespace_after))])
+            return updated_node.with_changes(
+                comparisons=[
+                    target.with_changes(
+                        operator=cst.LessThan(
+                            whitespace_before=target.operator.whitespace_before,
+                            whitespace_after=target.operator.whitespace_after,
+                        )
+                    )
+                ]
+            )
         if isinstance(target.operator, cst.GreaterThanEqual) and right_names & self.offsets:
             self.changed = True
-            return updated_node.with_changes(comparisons=[target.with_changes(operator=cst.GreaterThan(
-                whitespace_before=target.operator.whitespace_before, whitespace_after=target.operator.whitespace_after))])
+            return updated_node.with_changes(
+                comparisons=[
+                    target.with_changes(
+                        operator=cst.GreaterThan(
+                            whitespace_before=target.operator.whitespace_before,
+                            whitespace_after=target.operator.whitespace_after,
+                        )
+                    )
+                ]
+            )
         comparator = target.comparator
         if (
-            isinstance(target.operator, cst.LessThan) and isinstance(comparator, cst.BinaryOperation)
-            and isinstance(comparator.operator, cst.Add) and m.matches(comparator.right, m.Integer("1"))
+            isinstance(target.operator, cst.LessThan)
+            and isinstance(comparator, cst.BinaryOperation)
+            and isinstance(comparator.operator, cst.Add)
+            and m.matches(comparator.right, m.Integer("1"))
             and left_names & self.offsets
         ):
             self.changed = True
@@ -176,8 +205,16 @@ class _SetOther(_LineTransformer):
         self.target, self.other = line, other
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        masked = any(a.keyword is not None and a.keyword.value == "mask" for a in updated_node.args) or len(updated_node.args) >= 2
-        if call_name(updated_node, last=True) == "load" and self.line(original_node) == self.target and not self.changed and masked:
+        masked = (
+            any(a.keyword is not None and a.keyword.value == "mask" for a in updated_node.args)
+            or len(updated_node.args) >= 2
+        )
+        if (
+            call_name(updated_node, last=True) == "load"
+            and self.line(original_node) == self.target
+            and not self.changed
+            and masked
+        ):
             self.changed = True
             return _set_kwarg(updated_node, "other", _expr(self.other), position=2)
         return updated_node
@@ -203,7 +240,10 @@ class _WrapWhere(_LineTransformer):
         return updated_node.with_changes(value=wrapped.with_changes(args=args))
 
 
-@recipe("neutral-padding", "give masked loads the neutral `other` of the reduction they feed, or re-mask values before reducing")
+@recipe(
+    "neutral-padding",
+    "give masked loads the neutral `other` of the reduction they feed, or re-mask values before reducing",
+)
 def neutral_padding(source: str) -> Iterator[str]:
     parsed = _analysed(source)
     if parsed is None or _quiet(source, "padding-reaches-reduction"):

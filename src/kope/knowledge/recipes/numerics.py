@@ -39,11 +39,15 @@ class _GuardMax(_LineTransformer):
         if not self._inside or call_name(updated_node, last=True) not in ("exp", "exp2") or not updated_node.args:
             return updated_node
         arg = updated_node.args[0].value
-        if isinstance(arg, cst.BinaryOperation) and isinstance(arg.operator, cst.Subtract) and m.matches(
-            arg.right, m.Name(self.running)
+        if (
+            isinstance(arg, cst.BinaryOperation)
+            and isinstance(arg.operator, cst.Subtract)
+            and m.matches(arg.right, m.Name(self.running))
         ):
             self.changed = True
-            return updated_node.with_changes(args=[updated_node.args[0].with_changes(value=arg.with_changes(right=cst.Name(self.safe)))])
+            return updated_node.with_changes(
+                args=[updated_node.args[0].with_changes(value=arg.with_changes(right=cst.Name(self.safe)))]
+            )
         return updated_node
 
     def leave_SimpleStatementLine(
@@ -64,11 +68,20 @@ class _ShiftExp(_LineTransformer):
         self.target = line
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        if call_name(updated_node, last=True) in ("exp", "exp2") and self.line(original_node) == self.target and updated_node.args and not self.changed:
+        if (
+            call_name(updated_node, last=True) in ("exp", "exp2")
+            and self.line(original_node) == self.target
+            and updated_node.args
+            and not self.changed
+        ):
             value = updated_node.args[0].value
             text = _code(value)
             self.changed = True
-            shifted = _expr(f"({text}) - tl.max({text}, axis=0)" if not isinstance(value, cst.Name) else f"{text} - tl.max({text}, axis=0)")
+            shifted = _expr(
+                f"({text}) - tl.max({text}, axis=0)"
+                if not isinstance(value, cst.Name)
+                else f"{text} - tl.max({text}, axis=0)"
+            )
             return updated_node.with_changes(args=[updated_node.args[0].with_changes(value=shifted)])
         return updated_node
 
@@ -114,11 +127,18 @@ class _EpsInside(_LineTransformer):
                 moved = side.visit(_AddInsideSqrt(_code(other)))
                 assert isinstance(moved, cst.BaseExpression)
                 self.changed = True
-                return moved.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar) if updated_node.lpar else moved
+                return (
+                    moved.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar) if updated_node.lpar else moved
+                )
         return updated_node
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        if self.eps is None or self.line(original_node) != self.target or self.changed or not _is_sqrt_call(updated_node):
+        if (
+            self.eps is None
+            or self.line(original_node) != self.target
+            or self.changed
+            or not _is_sqrt_call(updated_node)
+        ):
             return updated_node
         self.changed = True
         return updated_node.visit(_AddInsideSqrt(self.eps))  # type: ignore[return-value]
@@ -145,7 +165,9 @@ class _AddInsideSqrt(cst.CSTTransformer):
             return updated_node
         self.done = True
         inner = updated_node.args[0].value
-        return updated_node.with_changes(args=[updated_node.args[0].with_changes(value=_expr(f"{_code(inner)} + {self.eps}"))])
+        return updated_node.with_changes(
+            args=[updated_node.args[0].with_changes(value=_expr(f"{_code(inner)} + {self.eps}"))]
+        )
 
 
 @recipe("eps-inside-sqrt", "move eps inside the square root: 1/sqrt(var) + eps -> 1/sqrt(var + eps); add a missing eps")

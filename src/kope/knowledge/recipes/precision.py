@@ -29,8 +29,10 @@ class _Upcast(_LineTransformer):
         self.lines, self.ieee_dots = lines, ieee_dots
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
-        if updated_node.attr.value in HALF_DTYPES and self.line(original_node) in self.lines and m.matches(
-            updated_node.value, m.Name("tl") | m.Name("torch")
+        if (
+            updated_node.attr.value in HALF_DTYPES
+            and self.line(original_node) in self.lines
+            and m.matches(updated_node.value, m.Name("tl") | m.Name("torch"))
         ):
             self.changed = True
             return updated_node.with_changes(attr=cst.Name("float32"))
@@ -38,7 +40,9 @@ class _Upcast(_LineTransformer):
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if (
-            self.ieee_dots and call_name(updated_node, last=True) == "dot" and self.line(original_node) in self.lines
+            self.ieee_dots
+            and call_name(updated_node, last=True) == "dot"
+            and self.line(original_node) in self.lines
             and not any(a.keyword is not None and a.keyword.value == "input_precision" for a in updated_node.args)
         ):
             self.changed = True
@@ -46,7 +50,10 @@ class _Upcast(_LineTransformer):
         return updated_node
 
 
-@recipe("upcast-fp32", "compute in float32: casts and accumulators in float16/bfloat16 become float32 (and tl.dot uses ieee precision)")
+@recipe(
+    "upcast-fp32",
+    "compute in float32: casts and accumulators in float16/bfloat16 become float32 (and tl.dot uses ieee precision)",
+)
 def upcast_fp32(source: str) -> Iterator[str]:
     lines = _hit_lines(source, "half-precision-cast", "half-precision-buffer")
     if not lines:
@@ -63,9 +70,12 @@ class _FloatDtype(_LineTransformer):
         self.target, self.dtype = line, dtype
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        if self.line(original_node) == self.target and not self.changed and any(
-            a.keyword is not None and a.keyword.value == "dtype" for a in updated_node.args
-        ) and call_name(updated_node, last=True) in ("empty", "zeros", "full", "ones", "empty_like", "zeros_like"):
+        if (
+            self.line(original_node) == self.target
+            and not self.changed
+            and any(a.keyword is not None and a.keyword.value == "dtype" for a in updated_node.args)
+            and call_name(updated_node, last=True) in ("empty", "zeros", "full", "ones", "empty_like", "zeros_like")
+        ):
             self.changed = True
             return _set_kwarg(updated_node, "dtype", _expr(self.dtype))
         return updated_node

@@ -31,11 +31,17 @@ class _Divisor(_LineTransformer):
     def leave_BinaryOperation(
         self, original_node: cst.BinaryOperation, updated_node: cst.BinaryOperation
     ) -> cst.BaseExpression:
-        if self.line(original_node) == self.target and isinstance(updated_node.operator, cst.Divide) and not self.changed:
+        if (
+            self.line(original_node) == self.target
+            and isinstance(updated_node.operator, cst.Divide)
+            and not self.changed
+        ):
             right = updated_node.right
             blockish = isinstance(right, cst.Name) and right.value != self.divisor
-            minus_one = isinstance(right, cst.BinaryOperation) and isinstance(right.operator, cst.Subtract) and m.matches(
-                right.right, m.Integer("1")
+            minus_one = (
+                isinstance(right, cst.BinaryOperation)
+                and isinstance(right.operator, cst.Subtract)
+                and m.matches(right.right, m.Integer("1"))
             )
             if blockish or minus_one:
                 self.changed = True
@@ -43,7 +49,10 @@ class _Divisor(_LineTransformer):
         return updated_node
 
 
-@recipe("count-normalizer", "divide a reduction by the element count (the size its mask compares with), not by BLOCK or n - 1")
+@recipe(
+    "count-normalizer",
+    "divide a reduction by the element count (the size its mask compares with), not by BLOCK or n - 1",
+)
 def count_normalizer(source: str) -> Iterator[str]:
     parsed = _analysed(source)
     if parsed is None:
@@ -51,7 +60,9 @@ def count_normalizer(source: str) -> Iterator[str]:
     for name in ("divide-by-block-size", "divide-by-n-minus-one"):
         for node in _cue_nodes(parsed, name):
             assert isinstance(node, ast.BinOp)
-            kernel = next((k for k in parsed.program.kernels.values() if any(w is node for w in ast.walk(k.node))), None)
+            kernel = next(
+                (k for k in parsed.program.kernels.values() if any(w is node for w in ast.walk(k.node))), None
+            )
             if kernel is None:
                 continue
             divisors: list[str] = []
@@ -87,18 +98,29 @@ class _FixAccumulator(_LineTransformer):
                 self.hoisted = updated_node
             return cst.RemovalSentinel.REMOVE
         self.changed = True
-        return updated_node.with_changes(body=[cst.AugAssign(
-            target=stmt.targets[0].target, operator=cst.AddAssign(), value=stmt.value,
-        )])
+        return updated_node.with_changes(
+            body=[
+                cst.AugAssign(
+                    target=stmt.targets[0].target,
+                    operator=cst.AddAssign(),
+                    value=stmt.value,
+                )
+            ]
+        )
 
-    def leave_For(self, original_node: cst.For, updated_node: cst.For) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement]:
+    def leave_For(
+        self, original_node: cst.For, updated_node: cst.For
+    ) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement]:
         if self.hoisted is not None:
             hoisted, self.hoisted = self.hoisted, None
             return cst.FlattenSentinel([hoisted, updated_node])
         return updated_node
 
 
-@recipe("hoist-accumulator", "keep an accumulator across loop iterations: drop (or hoist) its re-initialisation, or turn = into +=")
+@recipe(
+    "hoist-accumulator",
+    "keep an accumulator across loop iterations: drop (or hoist) its re-initialisation, or turn = into +=",
+)
 def hoist_accumulator(source: str) -> Iterator[str]:
     parsed = _analysed(source)
     if parsed is None:
@@ -106,7 +128,12 @@ def hoist_accumulator(source: str) -> Iterator[str]:
     for node in _cue_nodes(parsed, "accumulator-overwritten-in-loop"):
         if not isinstance(node, ast.Assign):
             continue
-        initialiser = isinstance(node.value, ast.Call) and call_name(node.value, last=True) in ("zeros", "full", "zeros_like", "full_like")
+        initialiser = isinstance(node.value, ast.Call) and call_name(node.value, last=True) in (
+            "zeros",
+            "full",
+            "zeros_like",
+            "full_like",
+        )
         modes = ("drop", "hoist") if initialiser else ("accumulate",)
         for mode in modes:
             edited = _rewrite(source, _FixAccumulator(node.lineno, mode))
@@ -131,7 +158,12 @@ class _Identity(_LineTransformer):
             new_func = func.with_changes(attr=cst.Name("full")) if isinstance(func, cst.Attribute) else cst.Name("full")
             args = list(updated_node.args)
             shape = args[0].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-            value = cst.Arg(_expr(self.value), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")) if len(args) > 1 else cst.MaybeSentinel.DEFAULT)
+            value = cst.Arg(
+                _expr(self.value),
+                comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                if len(args) > 1
+                else cst.MaybeSentinel.DEFAULT,
+            )
             self.changed = True
             return updated_node.with_changes(func=new_func, args=[shape, value, *args[1:]])
         if name == "full" and len(updated_node.args) > 1:
@@ -142,7 +174,10 @@ class _Identity(_LineTransformer):
         return updated_node
 
 
-@recipe("reduction-identity", "start a running max at -inf (min at +inf); start an online-softmax sum at 1 when its max starts from data")
+@recipe(
+    "reduction-identity",
+    "start a running max at -inf (min at +inf); start an online-softmax sum at 1 when its max starts from data",
+)
 def reduction_identity(source: str) -> Iterator[str]:
     parsed = _analysed(source)
     if parsed is None:
@@ -151,7 +186,9 @@ def reduction_identity(source: str) -> Iterator[str]:
     for node in _cue_nodes(parsed, "max-init-zero"):
         assert isinstance(node, ast.Call)
         smaller = call_name(node, last=True) == "minimum" or (
-            call_name(node, last=True) == "where" and isinstance(node.args[0], ast.Compare) and isinstance(node.args[0].ops[0], ast.Lt | ast.LtE)
+            call_name(node, last=True) == "where"
+            and isinstance(node.args[0], ast.Compare)
+            and isinstance(node.args[0].ops[0], ast.Lt | ast.LtE)
         )
         targets.append(("", POS_INF if smaller else NEG_INF, node))
     for node in _cue_nodes(parsed, "online-normalizer-init"):

@@ -56,7 +56,10 @@ def _buffers_of(parsed: Source, kernel: Kernel, params: set[str]) -> set[int]:
     return lines
 
 
-@recipe("atomic-accumulate", "replace stores that every program makes to one address with tl.atomic_add (into a zeroed buffer)")
+@recipe(
+    "atomic-accumulate",
+    "replace stores that every program makes to one address with tl.atomic_add (into a zeroed buffer)",
+)
 def atomic_accumulate(source: str) -> Iterator[str]:
     parsed = _analysed(source)
     if parsed is None:
