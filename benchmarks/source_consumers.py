@@ -2,7 +2,7 @@
 
 Run it on two checkouts (or two commits, through PYTHONPATH) and compare the digests: equal digests
 mean the integrity findings, mutants, repair edits, cue hits, recipe edits and launch knobs are the
-same. Used for issue 16's one source-analysis layer (docs/source-analysis.md).
+same. Used for issue 16's one source-analysis layer (docs/guide/source-analysis.md).
 
     consumer                 what is hashed
     integrity.static         every finding (rule, severity, message, line) of check_source
