@@ -12,7 +12,7 @@ the ranked hypotheses with the label:
      evaluated, and a kernel counts as repaired when one of them passes.
 
 Usage: .venv/bin/python benchmarks/diagnosis_accuracy.py [--manifest PATH]... [--no-recipes] [--only FILE]...
-(default manifest: tests/fixtures/near_miss/manifest.json)
+(default manifest: src/kope/corpora/fixtures/manifest.json)
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from kope.knowledge.retrieval import rank
 from kope.ops import get_op
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_MANIFEST = ROOT / "tests" / "fixtures" / "near_miss" / "manifest.json"
+DEFAULT_MANIFEST = ROOT / "src" / "kope" / "corpora" / "fixtures" / "manifest.json"
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
   1. the adversarial corpus (tests/fixtures/adversarial/manifest.json): is each fixture's intended rule
      among the findings, with the intended severity? A table per rule, and the catch rate.
-  2. the held-out provenance corpora (tests/fixtures/provenance/, issue 12; docs/integrity-corpora.md):
+  2. the held-out provenance corpora (tests/fixtures/provenance/, issue 12; docs/results/integrity-corpora.md):
      cheats per family, caught with one of their acceptable rules and caught at all (any reject finding);
      honest kernels per style group with any reject finding (false positives).
   3. false positives on the other legitimate kernels (the operator suite, the good fixtures, and the
@@ -37,6 +37,7 @@ from kope.ops import get_op, list_ops
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
+NEAR_MISS = ROOT / "src" / "kope" / "corpora" / "fixtures"
 PROVENANCE = FIXTURES / "provenance"
 KERNELBENCH_L2 = ROOT / "benchmarks" / "kernelbench_l2"
 CORPUS_OPTIONS = EvalOptions(trials=2)
@@ -130,9 +131,9 @@ def provenance_honest(evaluator: Evaluator, skip_cpp: bool, skipped: list[str]) 
 def legitimate() -> list[tuple[str, str, Path, Path]]:
     kernels = [("operator suite", f"suite/{op.name}", op.task_path, op.kernel_path) for op in list_ops()]
     kernels.append(("good fixtures", "good/scale", FIXTURES / "tasks" / "scale.py", FIXTURES / "good" / "scale.py"))
-    for item in json.loads((FIXTURES / "near_miss" / "manifest.json").read_text()):
+    for item in json.loads((NEAR_MISS / "manifest.json").read_text()):
         op = get_op(item["op"])
-        kernels.append(("near-miss corpus", f"near_miss/{item['file']}", op.task_path, FIXTURES / "near_miss" / item["file"]))
+        kernels.append(("near-miss corpus", f"near_miss/{item['file']}", op.task_path, NEAR_MISS / item["file"]))
     return kernels
 
 

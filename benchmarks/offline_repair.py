@@ -1,6 +1,6 @@
 """Offline repair rate (Pass@1) on labelled near-miss corpora, with zero tokens: before against after.
 
-For every kernel of the manifests (default: tests/fixtures/near_miss/manifest.json), run `kope
+For every kernel of the manifests (default: src/kope/corpora/fixtures/manifest.json), run `kope
 debug` with the offline model and count it repaired only if the returned kernel passes every case
 and the integrity gates. Two arms, side by side in one run (`--repair both`, the default):
 
@@ -35,12 +35,13 @@ from rich.console import Console
 from rich.table import Table
 
 from kope.agents import DebugConfig, DebugLoop, DebugReport
+from kope.bench.corpus import load_suite
 from kope.evaluate import Evaluator
 from kope.models.offline import OfflineModel
 from kope.ops import get_op
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_MANIFEST = ROOT / "tests" / "fixtures" / "near_miss" / "manifest.json"
+DEFAULT_MANIFEST = ROOT / "src" / "kope" / "corpora" / "fixtures" / "manifest.json"
 
 
 @dataclass(frozen=True)
@@ -64,9 +65,9 @@ def entries(manifests: list[Path]) -> list[Entry]:
     for manifest in manifests:
         data = json.loads(manifest.read_text())
         folder = manifest.parent
-        if isinstance(data, dict):
-            for item in data["entries"]:
-                found.append(Entry(item["id"], folder / item["candidate"], task_path(item["task"], folder), item["label"]))
+        if isinstance(data, dict):  # a mutation suite: its candidates may have to be remade (the default suite)
+            suite = load_suite(manifest)
+            found += [Entry(e.id, suite.candidate_path(e), suite.task_path(e), e.label) for e in suite.entries]
             continue
         for item in data:
             task = get_op(item["op"]).task_path if "op" in item else task_path(item["task"], folder)

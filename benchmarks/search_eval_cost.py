@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--op", default="softmax")
-    parser.add_argument("--candidate", type=Path, default=ROOT / "tests/fixtures/near_miss/softmax_pad_other_zero.py")
+    parser.add_argument("--candidate", type=Path, default=ROOT / "src/kope/corpora/fixtures/softmax_pad_other_zero.py")
     parser.add_argument("-n", type=int, default=6)
     args = parser.parse_args()
     console = Console()

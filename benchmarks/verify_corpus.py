@@ -1,6 +1,6 @@
 """Verify a near-miss corpus: every entry runs and fails the way its bug label says it should.
 
-For each entry of a manifest (benchmarks/near_miss_handwritten/manifest.json by default) the candidate is
+For each entry of a manifest (src/kope/corpora/handwritten/manifest.json by default) the candidate is
 evaluated with kope's evaluator on all its task's cases, one file at a time, and a table is printed:
 file, label, status, error kind, wrong elements (over all cases), whether the visible case fails
 too, seconds. A near miss must fail with
@@ -35,7 +35,7 @@ from kope.evaluate import EvalOptions, EvalResult, Evaluator
 from kope.ops import get_op
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_MANIFEST = ROOT / "benchmarks" / "near_miss_handwritten" / "manifest.json"
+DEFAULT_MANIFEST = ROOT / "src" / "kope" / "corpora" / "handwritten" / "manifest.json"
 OPTIONS = EvalOptions(trials=1)
 
 def without_autotune(source: str) -> str:

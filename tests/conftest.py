@@ -13,6 +13,9 @@ from kope.device import cuda_present
 from kope.evaluate import EvalOptions, Evaluator
 
 FIXTURES = Path(__file__).parent / "fixtures"
+CORPORA = Path(__file__).parents[1] / "src" / "kope" / "corpora"
+"""Every near-miss corpus (see its README); `fixtures` is the tests' own."""
+NEAR_MISS = CORPORA / "fixtures"
 SCALE_TASK = FIXTURES / "tasks" / "scale.py"
 SCALE_GOOD = FIXTURES / "good" / "scale.py"
 HOSTILE = FIXTURES / "hostile"

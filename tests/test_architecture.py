@@ -42,7 +42,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("kope.memory", "kope.models"),
     ("kope.agents",),
     ("kope.bench", "kope.executors", "kope.triage"),
-    ("kope.render",),
+    ("kope.render", "kope.console"),
     ("kope.cli", "kope.__main__", "kope"),
 )
 """Lowest first. A module may import its own layer and those below, never one above."""

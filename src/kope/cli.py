@@ -11,16 +11,52 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn, cast
 
 import typer
-from rich.console import Console
+from typer.core import TyperGroup, TyperOption
 
+from kope.console import KopeConsole
 from kope.errors import KopeError
 from kope.evaluate.confine import SANDBOX_MODES, SandboxMode
 
 if TYPE_CHECKING:
+    from typer._click import Command, Context, Parameter
+
     from kope.memory import ExperienceStore
+
+
+
+class _Group(TyperGroup):
+    """kope's command group: its help, and its commands' (sub-groups' too), show no type after a flag.
+
+    Typer's rich help prints `<bool>` after every flag (`--json <bool>`), as if the flag took a value;
+    an empty metavar on each flag option (the `--help` option included) leaves the column blank.
+    """
+
+    def get_params(self, ctx: Context) -> list[Parameter]:
+        return _blank_flags(super().get_params(ctx))
+
+    def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            _plain_flags(command, ctx)
+        return command
+
+
+def _blank_flags(params: list[Parameter]) -> list[Parameter]:
+    for param in params:
+        if isinstance(param, TyperOption) and param.is_flag and not param.count:
+            param.metavar = ""
+    return params
+
+
+def _plain_flags(command: Command, ctx: Context) -> None:
+    _blank_flags(command.get_params(ctx))
+    for sub in getattr(command, "commands", {}).values():
+        _plain_flags(sub, ctx)
+
 
 app = typer.Typer(
     name="kope",
+    cls=_Group,
     help=(
         "Repair and optimize hardware kernels (Triton first, CUDA C++ second), honestly.\n\n"
         "`kope debug TASK CANDIDATE` repairs a near-miss kernel (offline recipes by default, or an LLM with "
@@ -42,8 +78,8 @@ app.add_typer(bench_app, name="bench")
 memory_app = typer.Typer(help="The experience store: what every debug and optimize run recorded.", no_args_is_help=True)
 app.add_typer(memory_app, name="memory")
 
-out = Console()
-err = Console(stderr=True)
+out = KopeConsole()
+err = KopeConsole(stderr=True)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a readable report.")]
 
@@ -621,10 +657,7 @@ def _print_diff(before: Path, after: Path | None) -> None:
     if not diff:
         out.print("no change to the kernel")
         return
-    from rich.syntax import Syntax
-
-    shown = diff[:60] + ([f"... ({len(diff) - 60} more diff lines)"] if len(diff) > 60 else [])
-    out.print(Syntax("\n".join(shown), "diff", theme="ansi_dark", background_color="default", word_wrap=True))
+    out.print_diff(diff[:60] + ([f"... ({len(diff) - 60} more diff lines)"] if len(diff) > 60 else []))
 
 
 @app.command("regenerate")

@@ -6,14 +6,14 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
+from conftest import NEAR_MISS
 
 from kope.agents import DebugConfig, DebugLoop
 from kope.evaluate import Evaluator
 from kope.models.offline import OfflineModel
 from kope.ops import get_op
 
-MANIFEST = {item["file"]: item for item in json.loads((FIXTURES / "near_miss" / "manifest.json").read_text())}
+MANIFEST = {item["file"]: item for item in json.loads((NEAR_MISS / "manifest.json").read_text())}
 CHOSEN = [
     "relu_grid_floor_div.py",
     "row_sum_mask_le.py",
@@ -28,7 +28,7 @@ def test_offline_repair_passes_full_coverage_and_gates(evaluator: Evaluator, tmp
     item = MANIFEST[fixture]
     task = get_op(item["op"]).task_path
     loop = DebugLoop(OfflineModel(), evaluator, config=DebugConfig(probes=False))
-    report = loop.run(task, FIXTURES / "near_miss" / fixture, tmp_path / "fixed.py")
+    report = loop.run(task, NEAR_MISS / fixture, tmp_path / "fixed.py")
     assert report.status == "repaired", (item["label"], report.stop_reason, [s.outcome for s in report.steps])
     assert report.tokens.prompt == report.tokens.completion == 0
     assert report.hypotheses and item["label"] in report.hypotheses[:3]

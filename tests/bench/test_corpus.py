@@ -13,7 +13,7 @@ from kope.bench.corpus import build_suite, default_suite_dir, load_suite, plan_g
 from kope.bench.mutate import OPERATORS, Context, Mutation
 from kope.evaluate import Evaluator
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "near_miss"
+FIXTURES = Path(__file__).resolve().parents[2] / "src" / "kope" / "corpora" / "fixtures"
 
 
 class DropMaskAgain(Mutation):
@@ -82,7 +82,6 @@ def test_shipped_suite_is_large_and_covers_the_taxonomy() -> None:
     entries = suite.entries
     assert len(entries) >= 150
     assert len({e.id for e in entries}) == len(entries)
-    assert all(suite.candidate_path(e).is_file() for e in entries)
     labels = {e.label for e in entries}
     producible = {op.label for op in OPERATORS.values()} - {"missing-atomic"}
     assert producible <= labels, producible - labels

@@ -1,7 +1,7 @@
-"""The hand-written held-out near-miss corpus (benchmarks/near_miss_handwritten/): its manifest is sound.
+"""The hand-written held-out near-miss corpus (src/kope/corpora/handwritten/): its manifest is sound.
 
 No evaluation here (benchmarks/verify_corpus.py runs and checks every entry, and its table is in
-docs/near-miss-corpora.md); this only guards the manifest against rot: files and tasks exist and parse,
+docs/guide/near-miss-corpora.md); this only guards the manifest against rot: files and tasks exist and parse,
 labels are taxonomy ids, the corpus keeps its size, operator spread and style coverage.
 """
 
@@ -22,7 +22,7 @@ from kope.knowledge.base import KnowledgeBase
 from kope.ops import list_ops
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS = ROOT / "benchmarks" / "near_miss_handwritten"
+CORPUS = ROOT / "src" / "kope" / "corpora" / "handwritten"
 MANIFEST = CORPUS / "manifest.json"
 STYLES = {
     "helper-functions", "autotune", "two-kernel", "stride-args", "cumsum-reduce", "2d-block",

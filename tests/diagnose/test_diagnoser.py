@@ -1,12 +1,85 @@
-"""The layout probes: the visible case made square, with random and symmetric inputs."""
+"""The diagnoser on a real near miss with every probe on; the `kope diagnose --json` contract; the layout probes."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import torch
+from conftest import SCALE_GOOD, SCALE_TASK
+from typer.testing import CliRunner
 
 from kope.cases.task import Case
-from kope.diagnose.diagnoser import square_cases
+from kope.cli import app
+from kope.diagnose.diagnoser import Diagnoser, square_cases
+from kope.evaluate import EvalOptions, Evaluator
 from kope.evaluate.inside.shapes import transform_inputs
+
+TAXONOMY = {
+    "missing-mask", "mask-off-by-one", "padding-in-reduction", "grid-too-small", "loop-bound", "wrong-stride",
+    "index-shift", "wrong-normalizer", "wrong-constant", "missing-atomic", "precision-loss",
+    "numerical-instability", "wrong-epsilon", "accumulator-reset", "broadcast-error", "wrong-reduction-init",
+    "dtype-mismatch", "missing-batch-offset", "uninitialized-output",
+}
+"""The bug taxonomy's stable ids (DESIGN.md)."""
+
+
+def _grid_too_small(tmp_path: Path) -> Path:
+    """tests/fixtures/good/scale.py launched on n // 256 programs: the tail of every case is never written."""
+    good = "_scale_kernel[(triton.cdiv(n, 256),)]"
+    source = SCALE_GOOD.read_text()
+    assert good in source
+    path = tmp_path / "scale_grid_floor.py"
+    path.write_text(source.replace(good, "_scale_kernel[(n // 256,)]"))
+    return path
+
+
+def _one_case_task(tmp_path: Path) -> Path:
+    """tests/fixtures/tasks/scale.py with one case (N = 300): every evaluation stays cheap."""
+    task = tmp_path / "scale_one_case.py"
+    task.write_text(SCALE_TASK.read_text().replace('return [{"N": 1000}, {"N": 1}, {"N": 257}]', 'return [{"N": 300}]'))
+    assert task.read_text() != SCALE_TASK.read_text()
+    return task
+
+
+def test_diagnose_with_probes_names_the_grid_bug(evaluator: Evaluator, tmp_path: Path) -> None:
+    said: list[str] = []
+    diagnosis = Diagnoser(evaluator).diagnose(
+        _one_case_task(tmp_path), _grid_too_small(tmp_path), options=EvalOptions(device="cpu", trials=1, timeout_s=30),
+        probes=True, progress=said.append,
+    )
+    assert diagnosis.status == "fail" and diagnosis.blocks == [256]
+    assert [c.passed for c in diagnosis.cases] == [False]
+    probes = {p.name: p for p in diagnosis.probes}
+    assert probes["bounds"].passed is True and diagnosis.bounds == [], "the mask keeps every access in bounds"
+    assert probes["determinism"].passed is True
+    sizes = {name: p.passed for name, p in probes.items() if name.startswith("size ")}
+    assert sizes and True in sizes.values() and False in sizes.values(), sizes  # n = 256 is right, 255 is not
+    assert any(name.startswith("inputs ") for name in probes)
+    assert {"checking bounds", "rerunning for determinism", "trying structured inputs"} <= set(said)
+    assert diagnosis.hypotheses[0].pattern == "grid-too-small", [h.pattern for h in diagnosis.hypotheses]
+    assert diagnosis.signature and diagnosis.evaluation is not None
+
+
+def test_diagnose_json_contract(tmp_path: Path) -> None:
+    """DESIGN.md: `hypotheses`, a ranked list of {pattern, score, evidence} (taxonomy ids); `signature`, the features."""
+    args = ["diagnose", str(_one_case_task(tmp_path)), str(_grid_too_small(tmp_path)), "--json", "--device", "cpu", "--no-probes"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1, result.output  # 1: a diagnosis was made
+    data = json.loads(result.output)
+    assert data["status"] == "fail"
+    hypotheses = data["hypotheses"]
+    assert isinstance(hypotheses, list) and hypotheses
+    for hypothesis in hypotheses:
+        assert isinstance(hypothesis["pattern"], str) and isinstance(hypothesis["score"], int | float)
+        assert isinstance(hypothesis["evidence"], list) and all(isinstance(e, str) for e in hypothesis["evidence"])
+    assert hypotheses[0]["pattern"] == "grid-too-small" and set(h["pattern"] for h in hypotheses) <= TAXONOMY
+    scores = [h["score"] for h in hypotheses]
+    assert scores == sorted(scores, reverse=True), "ranked, most likely first"
+    signature = data["signature"]
+    assert isinstance(signature, dict) and signature
+    assert all(isinstance(k, str) for k in signature)
+    assert all(v is None or isinstance(v, bool | int | float | str | list) for v in signature.values()), signature
 
 
 def test_square_cases_equalise_the_sizes_and_keep_small_ones() -> None:

@@ -29,7 +29,7 @@ TASK = ROOT / "tests" / "fixtures" / "tasks" / "scale.py"
 ATTACKS = ROOT / "tests" / "fixtures" / "hostile" / "sandbox"
 GOOD = ROOT / "tests" / "fixtures" / "good" / "scale.py"
 NEAR_MISS_TASK = ROOT / "src" / "kope" / "ops" / "relu" / "task.py"
-NEAR_MISS = ROOT / "tests" / "fixtures" / "near_miss" / "relu_grid_floor_div.py"
+NEAR_MISS = ROOT / "src" / "kope" / "corpora" / "fixtures" / "relu_grid_floor_div.py"
 FAKE_KEY = "sk-kope-fake-4f1d2c9e7b"
 
 pytestmark = pytest.mark.skipif(

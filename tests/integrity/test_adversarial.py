@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, NEAR_MISS
 
 from kope.evaluate import Evaluator
 
@@ -40,11 +40,11 @@ def test_legitimate_fixtures_are_clean(evaluator: Evaluator) -> None:
     from conftest import SCALE_GOOD, SCALE_TASK
 
     assert evaluator.evaluate(SCALE_TASK, SCALE_GOOD).integrity.verdict == "clean"
-    manifest = json.loads((FIXTURES / "near_miss" / "manifest.json").read_text())
+    manifest = json.loads((NEAR_MISS / "manifest.json").read_text())
     from kope.ops import get_op
 
     for item in manifest[:10]:
-        result = evaluator.evaluate(get_op(item["op"]).task_path, FIXTURES / "near_miss" / item["file"])
+        result = evaluator.evaluate(get_op(item["op"]).task_path, NEAR_MISS / item["file"])
         rejects = [f for f in result.integrity.findings if f.severity == "reject"]
         assert rejects == [], (item["file"], rejects)
         assert Path(item["file"]).suffix == ".py"

@@ -1,7 +1,7 @@
 """The held-out provenance corpora of issue 12: every cheat is rejected with an acceptable rule, no honest kernel is.
 
 The corpora under tests/fixtures/provenance/ were written independently of the provenance gates and are never
-used to tune them (docs/integrity-corpora.md). Fixtures marked `"needs": "cpp"` build a CPU C++ extension
+used to tune them (docs/results/integrity-corpora.md). Fixtures marked `"needs": "cpp"` build a CPU C++ extension
 with torch.utils.cpp_extension.load_inline and are skipped where no C++ compiler is found.
 """
 

@@ -13,7 +13,7 @@ from kope.knowledge.base import KnowledgeBase, example_path
 from kope.knowledge.recipes import RECIPES, RecipeContext, apply
 from kope.ops import get_op
 
-NEAR_MISS = Path(__file__).parents[1] / "fixtures" / "near_miss"
+NEAR_MISS = Path(__file__).parents[2] / "src" / "kope" / "corpora" / "fixtures"
 BASE = KnowledgeBase.load(include_user=False)
 OPTIONS = EvalOptions(trials=1, timeout_s=60)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import FIXTURES
+from conftest import NEAR_MISS
 from rich.console import Console
 
 from kope.agents import DebugConfig, DebugLoop
@@ -17,7 +17,7 @@ from kope.ops import get_op
 from kope.repair.explain import explain
 from kope.repair.search import RepairSearch, SearchConfig
 
-RELU = (FIXTURES / "near_miss" / "relu_grid_floor_div.py").read_text()
+RELU = (NEAR_MISS / "relu_grid_floor_div.py").read_text()
 
 
 def diagnosis(*patterns: str, bounds_line: int | None = None) -> Diagnosis:

@@ -6,15 +6,21 @@ as the harness evaluates it (three trials). Mutants with the same normalised
 code (an AST round trip: no comments, no formatting) are kept once, whichever operator made them.
 
     suite/
-      manifest.json          {"kind": "kope-near-miss-suite", "entries": [{id, task, candidate, label, operator, seed, ...}]}
+      manifest.json           {"kind": "kope-near-miss-suite",
+                               "entries": [{id, task, candidate, label, operator, site, sha256, ...}]}
       softmax/drop-mask-3.py  the candidates, one directory per task
 
 `task` is `op:NAME` for a built-in operator or a path relative to the manifest. `load_suite` also
 reads a bare JSON list of `{file, op | task, label}` (the hand-written fixture manifests).
+
+A candidate missing from the suite's directory is remade from its entry (operator, site, sha256) into
+kope's cache (kope.bench.reproduce): the shipped default suite, `kope/corpora/suite/`, holds only its
+manifest.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import threading
@@ -23,19 +29,21 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from kope import paths
 from kope.bench.mutate import Mutant, Mutation, mutants, normalise, operators
+from kope.bench.reproduce import content_hash, materialise
 from kope.errors import KopeError
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
 from kope.ops import get_op, list_ops
 
 MANIFEST = "manifest.json"
 SUITE_KIND = "kope-near-miss-suite"
-REGENERATE_COMMAND = "kope bench mutate --ops all --out src/kope/bench/suite"
 
 
 class SuiteError(KopeError):
@@ -59,6 +67,8 @@ class SuiteEntry(BaseModel):
     failing_cases: list[str] = Field(default_factory=list)
     visible_fails: bool | None = None
     """Whether the case an agent is shown fails (False: only hidden cases reveal the bug)."""
+    sha256: str | None = None
+    """SHA-256 of the candidate's bytes: with `operator` and `site`, enough to remake a missing file."""
 
 
 class OperatorStats(BaseModel):
@@ -86,6 +96,8 @@ class SuiteManifest(BaseModel):
 class Suite:
     root: Path
     manifest: SuiteManifest
+    remade: Path | None = None
+    """Where candidates missing from `root` are remade from their entries (None: never)."""
 
     @property
     def entries(self) -> list[SuiteEntry]:
@@ -98,12 +110,28 @@ class Suite:
         return path if path.is_absolute() else self.root / path
 
     def candidate_path(self, entry: SuiteEntry) -> Path:
+        """The candidate's file: the suite's own, else the one remade from its entry (written on first use)."""
+        path = self.stored_path(entry)
+        if self.remade is None or path.is_file() or not _reproducible(entry):
+            return path
+        assert entry.operator is not None and entry.site is not None and entry.sha256 is not None
+        return materialise(entry.task[3:], entry.operator, entry.site, entry.sha256, self.remade / entry.candidate)
+
+    def stored_path(self, entry: SuiteEntry) -> Path:
+        """Where the suite's directory keeps the candidate (it may not exist: see `candidate_path`)."""
         path = Path(entry.candidate)
         return path if path.is_absolute() else self.root / path
 
 
+def _reproducible(entry: SuiteEntry) -> bool:
+    relative = not Path(entry.candidate).is_absolute() and ".." not in Path(entry.candidate).parts
+    known = entry.operator is not None and entry.site is not None and entry.sha256 is not None
+    return relative and known and entry.task.startswith("op:")
+
+
 def default_suite_dir() -> Path:
-    return Path(__file__).resolve().parent / "suite"
+    """The shipped default suite: its manifest only (the candidates are remade on first use)."""
+    return Path(str(resources.files("kope") / "corpora" / "suite"))
 
 
 def load_suite(location: str | Path) -> Suite:
@@ -121,7 +149,10 @@ def load_suite(location: str | Path) -> Suite:
             manifest = SuiteManifest.model_validate(data)
     except (ValidationError, KeyError, TypeError) as exc:
         raise SuiteError(f"{manifest_path} is not a near-miss manifest: {exc}") from None
-    return Suite(root=manifest_path.parent, manifest=manifest)
+    if isinstance(data, list):
+        return Suite(root=manifest_path.parent, manifest=manifest)
+    digest = hashlib.sha256(manifest_path.read_bytes()).hexdigest()[:16]
+    return Suite(root=manifest_path.parent, manifest=manifest, remade=paths.cache_dir() / "suite" / digest)
 
 
 def _fixture_entry(item: dict[str, object]) -> SuiteEntry:
@@ -335,6 +366,7 @@ def _validate(
         description=f"{group.operator.summary} (line {mutant.line})",
         failing_cases=[c.name for c in result.cases if not c.passed],
         visible_fails=any(not c.passed and c.visible for c in result.cases),
+        sha256=content_hash(mutant.source),
     )
 
 
@@ -347,10 +379,10 @@ def _remove_previous(out: Path) -> None:
     except SuiteError:
         return
     for entry in previous.entries:
-        path = previous.candidate_path(entry)
+        path = previous.stored_path(entry)
         if out.resolve() in path.resolve().parents:
             path.unlink(missing_ok=True)
-    for directory in sorted({previous.candidate_path(e).parent for e in previous.entries}, reverse=True):
+    for directory in sorted({previous.stored_path(e).parent for e in previous.entries}, reverse=True):
         if directory.is_dir() and directory != out and not any(directory.iterdir()):
             directory.rmdir()
     (out / MANIFEST).unlink()

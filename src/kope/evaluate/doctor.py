@@ -123,5 +123,5 @@ def _advice(report: MachineReport) -> list[str]:
                       "--security-opt seccomp=unconfined, or run kope in a VM")
     if report.landlock_abi == 0:
         advice.append("no Landlock (Linux >= 5.13 with lsm=landlock): the fallback is process isolation only")
-    advice.append("for a stronger boundary run kope inside a VM or gVisor (docs/security.md)")
+    advice.append("for a stronger boundary run kope inside a VM or gVisor (docs/guide/security.md)")
     return advice

@@ -49,7 +49,7 @@ class Integrity(BaseModel):
     findings: list[Finding] = Field(default_factory=list)
     checked: bool = False
     policy: Literal["strict", "partial"] | None = None
-    """Which provenance policy applied (see docs/integrity.md)."""
+    """Which provenance policy applied (see docs/guide/integrity.md)."""
     policy_reason: str | None = None
     """Why: --policy, the task's INTEGRITY_POLICY, or what the reference's forward calls."""
     """False when the gates did not run (they were turned off, or the candidate never loaded)."""

@@ -88,7 +88,7 @@ def python_paths() -> list[str]:
 
 
 def kope_answers() -> list[str]:
-    answers = (_PACKAGE / "ops", _PACKAGE / "bench" / "suite", _PACKAGE / "knowledge" / "examples")
+    answers = (_PACKAGE / "ops", _PACKAGE / "corpora")
     return [str(d) for d in answers if d.is_dir()]
 
 

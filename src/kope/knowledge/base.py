@@ -31,7 +31,7 @@ def shipped_dir() -> Path:
 
 
 def examples_dir() -> Path:
-    return Path(str(resources.files("kope.knowledge") / "examples"))
+    return Path(str(resources.files("kope") / "corpora" / "examples"))
 
 
 def user_dir() -> Path:

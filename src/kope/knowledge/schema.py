@@ -16,7 +16,7 @@ fix: |
   What to change, concretely.
 example:                               # runs: `kernel` fails `op`; replacing `before` by `after` passes
   op: softmax
-  kernel: missing-mask.py              # under kope/knowledge/examples/
+  kernel: missing-mask.py              # under kope/corpora/examples/
   before: "x = tl.load(x_ptr + offs)"
   after: "x = tl.load(x_ptr + offs, mask=offs < n_cols, other=0.0)"
 recipe: {name: add-load-mask}          # optional: a mechanical fix (kope.knowledge.recipes)
@@ -85,7 +85,7 @@ class Example(BaseModel):
     op: str
     """The built-in operator whose task the example kernel is evaluated against."""
     kernel: str
-    """File under kope/knowledge/examples/ (or beside a user pattern file): the buggy kernel."""
+    """File under kope/corpora/examples/ (or beside a user pattern file): the buggy kernel."""
     before: str
     after: str
 

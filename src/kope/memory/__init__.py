@@ -4,7 +4,7 @@
     with ExperienceStore.open() as store:            # SQLite at data_dir()/memory.db; or any SQLAlchemy URL
         print(store.stats())
 
-See docs/memory.md for the design.
+See docs/guide/memory.md for the design.
 """
 
 from kope.memory.store import (

@@ -1,0 +1,59 @@
+"""Output that is not a terminal is never wrapped: long lines, diff lines above all, come out whole."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from conftest import SCALE_GOOD
+from typer.testing import CliRunner
+
+from kope.cli import _print_diff, app
+from kope.console import KopeConsole
+
+LONG = "x" * 150
+
+
+def test_text_and_diffs_are_whole_when_not_a_terminal() -> None:
+    console = KopeConsole(file=io.StringIO(), width=80)
+    assert not console.is_terminal
+    console.print(f"output: {LONG}")
+    console.print_diff(["--- a.py", "+++ b.py", f"-a = 1  # {LONG}", f"+a = 2  # {LONG}"])
+    lines = console.file.getvalue().splitlines()  # type: ignore[attr-defined]
+    assert lines == [f"output: {LONG}", "--- a.py", "+++ b.py", f"-a = 1  # {LONG}", f"+a = 2  # {LONG}"]
+
+
+def test_a_terminal_still_wraps_at_its_width() -> None:
+    console = KopeConsole(file=io.StringIO(), width=80, force_terminal=True, color_system=None)
+    console.print_diff([f"-a = 1  # {LONG}"])
+    lines = console.file.getvalue().splitlines()  # type: ignore[attr-defined]
+    assert len(lines) >= 2 and all(len(line) <= 80 for line in lines)
+
+
+def test_the_repair_diff_through_the_cli_keeps_long_lines_whole(tmp_path: Path) -> None:
+    """The diff `kope debug` prints after a repair (cli._print_diff), into the CLI runner's captured stdout.
+
+    A whole `kope debug` run costs a fork server and several sandboxed evaluations; the printing is the
+    same function either way.
+    """
+    good = "    _scale_kernel[(triton.cdiv(n, 256),)](x, y, n, BLOCK=256)"
+    buggy = "    _scale_kernel[(n // 256,)](x, y, n, BLOCK=256)"
+    comment = "  # one program per block of 256 elements, the whole vector covered, every element written once"
+    source = SCALE_GOOD.read_text()
+    assert good in source
+    candidate = tmp_path / "scale_with_a_long_comment_on_its_launch_line.py"
+    candidate.write_text(source.replace(good, buggy + comment))
+    fixed = tmp_path / "fixed.py"
+    fixed.write_text(source.replace(good, good + comment))
+    with CliRunner().isolation() as (stdout, _stderr, _output):
+        _print_diff(candidate, fixed)
+        lines = stdout.getvalue().decode().splitlines()
+    assert f"--- {candidate}" in lines and f"+++ {fixed}" in lines
+    assert f"-{buggy}{comment}" in lines and f"+{good}{comment}" in lines, lines
+
+
+def test_kope_kb_show_piped_keeps_paragraphs_whole() -> None:
+    result = CliRunner().invoke(app, ["kb", "show", "missing-mask"])
+    assert result.exit_code == 0, result.output
+    longest = max(result.output.splitlines(), key=len)
+    assert len(longest) > 300 and longest.startswith("A Triton program works on a whole block"), longest[:80]
