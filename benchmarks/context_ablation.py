@@ -35,19 +35,19 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from kope.agents.debug import Transcript
 from kope.agents.launch import apply_config, describe
-from kope.agents.optimize import LaunchSearch, ModelProposer, Node, OptimizeConfig, Search, _Open
+from kope.agents.optimize import Node, OptimizeConfig, OptimizePrompt, Search, _Open
 from kope.agents.prompts import merged, render
+from kope.agents.proposers import LaunchSearch
 from kope.cases.task import load_task
 from kope.context.budget import Section
 from kope.evaluate import CaseResult, EvalResult, Timing
+from kope.loop import Transcript
 from kope.memory import DecisionIn, ExperienceStore
 from kope.memory.learned import unified_diff
 from kope.memory.packer import Caps, ExperiencePacker, Item, naive_block, render_block
 from kope.memory.recording import RunRecorder
 from kope.models.base import Message
-from kope.models.replay import ScriptedModel
 from kope.models.tokens import count, count_messages
 from kope.ops import list_ops
 
@@ -61,13 +61,25 @@ EXPLANATIONS = (
 
 
 def timed(ms: float, status: str = "pass") -> EvalResult:
-    case = CaseResult(name="c", overrides={}, visible=True, passed=status == "pass",
-                      timing=Timing(method="interpreter-wall", candidate_ms=ms))
-    return EvalResult(status=status, cases=[case], cases_run="all", task="t", candidate="c",  # type: ignore[arg-type]
-                      device="cpu", seed=0)
+    case = CaseResult(
+        name="c",
+        overrides={},
+        visible=True,
+        passed=status == "pass",
+        timing=Timing(method="interpreter-wall", candidate_ms=ms),
+    )
+    return EvalResult(
+        status=status,
+        cases=[case],
+        cases_run="all",
+        task="t",
+        candidate="c",  # type: ignore[arg-type]
+        device="cpu",
+        seed=0,
+    )
 
 
-def naive_prompt(proposer: ModelProposer, base: Sequence[tuple[Section, str]], items: list[Item]) -> int:
+def naive_prompt(proposer: OptimizePrompt, base: Sequence[tuple[Section, str]], items: list[Item]) -> int:
     system = Message(role="system", content=render("optimize_system.j2"))
     body = render("optimize.j2", sections=merged(list(base))).strip()
     block = naive_block(items)
@@ -104,12 +116,30 @@ def main() -> None:
     names = {n for n in args.ops.split(",") if n}
     ops = [op for op in list_ops() if not names or op.name in names]
     console = Console(width=150)
-    console.print(f"machine: {platform.node()}, {platform.machine()}, python {platform.python_version()}, "
-                  f"{time.strftime('%Y-%m-%d')}, {len(ops)} operators x {args.steps} steps, seed {args.seed}")
+    console.print(
+        f"machine: {platform.node()}, {platform.machine()}, python {platform.python_version()}, "
+        f"{time.strftime('%Y-%m-%d')}, {len(ops)} operators x {args.steps} steps, seed {args.seed}"
+    )
     scratch = Path(tempfile.mkdtemp(prefix="kope-context-"))
-    rows: dict[str, list[float]] = {key: [] for key in (
-        "naive", "naive_exp", "equal", "equal_items", "default", "default_exp", "default_items",
-        "tight", "tight_items", "candidates", "useful", "useful_default", "useful_tight", "pack_ms")}
+    rows: dict[str, list[float]] = {
+        key: []
+        for key in (
+            "naive",
+            "naive_exp",
+            "equal",
+            "equal_items",
+            "default",
+            "default_exp",
+            "default_items",
+            "tight",
+            "tight_items",
+            "candidates",
+            "useful",
+            "useful_default",
+            "useful_tight",
+            "pack_ms",
+        )
+    }
     began = time.monotonic()
     with ExperienceStore.open(scratch / "memory.db") as store:
         for op in ops:
@@ -120,14 +150,17 @@ def main() -> None:
             search_knobs = LaunchSearch(source, interpreted=False)
             start_ms = 100.0
             recorder.record(source, result=timed(start_ms), scope="all")
-            start = _Open(node=Node(index=0, kind="start", time_ms=start_ms, speedup_vs_start=1.0), source=source,
-                          config=dict(search_knobs.start))
+            start = _Open(
+                node=Node(index=0, kind="start", time_ms=start_ms, speedup_vs_start=1.0),
+                source=source,
+                config=dict(search_knobs.start),
+            )
             search = Search(task=task, start=start, nodes=[start.node], best=start, method="interpreter-wall")
             current = start
             for step in range(1, args.steps + 1):
                 for budget, key in ((12_000, "default"), (3_000, "tight")):
                     config = OptimizeConfig(prompt_budget=budget)
-                    proposer = ModelProposer(ScriptedModel(["-"]), config, Transcript(None), recorder)
+                    proposer = OptimizePrompt(config, Transcript(None), recorder)
                     clock = time.perf_counter()
                     _, packed = proposer.prompt(current, search)
                     if key == "default":
@@ -160,41 +193,85 @@ def main() -> None:
                 status = "pass" if rng.random() > 0.2 else "fail"
                 ms = (current.node.time_ms or start_ms) * rng.uniform(0.7, 1.25)
                 text = f"launch parameters {describe(changes)}. {rng.choice(EXPLANATIONS)}"
-                made = DecisionIn(kind="launch-config", text=text, diff=unified_diff(current.source, new_source),
-                                  params={"config": config_next, "changes": {k: list(v) for k, v in changes.items()}})
+                made = DecisionIn(
+                    kind="launch-config",
+                    text=text,
+                    diff=unified_diff(current.source, new_source),
+                    params={"config": config_next, "changes": {k: list(v) for k, v in changes.items()}},
+                )
                 recorder.record(new_source, parent=current.source, made=made, result=timed(ms, status), scope="all")
-                node = Node(index=step, parent=current.node.index, kind="launch-config", decision=text, status=status,
-                            time_ms=ms, speedup_vs_start=start_ms / ms)
+                node = Node(
+                    index=step,
+                    parent=current.node.index,
+                    kind="launch-config",
+                    decision=text,
+                    status=status,
+                    time_ms=ms,
+                    speedup_vs_start=start_ms / ms,
+                )
                 search.nodes.append(node)
                 current.attempts.append(f"attempt {step}: {text[:120]} → {status}, {ms:.3g} ms")
                 if status == "pass" and ms < (current.node.time_ms or start_ms):
                     current = _Open(node=node, source=new_source, config=config_next)
                     search.best = current
             best = search.best.node.time_ms if search.best else start_ms
-            recorder.finish(status="improved", stop_reason="scripted", best=current.source,
-                            summary={"config": current.config, "speedup_vs_start": start_ms / (best or start_ms)})
-    table = Table(title="Prompt tokens per optimize step (experience from earlier steps and operators)",
-                  title_justify="left")
-    for column in ("context", "prompt tokens: mean", "max", "experience tokens: mean", "items kept / candidates",
-                   "useful items kept"):
+            recorder.finish(
+                status="improved",
+                stop_reason="scripted",
+                best=current.source,
+                summary={"config": current.config, "speedup_vs_start": start_ms / (best or start_ms)},
+            )
+    table = Table(
+        title="Prompt tokens per optimize step (experience from earlier steps and operators)", title_justify="left"
+    )
+    for column in (
+        "context",
+        "prompt tokens: mean",
+        "max",
+        "experience tokens: mean",
+        "items kept / candidates",
+        "useful items kept",
+    ):
         table.add_column(column)
     mean = statistics.fmean
     candidates = mean(rows["candidates"])
-    table.add_row("naive: everything, full detail", f"{mean(rows['naive']):,.0f}", f"{max(rows['naive']):,.0f}",
-                  f"{mean(rows['naive_exp']):,.0f}", f"{candidates:.1f} / {candidates:.1f}", "100%")
-    table.add_row("packer, equal information (all items kept)", f"{mean(rows['equal']):,.0f}",
-                  f"{max(rows['equal']):,.0f}",
-                  f"{mean(rows['equal']) - mean(rows['default']) + mean(rows['default_exp']):,.0f}",
-                  f"{mean(rows['equal_items']):.1f} / {candidates:.1f}", "100%")
-    table.add_row("packer, 12,000-token prompt budget", f"{mean(rows['default']):,.0f}", f"{max(rows['default']):,.0f}",
-                  f"{mean(rows['default_exp']):,.0f}", f"{mean(rows['default_items']):.1f} / {candidates:.1f}",
-                  f"{100 * mean(rows['useful_default'] or [1.0]):.0f}%")
-    table.add_row("packer, 3,000-token prompt budget", f"{mean(rows['tight']):,.0f}", f"{max(rows['tight']):,.0f}", "",
-                  f"{mean(rows['tight_items']):.1f} / {candidates:.1f}",
-                  f"{100 * mean(rows['useful_tight'] or [1.0]):.0f}%")
+    table.add_row(
+        "naive: everything, full detail",
+        f"{mean(rows['naive']):,.0f}",
+        f"{max(rows['naive']):,.0f}",
+        f"{mean(rows['naive_exp']):,.0f}",
+        f"{candidates:.1f} / {candidates:.1f}",
+        "100%",
+    )
+    table.add_row(
+        "packer, equal information (all items kept)",
+        f"{mean(rows['equal']):,.0f}",
+        f"{max(rows['equal']):,.0f}",
+        f"{mean(rows['equal']) - mean(rows['default']) + mean(rows['default_exp']):,.0f}",
+        f"{mean(rows['equal_items']):.1f} / {candidates:.1f}",
+        "100%",
+    )
+    table.add_row(
+        "packer, 12,000-token prompt budget",
+        f"{mean(rows['default']):,.0f}",
+        f"{max(rows['default']):,.0f}",
+        f"{mean(rows['default_exp']):,.0f}",
+        f"{mean(rows['default_items']):.1f} / {candidates:.1f}",
+        f"{100 * mean(rows['useful_default'] or [1.0]):.0f}%",
+    )
+    table.add_row(
+        "packer, 3,000-token prompt budget",
+        f"{mean(rows['tight']):,.0f}",
+        f"{max(rows['tight']):,.0f}",
+        "",
+        f"{mean(rows['tight_items']):.1f} / {candidates:.1f}",
+        f"{100 * mean(rows['useful_tight'] or [1.0]):.0f}%",
+    )
     console.print(table)
-    console.print(f"steps measured: {len(rows['naive'])}; packer time per prompt (candidates, scoring, exact packing): "
-                  f"median {statistics.median(rows['pack_ms']):.1f} ms; wall {time.monotonic() - began:.0f} s")
+    console.print(
+        f"steps measured: {len(rows['naive'])}; packer time per prompt (candidates, scoring, exact packing): "
+        f"median {statistics.median(rows['pack_ms']):.1f} ms; wall {time.monotonic() - began:.0f} s"
+    )
 
 
 def task_family(recorder: RunRecorder) -> str:

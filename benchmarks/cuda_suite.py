@@ -44,15 +44,22 @@ def main() -> int:
             result = evaluator.evaluate(op.task_path, op.kernel_path, options=options)
             for case in result.cases:
                 timing = case.timing
-                rows.append({
-                    "op": op.name, "status": result.status, "case": case.name, "passed": case.passed,
-                    "kernel_ms": timing.candidate_ms if timing else None,
-                    "reference_ms": timing.reference_ms if timing else None,
-                    "speedup": timing.speedup if timing else None,
-                    "findings": [f.rule for f in result.integrity.findings],
-                })
+                rows.append(
+                    {
+                        "op": op.name,
+                        "status": result.status,
+                        "case": case.name,
+                        "passed": case.passed,
+                        "kernel_ms": timing.candidate_ms if timing else None,
+                        "reference_ms": timing.reference_ms if timing else None,
+                        "speedup": timing.speedup if timing else None,
+                        "findings": [f.rule for f in result.integrity.findings],
+                    }
+                )
                 table.add_row(
-                    op.name, result.status, case.name,
+                    op.name,
+                    result.status,
+                    case.name,
                     f"{timing.candidate_ms:.4f}" if timing else "-",
                     f"{timing.reference_ms:.4f}" if timing and timing.reference_ms else "-",
                     f"{timing.speedup:.2f}" if timing and timing.speedup else "-",

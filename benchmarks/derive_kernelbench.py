@@ -116,16 +116,24 @@ def summary_table(rows: list[Row], budget: int) -> Table:
     table.add_row("base case shrunk / original", f"{shrunk} / {sum(row.base == 'original' for row in rows)}")
     table.add_row(">= 3 valid cases", f"{three}/{len(rows)} ({three / len(rows):.0%})")
     table.add_row(">= 3 distinct sizes", f"{three_sizes}/{len(rows)} ({three_sizes / len(rows):.0%})")
-    table.add_row("kept cases per file: median / min", f"{statistics.median(r.kept for r in rows):g} / "
-                  f"{min(r.kept for r in rows)}")
-    table.add_row("seconds per file: median / mean / max",
-                  f"{statistics.median(seconds):.2f} / {statistics.fmean(seconds):.2f} / {max(seconds):.2f}")
-    table.add_row("sandboxed jobs per file: median / max", f"{statistics.median(r.jobs for r in rows):g} / "
-                  f"{max(r.jobs for r in rows)}")
+    table.add_row(
+        "kept cases per file: median / min",
+        f"{statistics.median(r.kept for r in rows):g} / {min(r.kept for r in rows)}",
+    )
+    table.add_row(
+        "seconds per file: median / mean / max",
+        f"{statistics.median(seconds):.2f} / {statistics.fmean(seconds):.2f} / {max(seconds):.2f}",
+    )
+    table.add_row(
+        "sandboxed jobs per file: median / max",
+        f"{statistics.median(r.jobs for r in rows):g} / {max(r.jobs for r in rows)}",
+    )
     table.add_row("no case derived", str(sum(row.kept == 0 for row in rows)))
     table.add_row("too-large (refused before running, with a fix)", str(sum(row.too_large is not None for row in rows)))
-    table.add_row("no case and not too-large (would run the task's own sizes)",
-                  str(sum(row.kept == 0 and row.too_large is None for row in rows)))
+    table.add_row(
+        "no case and not too-large (would run the task's own sizes)",
+        str(sum(row.kept == 0 and row.too_large is None for row in rows)),
+    )
     table.add_row("only the batch could be varied", str(sum(row.batch_only for row in rows)))
     return table
 
@@ -147,11 +155,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-elements", type=int, default=None)
     parser.add_argument("--limit", type=int, default=None, help="only the first N files")
     parser.add_argument("--start", type=int, default=0, help="skip the first N files")
-    parser.add_argument("--only", action="append", default=[], metavar="PREFIX",
-                        help="only the files whose name starts with PREFIX (repeatable: --only 35_ --only 38_)")
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="PREFIX",
+        help="only the files whose name starts with PREFIX (repeatable: --only 35_ --only 38_)",
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write the per-file rows as JSON")
-    parser.add_argument("--from-json", type=Path, default=None,
-                        help="print the tables of rows saved by an earlier run (--json), without deriving")
+    parser.add_argument(
+        "--from-json",
+        type=Path,
+        default=None,
+        help="print the tables of rows saved by an earlier run (--json), without deriving",
+    )
     args = parser.parse_args(argv)
     budget = args.max_elements or default_max_elements(args.device)
     if args.from_json is not None:

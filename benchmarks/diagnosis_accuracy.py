@@ -1,6 +1,7 @@
 """How often diagnosis names the right bug pattern, how long it takes, and how often recipes repair.
 
-For every kernel of one or more labelled near-miss manifests (a JSON list of {file, op | task, label}, `task` a task file
+For every kernel of one or more labelled near-miss manifests (a JSON list of
+{file, op | task, label}, `task` a task file
 relative to the manifest;
 `file` relative to the manifest), run `Diagnoser.diagnose` against the operator's task and compare
 the ranked hypotheses with the label:
@@ -31,11 +32,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from kope.diagnose.diagnoser import Diagnoser, Diagnosis
+from kope.diagnose.diagnoser import Diagnoser
+from kope.diagnose.report import Diagnosis
 from kope.evaluate import EvalOptions, Evaluator
 from kope.knowledge.base import KnowledgeBase
-from kope.knowledge.cues import CueHit
-from kope.knowledge.recipes import RecipeContext, apply
+from kope.knowledge.features import Features
+from kope.knowledge.recipes import apply
 from kope.knowledge.retrieval import rank
 from kope.ops import get_op
 
@@ -77,23 +79,28 @@ def load_items(manifests: list[Path], only: list[str]) -> list[tuple[Path, dict[
 
 
 def ablations(base: KnowledgeBase, diagnosis: Diagnosis) -> tuple[list[str], list[str]]:
-    hits = [CueHit(cue=c["cue"], line=c["line"], text=c["text"]) for c in diagnosis.cues]
+    hits = diagnosis.cues
     limit = len(base)
-    cues_only = [h.pattern for h in rank(base, {}, hits, limit=limit)]
-    symptoms_only = [h.pattern for h in rank(base, diagnosis.signature, [], limit=limit)]
+    cues_only = [h.pattern for h in rank(base, Features(), hits, limit=limit)]
+    symptoms_only = [h.pattern for h in rank(base, diagnosis.features, [], limit=limit)]
     return cues_only, symptoms_only
 
 
 def repairs(
-    evaluator: Evaluator, base: KnowledgeBase, diagnosis: Diagnosis, label: str, kernel: Path, task: Path,
-    options: EvalOptions, scratch: Path,
+    evaluator: Evaluator,
+    base: KnowledgeBase,
+    diagnosis: Diagnosis,
+    label: str,
+    kernel: Path,
+    task: Path,
+    options: EvalOptions,
+    scratch: Path,
 ) -> list[str]:
     pattern = base.patterns.get(label)
     if pattern is None or pattern.recipe is None:
         return []
-    context = RecipeContext(features=dict(diagnosis.signature), params=dict(pattern.recipe.params))
     statuses = []
-    for i, edit in enumerate(apply(pattern.recipe.name, kernel.read_text(), context)):
+    for i, edit in enumerate(apply(pattern.recipe.name, kernel.read_text())):
         candidate = scratch / f"{kernel.stem}.{i}.py"
         candidate.write_text(edit)
         statuses.append(evaluator.evaluate(task, candidate, options=options).status)
@@ -115,7 +122,8 @@ def accuracy_table(title: str, outcomes: list[Outcome]) -> Table:
             return f"{sum(values)}/{n} ({100 * sum(values) / n:.0f}%)" if percent else f"{sum(values)}/{n}"
 
         table.add_row(
-            label, str(n),
+            label,
+            str(n),
             share([o.hit(o.ranked, 1) for o in group]),
             share([o.hit(o.ranked, 3) for o in group]),
             share([o.hit(o.cues_only, 1) for o in group]),
@@ -136,14 +144,22 @@ def recipe_table(base: KnowledgeBase, outcomes: list[Outcome]) -> Table:
         if not group:
             continue
         table.add_row(
-            pattern.recipe.name, pattern.id, str(len(group)),
+            pattern.recipe.name,
+            pattern.id,
+            str(len(group)),
             str(sum("pass" in o.repairs for o in group)),
             str(sum(len(o.repairs) for o in group)),
             str(sum(o.repairs.count("pass") for o in group)),
         )
     total = [o for o in outcomes if base.patterns.get(o.label) and base.patterns[o.label].recipe]
-    table.add_row("all", "", str(len(total)), str(sum("pass" in o.repairs for o in total)),
-                  str(sum(len(o.repairs) for o in total)), str(sum(o.repairs.count("pass") for o in total)))
+    table.add_row(
+        "all",
+        "",
+        str(len(total)),
+        str(sum("pass" in o.repairs for o in total)),
+        str(sum(len(o.repairs) for o in total)),
+        str(sum(o.repairs.count("pass") for o in total)),
+    )
     return table
 
 
@@ -156,8 +172,10 @@ def main() -> None:
     args = parser.parse_args()
     manifests = [m.resolve() for m in (args.manifest or [DEFAULT_MANIFEST])]
     console = Console(width=150)
-    console.print(f"machine: {platform.node()}, {platform.machine()}, {os.cpu_count()} cores, python "
-                  f"{platform.python_version()}, {time.strftime('%Y-%m-%d')}, device cpu (Triton interpreter)")
+    console.print(
+        f"machine: {platform.node()}, {platform.machine()}, {os.cpu_count()} cores, python "
+        f"{platform.python_version()}, {time.strftime('%Y-%m-%d')}, device cpu (Triton interpreter)"
+    )
     base = KnowledgeBase.load(include_user=False)
     repair_options = EvalOptions(trials=1)
     outcomes: list[Outcome] = []
@@ -170,9 +188,14 @@ def main() -> None:
             seconds = time.perf_counter() - began
             cues_only, symptoms_only = ablations(base, diagnosis)
             outcome = Outcome(
-                manifest=manifest.parent.name, file=item["file"], label=item["label"],
-                ranked=[h.pattern for h in diagnosis.hypotheses], cues_only=cues_only,
-                symptoms_only=symptoms_only, seconds=seconds, status=diagnosis.status,
+                manifest=manifest.parent.name,
+                file=item["file"],
+                label=item["label"],
+                ranked=[h.pattern for h in diagnosis.hypotheses],
+                cues_only=cues_only,
+                symptoms_only=symptoms_only,
+                seconds=seconds,
+                status=diagnosis.status,
             )
             if not args.no_recipes:
                 outcome.repairs = repairs(
@@ -180,8 +203,11 @@ def main() -> None:
                 )
             outcomes.append(outcome)
             mark = "top-1" if outcome.hit(outcome.ranked, 1) else "top-3" if outcome.hit(outcome.ranked, 3) else "miss"
-            console.print(f"  {item['file']:44s} {item['label']:22s} {mark:5s} {seconds:5.1f}s "
-                          f"{', '.join(outcome.ranked[:3])}  repairs: {outcome.repairs}", highlight=False)
+            console.print(
+                f"  {item['file']:44s} {item['label']:22s} {mark:5s} {seconds:5.1f}s "
+                f"{', '.join(outcome.ranked[:3])}  repairs: {outcome.repairs}",
+                highlight=False,
+            )
 
     for manifest in manifests:
         group = [o for o in outcomes if o.manifest == manifest.parent.name]
@@ -191,8 +217,10 @@ def main() -> None:
         console.print(accuracy_table("diagnosis accuracy: all manifests", outcomes))
     times = [o.seconds for o in outcomes]
     if times:
-        console.print(f"seconds per diagnosis: median {statistics.median(times):.1f}, mean {statistics.mean(times):.1f}, "
-                      f"max {max(times):.1f} over {len(times)} kernels")
+        console.print(
+            f"seconds per diagnosis: median {statistics.median(times):.1f}, mean {statistics.mean(times):.1f}, "
+            f"max {max(times):.1f} over {len(times)} kernels"
+        )
     if not args.no_recipes:
         console.print(recipe_table(base, outcomes))
     if args.json:

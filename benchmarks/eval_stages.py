@@ -122,9 +122,11 @@ def main() -> None:
     parser.add_argument("--fixture", action="append", choices=sorted(FIXTURES), help="Default: all.")
     args = parser.parse_args()
     console = Console()
-    console.print(f"machine: {platform.node()}, {platform.machine()}, {os.cpu_count()} cores, "
-                  f"python {platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M')}, "
-                  f"load {os.getloadavg()[0]:.1f}")
+    console.print(
+        f"machine: {platform.node()}, {platform.machine()}, {os.cpu_count()} cores, "
+        f"python {platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M')}, "
+        f"load {os.getloadavg()[0]:.1f}"
+    )
     names = args.fixture or list(FIXTURES)
     runs: dict[tuple[str, str], list[dict[str, float]]] = {}
     with tempfile.TemporaryDirectory() as scratch:

@@ -27,7 +27,7 @@ from rich.table import Table
 
 from kope.evaluate import EvalOptions, Evaluator
 from kope.evaluate.runner import Runner
-from kope.evaluate.sandbox import Limits, Outcome
+from kope.evaluate.sandbox import Outcome, SandboxLimits
 from kope.ops import list_ops
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,7 +42,7 @@ class TimedRunner:
         self.inner = inner
         self.jobs: list[tuple[float, float]] = []
 
-    def run(self, job_dir: Path, limits: Limits) -> Outcome:
+    def run(self, job_dir: Path, limits: SandboxLimits) -> Outcome:
         began = time.perf_counter()
         outcome = self.inner.run(job_dir, limits)
         self.jobs.append((time.perf_counter() - began, outcome.seconds))
@@ -76,7 +76,7 @@ def fixed_cost(runner_kind: str, repeat: int) -> dict[str, float]:
             result = evaluator.evaluate(TASK, KERNEL, options=options, which="visible")
             totals.append(time.perf_counter() - began)
             assert result.status == "pass", result
-            (job, worker), = timed.jobs
+            ((job, worker),) = timed.jobs
             jobs.append(job)
             workers.append(worker)
     timed.close()
@@ -107,8 +107,10 @@ def main() -> None:
     parser.add_argument("--skip-suite", action="store_true")
     args = parser.parse_args()
     console = Console()
-    console.print(f"machine: {platform.node()}, {platform.processor() or platform.machine()}, "
-                  f"python {platform.python_version()}, {time.strftime('%Y-%m-%d')}")
+    console.print(
+        f"machine: {platform.node()}, {platform.processor() or platform.machine()}, "
+        f"python {platform.python_version()}, {time.strftime('%Y-%m-%d')}"
+    )
 
     start = interpreter_start(args.repeat)
     fork = fixed_cost("fork", args.repeat)

@@ -114,7 +114,9 @@ def _options(entry: dict[str, Any]) -> EvalOptions:
 def provenance_cheats(evaluator: Evaluator, skip_cpp: bool, skipped: list[str]) -> dict[str, Tally]:
     tallies: dict[str, Tally] = defaultdict(Tally)
     for entry in _entries("cheats", skip_cpp, skipped):
-        result = evaluator.evaluate(ROOT / entry["task"], PROVENANCE / "cheats" / entry["file"], options=_options(entry))
+        result = evaluator.evaluate(
+            ROOT / entry["task"], PROVENANCE / "cheats" / entry["file"], options=_options(entry)
+        )
         tallies[entry["family"]].add(entry["file"], result, entry["rules"])
     return tallies
 
@@ -122,7 +124,9 @@ def provenance_cheats(evaluator: Evaluator, skip_cpp: bool, skipped: list[str]) 
 def provenance_honest(evaluator: Evaluator, skip_cpp: bool, skipped: list[str]) -> dict[str, Accusations]:
     groups: dict[str, Accusations] = defaultdict(Accusations)
     for entry in _entries("honest", skip_cpp, skipped):
-        result = evaluator.evaluate(ROOT / entry["task"], PROVENANCE / "honest" / entry["file"], options=_options(entry))
+        result = evaluator.evaluate(
+            ROOT / entry["task"], PROVENANCE / "honest" / entry["file"], options=_options(entry)
+        )
         group = "level-2 style (partial)" if entry["style"] == "level2-partial" else "operator tasks"
         groups[group].add(entry["file"], result)
     return groups
@@ -198,7 +202,9 @@ def accusation_table(title: str, groups: dict[str, Accusations]) -> Table:
     for name, group in groups.items():
         table.add_row(name, str(group.total), rate(len(group.flagged), group.total))
     flagged = sum(len(g.flagged) for g in groups.values())
-    table.add_row("all", str(sum(g.total for g in groups.values())), rate(flagged, sum(g.total for g in groups.values())))
+    table.add_row(
+        "all", str(sum(g.total for g in groups.values())), rate(flagged, sum(g.total for g in groups.values()))
+    )
     return table
 
 
@@ -216,8 +222,10 @@ def main() -> None:
     parser.add_argument("--no-overhead", action="store_true", help="skip the gate-cost measurement")
     args = parser.parse_args()
     console = Console()
-    console.print(f"machine: {platform.node()}, {platform.machine()}, python {platform.python_version()}, "
-                  f"{time.strftime('%Y-%m-%d')}, device cpu (Triton interpreter)")
+    console.print(
+        f"machine: {platform.node()}, {platform.machine()}, python {platform.python_version()}, "
+        f"{time.strftime('%Y-%m-%d')}, device cpu (Triton interpreter)"
+    )
     skip_cpp = args.skip_cpp or not has_compiler()
     skipped: list[str] = []
     with tempfile.TemporaryDirectory() as cache, Evaluator(cache_dir=Path(cache)) as evaluator:
@@ -253,10 +261,16 @@ def main() -> None:
             kb = Table(title=f"KernelBench level 2 ({args.kernelbench}, budget {args.kb_max_elements} elements)")
             for column in ("kernels", "count", "rejected (cheats: with copy-kernel or torch-compute)"):
                 kb.add_column(column, justify="left" if column == "kernels" else "right")
-            kb.add_row("honest (GEMM in PyTorch, epilogue in Triton)", str(kb_honest.total),
-                       rate(len(kb_honest.flagged), kb_honest.total))
-            kb.add_row("cheats (all PyTorch, then a copy kernel)", str(kb_cheats.total),
-                       rate(kb_cheats.caught, kb_cheats.total))
+            kb.add_row(
+                "honest (GEMM in PyTorch, epilogue in Triton)",
+                str(kb_honest.total),
+                rate(len(kb_honest.flagged), kb_honest.total),
+            )
+            kb.add_row(
+                "cheats (all PyTorch, then a copy kernel)",
+                str(kb_cheats.total),
+                rate(kb_cheats.caught, kb_cheats.total),
+            )
             console.print(kb)
             print_lines(console, "", kb_honest.flagged)
             print_lines(console, "missed: ", kb_cheats.missed)

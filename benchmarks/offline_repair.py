@@ -37,7 +37,6 @@ from rich.table import Table
 from kope.agents import DebugConfig, DebugLoop, DebugReport
 from kope.bench.corpus import load_suite
 from kope.evaluate import Evaluator
-from kope.models.offline import OfflineModel
 from kope.ops import get_op
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,7 +75,7 @@ def entries(manifests: list[Path]) -> list[Entry]:
 
 
 def repair(evaluator: Evaluator, entry: Entry, scratch: Path, arm: str) -> DebugReport:
-    loop = DebugLoop(OfflineModel(), evaluator, config=DebugConfig(search=arm == "search"))
+    loop = DebugLoop(None, evaluator, config=DebugConfig(search=arm == "search"))
     out = scratch / arm / f"{entry.id.replace('/', '__')}.repaired.py"
     out.parent.mkdir(parents=True, exist_ok=True)
     return loop.run(entry.task, entry.candidate, out)
@@ -94,7 +93,9 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=1, help="a fixed sample: every N-th entry")
     parser.add_argument("--only", action="append", default=[], help="entry ids to run (repeatable)")
     parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--json", type=Path, help="also write every report here (and each as it ends to JSON.partial.jsonl)")
+    parser.add_argument(
+        "--json", type=Path, help="also write every report here (and each as it ends to JSON.partial.jsonl)"
+    )
     args = parser.parse_args()
     items = entries(args.manifest or [DEFAULT_MANIFEST])[:: max(1, args.every)]
     if args.only:
@@ -103,21 +104,37 @@ def main() -> None:
         items = items[: args.limit]
     arms = ["recipes", "search"] if args.repair == "both" else [args.repair]
     console = Console()
-    console.print(f"machine: {platform.node()}, {platform.machine()}, python {platform.python_version()}, "
-                  f"{time.strftime('%Y-%m-%d %H:%M')}, device cpu (Triton interpreter), {len(items)} kernels, arms {arms}")
+    console.print(
+        f"machine: {platform.node()}, {platform.machine()}, python {platform.python_version()}, "
+        f"{time.strftime('%Y-%m-%d %H:%M')}, device cpu (Triton interpreter), {len(items)} kernels, arms {arms}"
+    )
     began = time.monotonic()
     lock = threading.Lock()
     with tempfile.TemporaryDirectory() as scratch, Evaluator(max_parallel=2) as evaluator:
+
         def run(job: tuple[Entry, str]) -> tuple[Entry, str, DebugReport]:
             entry, arm = job
             report = repair(evaluator, entry, Path(scratch), arm)
             if args.json:
                 with lock, args.json.with_suffix(".partial.jsonl").open("a") as handle:
-                    handle.write(json.dumps({"id": entry.id, "label": entry.label, "arm": arm,
-                                             "status": report.status, "evaluations": report.evaluations,
-                                             "seconds": report.seconds, "hypotheses": report.hypotheses[:5]}) + "\n")
-            console.print(f"  {arm:7s} {entry.id:44s} {entry.label:22s} {report.status:10s} "
-                          f"{report.evaluations:3d} eval(s) {report.seconds:6.1f} s ({report.stop_reason})")
+                    handle.write(
+                        json.dumps(
+                            {
+                                "id": entry.id,
+                                "label": entry.label,
+                                "arm": arm,
+                                "status": report.status,
+                                "evaluations": report.evaluations,
+                                "seconds": report.seconds,
+                                "hypotheses": report.hypotheses[:5],
+                            }
+                        )
+                        + "\n"
+                    )
+            console.print(
+                f"  {arm:7s} {entry.id:44s} {entry.label:22s} {report.status:10s} "
+                f"{report.evaluations:3d} eval(s) {report.seconds:6.1f} s ({report.stop_reason})"
+            )
             return entry, arm, report
 
         jobs = [(entry, arm) for entry in items for arm in arms]
@@ -125,14 +142,33 @@ def main() -> None:
             results = list(pool.map(run, jobs))
     total = time.monotonic() - began
     if args.json:
-        args.json.write_text(json.dumps([
-            {"id": e.id, "label": e.label, "arm": arm, **r.model_dump(mode="json", exclude={"steps", "search"}),
-             "search_trials": [[t.model_dump(mode="json") for t in s.trials] for s in r.search]}
-            for e, arm, r in results
-        ], indent=1))
+        args.json.write_text(
+            json.dumps(
+                [
+                    {
+                        "id": e.id,
+                        "label": e.label,
+                        "arm": arm,
+                        **r.model_dump(mode="json", exclude={"steps", "search"}),
+                        "search_trials": [[t.model_dump(mode="json") for t in s.trials] for s in r.search],
+                    }
+                    for e, arm, r in results
+                ],
+                indent=1,
+            )
+        )
     summary = Table(title="offline repair, zero tokens: before (recipes) against after (search)")
-    for column in ("arm", "kernels", "Pass@1", "evals / repair (median)", "evals (mean)", "s / repair (median)",
-                   "s (median, repaired)", "diag. top-1", "diag. top-3"):
+    for column in (
+        "arm",
+        "kernels",
+        "Pass@1",
+        "evals / repair (median)",
+        "evals (mean)",
+        "s / repair (median)",
+        "s (median, repaired)",
+        "diag. top-1",
+        "diag. top-3",
+    ):
         summary.add_column(column, justify="left" if column == "arm" else "right")
     for arm in arms:
         rows = [(e, r) for e, a, r in results if a == arm]
@@ -142,12 +178,15 @@ def main() -> None:
         top3 = sum(e.label in r.hypotheses[:3] for e, r in rows)
         n = max(1, len(rows))
         summary.add_row(
-            arm, str(len(rows)), f"{len(repaired)}/{len(rows)} ({len(repaired) / n:.1%})",
+            arm,
+            str(len(rows)),
+            f"{len(repaired)}/{len(rows)} ({len(repaired) / n:.1%})",
             f"{_median([r.evaluations for r in reports]):.0f}",
             f"{statistics.mean([r.evaluations for r in reports]) if reports else 0:.1f}",
             f"{_median([r.seconds for r in reports]):.1f}",
             f"{_median([r.seconds for r in repaired]):.1f}",
-            f"{top1 / n:.1%}", f"{top3 / n:.1%}",
+            f"{top1 / n:.1%}",
+            f"{top3 / n:.1%}",
         )
         by_label: dict[str, list[DebugReport]] = defaultdict(list)
         for e, r in rows:
@@ -157,11 +196,18 @@ def main() -> None:
             table.add_column(column, justify="left" if column == "taxonomy id" else "right")
         for label in sorted(by_label):
             group = by_label[label]
-            table.add_row(label, str(sum(r.status == "repaired" for r in group)), str(len(group)),
-                          f"{_median([r.evaluations for r in group]):.0f}", f"{_median([r.seconds for r in group]):.1f}")
+            table.add_row(
+                label,
+                str(sum(r.status == "repaired" for r in group)),
+                str(len(group)),
+                f"{_median([r.evaluations for r in group]):.0f}",
+                f"{_median([r.seconds for r in group]):.1f}",
+            )
         console.print(table)
-        console.print(f"{arm}: tokens spent {sum(r.tokens.prompt + r.tokens.completion for r in reports)}; "
-                      f"rejected by the gates: {sum(r.rejected_versions for r in reports)}")
+        console.print(
+            f"{arm}: tokens spent {sum(r.tokens.prompt + r.tokens.completion for r in reports)}; "
+            f"rejected by the gates: {sum(r.rejected_versions for r in reports)}"
+        )
     console.print(summary)
     console.print(f"whole run: {total:.0f} s with {args.workers} worker(s)")
 

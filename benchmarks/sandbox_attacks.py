@@ -90,7 +90,9 @@ def tamper(mode: str) -> str:
             else:
                 os.environ["PYTHONPATH"] = previous
         changed = target.read_bytes() != before
-    return result if isinstance(result, str) else f"{_status(result)}: kope source {'CHANGED' if changed else 'unchanged'}"
+    return (
+        result if isinstance(result, str) else f"{_status(result)}: kope source {'CHANGED' if changed else 'unchanged'}"
+    )
 
 
 def write_outside(mode: str) -> str:
@@ -174,8 +176,10 @@ def main() -> None:
     args = parser.parse_args()
     modes = args.modes.split(",")
     console = Console(width=200)
-    console.print(f"machine: {platform.node()}, {platform.machine()}, kernel {platform.release()}, "
-                  f"{time.strftime('%Y-%m-%d %H:%M')}")
+    console.print(
+        f"machine: {platform.node()}, {platform.machine()}, kernel {platform.release()}, "
+        f"{time.strftime('%Y-%m-%d %H:%M')}"
+    )
     table = Table(title="attacks on the process boundary", show_lines=True)
     table.add_column("attack")
     for mode in modes:

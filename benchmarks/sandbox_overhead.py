@@ -87,11 +87,15 @@ def main() -> None:
     parser.add_argument("--before", default=BEFORE, help="The commit before the sandbox.")
     args = parser.parse_args()
     console = Console()
-    console.print(f"machine: {platform.node()}, {platform.machine()}, {os.cpu_count()} cores, "
-                  f"python {platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M')}")
+    console.print(
+        f"machine: {platform.node()}, {platform.machine()}, {os.cpu_count()} cores, "
+        f"python {platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M')}"
+    )
     with tempfile.TemporaryDirectory() as scratch:
         before = Path(scratch) / "before"
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(before), args.before], check=True)
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(before), args.before], check=True
+        )
         try:
             variants = {"before": (before, "none"), "sandbox auto": (ROOT, "auto"), "sandbox off": (ROOT, "off")}
             runs: dict[str, list[dict[str, float | str]]] = {name: [] for name in variants}
@@ -107,21 +111,32 @@ def main() -> None:
     base = runs["before"]
     base_fixed = statistics.median(float(r["fixed"]) for r in base)
     base_rate = statistics.median(float(r["rate"]) for r in base)
-    table = Table(title=f"sandbox overhead ({args.rounds} interleaved rounds; suite: {args.ops} operators, 3 trials, warm cache)")
+    table = Table(
+        title=f"sandbox overhead ({args.rounds} interleaved rounds; suite: {args.ops} operators, 3 trials, warm cache)"
+    )
     for column in ("variant", "level", "fixed cost s", "vs interpreter start", "vs before", "evals / min", "vs before"):
         table.add_column(column, justify="left" if column in ("variant", "level") else "right")
     for name, measured in runs.items():
         fixed = statistics.median(float(r["fixed"]) for r in measured)
         rate = statistics.median(float(r["rate"]) for r in measured)
-        table.add_row(name, str(measured[-1]["level"]), f"{fixed:.3f}", f"{fixed / start:.3f}", f"{fixed / base_fixed:.2f}",
-                      f"{rate:.1f}", f"{rate / base_rate:.2f}")
+        table.add_row(
+            name,
+            str(measured[-1]["level"]),
+            f"{fixed:.3f}",
+            f"{fixed / start:.3f}",
+            f"{fixed / base_fixed:.2f}",
+            f"{rate:.1f}",
+            f"{rate / base_rate:.2f}",
+        )
     console.print(table)
     console.print(f"fresh interpreter importing torch + triton: {start:.3f} s (median)")
     auto = runs["sandbox auto"]
     fixed_ok = statistics.median(float(r["fixed"]) for r in auto) <= start / 2
     rate_ok = statistics.median(float(r["rate"]) for r in auto) >= 0.85 * base_rate
-    console.print(f"targets: fixed cost <= 0.5x interpreter start: {'met' if fixed_ok else 'NOT met'}; "
-                  f"suite throughput within 15% of before: {'met' if rate_ok else 'NOT met'}")
+    console.print(
+        f"targets: fixed cost <= 0.5x interpreter start: {'met' if fixed_ok else 'NOT met'}; "
+        f"suite throughput within 15% of before: {'met' if rate_ok else 'NOT met'}"
+    )
 
 
 if __name__ == "__main__":

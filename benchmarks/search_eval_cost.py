@@ -37,8 +37,10 @@ def main() -> None:
     parser.add_argument("-n", type=int, default=6)
     args = parser.parse_args()
     console = Console()
-    console.print(f"machine: {platform.node()}, {platform.machine()}, python {platform.python_version()}, "
-                  f"{time.strftime('%Y-%m-%d %H:%M')}, cpu (Triton interpreter); {args.candidate.name}, {args.n} candidates")
+    console.print(
+        f"machine: {platform.node()}, {platform.machine()}, python {platform.python_version()}, "
+        f"{time.strftime('%Y-%m-%d %H:%M')}, cpu (Triton interpreter); {args.candidate.name}, {args.n} candidates"
+    )
     task = load_task(get_op(args.op).task_path)
     with Evaluator(max_parallel=2) as evaluator, tempfile.TemporaryDirectory() as scratch:
         cases = evaluator.cases(task)

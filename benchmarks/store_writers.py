@@ -38,11 +38,18 @@ def write(url: str, writer: int, runs: int, steps: int, ready: Any) -> None:
             run = store.start_run("debug", record.id, model="offline", device="cpu")
             parent = None
             for step in range(steps):
-                result = EvalResult(status="fail", cases=[], cases_run="all", task="t", candidate="c", device="cpu",
-                                    seed=0)
+                result = EvalResult(
+                    status="fail", cases=[], cases_run="all", task="t", candidate="c", device="cpu", seed=0
+                )
                 made = DecisionIn(kind="edit", text=f"step {step}") if parent is not None else None
-                stored = store.record_step(run.id, record.id, f"# {writer} {index} {step}\nx = {step}\n",
-                                           parent_id=parent, made=made, result=result)
+                stored = store.record_step(
+                    run.id,
+                    record.id,
+                    f"# {writer} {index} {step}\nx = {step}\n",
+                    parent_id=parent,
+                    made=made,
+                    result=result,
+                )
                 parent = stored.version.id
             store.finish_run(run.id, status="unrepaired", stop_reason="bench", best_version=parent)
     store.close()
@@ -74,18 +81,28 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=40, help="Runs in all (split between the writers).")
     parser.add_argument("--steps", type=int, default=5, help="Steps per run.")
     args = parser.parse_args()
-    table = Table(title=f"atomic runs of {args.steps} steps, {args.runs} runs per measurement "
-                        f"({platform.machine()}, {multiprocessing.cpu_count()} cores)")
+    table = Table(
+        title=f"atomic runs of {args.steps} steps, {args.runs} runs per measurement "
+        f"({platform.machine()}, {multiprocessing.cpu_count()} cores)"
+    )
     for column in ("store", "writers", "runs/s", "steps/s", "seconds"):
         table.add_column(column, justify="right" if column != "store" else "left")
     with tempfile.TemporaryDirectory() as scratch, LocalPostgres.start() as server:
         for backend in ("sqlite", "postgresql"):
             for writers in (1, 4):
-                url = (f"sqlite:///{Path(scratch) / f'w{writers}.db'}" if backend == "sqlite"
-                       else server.create_database(f"bench_w{writers}"))
+                url = (
+                    f"sqlite:///{Path(scratch) / f'w{writers}.db'}"
+                    if backend == "sqlite"
+                    else server.create_database(f"bench_w{writers}")
+                )
                 seconds, count = measure(url, writers, args.runs, args.steps)
-                table.add_row(backend, str(writers), f"{count / seconds:.1f}", f"{count * args.steps / seconds:.0f}",
-                              f"{seconds:.2f}")
+                table.add_row(
+                    backend,
+                    str(writers),
+                    f"{count / seconds:.1f}",
+                    f"{count * args.steps / seconds:.0f}",
+                    f"{seconds:.2f}",
+                )
     Console().print(table)
 
 

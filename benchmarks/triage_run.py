@@ -22,8 +22,20 @@ from kope.executors import LocalExecutor
 from kope.triage import CLASSES, triage
 from kope.triage.sample import make_run
 
-OPS = ("relu", "sigmoid", "silu", "leaky_relu", "gelu_tanh", "bias_add", "softmax", "row_sum", "row_max",
-       "row_mean", "log_softmax", "argmax")
+OPS = (
+    "relu",
+    "sigmoid",
+    "silu",
+    "leaky_relu",
+    "gelu_tanh",
+    "bias_add",
+    "softmax",
+    "row_sum",
+    "row_max",
+    "row_mean",
+    "log_softmax",
+    "argmax",
+)
 
 
 def main() -> None:
@@ -46,12 +58,20 @@ def main() -> None:
         (run.candidates / victim).unlink()
         del expected[victim]
     began = time.monotonic()
-    summary = triage(run.tasks, run.candidates, root / "out", executor=LocalExecutor(args.workers),
-                     options=EvalOptions(trials=1), cache_dir=root / "cache")
+    summary = triage(
+        run.tasks,
+        run.candidates,
+        root / "out",
+        executor=LocalExecutor(args.workers),
+        options=EvalOptions(trials=1),
+        cache_dir=root / "cache",
+    )
     seconds = time.monotonic() - began
     wrong = sum(expected[r.id] != r.before for r in summary.rows)
-    table = Table(title=f"triage of {len(summary.rows)} candidates in {len(set(r.problem for r in summary.rows))} "
-                        f"problems, {args.workers} workers: {seconds:.0f} s ({60 * len(summary.rows) / seconds:.1f}/min)")
+    table = Table(
+        title=f"triage of {len(summary.rows)} candidates in {len(set(r.problem for r in summary.rows))} "
+        f"problems, {args.workers} workers: {seconds:.0f} s ({60 * len(summary.rows) / seconds:.1f}/min)"
+    )
     table.add_column("class")
     for name in (*CLASSES, "error"):
         table.add_column(name, justify="right")
@@ -60,10 +80,12 @@ def main() -> None:
         table.add_row(when, *[str(counts[name]) for name in (*CLASSES, "error")])
     Console().print(table)
     near = [r for r in summary.rows if r.before == "near-miss"]
-    print(f"pass rate {summary.pass_rate('before'):.1%} -> {summary.pass_rate('after'):.1%}; "
-          f"{summary.saved}/{len(near)} near misses saved; tokens {summary.tokens}; "
-          f"repair time {sum(r.repair_s for r in summary.rows):.0f} s in all; "
-          f"classes other than expected before repair: {wrong}; report: {summary.out / 'report.html'}")
+    print(
+        f"pass rate {summary.pass_rate('before'):.1%} -> {summary.pass_rate('after'):.1%}; "
+        f"{summary.saved}/{len(near)} near misses saved; tokens {summary.tokens}; "
+        f"repair time {sum(r.repair_s for r in summary.rows):.0f} s in all; "
+        f"classes other than expected before repair: {wrong}; report: {summary.out / 'report.html'}"
+    )
     stops: dict[str, int] = {}
     for row in near:
         stops[f"{row.repair}/{row.stop_reason}"] = stops.get(f"{row.repair}/{row.stop_reason}", 0) + 1

@@ -58,7 +58,9 @@ def outcome(summary: TriageSummary) -> dict[str, tuple[str, str, str]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ops", type=int, default=4, help="Problems (the suite's smallest operators), 5 candidates each.")
+    parser.add_argument(
+        "--ops", type=int, default=4, help="Problems (the suite's smallest operators), 5 candidates each."
+    )
     parser.add_argument("--noop", type=int, default=200, help="No-op jobs for the overhead measurement.")
     parser.add_argument("--noop-only", action="store_true", help="Only the overhead measurement.")
     args = parser.parse_args()
@@ -87,14 +89,24 @@ def main() -> None:
             results: dict[str, TriageSummary] = {}
             for name, executor in (("local, 2 workers", LocalExecutor(2)), ("ray, 2 CPUs", ray)):
                 began = time.monotonic()
-                summary = triage(run.tasks, run.candidates, root / name.split(",")[0], executor=executor,
-                                 options=EvalOptions(trials=1), cache_dir=root / f"cache-{name.split(',')[0]}")
+                summary = triage(
+                    run.tasks,
+                    run.candidates,
+                    root / name.split(",")[0],
+                    executor=executor,
+                    options=EvalOptions(trials=1),
+                    cache_dir=root / f"cache-{name.split(',')[0]}",
+                )
                 seconds = time.monotonic() - began
                 if isinstance(executor, LocalExecutor):
                     executor.close()
                 results[name] = summary
-                same = "-" if name.startswith("local") else str(outcome(summary) == outcome(results["local, 2 workers"]))
-                table.add_row(name, f"{seconds:.1f}", f"{60 * len(summary.rows) / seconds:.2f}", str(summary.saved), same)
+                same = (
+                    "-" if name.startswith("local") else str(outcome(summary) == outcome(results["local, 2 workers"]))
+                )
+                table.add_row(
+                    name, f"{seconds:.1f}", f"{60 * len(summary.rows) / seconds:.2f}", str(summary.saved), same
+                )
             console.print(table)
     finally:
         ray.close()

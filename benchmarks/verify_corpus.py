@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_MANIFEST = ROOT / "src" / "kope" / "corpora" / "handwritten" / "manifest.json"
 OPTIONS = EvalOptions(trials=1)
 
+
 def without_autotune(source: str) -> str:
     """The same candidate with its `@triton.autotune(...)` decorators removed and their first config's
     values passed at each launch of the kernel instead: the kernel the autotuner would run first.
@@ -89,7 +90,7 @@ def _between(lines: list[str], start: tuple[int, int], line: int, col: int) -> s
     end_line, end_col = start
     if end_line == line:
         return lines[line - 1][end_col:col]
-    return lines[end_line - 1][end_col:] + "".join(lines[end_line:line - 1]) + lines[line - 1][:col]
+    return lines[end_line - 1][end_col:] + "".join(lines[end_line : line - 1]) + lines[line - 1][:col]
 
 
 def _first_config_keywords(decorator: ast.Call) -> str:
@@ -152,14 +153,23 @@ def verify(manifest: Path, only: set[str], shim: bool) -> list[Row]:
             result = evaluator.evaluate(task_path(manifest, entry), candidate, options=OPTIONS)
             seconds = time.perf_counter() - start
             wrong = sum(c.mismatch_count or 0 for c in result.cases)
-            rows.append(Row(
-                file=entry["file"], label=entry["label"], status=result.status,
-                error_kind=result.error.kind if result.error else "", wrong=wrong,
-                visible_fails=any(c.visible and not c.passed for c in result.cases), seconds=seconds,
-                ok=expected_ok(entry, result), shimmed=shimmed,
-            ))
+            rows.append(
+                Row(
+                    file=entry["file"],
+                    label=entry["label"],
+                    status=result.status,
+                    error_kind=result.error.kind if result.error else "",
+                    wrong=wrong,
+                    visible_fails=any(c.visible and not c.passed for c in result.cases),
+                    seconds=seconds,
+                    ok=expected_ok(entry, result),
+                    shimmed=shimmed,
+                )
+            )
             row = rows[-1]
-            print(f"{row.file}: {row.status} {row.error_kind} {row.wrong} {row.seconds:.1f}s", file=sys.stderr, flush=True)
+            print(
+                f"{row.file}: {row.status} {row.error_kind} {row.wrong} {row.seconds:.1f}s", file=sys.stderr, flush=True
+            )
     return rows
 
 
@@ -169,8 +179,16 @@ def render(rows: list[Row], manifest: Path) -> Table:
         table.add_column(column, justify="right" if column in ("wrong elements", "seconds") else "left")
     for row in rows:
         name = row.file + (" (shim)" if row.shimmed else "")
-        table.add_row(name, row.label, row.status, row.error_kind or "-", str(row.wrong),
-                      "fails" if row.visible_fails else "passes", f"{row.seconds:.1f}", "yes" if row.ok else "NO")
+        table.add_row(
+            name,
+            row.label,
+            row.status,
+            row.error_kind or "-",
+            str(row.wrong),
+            "fails" if row.visible_fails else "passes",
+            f"{row.seconds:.1f}",
+            "yes" if row.ok else "NO",
+        )
     return table
 
 

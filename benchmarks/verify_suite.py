@@ -32,8 +32,10 @@ def main() -> int:
         row = rows[str(entry.operator)]
         start = time.perf_counter()
         try:
-            ok = entry.operator is not None and entry.site is not None and entry.sha256 == content_hash(
-                remake(entry.task.removeprefix("op:"), entry.operator, entry.site)
+            ok = (
+                entry.operator is not None
+                and entry.site is not None
+                and entry.sha256 == content_hash(remake(entry.task.removeprefix("op:"), entry.operator, entry.site))
             )
         except ReproductionError:
             ok = False

@@ -5,6 +5,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/test-deps.sh
 .venv/bin/ruff check src tests benchmarks
+.venv/bin/ruff format --check src tests benchmarks
 .venv/bin/mypy
 # Two test processes by default (KOPE_TEST_WORKERS=N to change, 0 for one process): most tests wait on
 # sandboxed Triton-interpreter jobs that use one core each. A file's tests stay in one process (loadfile),

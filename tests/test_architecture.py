@@ -29,7 +29,7 @@ STARTS_INSIDE = frozenset({"kope.evaluate.runner"})
 """Parent-side modules that may name `inside`: they start the sandboxed process by module path."""
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("kope.errors", "kope.paths", "kope.syntax", "kope.device"),
+    ("kope.errors", "kope.paths", "kope.syntax", "kope.device", "kope.source"),
     (PROTOCOL,),
     (INSIDE,),
     ("kope.cases",),
@@ -37,6 +37,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("kope.integrity",),
     ("kope.knowledge", "kope.ops"),
     ("kope.diagnose",),
+    ("kope.loop",),
     ("kope.repair",),
     ("kope.context",),
     ("kope.memory", "kope.models"),

@@ -27,7 +27,9 @@ def kope(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_eval_json_pass_fail_and_error(tmp_path: Path) -> None:
-    passed = kope("eval", str(SCALE_TASK), str(SCALE_GOOD), "--json", "--device", "cpu", "--trials", "1", cache=tmp_path)
+    passed = kope(
+        "eval", str(SCALE_TASK), str(SCALE_GOOD), "--json", "--device", "cpu", "--trials", "1", cache=tmp_path
+    )
     assert passed.returncode == 0, passed.stderr
     data = json.loads(passed.stdout)
     assert data["status"] == "pass" and len(data["cases"]) == 3 and data["device"] == "cpu"
@@ -85,10 +87,41 @@ def test_sandbox_is_reported_and_strict_runs_where_namespaces_work(tmp_path: Pat
 
 
 def test_doctor_says_what_this_machine_supports() -> None:
-    done = subprocess.run([sys.executable, "-m", "kope", "doctor", "--json"], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "kope", "doctor", "--json"], capture_output=True, text=True, timeout=120
+    )
     report = json.loads(done.stdout)
     assert done.returncode == (0 if report["auto"]["level"] == "namespaces" else 1)
     assert report["landlock_fallback"]["level"] in ("landlock", "process")
     assert report["seccomp"] in (True, False) and isinstance(report["advice"], list) and report["advice"]
     readable = subprocess.run([sys.executable, "-m", "kope", "doctor"], capture_output=True, text=True, timeout=120)
     assert "sandbox level for `--sandbox auto`" in readable.stdout and "landlock ABI" in readable.stdout
+
+
+def test_optimize_exits_0_for_a_correct_kernel_it_could_not_make_faster(tmp_path: Path) -> None:
+    # The time budget is spent on the start: nothing faster is tried, the result is the correct start.
+    # (Exit 1 for a wrong start and 2 for one that does not run: tests/agents/test_optimize.py.)
+    done = runner.invoke(
+        app,
+        [
+            "optimize",
+            str(SCALE_TASK),
+            str(SCALE_GOOD),
+            "--json",
+            "--device",
+            "cpu",
+            "--budget-seconds",
+            "1",
+            "--trials",
+            "1",
+            "--confirm",
+            "0",
+            "--store",
+            "none",
+            "--out",
+            str(tmp_path / "out.py"),
+        ],
+    )
+    report = json.loads(done.stdout)
+    assert done.exit_code == 0 and report["status"] == "not-improved" and report["stop_reason"] == "time-budget"
+    assert (tmp_path / "out.py").read_text() == SCALE_GOOD.read_text()

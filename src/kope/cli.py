@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from kope.memory import ExperienceStore
 
 
-
 class _Group(TyperGroup):
     """kope's command group: its help, and its commands' (sub-groups' too), show no type after a flag.
 
@@ -114,6 +113,8 @@ DeviceOpt = Annotated[
         help="cpu (Triton runs in its interpreter), cuda, cuda:N, or auto (cuda when an NVIDIA driver is present).",
     ),
 ]
+
+
 class RepairChoice(StrEnum):
     search = "search"
     recipes = "recipes"
@@ -140,7 +141,9 @@ SetOpt = Annotated[
 ]
 CasesOpt = Annotated[
     Path | None,
-    typer.Option("--cases", help="A JSON file with a list of override dicts, one per case (replaces the task's cases)."),
+    typer.Option(
+        "--cases", help="A JSON file with a list of override dicts, one per case (replaces the task's cases)."
+    ),
 ]
 MaxElementsOpt = Annotated[
     int | None,
@@ -165,8 +168,10 @@ def _fail(message: str, *, as_json: bool, code: int = 2, kind: str = "task", hin
         error = {"kind": kind, "message": message} | ({"hint": hint} if hint else {})
         out.print_json(json.dumps({"status": "error", "error": error}))
     else:
-        err.print(f"[bold red]error ({kind}):[/] {message}" if kind != "task" else f"[bold red]error:[/] {message}",
-                  highlight=False)
+        err.print(
+            f"[bold red]error ({kind}):[/] {message}" if kind != "task" else f"[bold red]error:[/] {message}",
+            highlight=False,
+        )
         if hint:
             err.print(f"hint: {hint}", highlight=False)
     raise typer.Exit(code)
@@ -248,9 +253,7 @@ def eval_command(
                 if isinstance(result, CaseResult):
                     report(f"case {result.name}: {case_outcome(result).plain}")
 
-            result = evaluator.evaluate(
-                loaded, candidate, options=options, cases=chosen, which=which, on_case=on_case
-            )
+            result = evaluator.evaluate(loaded, candidate, options=options, cases=chosen, which=which, on_case=on_case)
     if as_json:
         out.print_json(result.model_dump_json())
     else:
@@ -327,7 +330,11 @@ def check_command(
     with _errors_reported(as_json):
         resolved = _device(device, as_json=as_json)
         options = EvalOptions(
-            sandbox=_mode(sandbox), device=resolved, trials=2, timeout_s=timeout, max_elements=max_elements,
+            sandbox=_mode(sandbox),
+            device=resolved,
+            trials=2,
+            timeout_s=timeout,
+            max_elements=max_elements,
             policy=policy.value if policy else None,
         )
         loaded = load_task(task)
@@ -339,21 +346,34 @@ def check_command(
                 declared=load_cases_file(cases_file) if cases_file else None,
                 options=options,
             )
-            result = evaluator.evaluate(loaded, candidate, options=options, cases=chosen,
-                                        which="all" if all_cases else "visible")
+            result = evaluator.evaluate(
+                loaded, candidate, options=options, cases=chosen, which="all" if all_cases else "visible"
+            )
     integrity = result.integrity
     code = 1 if integrity.verdict == "reject" else 0
     if result.error is not None:
         code = 2 if integrity.verdict == "clean" else 1
     if as_json:
-        out.print_json(json.dumps({"verdict": integrity.verdict, "findings": [f.model_dump() for f in integrity.findings],
-                                   "policy": integrity.policy, "policy_reason": integrity.policy_reason,
-                                   "numeric_status": result.status, "error": result.error.model_dump() if result.error else None}))
+        out.print_json(
+            json.dumps(
+                {
+                    "verdict": integrity.verdict,
+                    "findings": [f.model_dump() for f in integrity.findings],
+                    "policy": integrity.policy,
+                    "policy_reason": integrity.policy_reason,
+                    "numeric_status": result.status,
+                    "error": result.error.model_dump() if result.error else None,
+                }
+            )
+        )
     else:
         out.print(integrity_report(integrity, candidate.read_text(errors="replace")))
         if result.error is not None:
-            out.print(f"[yellow]the candidate did not run to the end ({result.error.kind}): {result.error.message}; "
-                      "dynamic checks are incomplete[/]", highlight=False)
+            out.print(
+                f"[yellow]the candidate did not run to the end ({result.error.kind}): {result.error.message}; "
+                "dynamic checks are incomplete[/]",
+                highlight=False,
+            )
     raise typer.Exit(code)
 
 
@@ -390,12 +410,20 @@ def cases_command(
                 cases = build_cases(loaded, derivation.case_dicts(), source="derived cases")
     if as_json:
         rows = [
-            {"name": c.name, "visible": c.visible, "overrides": dict(c.overrides),
-             "inputs": c.inputs.model_dump() if c.inputs else None}
+            {
+                "name": c.name,
+                "visible": c.visible,
+                "overrides": dict(c.overrides),
+                "inputs": c.inputs.model_dump() if c.inputs else None,
+            }
             for c in cases
         ]
-        payload = {"task": str(loaded.path), "source": "get_cases" if derivation is None else "derived",
-                   "cases": rows, "derivation": derivation.model_dump(mode="json") if derivation else None}
+        payload = {
+            "task": str(loaded.path),
+            "source": "get_cases" if derivation is None else "derived",
+            "cases": rows,
+            "derivation": derivation.model_dump(mode="json") if derivation else None,
+        }
         out.print_json(json.dumps(payload))
     elif derivation is None:
         out.print(cases_table(cases, f"{loaded.path}: the task's own cases (get_cases); --derive shows derived ones"))
@@ -490,17 +518,33 @@ def trace_command(
         _fail(f"--pid expects integers such as 0 or 3,0,0, got {pid!r}", as_json=as_json)
     with _errors_reported(as_json):
         loaded = load_task(task)
-        options = EvalOptions(sandbox=_mode(sandbox), device="cpu", trials=1, integrity=False, trace=TraceSpec(kernel=kernel, line=line, pid=program))
+        options = EvalOptions(
+            sandbox=_mode(sandbox),
+            device="cpu",
+            trials=1,
+            integrity=False,
+            trace=TraceSpec(kernel=kernel, line=line, pid=program),
+        )
         with Evaluator() as evaluator:
             cases = evaluator.cases(loaded, set_overrides=parse_set(set_ or []))
-            result = evaluator.evaluate(loaded, candidate, options=options, cases=cases,
-                                        which=[case] if case else "visible")
+            result = evaluator.evaluate(
+                loaded, candidate, options=options, cases=cases, which=[case] if case else "visible"
+            )
     case_result = result.cases[0]
     hits = case_result.trace or []
     if as_json:
-        out.print_json(json.dumps({"case": case_result.name, "kernel": kernel, "line": line, "pid": program,
-                                   "hits": [h.model_dump() for h in hits],
-                                   "error": case_result.error.model_dump() if case_result.error else None}))
+        out.print_json(
+            json.dumps(
+                {
+                    "case": case_result.name,
+                    "kernel": kernel,
+                    "line": line,
+                    "pid": program,
+                    "hits": [h.model_dump() for h in hits],
+                    "error": case_result.error.model_dump() if case_result.error else None,
+                }
+            )
+        )
     else:
         source = candidate.read_text(errors="replace").splitlines()
         shown = source[line - 1].strip() if 0 < line <= len(source) else "?"
@@ -550,11 +594,16 @@ def debug_command(
     device: DeviceOpt = "auto",
     base_url: BaseUrlOpt = None,
     max_iterations: Annotated[int, typer.Option("--max-iterations", min=1, help="Model calls at most.")] = 8,
-    budget_tokens: Annotated[int, typer.Option("--budget-tokens", min=1, help="Prompt + completion tokens at most.")] = 200_000,
+    budget_tokens: Annotated[
+        int, typer.Option("--budget-tokens", min=1, help="Prompt + completion tokens at most.")
+    ] = 200_000,
     budget_seconds: Annotated[float, typer.Option("--budget-seconds", min=1, help="Wall-clock budget.")] = 1800.0,
-    prompt_tokens: Annotated[int, typer.Option("--prompt-tokens", min=1000, help="Token budget of one prompt.")] = 12_000,
+    prompt_tokens: Annotated[
+        int, typer.Option("--prompt-tokens", min=1000, help="Token budget of one prompt.")
+    ] = 12_000,
     recipes_first: Annotated[
-        bool, typer.Option("--recipes-first", help="With an LLM: try the knowledge base's recipes before spending tokens.")
+        bool,
+        typer.Option("--recipes-first", help="With an LLM: try the knowledge base's recipes before spending tokens."),
     ] = False,
     record: Annotated[
         Path | None, typer.Option("--record", help="Record every model exchange to this JSONL file (replay:FILE).")
@@ -562,7 +611,9 @@ def debug_command(
     transcript: Annotated[
         Path | None, typer.Option("--transcript", help="Write the transcript here (default: OUT.transcript.jsonl).")
     ] = None,
-    no_probes: Annotated[bool, typer.Option("--no-probes", help="Diagnose without probes (faster, less evidence).")] = False,
+    no_probes: Annotated[
+        bool, typer.Option("--no-probes", help="Diagnose without probes (faster, less evidence).")
+    ] = False,
     store: StoreOpt = None,
     sandbox: SandboxOpt = SandboxChoice.auto,
     repair: Annotated[
@@ -570,7 +621,10 @@ def debug_command(
         typer.Option("--repair", help="Offline repair: the search over edits (default) or the recipe loop alone."),
     ] = RepairChoice.search,
     explain: Annotated[
-        bool, typer.Option("--explain", help="Print what the offline search tried, in order, and why each was kept or dropped.")
+        bool,
+        typer.Option(
+            "--explain", help="Print what the offline search tried, in order, and why each was kept or dropped."
+        ),
     ] = False,
 ) -> None:
     """Repair a near-miss kernel: diagnose, ask the model for an edit, evaluate, repeat, bounded.
@@ -578,7 +632,7 @@ def debug_command(
     A version counts as repaired only when it passes every case (hidden ones too) and the integrity
     gates. Exit status: 0 repaired, 1 unrepaired or rejected, 2 error.
     """
-    from kope.agents import DebugConfig, Limits
+    from kope.agents import DebugConfig, LoopLimits
     from kope.agents.debug import DebugLoop
     from kope.cases.task import load_task
     from kope.evaluate import EvalOptions, Evaluator
@@ -591,7 +645,7 @@ def debug_command(
         loaded = load_task(task)
         chosen = load_model(model, base_url=base_url, record=record)
         config = DebugConfig(
-            limits=Limits(max_iterations=max_iterations, max_tokens=budget_tokens, max_seconds=budget_seconds),
+            limits=LoopLimits(max_iterations=max_iterations, max_tokens=budget_tokens, max_seconds=budget_seconds),
             prompt_budget=prompt_tokens,
             recipes_first=recipes_first,
             probes=not no_probes,
@@ -611,10 +665,14 @@ def debug_command(
                 )
 
         if not as_json:
-            err.print(f"repairing {candidate} with {chosen.name} (evaluating on {resolved})", highlight=False)
+            err.print(
+                f"repairing {candidate} with {chosen.name if chosen else 'offline'} (evaluating on {resolved})",
+                highlight=False,
+            )
         with Evaluator() as evaluator, _store(store) as memory:
-            report = DebugLoop(chosen, evaluator, config=config, transcript=transcript, progress=show,
-                               store=memory).run(loaded, candidate, target)
+            report = DebugLoop(
+                chosen, evaluator, config=config, transcript=transcript, progress=show, store=memory
+            ).run(loaded, candidate, target)
     if as_json:
         out.print_json(report.model_dump_json(exclude={"steps"} if explain else {"steps", "search"}))
     else:
@@ -628,7 +686,7 @@ def debug_command(
 
             err.print(sandbox_warning(report.sandbox), style="bold yellow", highlight=False)
         style = {"repaired": "bold green", "rejected": "bold magenta", "unrepaired": "bold red"}[report.status]
-        final = report.final or {}
+        final = report.final
         if report.hypotheses:
             out.print(f"diagnosis: {', '.join(report.hypotheses[:3])} (most likely first)", highlight=False)
         _print_diff(candidate, Path(report.output) if report.output else None)
@@ -636,8 +694,8 @@ def debug_command(
             f"[{style}]{report.status.upper()}[/] after {report.iterations} step(s), "
             f"{report.tokens.prompt + report.tokens.completion} tokens, {report.seconds:.1f} s "
             f"(stop: {report.stop_reason})\n"
-            f"output: {report.output}  — every case: {final.get('cases_passed')}/{final.get('cases')} pass, "
-            f"integrity {final.get('integrity')}\ntranscript: {report.transcript}",
+            f"output: {report.output}  — every case: {final.cases_passed}/{final.cases} pass, "
+            f"integrity {final.integrity}\ntranscript: {report.transcript}",
             highlight=False,
         )
     raise typer.Exit(0 if report.status == "repaired" else 1)
@@ -650,8 +708,12 @@ def _print_diff(before: Path, after: Path | None) -> None:
         return
     diff = list(
         difflib.unified_diff(
-            before.read_text().splitlines(), after.read_text().splitlines(),
-            fromfile=str(before), tofile=str(after), lineterm="", n=1,
+            before.read_text().splitlines(),
+            after.read_text().splitlines(),
+            fromfile=str(before),
+            tofile=str(after),
+            lineterm="",
+            n=1,
         )
     )
     if not diff:
@@ -683,8 +745,15 @@ def regenerate_command(
         loaded = load_task(task)
         chosen = load_model(model, base_url=base_url, record=record)
         with Evaluator() as evaluator:
-            report = regenerate(loaded, chosen, k=k, out_dir=out_dir, evaluator=evaluator,
-                                options=EvalOptions(sandbox=_mode(sandbox), device=resolved), transcript=out_dir / "transcript.jsonl")
+            report = regenerate(
+                loaded,
+                chosen,
+                k=k,
+                out_dir=out_dir,
+                evaluator=evaluator,
+                options=EvalOptions(sandbox=_mode(sandbox), device=resolved),
+                transcript=out_dir / "transcript.jsonl",
+            )
     if as_json:
         out.print_json(report.model_dump_json())
     else:
@@ -693,7 +762,8 @@ def regenerate_command(
         for sample in report.samples:
             out.print(f"sample {sample.index}: {sample.status} {sample.detail}", highlight=False)
         out.print(
-            f"{report.passes}/{len(report.samples)} pass; pass@1 {report.pass_at_1:.2f}, pass@{k} {report.pass_at_k:.2f}; "
+            f"{report.passes}/{len(report.samples)} pass; pass@1 {report.pass_at_1:.2f}, pass@{k} "
+            f"{report.pass_at_k:.2f}; "
             f"{report.tokens.prompt + report.tokens.completion} tokens",
             highlight=False,
         )
@@ -710,8 +780,14 @@ def kb_list(as_json: JsonOpt = False) -> None:
     with _errors_reported(as_json):
         base = KnowledgeBase.load()
     if as_json:
-        out.print_json(json.dumps([{"id": p.id, "title": p.title, "origin": p.origin,
-                                    "recipe": p.recipe.name if p.recipe else None} for p in base.patterns.values()]))
+        out.print_json(
+            json.dumps(
+                [
+                    {"id": p.id, "title": p.title, "origin": p.origin, "recipe": p.recipe.name if p.recipe else None}
+                    for p in base.patterns.values()
+                ]
+            )
+        )
         return
     table = Table(title=f"{len(base)} patterns", title_justify="left")
     for column in ("id", "title", "recipe", "origin"):
@@ -722,8 +798,9 @@ def kb_list(as_json: JsonOpt = False) -> None:
 
 
 @kb_app.command("show")
-def kb_show(pattern_id: Annotated[str, typer.Argument(help="Pattern id, as `kope kb list` shows it.")],
-            as_json: JsonOpt = False) -> None:
+def kb_show(
+    pattern_id: Annotated[str, typer.Argument(help="Pattern id, as `kope kb list` shows it.")], as_json: JsonOpt = False
+) -> None:
     """Show one pattern: symptoms, code cues, explanation, fix and example."""
     from kope.knowledge.base import KnowledgeBase
 
@@ -741,18 +818,23 @@ def kb_show(pattern_id: Annotated[str, typer.Argument(help="Pattern id, as `kope
         out.print("[bold]code cues[/]")
         for code_cue in pattern.code_cues:
             out.print(f"  {code_cue.weight:+.1f}  {code_cue.cue}", highlight=False)
-    out.print(f"\n[bold]explanation[/]\n{pattern.explanation.strip()}\n\n[bold]fix[/]\n{pattern.fix.strip()}",
-              highlight=False)
+    out.print(
+        f"\n[bold]explanation[/]\n{pattern.explanation.strip()}\n\n[bold]fix[/]\n{pattern.fix.strip()}", highlight=False
+    )
     if pattern.example is not None:
-        out.print(f"\n[bold]example[/] ({pattern.example.op}): {pattern.example.before!r} -> {pattern.example.after!r}",
-                  highlight=False)
+        out.print(
+            f"\n[bold]example[/] ({pattern.example.op}): {pattern.example.before!r} -> {pattern.example.after!r}",
+            highlight=False,
+        )
     if pattern.recipe is not None:
         out.print(f"\n[bold]recipe[/]: {pattern.recipe.name}", highlight=False)
 
 
 @kb_app.command("search")
-def kb_search(text: Annotated[str, typer.Argument(help="Words to look for (BM25 over the patterns' text).")],
-              as_json: JsonOpt = False) -> None:
+def kb_search(
+    text: Annotated[str, typer.Argument(help="Words to look for (BM25 over the patterns' text).")],
+    as_json: JsonOpt = False,
+) -> None:
     """Find patterns by text."""
     from kope.knowledge.base import KnowledgeBase
 
@@ -826,8 +908,16 @@ def ops_list(
 
     ops = list_ops(family)
     if as_json:
-        rows = [{"name": op.name, "family": op.family, "summary": op.summary, "task": str(op.task_path),
-                 "kernel": str(op.kernel_path)} for op in ops]
+        rows = [
+            {
+                "name": op.name,
+                "family": op.family,
+                "summary": op.summary,
+                "task": str(op.task_path),
+                "kernel": str(op.kernel_path),
+            }
+            for op in ops
+        ]
         out.print_json(json.dumps(rows))
         return
     table = Table(title=f"{len(ops)} operators", title_justify="left")
@@ -873,8 +963,12 @@ def cache_clear(
 
 @bench_app.command("mutate")
 def bench_mutate(
-    out_dir: Annotated[Path, typer.Option("--out", help="The suite directory to write (candidates and manifest.json).")],
-    ops: Annotated[str, typer.Option("--ops", help="Operators of the built-in suite to mutate: all, or a,b,c.")] = "all",
+    out_dir: Annotated[
+        Path, typer.Option("--out", help="The suite directory to write (candidates and manifest.json).")
+    ],
+    ops: Annotated[
+        str, typer.Option("--ops", help="Operators of the built-in suite to mutate: all, or a,b,c.")
+    ] = "all",
     operators: Annotated[
         str | None, typer.Option("--operators", help="Mutation operators to use, a,b,c (default: all).")
     ] = None,
@@ -890,7 +984,9 @@ def bench_mutate(
         int, typer.Option("--label-tries", min=0, help="Second pass: mutants evaluated at most per taxonomy id.")
     ] = 40,
     workers: Annotated[int, typer.Option("--workers", min=1, help="Mutants evaluated at the same time.")] = 2,
-    cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="Reference cache (default ~/.cache/kope).")] = None,
+    cache_dir: Annotated[
+        Path | None, typer.Option("--cache-dir", help="Reference cache (default ~/.cache/kope).")
+    ] = None,
 ) -> None:
     """Build a near-miss suite: mutate correct kernels, keep the mutants that compile, run and fail a case."""
     from kope import paths
@@ -901,19 +997,41 @@ def bench_mutate(
 
     names = [op.name for op in list_ops()] if ops == "all" else [o.strip() for o in ops.split(",") if o.strip()]
     chosen = [o.strip() for o in operators.split(",") if o.strip()] if operators else None
-    command = " ".join(["kope bench mutate", f"--ops {ops}", f"--out {out_dir}", f"--seed {seed}",
-                        f"--per-operator {per_operator}", f"--tries {tries}", f"--min-per-label {min_per_label}",
-                        f"--label-tries {label_tries}"] + ([f"--operators {operators}"] if operators else []))
+    command = " ".join(
+        [
+            "kope bench mutate",
+            f"--ops {ops}",
+            f"--out {out_dir}",
+            f"--seed {seed}",
+            f"--per-operator {per_operator}",
+            f"--tries {tries}",
+            f"--min-per-label {min_per_label}",
+            f"--label-tries {label_tries}",
+        ]
+        + ([f"--operators {operators}"] if operators else [])
+    )
     with _errors_reported(False):
         known_operators(chosen)
         for name in names:
             get_op(name)
-        with _progress(True, "mutating") as say, Evaluator(
-            cache_dir=cache_dir or paths.cache_dir() / "reference", max_parallel=1
-        ) as evaluator:
-            manifest = build_suite(out_dir, ops=names, operator_names=chosen, seed=seed, per_operator=per_operator,
-                                   tries=tries, min_per_label=min_per_label, label_tries=label_tries,
-                                   evaluator=evaluator, workers=workers, command=command, progress=say)
+        with (
+            _progress(True, "mutating") as say,
+            Evaluator(cache_dir=cache_dir or paths.cache_dir() / "reference", max_parallel=1) as evaluator,
+        ):
+            manifest = build_suite(
+                out_dir,
+                ops=names,
+                operator_names=chosen,
+                seed=seed,
+                per_operator=per_operator,
+                tries=tries,
+                min_per_label=min_per_label,
+                label_tries=label_tries,
+                evaluator=evaluator,
+                workers=workers,
+                command=command,
+                progress=say,
+            )
     out.print(f"{len(manifest.entries)} near misses in {out_dir} ({manifest.seconds:.0f} s)", highlight=False)
     for name, count in sorted(counts(manifest.entries, "label").items()):
         out.print(f"  {name:24s} {count}", highlight=False)
@@ -944,14 +1062,20 @@ def bench_run(
     suite: Annotated[str, typer.Argument(help="A suite directory or manifest, or `default` (shipped).")],
     out_dir: Annotated[Path, typer.Option("--out", help="Results directory (attempts.jsonl; reruns resume).")],
     strategy: Annotated[str, typer.Option("--strategy", help="debug or regenerate.")] = "debug",
-    model: Annotated[str, typer.Option("--model", help="offline, openai:MODEL, anthropic:MODEL or replay:FILE.")] = "offline",
+    model: Annotated[
+        str, typer.Option("--model", help="offline, openai:MODEL, anthropic:MODEL or replay:FILE.")
+    ] = "offline",
     k: Annotated[int, typer.Option("-k", min=1, help="Pass@k to report; regenerate draws k samples per case.")] = 3,
     samples: Annotated[
         int | None, typer.Option("--samples", min=1, help="Attempts per case (default: k for regenerate, 1 for debug).")
     ] = None,
     ablate: Annotated[
         list[str] | None,
-        typer.Option("--ablate", help="Arms beside the full system: kb, diagnosis, integrity, memory, recipes (comma-separated; a+b combines)."),
+        typer.Option(
+            "--ablate",
+            help="Arms beside the full system: kb, diagnosis, integrity, memory, recipes (comma-separated; a+b "
+            "combines).",
+        ),
     ] = None,
     no_baseline: Annotated[bool, typer.Option("--no-baseline", help="Run only the ablation arms.")] = False,
     workers: Annotated[int, typer.Option("--workers", min=1, help="Worker processes.")] = 1,
@@ -965,12 +1089,19 @@ def bench_run(
     no_probes: Annotated[bool, typer.Option("--no-probes", help="Debug: diagnose without probes (faster).")] = False,
     memory: Annotated[
         bool,
-        typer.Option("--memory", help="Debug: arms record into and draw from one experience store, RESULTS/memory.db "
-                                      "(the `memory` arm runs without it)."),
+        typer.Option(
+            "--memory",
+            help="Debug: arms record into and draw from one experience store, RESULTS/memory.db "
+            "(the `memory` arm runs without it).",
+        ),
     ] = False,
     base_url: BaseUrlOpt = None,
-    temperature: Annotated[float | None, typer.Option("--temperature", help="Sampling temperature of the model.")] = None,
-    cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="Reference cache (default ~/.cache/kope).")] = None,
+    temperature: Annotated[
+        float | None, typer.Option("--temperature", help="Sampling temperature of the model.")
+    ] = None,
+    cache_dir: Annotated[
+        Path | None, typer.Option("--cache-dir", help="Reference cache (default ~/.cache/kope).")
+    ] = None,
     sandbox: SandboxOpt = SandboxChoice.auto,
     executor: ExecutorOpt = "local",
     address: AddressOpt = None,
@@ -979,7 +1110,7 @@ def bench_run(
     import functools
 
     from kope import paths
-    from kope.agents import Limits
+    from kope.agents import LoopLimits
     from kope.bench.corpus import load_suite
     from kope.bench.harness import BenchError, ModelFactory, parse_arms, run_bench
     from kope.evaluate import EvalOptions
@@ -1001,24 +1132,44 @@ def bench_run(
             from kope.bench.harness import Attempt
 
             if isinstance(row, Attempt):
-                err.print(f"[{done}/{total}] {row.case} {row.strategy} {row.arm} s{row.sample}: {row.outcome} "
-                          f"({row.iterations} step(s), {row.tokens} tokens, {row.job_s:.0f} s)", highlight=False)
+                err.print(
+                    f"[{done}/{total}] {row.case} {row.strategy} {row.arm} s{row.sample}: {row.outcome} "
+                    f"({row.iterations} step(s), {row.tokens} tokens, {row.job_s:.0f} s)",
+                    highlight=False,
+                )
 
         summary = run_bench(
-            loaded, strategy=strategy, model=model, out=out_dir, arms=arms, samples=n,  # type: ignore[arg-type]
-            workers=workers, limit=limit, every=every, options=EvalOptions(sandbox=_mode(sandbox), device=resolved, trials=trials),
-            limits=Limits(max_iterations=max_iterations), cache_dir=cache_dir or paths.cache_dir() / "reference",
-            model_factory=factory, progress=show, probes=not no_probes, memory=memory,
+            loaded,
+            strategy=strategy,  # type: ignore[arg-type]
+            model=model,
+            out=out_dir,
+            arms=arms,
+            samples=n,
+            workers=workers,
+            limit=limit,
+            every=every,
+            options=EvalOptions(sandbox=_mode(sandbox), device=resolved, trials=trials),
+            limits=LoopLimits(max_iterations=max_iterations),
+            cache_dir=cache_dir or paths.cache_dir() / "reference",
+            model_factory=factory,
+            progress=show,
+            probes=not no_probes,
+            memory=memory,
             executor=None if executor == "local" else _executor(executor, workers, address, resolved),  # type: ignore[arg-type]
         )
     passed = sum(r.passed for r in summary.rows)
-    out.print(f"{summary.ran} attempt(s) run, {summary.skipped} already done, {passed} passed; "
-              f"{summary.seconds:.0f} s; rows in {out_dir / 'attempts.jsonl'}", highlight=False)
+    out.print(
+        f"{summary.ran} attempt(s) run, {summary.skipped} already done, {passed} passed; "
+        f"{summary.seconds:.0f} s; rows in {out_dir / 'attempts.jsonl'}",
+        highlight=False,
+    )
 
 
 @bench_app.command("report")
 def bench_report(
-    results: Annotated[list[Path], typer.Argument(help="Results directories (or attempts.jsonl files) of `kope bench run`.")],
+    results: Annotated[
+        list[Path], typer.Argument(help="Results directories (or attempts.jsonl files) of `kope bench run`.")
+    ],
     out_dir: Annotated[Path, typer.Option("--out", help="Directory for report.md and the PNG charts.")],
     k: Annotated[int, typer.Option("-k", min=1, help="Pass@k to report.")] = 3,
 ) -> None:
@@ -1063,12 +1214,17 @@ def optimize_command(
     kernel: Annotated[Path, typer.Argument(help="A correct kernel to make faster (defines ModelNew).")],
     model: ModelOpt = "offline",
     iterations: Annotated[int, typer.Option("--iterations", min=1, help="Decisions at most (versions proposed).")] = 8,
-    budget_tokens: Annotated[int, typer.Option("--budget-tokens", min=1, help="Prompt + completion tokens at most.")] = 200_000,
+    budget_tokens: Annotated[
+        int, typer.Option("--budget-tokens", min=1, help="Prompt + completion tokens at most.")
+    ] = 200_000,
     budget_seconds: Annotated[float, typer.Option("--budget-seconds", min=1, help="Wall-clock budget.")] = 3600.0,
-    prompt_tokens: Annotated[int, typer.Option("--prompt-tokens", min=1000, help="Token budget of one prompt.")] = 12_000,
+    prompt_tokens: Annotated[
+        int, typer.Option("--prompt-tokens", min=1000, help="Token budget of one prompt.")
+    ] = 12_000,
     device: DeviceOpt = "auto",
     out_path: Annotated[
-        Path | None, typer.Option("--out", help="Where to write the fastest correct version (default: KERNEL.optimized.py).")
+        Path | None,
+        typer.Option("--out", help="Where to write the fastest correct version (default: KERNEL.optimized.py)."),
     ] = None,
     as_json: JsonOpt = False,
     store: StoreOpt = None,
@@ -1092,7 +1248,8 @@ def optimize_command(
     With --model offline the decisions are launch parameters (block sizes, num_warps, num_stages),
     seeded by the store's best configurations for similar tasks on the same device. On the CPU the
     time is the Triton interpreter's wall time (reported as interpreter-wall, not GPU speed).
-    Exit status: 0 faster version found, 1 none found or the start is incorrect, 2 error.
+    Exit status: 0 a correct result, faster or not (improved or not-improved); 1 the starting kernel
+    is wrong on some case or rejected by the gates; 2 error (it does not run or cannot be timed, bad input).
     """
     from kope.agents.optimize import Node, OptimizeConfig, OptimizeLoop
     from kope.cases.task import load_task
@@ -1106,8 +1263,13 @@ def optimize_command(
         loaded = load_task(task)
         chosen = load_model(model, base_url=base_url, record=record)
         config = OptimizeConfig(
-            iterations=iterations, max_tokens=budget_tokens, max_seconds=budget_seconds, prompt_budget=prompt_tokens,
-            options=EvalOptions(sandbox=_mode(sandbox), device=resolved, trials=trials, timing=True), memory=not no_memory, confirm=confirm,
+            iterations=iterations,
+            max_tokens=budget_tokens,
+            max_seconds=budget_seconds,
+            prompt_budget=prompt_tokens,
+            options=EvalOptions(sandbox=_mode(sandbox), device=resolved, trials=trials, timing=True),
+            memory=not no_memory,
+            confirm=confirm,
         )
 
         def show(node: Node) -> None:
@@ -1115,36 +1277,46 @@ def optimize_command(
                 return
             timing = f"{node.time_ms:.4g} ms" if node.time_ms else ""
             speed = f" ({node.speedup_vs_start:.2f}x the start)" if node.speedup_vs_start and node.index else ""
-            err.print(f"[bold]{node.index}[/] {node.kind}: {node.decision[:90]} — {node.status} {timing}{speed}",
-                      highlight=False)
+            err.print(
+                f"[bold]{node.index}[/] {node.kind}: {node.decision[:90]} — {node.status} {timing}{speed}",
+                highlight=False,
+            )
 
         if not as_json:
-            err.print(f"optimizing {kernel} with {chosen.name} (timing on {resolved})", highlight=False)
+            err.print(
+                f"optimizing {kernel} with {chosen.name if chosen else 'offline'} (timing on {resolved})",
+                highlight=False,
+            )
         with Evaluator() as evaluator, _store(store) as memory:
-            report = OptimizeLoop(chosen, evaluator, config=config, store=memory, transcript=transcript,
-                                  progress=show).run(loaded, kernel, target)
+            report = OptimizeLoop(
+                chosen, evaluator, config=config, store=memory, transcript=transcript, progress=show
+            ).run(loaded, kernel, target)
     if as_json:
         out.print_json(report.model_dump_json())
     else:
-        lines = [f"[bold]{report.status.upper()}[/] after {report.evaluations} evaluation(s), "
-                 f"{report.tokens.prompt + report.tokens.completion} tokens, {report.seconds:.1f} s "
-                 f"(stop: {report.stop_reason})"]
+        lines = [
+            f"[bold]{report.status.upper()}[/] after {report.evaluations} evaluation(s), "
+            f"{report.tokens.prompt + report.tokens.completion} tokens, {report.seconds:.1f} s "
+            f"(stop: {report.stop_reason})"
+        ]
         if report.start_ms is not None and report.best_ms is not None:
-            lines.append(f"start {report.start_ms:.4g} ms → best {report.best_ms:.4g} ms ({report.timing_method}): "
-                         f"{report.speedup_vs_start or 1:.2f}x over the starting kernel"
-                         + (f", confirmed {report.confirmed_speedup_vs_start:.2f}x"
-                            if report.confirmed_speedup_vs_start else "")
-                         + (f", found at evaluation {report.best_found_at}" if report.best_found_at else ""))
+            lines.append(
+                f"start {report.start_ms:.4g} ms → best {report.best_ms:.4g} ms ({report.timing_method}): "
+                f"{report.speedup_vs_start or 1:.2f}x over the starting kernel"
+                + (f", confirmed {report.confirmed_speedup_vs_start:.2f}x" if report.confirmed_speedup_vs_start else "")
+                + (f", found at evaluation {report.best_found_at}" if report.best_found_at else "")
+            )
         if report.speedup_vs_reference is not None:
             lines.append(f"{report.speedup_vs_reference:.2f}x over the PyTorch reference")
         if report.timing_note:
             lines.append(f"[dim]{report.timing_note}[/]")
         if report.best_config:
             lines.append("configuration: " + ", ".join(f"{k}={v}" for k, v in sorted(report.best_config.items())))
-        lines.append(f"output: {report.output}" + (f"  (run {report.run_id} in the experience store)"
-                                                   if report.run_id else ""))
+        lines.append(
+            f"output: {report.output}" + (f"  (run {report.run_id} in the experience store)" if report.run_id else "")
+        )
         out.print("\n".join(lines), highlight=False)
-    raise typer.Exit(0 if report.status == "improved" else 1)
+    raise typer.Exit(report.exit_code)
 
 
 @memory_app.command("stats")
@@ -1159,14 +1331,21 @@ def memory_stats(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
         out.print_json(json.dumps({**stats.model_dump(), "error_signatures_top": signatures}))
         return
     out.print(f"[bold]{stats.url}[/] (schema {stats.schema_version})", highlight=False)
-    out.print(f"tasks {stats.tasks}, runs {stats.runs} {stats.runs_by_kind}, versions {stats.versions}, "
-              f"decisions {stats.decisions}, evaluations {stats.evaluations}", highlight=False)
+    out.print(
+        f"tasks {stats.tasks}, runs {stats.runs} {stats.runs_by_kind}, versions {stats.versions}, "
+        f"decisions {stats.decisions}, evaluations {stats.evaluations}",
+        highlight=False,
+    )
     out.print("edges: " + ", ".join(f"{k} {v}" for k, v in stats.edges.items()), highlight=False)
-    out.print(f"pattern evidence {stats.pattern_evidence}, learned patterns {stats.learned_patterns}, "
-              f"injections {stats.injections}, error signatures {stats.error_signatures}", highlight=False)
+    out.print(
+        f"pattern evidence {stats.pattern_evidence}, learned patterns {stats.learned_patterns}, "
+        f"injections {stats.injections}, error signatures {stats.error_signatures}",
+        highlight=False,
+    )
     for row in stats.top_patterns:
-        out.print(f"  {row['pattern']}: fixed {row['fixed']} of {row['applied']} (rate {row['rate']:.2f})",
-                  highlight=False)
+        out.print(
+            f"  {row['pattern']}: fixed {row['fixed']} of {row['applied']} (rate {row['rate']:.2f})", highlight=False
+        )
     for text, count in signatures:
         out.print(f"  {count:4d}× {text[:120]}", highlight=False)
 
@@ -1190,22 +1369,30 @@ def memory_show(
         if kind == "run":
             found = memory.get_run(number)
             if found is not None:
-                payload = {"run": found.model_dump(), "decisions": [d.model_dump() for d in memory.decisions(run_id=number)],
-                           "evaluations": [e.model_dump() for e in memory.evaluations(run_id=number)],
-                           "edges": [e.model_dump() for e in memory.edges(run_id=number)],
-                           "injections": [i.model_dump() for i in memory.injections(run_id=number)]}
+                payload = {
+                    "run": found.model_dump(),
+                    "decisions": [d.model_dump() for d in memory.decisions(run_id=number)],
+                    "evaluations": [e.model_dump() for e in memory.evaluations(run_id=number)],
+                    "edges": [e.model_dump() for e in memory.edges(run_id=number)],
+                    "injections": [i.model_dump() for i in memory.injections(run_id=number)],
+                }
         elif kind == "version":
             found_version = memory.get_version(number)
             if found_version is not None:
-                payload = {"version": found_version.model_dump(),
-                           "evaluations": [e.model_dump() for e in memory.evaluations(version_id=number)],
-                           "decisions": [d.model_dump() for d in memory.decisions(child_id=number)],
-                           "edges": [e.model_dump() for e in memory.edges(version_id=number)],
-                           "lineage": memory.lineage(number)}
+                payload = {
+                    "version": found_version.model_dump(),
+                    "evaluations": [e.model_dump() for e in memory.evaluations(version_id=number)],
+                    "decisions": [d.model_dump() for d in memory.decisions(child_id=number)],
+                    "edges": [e.model_dump() for e in memory.edges(version_id=number)],
+                    "lineage": memory.lineage(number),
+                }
         elif kind == "task":
             found_task = memory.get_task(number)
             if found_task is not None:
-                payload = {"task": found_task.model_dump(), "runs": [r.model_dump() for r in memory.runs(task_id=number)]}
+                payload = {
+                    "task": found_task.model_dump(),
+                    "runs": [r.model_dump() for r in memory.runs(task_id=number)],
+                }
         else:
             found_decision = memory.get_decision(number)
             if found_decision is not None:
@@ -1228,10 +1415,14 @@ def memory_show(
 
 @memory_app.command("export")
 def memory_export(
-    fmt: Annotated[str, typer.Option("--format", help="json (everything), dot (Graphviz) or html (a page to browse).")] = "json",
+    fmt: Annotated[
+        str, typer.Option("--format", help="json (everything), dot (Graphviz) or html (a page to browse).")
+    ] = "json",
     out_file: Annotated[Path | None, typer.Option("--out", help="Write here instead of standard output.")] = None,
     run: Annotated[int | None, typer.Option("--run", help="Only this run.")] = None,
-    task_id: Annotated[int | None, typer.Option("--task", help="Only this task's runs (a task id, see `memory show`).")] = None,
+    task_id: Annotated[
+        int | None, typer.Option("--task", help="Only this task's runs (a task id, see `memory show`).")
+    ] = None,
     store: StoreOpt = None,
 ) -> None:
     """Export the experience graph: versions, decisions, evaluations and edges (the HTML view draws the trees)."""
@@ -1261,24 +1452,45 @@ def _executor(name: str, workers: int, address: str | None, device: str) -> obje
 
 @app.command("triage")
 def triage_command(
-    tasks: Annotated[Path, typer.Argument(help="The task files: a folder (KernelBench levels, a task per folder) or one file.")],
-    candidates: Annotated[Path, typer.Argument(help="The candidates: a folder in a known layout, or a manifest (.csv, .json).")],
-    out_dir: Annotated[Path, typer.Option("--out", help="Results folder: results.jsonl (reruns resume), repaired/, report.html.")],
-    model: Annotated[str, typer.Option("--model", help="Repairs: offline (recipes), openai:MODEL, anthropic:MODEL, replay:FILE.")] = "offline",
-    max_tokens: Annotated[int | None, typer.Option("--max-tokens", min=0, help="Token budget of the whole run's repairs.")] = None,
-    max_seconds: Annotated[float | None, typer.Option("--max-seconds", min=0, help="Time budget of the whole run, in seconds.")] = None,
+    tasks: Annotated[
+        Path, typer.Argument(help="The task files: a folder (KernelBench levels, a task per folder) or one file.")
+    ],
+    candidates: Annotated[
+        Path, typer.Argument(help="The candidates: a folder in a known layout, or a manifest (.csv, .json).")
+    ],
+    out_dir: Annotated[
+        Path, typer.Option("--out", help="Results folder: results.jsonl (reruns resume), repaired/, report.html.")
+    ],
+    model: Annotated[
+        str, typer.Option("--model", help="Repairs: offline (recipes), openai:MODEL, anthropic:MODEL, replay:FILE.")
+    ] = "offline",
+    max_tokens: Annotated[
+        int | None, typer.Option("--max-tokens", min=0, help="Token budget of the whole run's repairs.")
+    ] = None,
+    max_seconds: Annotated[
+        float | None, typer.Option("--max-seconds", min=0, help="Time budget of the whole run, in seconds.")
+    ] = None,
     max_iterations: Annotated[int, typer.Option("--max-iterations", min=1, help="Model calls per repair at most.")] = 8,
     executor: ExecutorOpt = "local",
     address: AddressOpt = None,
-    workers: Annotated[int, typer.Option("--workers", min=1, help="Local worker processes (or a local Ray cluster's CPUs).")] = 1,
-    store: Annotated[str | None, typer.Option("--store", help="Record repairs in this experience store (a SQLite file or postgresql+psycopg://...).")] = None,
+    workers: Annotated[
+        int, typer.Option("--workers", min=1, help="Local worker processes (or a local Ray cluster's CPUs).")
+    ] = 1,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store", help="Record repairs in this experience store (a SQLite file or postgresql+psycopg://...)."
+        ),
+    ] = None,
     device: DeviceOpt = "auto",
     trials: Annotated[int, typer.Option("--trials", min=1, help="Runs per case in every evaluation.")] = 3,
-    cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="Reference cache (default ~/.cache/kope).")] = None,
+    cache_dir: Annotated[
+        Path | None, typer.Option("--cache-dir", help="Reference cache (default ~/.cache/kope).")
+    ] = None,
     sandbox: SandboxOpt = SandboxChoice.auto,
     as_json: JsonOpt = False,
 ) -> None:
-    """Triage a run: match candidates to tasks, classify each (pass, near-miss, broken, cheat), repair the near misses."""
+    """Triage a run: match candidates to tasks, classify each (pass, near-miss, broken, cheat), repair near misses."""
     from kope import paths
     from kope.evaluate import EvalOptions
     from kope.models import load_model
@@ -1298,24 +1510,44 @@ def triage_command(
         try:
             with bar:
                 summary = triage(
-                    tasks, candidates, out_dir, executor=chosen, model=model, matching=matching,  # type: ignore[arg-type]
+                    tasks,
+                    candidates,
+                    out_dir,
+                    executor=chosen,  # type: ignore[arg-type]
+                    model=model,
+                    matching=matching,
                     options=EvalOptions(sandbox=_mode(sandbox), device=resolved, trials=trials),
-                    max_tokens=max_tokens, max_seconds=max_seconds, max_iterations=max_iterations, store=store,
+                    max_tokens=max_tokens,
+                    max_seconds=max_seconds,
+                    max_iterations=max_iterations,
+                    store=store,
                     cache_dir=cache_dir or paths.cache_dir() / "reference",
                     progress=lambda row, s: bar.update(row, s.counts("after"), s.saved),
                 )
         finally:
             chosen.close()  # type: ignore[attr-defined]
-    result = {"candidates": summary.total, "ran": summary.ran, "resumed": summary.resumed,
-              "unmatched": len(summary.unmatched), "before": summary.counts("before"), "after": summary.counts("after"),
-              "saved": summary.saved, "tokens": summary.tokens, "seconds": summary.seconds,
-              "report": str(summary.out / "report.html"), "results": str(summary.out / "results.jsonl")}
+    result = {
+        "candidates": summary.total,
+        "ran": summary.ran,
+        "resumed": summary.resumed,
+        "unmatched": len(summary.unmatched),
+        "before": summary.counts("before"),
+        "after": summary.counts("after"),
+        "saved": summary.saved,
+        "tokens": summary.tokens,
+        "seconds": summary.seconds,
+        "report": str(summary.out / "report.html"),
+        "results": str(summary.out / "results.jsonl"),
+    }
     if as_json:
         out.print_json(json.dumps(result))
         return
-    out.print(f"{summary.total} candidate(s), {len(summary.unmatched)} without a task; pass rate "
-              f"{summary.pass_rate('before'):.0%} → {summary.pass_rate('after'):.0%}, {summary.saved} saved, "
-              f"{summary.tokens} tokens, {summary.seconds:.0f} s; report: {result['report']}", highlight=False)
+    out.print(
+        f"{summary.total} candidate(s), {len(summary.unmatched)} without a task; pass rate "
+        f"{summary.pass_rate('before'):.0%} → {summary.pass_rate('after'):.0%}, {summary.saved} saved, "
+        f"{summary.tokens} tokens, {summary.seconds:.0f} s; report: {result['report']}",
+        highlight=False,
+    )
 
 
 def main() -> None:

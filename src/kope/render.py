@@ -7,7 +7,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from kope.diagnose.diagnoser import Diagnosis
+from kope.diagnose.report import Diagnosis
 from kope.evaluate.confine import SandboxReport
 from kope.evaluate.results import CaseResult, EvalResult, Finding, Integrity
 
@@ -168,7 +168,9 @@ def diagnosis_report(diagnosis: Diagnosis) -> Group:
         hypotheses.add_column(column, justify="right" if column in ("#", "score") else "left")
     for rank, hypothesis in enumerate(diagnosis.hypotheses, start=1):
         hypotheses.add_row(str(rank), hypothesis.pattern, f"{hypothesis.score:.2f}", "\n".join(hypothesis.evidence[:5]))
-    parts.append(hypotheses if diagnosis.hypotheses else Text("no pattern of the knowledge base matches", style="yellow"))
+    parts.append(
+        hypotheses if diagnosis.hypotheses else Text("no pattern of the knowledge base matches", style="yellow")
+    )
     if diagnosis.hypotheses and diagnosis.hypotheses[0].fix:
         top = diagnosis.hypotheses[0]
         parts.append(Panel(top.fix, title=f"fix for {top.pattern}", title_align="left", expand=False))

@@ -1,4 +1,7 @@
-"""The debug loop driven by scripted models: every guard, every stop reason, acceptance, replay."""
+"""The debug loop driven by scripted models: every guard, every stop reason, acceptance, replay.
+
+The loop's control runs on the scripted environment (milliseconds); a repair, a rejection and an
+instrumentation request run on the real sandboxed evaluator."""
 
 from __future__ import annotations
 
@@ -8,8 +11,10 @@ from pathlib import Path
 import pytest
 from conftest import SCALE_GOOD, SCALE_TASK
 
-from kope.agents import DebugConfig, DebugLoop, Limits
-from kope.evaluate import EvalOptions, Evaluator
+from kope.agents import DebugConfig, DebugLoop, LoopLimits
+from kope.agents.environment import FakeEnvironment
+from kope.evaluate import Evaluator
+from kope.knowledge.retrieval import Hypothesis
 from kope.models.replay import RecordingModel, ReplayModel, ScriptedModel
 
 BROKEN = SCALE_GOOD.read_text().replace("* 2.0", "* 2.5")
@@ -34,8 +39,22 @@ def broken(tmp_path: Path) -> Path:
 
 
 def run(evaluator: Evaluator, model, broken: Path, tmp_path: Path, **limits: float):  # type: ignore[no-untyped-def]
-    config = DebugConfig(limits=Limits(**limits), probes=False)  # type: ignore[arg-type]
+    config = DebugConfig(limits=LoopLimits(**limits), probes=False)  # type: ignore[arg-type]
     loop = DebugLoop(model, evaluator, config=config, transcript=tmp_path / "t.jsonl")
+    return loop.run(SCALE_TASK, broken, tmp_path / "out.py")
+
+
+def scripted() -> FakeEnvironment:
+    """The scale kernel's versions as the real evaluator judges them: the factor 2.0 is right, others wrong
+    by how far they are from it; a file that does not parse does not run."""
+    return FakeEnvironment(
+        {"* 2.0": "pass", "* 2.5": 0.25, "* 2.6": 0.3, "* 2.7": 0.35, "* 2.8": 0.4, "ModelNew(:": "error"}
+    )
+
+
+def fake_run(model, broken: Path, tmp_path: Path, env: FakeEnvironment | None = None, **limits: float):  # type: ignore[no-untyped-def]
+    config = DebugConfig(limits=LoopLimits(**limits), probes=False)  # type: ignore[arg-type]
+    loop = DebugLoop(model, env or scripted(), config=config, transcript=tmp_path / "t.jsonl")
     return loop.run(SCALE_TASK, broken, tmp_path / "out.py")
 
 
@@ -44,7 +63,7 @@ def test_repairs_with_a_correct_edit(evaluator: Evaluator, broken: Path, tmp_pat
     report = run(evaluator, model, broken, tmp_path)
     assert report.status == "repaired" and report.stop_reason == "repaired" and report.iterations == 1
     assert (tmp_path / "out.py").read_text() == SCALE_GOOD.read_text()
-    assert report.final == {"status": "pass", "cases_passed": 3, "cases": 3, "integrity": "clean"}
+    assert report.final.model_dump() == {"status": "pass", "cases_passed": 3, "cases": 3, "integrity": "clean"}
     assert report.tokens.prompt > 0 and report.tokens.completion > 0
     prompt = model.calls[0][1].content
     assert "broken" not in prompt and "* 2.5" in prompt and "class Model(nn.Module)" in prompt
@@ -52,47 +71,47 @@ def test_repairs_with_a_correct_edit(evaluator: Evaluator, broken: Path, tmp_pat
     assert events[0] == "start" and "prompt" in events and "reply" in events and events[-1] == "end"
 
 
-def test_iteration_limit_and_token_budget(evaluator: Evaluator, broken: Path, tmp_path: Path) -> None:
+def test_iteration_limit_and_token_budget(broken: Path, tmp_path: Path) -> None:
     drifting = ScriptedModel([wrong_factor("2.6"), wrong_factor("2.7"), wrong_factor("2.8")])
-    limited = run(evaluator, drifting, broken, tmp_path, max_iterations=2)
+    limited = fake_run(drifting, broken, tmp_path, max_iterations=2)
     assert limited.status == "unrepaired" and limited.stop_reason == "iteration-limit" and limited.iterations == 2
     assert (tmp_path / "out.py").read_text() == BROKEN, "the best version (the original, 2.5 is closest) is kept"
-    spent = run(evaluator, ScriptedModel([wrong_factor("2.6")] * 5), broken, tmp_path, max_tokens=1)
+    spent = fake_run(ScriptedModel([wrong_factor("2.6")] * 5), broken, tmp_path, max_tokens=1)
     assert spent.stop_reason == "token-budget" and spent.iterations == 1
 
 
-def test_time_budget(evaluator: Evaluator, broken: Path, tmp_path: Path) -> None:
-    report = run(evaluator, ScriptedModel([FIX]), broken, tmp_path, max_seconds=0.001)
+def test_time_budget(broken: Path, tmp_path: Path) -> None:
+    report = fake_run(ScriptedModel([FIX]), broken, tmp_path, max_seconds=0.0)
     assert report.stop_reason == "time-budget" and report.iterations == 0
 
 
-def test_no_progress_and_feedback(evaluator: Evaluator, broken: Path, tmp_path: Path) -> None:
+def test_no_progress_and_feedback(broken: Path, tmp_path: Path) -> None:
     model = ScriptedModel(["I am not sure what is wrong here."])
-    report = run(evaluator, model, broken, tmp_path, patience=2)
+    report = fake_run(model, broken, tmp_path, patience=2)
     assert report.stop_reason == "no-progress" and report.iterations == 2
     assert "Your reply had no edit" in model.calls[1][1].content
 
 
-def test_repeated_failure(evaluator: Evaluator, broken: Path, tmp_path: Path) -> None:
+def test_repeated_failure(broken: Path, tmp_path: Path) -> None:
     model = ScriptedModel([wrong_factor("3.0"), wrong_factor("3.5"), wrong_factor("4.0"), wrong_factor("4.5")])
-    report = run(evaluator, model, broken, tmp_path, repeat_limit=2, patience=10)
+    report = fake_run(model, broken, tmp_path, repeat_limit=2, patience=10)
     assert report.stop_reason == "repeated-failure"
 
 
-def test_oscillation_is_refused(evaluator: Evaluator, broken: Path, tmp_path: Path) -> None:
+def test_oscillation_is_refused(broken: Path, tmp_path: Path) -> None:
     back = "<<<<<<< SEARCH\n* 2.6, mask=mask)\n=======\n* 2.5, mask=mask)\n>>>>>>> REPLACE\n"
     model = ScriptedModel([wrong_factor("2.6"), back, FIX])
-    report = run(evaluator, model, broken, tmp_path)
+    report = fake_run(model, broken, tmp_path)
     actions = [step.action for step in report.steps]
     assert "oscillation" in actions or "edit-failed" in actions
     assert report.status == "repaired"
 
 
-def test_regression_is_reverted_and_edit_failures_explained(evaluator: Evaluator, broken: Path, tmp_path: Path) -> None:
+def test_regression_is_reverted_and_edit_failures_explained(broken: Path, tmp_path: Path) -> None:
     worse = "```python\nclass ModelNew(:\n```\n"
     missing = "<<<<<<< SEARCH\nthis line is not there\n=======\nx = 1\n>>>>>>> REPLACE\n"
     model = ScriptedModel([worse, missing, FIX])
-    report = run(evaluator, model, broken, tmp_path)
+    report = fake_run(model, broken, tmp_path)
     assert [s.action for s in report.steps] == ["edit", "edit-failed", "edit"]
     assert "reverted to the best version" in model.calls[1][1].content
     assert "did not apply" in model.calls[2][1].content
@@ -110,54 +129,111 @@ def test_instrumentation_request_is_answered(evaluator: Evaluator, broken: Path,
 
 
 def test_cheating_fix_is_rejected(evaluator: Evaluator, broken: Path, tmp_path: Path) -> None:
-    cheat = "<<<<<<< SEARCH\n        return launch(x.contiguous())\n=======\n        launch(x.contiguous())\n        return x * 2.0\n>>>>>>> REPLACE\n"
+    cheat = (
+        "<<<<<<< SEARCH\n        return launch(x.contiguous())\n=======\n        launch(x.contiguous())\n        "
+        "return x * 2.0\n>>>>>>> REPLACE\n"
+    )
     model = ScriptedModel([cheat, "no idea"])
     report = run(evaluator, model, broken, tmp_path, max_iterations=2)
     assert report.status == "rejected" and report.rejected_versions == 1
     assert "integrity gates rejected" in model.calls[1][1].content
 
 
-def test_replay_reproduces_a_recorded_run(evaluator: Evaluator, broken: Path, tmp_path: Path) -> None:
+def test_replay_reproduces_a_recorded_run(broken: Path, tmp_path: Path) -> None:
     recording = tmp_path / "run.jsonl"
-    original = run(evaluator, RecordingModel(ScriptedModel([wrong_factor("2.6"), FIX]), recording), broken, tmp_path)
-    replayed = run(evaluator, ReplayModel(recording, strict=True), broken, tmp_path)
+    original = fake_run(RecordingModel(ScriptedModel([wrong_factor("2.6"), FIX]), recording), broken, tmp_path)
+    replayed = fake_run(ReplayModel(recording, strict=True), broken, tmp_path)
     assert original.status == replayed.status == "repaired"
     assert [(s.action, s.outcome, s.tokens) for s in original.steps] == [
         (s.action, s.outcome, s.tokens) for s in replayed.steps
     ]
 
 
-class _MarkerRemover:
-    """The real evaluator, except that it removes `marker` before evaluating `final` (the loop's output file)."""
-
-    def __init__(self, evaluator: Evaluator, marker: Path, final: Path) -> None:
-        self._evaluator, self._marker, self._final = evaluator, marker, final
-
-    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
-        return getattr(self._evaluator, name)
-
-    def evaluate(self, task, candidate, **kwargs):  # type: ignore[no-untyped-def]
-        if Path(candidate) == self._final:
-            self._marker.unlink(missing_ok=True)
-        return self._evaluator.evaluate(task, candidate, **kwargs)
-
-
-def test_a_version_that_passes_once_and_fails_again_is_not_repaired(evaluator: Evaluator, tmp_path: Path) -> None:
-    # Right while a file exists, wrong once it is gone: the acceptance evaluation passes and the final
-    # one fails, as a kernel whose outputs depend on memory it does not own can.
-    marker = tmp_path / "marker"
-    marker.write_text("")
-    flaky = tmp_path / "flaky.py"
-    flaky.write_text("import pathlib\n" + SCALE_GOOD.read_text().replace(
-        "tl.load(x_ptr + offsets, mask=mask) * 2.0", "tl.load(x_ptr + offsets, mask=mask) * FACTOR"
-    ) + f"\nFACTOR = 2.0 if pathlib.Path({str(marker)!r}).exists() else 2.5\n")
-    out = tmp_path / "out.py"
-    loop = DebugLoop(ScriptedModel([]), _MarkerRemover(evaluator, marker, out),  # type: ignore[arg-type]
-                     # it reads a file of the test's: no gates, and no OS sandbox (which would hide the file)
-                     config=DebugConfig(probes=False, options=EvalOptions(integrity=False, sandbox="off")),
-                     transcript=tmp_path / "t.jsonl")
-    report = loop.run(SCALE_TASK, flaky, out)
+def test_a_version_that_passes_once_and_fails_again_is_not_repaired(broken: Path, tmp_path: Path) -> None:
+    # Right when it is diagnosed and accepted, wrong on the final evaluation, as a kernel whose outputs
+    # depend on memory it does not own can be.
+    flaky = FakeEnvironment({"* 2.5": ["pass", "pass", 0.5]})
+    report = fake_run(ScriptedModel([]), broken, tmp_path, env=flaky)
     assert report.status == "unrepaired" and report.stop_reason == "unstable" and report.iterations == 0
-    assert report.final is not None and report.final["status"] == "fail"
+    assert report.final.status == "fail" and len(flaky.evaluated) == 3
     events = [json.loads(line)["event"] for line in (tmp_path / "t.jsonl").read_text().splitlines()]
     assert events[-3:] == ["acceptance", "unstable", "end"]
+
+
+def test_a_version_right_on_the_shown_case_only_is_not_repaired(broken: Path, tmp_path: Path) -> None:
+    env = FakeEnvironment({"* 2.5": "hidden"})
+    model = ScriptedModel(["no idea"])
+    report = fake_run(model, broken, tmp_path, env=env, max_iterations=1)
+    assert report.status == "unrepaired" and report.final.model_dump() == {
+        "status": "fail",
+        "cases_passed": 1,
+        "cases": 3,
+        "integrity": "clean",
+    }
+    assert "fails 2 hidden case(s)" in model.calls[0][1].content
+
+
+UNGRIDDED = SCALE_GOOD.read_text().replace("triton.cdiv(n, 256)", "n // 256")
+GRID = Hypothesis(pattern="grid-too-small", score=1.0, recipe="grid-ceil-div")
+
+
+def test_recipes_come_before_the_model_when_asked(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.py"
+    broken.write_text(UNGRIDDED)
+    env = FakeEnvironment({"n // 256": 0.2, "cdiv": "pass"}, hypotheses=[GRID])
+    model = ScriptedModel(["no idea"])
+    config = DebugConfig(probes=False, recipes_first=True)
+    report = DebugLoop(model, env, config=config).run(SCALE_TASK, broken, tmp_path / "out.py")
+    assert report.status == "repaired" and [s.model for s in report.steps] == ["offline"] and not model.calls
+    assert report.tokens.total == 0 and "triton.cdiv(n, 256)" in (tmp_path / "out.py").read_text()
+
+    asked = DebugLoop(model, env, config=DebugConfig(probes=False, limits=LoopLimits(max_iterations=1)))
+    assert asked.run(SCALE_TASK, broken, tmp_path / "out.py").steps[0].model == "scripted" and model.calls
+
+
+def test_offline_recipes_alone_repair_or_stop_when_nothing_applies(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.py"
+    broken.write_text(UNGRIDDED)
+    env = FakeEnvironment({"n // 256": 0.2, "cdiv": "pass"}, hypotheses=[GRID])
+    repaired = DebugLoop(None, env, config=DebugConfig(probes=False)).run(SCALE_TASK, broken, tmp_path / "out.py")
+    assert repaired.status == "repaired" and repaired.model == "offline" and repaired.iterations == 1
+    nothing = FakeEnvironment({"n // 256": 0.2}, hypotheses=[GRID.model_copy(update={"recipe": None})])
+    stopped = DebugLoop(None, nothing, config=DebugConfig(probes=False)).run(SCALE_TASK, broken, tmp_path / "o.py")
+    assert stopped.status == "unrepaired" and stopped.stop_reason == "model-exhausted" and stopped.iterations == 1
+
+
+def test_the_json_report_keeps_the_kope_debug_keys(broken: Path, tmp_path: Path) -> None:
+    report = fake_run(ScriptedModel([FIX]), broken, tmp_path)
+    printed = json.loads(report.model_dump_json(exclude={"steps", "search"}))  # what `kope debug --json` prints
+    assert set(printed) == {
+        "status",
+        "iterations",
+        "tokens",
+        "output",
+        "stop_reason",
+        "task",
+        "candidate",
+        "model",
+        "transcript",
+        "seconds",
+        "rejected_versions",
+        "final",
+        "hypotheses",
+        "sandbox",
+        "evaluations",
+    }
+    assert set(printed["tokens"]) == {"prompt", "completion"}
+    assert printed["final"] == {"status": "pass", "cases_passed": 3, "cases": 3, "integrity": "clean"}
+    assert printed["status"] == "repaired" and printed["stop_reason"] == "repaired"
+
+
+def test_the_fake_environment_plays_its_script(tmp_path: Path) -> None:
+    env = FakeEnvironment({"good": "pass", "cheat": "reject", "crash": "error", "flaky": ["pass", 0.5]})
+    cases = env.start(None, tmp_path / "out.py")  # type: ignore[arg-type]
+    assert [c.visible for c in cases] == [True, False, False]
+    assert env.evaluate("good", cases).status == "pass" and env.evaluate("bad", cases).status == "fail"
+    rejected = env.evaluate("cheat", cases)
+    assert rejected.status == "reject" and all(c.passed for c in rejected.cases)
+    assert env.evaluate("crash", cases).error is not None
+    assert [env.evaluate("flaky", cases).status for _ in range(3)] == ["pass", "fail", "fail"]
+    assert len(env.evaluated) == 7

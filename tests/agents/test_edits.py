@@ -36,7 +36,10 @@ import triton
 
 
 def test_loose_matching_of_whitespace_and_indentation() -> None:
-    reply = "<<<<<<< SEARCH\ny = torch.empty_like(x)   \ngrid = (x.numel() // 256,)\n=======\ny = torch.zeros_like(x)\ngrid = (1,)\n>>>>>>> REPLACE\n"
+    reply = (
+        "<<<<<<< SEARCH\ny = torch.empty_like(x)   \ngrid = (x.numel() // 256,)\n=======\ny = torch.zeros_like(x)\n"
+        "grid = (1,)\n>>>>>>> REPLACE\n"
+    )
     edited = parse_reply(reply).apply(SOURCE)
     assert "    y = torch.zeros_like(x)\n    grid = (1,)\n" in edited
 
@@ -53,6 +56,11 @@ def test_edits_that_do_not_apply_say_why() -> None:
 def test_whole_file_and_requests() -> None:
     reply = "Here:\n```python\nclass ModelNew:\n    pass\n```\n"
     assert parse_reply(reply).whole_file == "class ModelNew:\n    pass\n"
-    requests = parse_reply("Let me look.\nTRACE kernel=_k line=12 pid=3,0,0\nPROBE bounds\n```python\nPROBE sizes\n```\n").requests
-    assert [(r.kind, r.kernel, r.line, r.pid) for r in requests] == [("trace", "_k", 12, (3, 0, 0)), ("bounds", "", 0, (0, 0, 0))]
+    requests = parse_reply(
+        "Let me look.\nTRACE kernel=_k line=12 pid=3,0,0\nPROBE bounds\n```python\nPROBE sizes\n```\n"
+    ).requests
+    assert [(r.kind, r.kernel, r.line, r.pid) for r in requests] == [
+        ("trace", "_k", 12, (3, 0, 0)),
+        ("bounds", "", 0, (0, 0, 0)),
+    ]
     assert not parse_reply("I am not sure what is wrong.").has_edit

@@ -10,7 +10,6 @@ from conftest import NEAR_MISS
 
 from kope.agents import DebugConfig, DebugLoop
 from kope.evaluate import Evaluator
-from kope.models.offline import OfflineModel
 from kope.ops import get_op
 
 MANIFEST = {item["file"]: item for item in json.loads((NEAR_MISS / "manifest.json").read_text())}
@@ -27,7 +26,7 @@ CHOSEN = [
 def test_offline_repair_passes_full_coverage_and_gates(evaluator: Evaluator, tmp_path: Path, fixture: str) -> None:
     item = MANIFEST[fixture]
     task = get_op(item["op"]).task_path
-    loop = DebugLoop(OfflineModel(), evaluator, config=DebugConfig(probes=False))
+    loop = DebugLoop(None, evaluator, config=DebugConfig(probes=False))
     report = loop.run(task, NEAR_MISS / fixture, tmp_path / "fixed.py")
     assert report.status == "repaired", (item["label"], report.stop_reason, [s.outcome for s in report.steps])
     assert report.tokens.prompt == report.tokens.completion == 0
@@ -42,7 +41,7 @@ def test_offline_model_stops_when_nothing_applies(evaluator: Evaluator, tmp_path
     broken = tmp_path / "broken.py"
     broken.write_text(SCALE_GOOD.read_text().replace("* 2.0", "* 2.5"))
     # The recipe loop alone (the search could find the reference's constant: tests/repair covers it).
-    report = DebugLoop(OfflineModel(), evaluator, config=DebugConfig(probes=False, search=False)).run(
+    report = DebugLoop(None, evaluator, config=DebugConfig(probes=False, search=False)).run(
         SCALE_TASK, broken, tmp_path / "out.py"
     )
     assert report.status == "unrepaired" and report.stop_reason in ("model-exhausted", "no-progress")

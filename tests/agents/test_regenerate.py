@@ -7,7 +7,6 @@ from conftest import SCALE_GOOD, SCALE_TASK
 
 from kope.agents import pass_at_k, regenerate
 from kope.evaluate import Evaluator
-from kope.models.offline import OfflineModel
 from kope.models.replay import ScriptedModel
 
 
@@ -20,7 +19,10 @@ def test_pass_at_k_estimator() -> None:
 
 def test_regenerate_counts_passes_rejects_and_tokens(evaluator: Evaluator, tmp_path: Path) -> None:
     good = f"```python\n{SCALE_GOOD.read_text()}```"
-    cheat = "```python\nimport torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return x * 2.0\n```"
+    cheat = (
+        "```python\nimport torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return x "
+        "* 2.0\n```"
+    )
     wrong = good.replace("* 2.0", "* 3.0")
     model = ScriptedModel([good, cheat, wrong, "sorry, no code"], repeat_last=False)
     report = regenerate(SCALE_TASK, model, k=4, out_dir=tmp_path, evaluator=evaluator)
@@ -31,5 +33,5 @@ def test_regenerate_counts_passes_rejects_and_tokens(evaluator: Evaluator, tmp_p
 
 
 def test_offline_model_cannot_regenerate(evaluator: Evaluator, tmp_path: Path) -> None:
-    report = regenerate(SCALE_TASK, OfflineModel(), k=3, out_dir=tmp_path, evaluator=evaluator)
+    report = regenerate(SCALE_TASK, None, k=3, out_dir=tmp_path, evaluator=evaluator)
     assert report.samples == [] and "needs a model" in report.note

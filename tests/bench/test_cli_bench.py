@@ -21,9 +21,29 @@ def test_bench_suite_json() -> None:
 
 def test_bench_run_and_report(tmp_path: Path) -> None:
     results, report = tmp_path / "results", tmp_path / "report"
-    args = ["bench", "run", "default", "--strategy", "debug", "--model", "offline", "--limit", "1",
-            "--ablate", "kb", "--no-baseline", "--no-probes", "--trials", "1", "--device", "cpu",
-            "--cache-dir", str(tmp_path / "cache"), "--out", str(results)]
+    args = [
+        "bench",
+        "run",
+        "default",
+        "--strategy",
+        "debug",
+        "--model",
+        "offline",
+        "--limit",
+        "1",
+        "--ablate",
+        "kb",
+        "--no-baseline",
+        "--no-probes",
+        "--trials",
+        "1",
+        "--device",
+        "cpu",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--out",
+        str(results),
+    ]
     first = runner.invoke(app, args)
     assert first.exit_code == 0, first.output
     assert "1 attempt(s) run, 0 already done" in " ".join(first.output.split())
@@ -32,8 +52,22 @@ def test_bench_run_and_report(tmp_path: Path) -> None:
     (row,) = [json.loads(line) for line in (results / "attempts.jsonl").read_text().splitlines()]
     assert row["arm"] == "kb" and row["outcome"] == "unrepaired" and row["label"]
 
-    regen = runner.invoke(app, ["bench", "run", "default", "--strategy", "regenerate", "--limit", "1",
-                                "--out", str(results), "--cache-dir", str(tmp_path / "cache")])
+    regen = runner.invoke(
+        app,
+        [
+            "bench",
+            "run",
+            "default",
+            "--strategy",
+            "regenerate",
+            "--limit",
+            "1",
+            "--out",
+            str(results),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ],
+    )
     assert regen.exit_code == 0, regen.output
     shown = runner.invoke(app, ["bench", "report", str(results), "--out", str(report)])
     assert shown.exit_code == 0, shown.output

@@ -40,8 +40,18 @@ def test_duplicates_by_normalised_code_are_dropped() -> None:
 
 def test_build_keeps_only_near_misses(evaluator: Evaluator, tmp_path: Path) -> None:
     out = tmp_path / "suite"
-    manifest = build_suite(out, ops=["relu"], operator_names=["grid-floor-division", "drop-mask"], seed=0,
-                           per_operator=2, tries=2, min_per_label=0, evaluator=evaluator, workers=1, command="test")
+    manifest = build_suite(
+        out,
+        ops=["relu"],
+        operator_names=["grid-floor-division", "drop-mask"],
+        seed=0,
+        per_operator=2,
+        tries=2,
+        min_per_label=0,
+        evaluator=evaluator,
+        workers=1,
+        command="test",
+    )
     stats = manifest.stats
     assert stats["grid-floor-division"].kept == 1 and stats["grid-floor-division"].tried == 1
     assert stats["drop-mask"].tried == 2 and stats["drop-mask"].kept == 0, stats["drop-mask"]
@@ -53,14 +63,21 @@ def test_build_keeps_only_near_misses(evaluator: Evaluator, tmp_path: Path) -> N
     assert loaded.entries == manifest.entries
     assert loaded.candidate_path(entry).is_file() and loaded.task_path(entry).name == "task.py"
     assert sorted(p.name for p in (out / "relu").iterdir()) == [Path(entry.candidate).name], "dropped files are removed"
-    rebuilt = build_suite(out, ops=["relu"], operator_names=["grid-floor-division"], seed=0, tries=1,
-                          evaluator=evaluator, workers=1)
+    rebuilt = build_suite(
+        out, ops=["relu"], operator_names=["grid-floor-division"], seed=0, tries=1, evaluator=evaluator, workers=1
+    )
     assert [e.id for e in rebuilt.entries] == [entry.id]
 
 
 def test_second_pass_tops_up_rare_labels(evaluator: Evaluator, tmp_path: Path) -> None:
-    common = {"ops": ["row_sum"], "operator_names": ["drop-row-offset"], "per_operator": 1, "tries": 1,
-              "evaluator": evaluator, "workers": 2}
+    common = {
+        "ops": ["row_sum"],
+        "operator_names": ["drop-row-offset"],
+        "per_operator": 1,
+        "tries": 1,
+        "evaluator": evaluator,
+        "workers": 2,
+    }
     once = build_suite(tmp_path / "once", min_per_label=0, **common)
     assert len(once.entries) == 1 and once.stats["drop-row-offset"].tried == 1
     topped = build_suite(tmp_path / "topped", min_per_label=2, label_tries=5, **common)

@@ -25,8 +25,15 @@ ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "src" / "kope" / "corpora" / "handwritten"
 MANIFEST = CORPUS / "manifest.json"
 STYLES = {
-    "helper-functions", "autotune", "two-kernel", "stride-args", "cumsum-reduce", "2d-block",
-    "init-params", "cdiv-launch", "meta-lambda",
+    "helper-functions",
+    "autotune",
+    "two-kernel",
+    "stride-args",
+    "cumsum-reduce",
+    "2d-block",
+    "init-params",
+    "cdiv-launch",
+    "meta-lambda",
 }
 KEYS = {"file", "op", "task", "label", "description", "line", "style", "needs", "expect"}
 
@@ -91,7 +98,8 @@ def test_autotune_entries_have_a_runnable_form_without_the_decorator(entries: li
         tree = ast.parse(plain)
         assert "triton.autotune" not in plain
         launches = [
-            n for n in ast.walk(tree)
+            n
+            for n in ast.walk(tree)
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript) and isinstance(n.func.value, ast.Name)
         ]
         assert launches and all(any(k.arg and k.arg.isupper() for k in n.keywords) for n in launches), entry["file"]

@@ -26,7 +26,10 @@ tl.load(x_ptr + offsets, mask=mask) * 2.5
 tl.load(x_ptr + offsets, mask=mask) * 2.0
 >>>>>>> REPLACE
 """
-CHEAT = "```python\nimport torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return x * 2.0\n```"
+CHEAT = (
+    "```python\nimport torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return x * "
+    "2.0\n```"
+)
 FAST = EvalOptions(trials=1, timeout_s=20)
 
 
@@ -67,8 +70,9 @@ def test_parse_arms() -> None:
 def test_offline_run_resumes_and_reports(evaluator: Evaluator, suite: Path, tmp_path: Path) -> None:
     out = tmp_path / "results"
     loaded = load_suite(suite)
-    first = run_bench(loaded, strategy="debug", model="offline", out=out, options=FAST, evaluator=evaluator,
-                      probes=False)
+    first = run_bench(
+        loaded, strategy="debug", model="offline", out=out, options=FAST, evaluator=evaluator, probes=False
+    )
     assert first.ran == 2 and first.skipped == 0
     rows = {(r.case, r.arm): r for r in read_attempts(out)}
     grid = rows[("scale/grid", "none")]
@@ -77,12 +81,14 @@ def test_offline_run_resumes_and_reports(evaluator: Evaluator, suite: Path, tmp_
     assert grid.job_s >= grid.wall_s > 0 and grid.eval_s > 0 and grid.output and Path(grid.output).is_file()
     assert "scale" not in grid.output, "output paths do not name the case (no label leaks into error messages)"
 
-    again = run_bench(loaded, strategy="debug", model="offline", out=out, options=FAST, evaluator=evaluator,
-                      probes=False)
+    again = run_bench(
+        loaded, strategy="debug", model="offline", out=out, options=FAST, evaluator=evaluator, probes=False
+    )
     assert again.ran == 0 and again.skipped == 2 and len(read_attempts(out)) == 2
 
-    regen = run_bench(loaded, strategy="regenerate", model="offline", out=out, samples=2, limit=1, options=FAST,
-                      evaluator=evaluator)
+    regen = run_bench(
+        loaded, strategy="regenerate", model="offline", out=out, samples=2, limit=1, options=FAST, evaluator=evaluator
+    )
     assert regen.ran == 2 and all(r.outcome == "needs-model" for r in regen.rows)
 
     metrics = {(m.strategy, m.arm, m.label): m for m in compute(read_attempts(out), k=2)}
@@ -104,20 +110,35 @@ def test_scripted_models_debug_regenerate_and_integrity(evaluator: Evaluator, su
     factor_only = load_suite(suite)
     factor_only.manifest.entries = [e for e in loaded.entries if e.id == "scale/factor"]
     common = {"options": FAST, "evaluator": evaluator, "probes": False}
-    debug = run_bench(factor_only, strategy="debug", model="scripted", out=tmp_path / "d", model_factory=scripted_fix,
-                      **common)
+    debug = run_bench(
+        factor_only, strategy="debug", model="scripted", out=tmp_path / "d", model_factory=scripted_fix, **common
+    )
     (row,) = debug.rows
     assert row.outcome == "repaired" and row.passed and row.tokens > 0 and row.iterations == 1
     assert row.sandbox is not None and row.sandbox.level == sandbox_level()
 
-    regen = run_bench(factor_only, strategy="regenerate", model="scripted", out=tmp_path / "r", samples=2,
-                      model_factory=scripted_good_file, **common)
+    regen = run_bench(
+        factor_only,
+        strategy="regenerate",
+        model="scripted",
+        out=tmp_path / "r",
+        samples=2,
+        model_factory=scripted_good_file,
+        **common,
+    )
     assert [r.outcome for r in regen.rows] == ["pass", "pass"] and all(r.tokens > 0 for r in regen.rows)
     (metrics,) = [m for m in compute(regen.rows, k=2) if m.label == "all"]
     assert metrics.pass_at_k == 1.0 and metrics.tokens_per_success == metrics.mean_tokens_per_success
 
-    cheat = run_bench(factor_only, strategy="regenerate", model="cheat", out=tmp_path / "c", arms=["none", "integrity"],
-                      model_factory=scripted_cheat, **common)
+    cheat = run_bench(
+        factor_only,
+        strategy="regenerate",
+        model="cheat",
+        out=tmp_path / "c",
+        arms=["none", "integrity"],
+        model_factory=scripted_cheat,
+        **common,
+    )
     rows = {r.arm: r for r in cheat.rows}
     assert rows["none"].outcome == "reject" and rows["none"].integrity_rejected and not rows["none"].accepted
     gates_off = rows["integrity"]
@@ -129,16 +150,31 @@ def test_replayed_model_from_a_spec(evaluator: Evaluator, suite: Path, tmp_path:
     recording.write_text(Exchange(messages=[], reply=Reply(text=FIX)).model_dump_json() + "\n")
     loaded = load_suite(suite)
     loaded.manifest.entries = [e for e in loaded.entries if e.id == "scale/factor"]
-    summary = run_bench(loaded, strategy="debug", model=f"replay:{recording}", out=tmp_path / "out",
-                        options=FAST, evaluator=evaluator, probes=False)
+    summary = run_bench(
+        loaded,
+        strategy="debug",
+        model=f"replay:{recording}",
+        out=tmp_path / "out",
+        options=FAST,
+        evaluator=evaluator,
+        probes=False,
+    )
     (row,) = summary.rows
     assert row.outcome == "repaired" and row.passed and row.model == f"replay:{recording}"
 
 
 def test_worker_processes(evaluator: Evaluator, suite: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    summary = run_bench(load_suite(suite), strategy="debug", model="offline", out=out, arms=["kb"], workers=2,
-                        options=FAST, cache_dir=evaluator.cache.root)
+    summary = run_bench(
+        load_suite(suite),
+        strategy="debug",
+        model="offline",
+        out=out,
+        arms=["kb"],
+        workers=2,
+        options=FAST,
+        cache_dir=evaluator.cache.root,
+    )
     assert summary.ran == 2 and {r.case for r in summary.rows} == {"scale/grid", "scale/factor"}
     for row in summary.rows:
         assert row.outcome == "unrepaired" and row.stop_reason == "model-exhausted" and row.arm == "kb"
@@ -158,14 +194,33 @@ def test_memory_arms_share_a_store_in_the_results(evaluator: Evaluator, suite: P
     from kope.memory.store import ExperienceStore
 
     loaded = load_suite(suite)
-    plain = run_bench(loaded, strategy="debug", model="offline", out=tmp_path / "plain", arms=["none", "memory"],
-                      limit=1, options=FAST, evaluator=evaluator, probes=False)
+    plain = run_bench(
+        loaded,
+        strategy="debug",
+        model="offline",
+        out=tmp_path / "plain",
+        arms=["none", "memory"],
+        limit=1,
+        options=FAST,
+        evaluator=evaluator,
+        probes=False,
+    )
     assert {r.arm: r.note for r in plain.rows}["memory"] == MEMORY_NOTE
     assert not (tmp_path / "plain" / MEMORY_DB).exists()
 
     out = tmp_path / "with-memory"
-    remembered = run_bench(loaded, strategy="debug", model="offline", out=out, arms=["none", "memory"], limit=1,
-                           options=FAST, evaluator=evaluator, probes=False, memory=True)
+    remembered = run_bench(
+        loaded,
+        strategy="debug",
+        model="offline",
+        out=out,
+        arms=["none", "memory"],
+        limit=1,
+        options=FAST,
+        evaluator=evaluator,
+        probes=False,
+        memory=True,
+    )
     rows = {r.arm: r for r in remembered.rows}
     assert rows["none"].passed and rows["memory"].passed and rows["memory"].note == ""
     store = ExperienceStore.open(out / MEMORY_DB)

@@ -9,15 +9,41 @@ from kope.bench.harness import Attempt, select
 from kope.bench.metrics import compute, diagnosis_accuracy, harness_seconds, pass_rates, tokens_per_success
 
 
-def attempt(case: str, passed: bool, *, sample: int = 0, tokens: int = 0, label: str = "missing-mask",
-            strategy: str = "debug", arm: str = "none", **extra: object) -> Attempt:
-    return Attempt(case=case, label=label, task="op:x", strategy=strategy, arm=arm, sample=sample, model="m",
-                   outcome="repaired" if passed else "unrepaired", passed=passed, tokens=tokens, **extra)  # type: ignore[arg-type]
+def attempt(
+    case: str,
+    passed: bool,
+    *,
+    sample: int = 0,
+    tokens: int = 0,
+    label: str = "missing-mask",
+    strategy: str = "debug",
+    arm: str = "none",
+    **extra: object,
+) -> Attempt:
+    return Attempt(
+        case=case,
+        label=label,
+        task="op:x",
+        strategy=strategy,
+        arm=arm,
+        sample=sample,
+        model="m",
+        outcome="repaired" if passed else "unrepaired",
+        passed=passed,
+        tokens=tokens,
+        **extra,
+    )  # type: ignore[arg-type]
 
 
 def test_pass_at_k_is_the_unbiased_estimator_averaged_over_cases() -> None:
-    rows = [attempt("a", True, sample=0), attempt("a", False, sample=1), attempt("a", False, sample=2),
-            attempt("b", False, sample=0), attempt("b", False, sample=1), attempt("b", False, sample=2)]
+    rows = [
+        attempt("a", True, sample=0),
+        attempt("a", False, sample=1),
+        attempt("a", False, sample=2),
+        attempt("b", False, sample=0),
+        attempt("b", False, sample=1),
+        attempt("b", False, sample=2),
+    ]
     p1, p2 = pass_rates(rows, 2)
     assert p1 == pytest.approx((1 / 3 + 0) / 2)
     assert p2 == pytest.approx((1 - 1 / 3 + 0) / 2)  # 1 - C(2,2)/C(3,2) for a
@@ -48,13 +74,29 @@ def test_diagnosis_accuracy_uses_the_first_sample_of_debug_attempts() -> None:
 def test_compute_per_arm_and_label_with_integrity_and_needs_model() -> None:
     rows = [
         attempt("a", True, label="missing-mask", tokens=10),
-        attempt("b", False, label="loop-bound", tokens=30, integrity_rejected=True, accepted=True,
-                arm="integrity"),
+        attempt("b", False, label="loop-bound", tokens=30, integrity_rejected=True, accepted=True, arm="integrity"),
         attempt("a", False, label="missing-mask", arm="integrity"),
-        Attempt(case="a", label="missing-mask", task="t", strategy="regenerate", arm="none", sample=0, model="m",
-                outcome="needs-model"),
-        Attempt(case="z", label="loop-bound", task="t", strategy="debug", arm="none", sample=0, model="m",
-                outcome="harness-error", error="boom"),
+        Attempt(
+            case="a",
+            label="missing-mask",
+            task="t",
+            strategy="regenerate",
+            arm="none",
+            sample=0,
+            model="m",
+            outcome="needs-model",
+        ),
+        Attempt(
+            case="z",
+            label="loop-bound",
+            task="t",
+            strategy="debug",
+            arm="none",
+            sample=0,
+            model="m",
+            outcome="harness-error",
+            error="boom",
+        ),
     ]
     metrics = {(m.strategy, m.arm, m.label): m for m in compute(rows, k=1)}
     full = metrics[("debug", "none", "all")]
@@ -72,7 +114,10 @@ def test_compute_per_arm_and_label_with_integrity_and_needs_model() -> None:
 def test_harness_seconds_and_sampling() -> None:
     row = attempt("a", True, job_s=10.0, wall_s=8.0, check_s=1.5)
     assert harness_seconds(row) == pytest.approx(0.5)
-    entries = [SuiteEntry(id=f"{label}{i}", task="op:x", candidate="c.py", label=label)
-               for label in ("a", "b") for i in range(5)]
+    entries = [
+        SuiteEntry(id=f"{label}{i}", task="op:x", candidate="c.py", label=label)
+        for label in ("a", "b")
+        for i in range(5)
+    ]
     assert [e.id for e in select(entries, every=2)] == ["a0", "a2", "a4", "b0", "b2", "b4"]
     assert [e.id for e in select(entries, every=2, limit=4)] == ["a0", "a2", "a4", "b0"]

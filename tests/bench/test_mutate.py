@@ -65,7 +65,7 @@ EXPECTED = {
     "shift-index": "x = tl.load(x_row + offs + 1, mask=offs < n_cols, other=0.0)",
     "wrong-divisor": "mean = tl.sum(acc, axis=0) / (n_cols - 1)",
     "change-constant": "e = tl.exp(mean - safe) * 0.44715",
-    "store-not-atomic": 'tl.store(sum_ptr, tl.sum(tl.sum(tile, axis=1), axis=0) * rstd + e)',
+    "store-not-atomic": "tl.store(sum_ptr, tl.sum(tl.sum(tile, axis=1), axis=0) * rstd + e)",
     "half-precision": "acc = tl.zeros([BLOCK], dtype=tl.float16)",
     "drop-max-subtraction": "e = tl.exp(mean) * 0.044715",
     "drop-inf-guard": "safe = row_max",
@@ -84,10 +84,25 @@ SWAPPABLE = "    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] 
 def test_every_operator_is_covered_and_labelled() -> None:
     assert set(EXPECTED) == set(OPERATORS) and len(OPERATORS) >= 12
     taxonomy = {
-        "missing-mask", "mask-off-by-one", "padding-in-reduction", "grid-too-small", "loop-bound", "wrong-stride",
-        "index-shift", "wrong-normalizer", "wrong-constant", "missing-atomic", "precision-loss",
-        "numerical-instability", "wrong-epsilon", "accumulator-reset", "broadcast-error", "wrong-reduction-init",
-        "dtype-mismatch", "missing-batch-offset", "uninitialized-output",
+        "missing-mask",
+        "mask-off-by-one",
+        "padding-in-reduction",
+        "grid-too-small",
+        "loop-bound",
+        "wrong-stride",
+        "index-shift",
+        "wrong-normalizer",
+        "wrong-constant",
+        "missing-atomic",
+        "precision-loss",
+        "numerical-instability",
+        "wrong-epsilon",
+        "accumulator-reset",
+        "broadcast-error",
+        "wrong-reduction-init",
+        "dtype-mismatch",
+        "missing-batch-offset",
+        "uninitialized-output",
     }
     assert {op.label for op in OPERATORS.values()} == taxonomy
 

@@ -59,7 +59,12 @@ def test_a_task_that_fits_keeps_its_own_sizes_visible_and_derives_hidden_variant
     }
     assert [c.name for c in result.kept if c.visible] == ["original"]
     assert {c.name: c.inputs is not None for c in result.kept} == {
-        "original": False, "odd": False, "prime": False, "one": False, "scaled": True, "shifted": True,
+        "original": False,
+        "odd": False,
+        "prime": False,
+        "one": False,
+        "scaled": True,
+        "shifted": True,
     }
     cases = evaluator.cases(load_task(ROWS))
     assert [(c.name, c.visible) for c in cases][:2] == [("original", True), ("odd", False)]
@@ -192,7 +197,9 @@ def test_a_broken_reference_is_still_a_task_error(tmp_path: Path, evaluator: Eva
 
 def test_kope_cases_command(evaluator: Evaluator) -> None:
     runner = CliRunner()
-    derived = runner.invoke(app, ["cases", str(DERIVE / "pool.py"), "--json", "--device", "cpu", "--max-elements", "5000"])
+    derived = runner.invoke(
+        app, ["cases", str(DERIVE / "pool.py"), "--json", "--device", "cpu", "--max-elements", "5000"]
+    )
     assert derived.exit_code == 0, derived.output
     payload = json.loads(derived.stdout)
     assert payload["source"] == "derived" and payload["derivation"]["max_elements"] == 5000
@@ -223,8 +230,17 @@ def test_size_roots_in_every_assignment_form(tmp_path: Path) -> None:
     exec(ASSIGNMENT_FORMS, scope)
     sizes = {k: v for k, v in scope.items() if isinstance(v, int | tuple)}
     assert size_roots(load_task(path), sizes) == {
-        "batch_size": 8, "depth": 4, "height": 16, "width": 16, "channels_in": 3, "channels_out": 6,
-        "kernel_h": 3, "kernel_w": 3, "n": 4096, "a": 3, "b": 1,
+        "batch_size": 8,
+        "depth": 4,
+        "height": 16,
+        "width": 16,
+        "channels_in": 3,
+        "channels_out": 6,
+        "kernel_h": 3,
+        "kernel_w": 3,
+        "n": 4096,
+        "a": 3,
+        "b": 1,
     }, "hidden = 2 * n and shape = (batch_size, ...) follow their roots"
 
 
@@ -236,8 +252,14 @@ def test_level2_style_task_derives_cases_and_a_fused_autotuned_candidate_passes(
     result = evaluator.derivation(task, options)
     assert result.error is None and result.too_large is None
     reasons = {p.name: p.reason for p in result.parameters}
-    assert {p.name for p in result.parameters if p.sizes_inputs} >= {"batch_size", "in_channels", "out_channels",
-                                                                     "depth", "height", "width"}
+    assert {p.name for p in result.parameters if p.sizes_inputs} >= {
+        "batch_size",
+        "in_channels",
+        "out_channels",
+        "depth",
+        "height",
+        "width",
+    }
     assert reasons["out_channels"] == "sizes the outputs and the parameters, not the inputs"
     assert len(result.kept) >= 3 and distinct_shapes(result.kept) >= 3
     for case in result.kept:

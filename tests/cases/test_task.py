@@ -18,7 +18,7 @@ from kope.cases.task import (
 )
 from kope.errors import CaseError, TaskFileError
 
-KERNELBENCH_STYLE = '''import torch
+KERNELBENCH_STYLE = """import torch
 import torch.nn as nn
 
 batch_size = 16
@@ -43,7 +43,7 @@ def get_inputs():
 
 def get_init_inputs():
     return [kernel]
-'''
+"""
 
 
 def write(tmp_path: Path, text: str, name: str = "task.py") -> Path:
@@ -196,8 +196,16 @@ def test_size_parameters_are_read_in_every_assignment_form(tmp_path: Path) -> No
     path.write_text(ASSIGNMENT_FORMS)
     task = load_task(path)
     sizes = task.literal_sizes
-    for name, value in {"depth": 4, "height": 16, "width": 16, "channels_in": 3, "channels_out": 6,
-                        "kernel_h": 3, "kernel_w": 3, "n": 4096}.items():
+    for name, value in {
+        "depth": 4,
+        "height": 16,
+        "width": 16,
+        "channels_in": 3,
+        "channels_out": 6,
+        "kernel_h": 3,
+        "kernel_w": 3,
+        "n": 4096,
+    }.items():
         assert sizes[name] == value, name
     assert "hidden" not in sizes and "a" not in sizes, "expressions are known only once the task runs"
 

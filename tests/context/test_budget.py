@@ -43,7 +43,9 @@ def test_required_parts_over_budget_fail() -> None:
 
 
 def test_prompt_never_exceeds_the_budget() -> None:
-    context = StepContext(reference="ref = 1\n" * 40, kernel="x = 1\n" * 60, history=[f"attempt {i}" * 30 for i in range(10)])
+    context = StepContext(
+        reference="ref = 1\n" * 40, kernel="x = 1\n" * 60, history=[f"attempt {i}" * 30 for i in range(10)]
+    )
     sizes = []
     for budget in (1000, 1100, 1500, 5000):
         messages, packed = build(context, budget)
@@ -64,8 +66,10 @@ def test_breadth_first_keeps_more_sections_within_the_budget() -> None:
         for packed in (deep, wide):
             assert packed.tokens <= budget and packed.tokens == counter(packed.sections)
         assert len(wide.sections) >= len(deep.sections)
-    kept = [(len(pack(sections, b, counter).sections), len(pack(sections, b, counter, breadth_first=True).sections))
-            for b in range(40, 600, 10)]
+    kept = [
+        (len(pack(sections, b, counter).sections), len(pack(sections, b, counter, breadth_first=True).sections))
+        for b in range(40, 600, 10)
+    ]
     assert any(wide > deep for deep, wide in kept), "somewhere the default drops sections the wide packing keeps"
     wide = pack(sections, 400, counter, breadth_first=True)
     assert len(wide.sections) == 9 and wide.choices[1].level == 0 and wide.choices[2].level == 1, "best enriched"

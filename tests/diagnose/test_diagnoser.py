@@ -16,10 +16,25 @@ from kope.evaluate import EvalOptions, Evaluator
 from kope.evaluate.inside.shapes import transform_inputs
 
 TAXONOMY = {
-    "missing-mask", "mask-off-by-one", "padding-in-reduction", "grid-too-small", "loop-bound", "wrong-stride",
-    "index-shift", "wrong-normalizer", "wrong-constant", "missing-atomic", "precision-loss",
-    "numerical-instability", "wrong-epsilon", "accumulator-reset", "broadcast-error", "wrong-reduction-init",
-    "dtype-mismatch", "missing-batch-offset", "uninitialized-output",
+    "missing-mask",
+    "mask-off-by-one",
+    "padding-in-reduction",
+    "grid-too-small",
+    "loop-bound",
+    "wrong-stride",
+    "index-shift",
+    "wrong-normalizer",
+    "wrong-constant",
+    "missing-atomic",
+    "precision-loss",
+    "numerical-instability",
+    "wrong-epsilon",
+    "accumulator-reset",
+    "broadcast-error",
+    "wrong-reduction-init",
+    "dtype-mismatch",
+    "missing-batch-offset",
+    "uninitialized-output",
 }
 """The bug taxonomy's stable ids (DESIGN.md)."""
 
@@ -45,8 +60,11 @@ def _one_case_task(tmp_path: Path) -> Path:
 def test_diagnose_with_probes_names_the_grid_bug(evaluator: Evaluator, tmp_path: Path) -> None:
     said: list[str] = []
     diagnosis = Diagnoser(evaluator).diagnose(
-        _one_case_task(tmp_path), _grid_too_small(tmp_path), options=EvalOptions(device="cpu", trials=1, timeout_s=30),
-        probes=True, progress=said.append,
+        _one_case_task(tmp_path),
+        _grid_too_small(tmp_path),
+        options=EvalOptions(device="cpu", trials=1, timeout_s=30),
+        probes=True,
+        progress=said.append,
     )
     assert diagnosis.status == "fail" and diagnosis.blocks == [256]
     assert [c.passed for c in diagnosis.cases] == [False]
@@ -58,12 +76,20 @@ def test_diagnose_with_probes_names_the_grid_bug(evaluator: Evaluator, tmp_path:
     assert any(name.startswith("inputs ") for name in probes)
     assert {"checking bounds", "rerunning for determinism", "trying structured inputs"} <= set(said)
     assert diagnosis.hypotheses[0].pattern == "grid-too-small", [h.pattern for h in diagnosis.hypotheses]
-    assert diagnosis.signature and diagnosis.evaluation is not None
+    assert diagnosis.features.measured() and diagnosis.evaluation is not None
 
 
 def test_diagnose_json_contract(tmp_path: Path) -> None:
-    """DESIGN.md: `hypotheses`, a ranked list of {pattern, score, evidence} (taxonomy ids); `signature`, the features."""
-    args = ["diagnose", str(_one_case_task(tmp_path)), str(_grid_too_small(tmp_path)), "--json", "--device", "cpu", "--no-probes"]
+    """DESIGN.md: `hypotheses`, a ranked list of {pattern, score, evidence} (taxonomy ids); `signature`: features."""
+    args = [
+        "diagnose",
+        str(_one_case_task(tmp_path)),
+        str(_grid_too_small(tmp_path)),
+        "--json",
+        "--device",
+        "cpu",
+        "--no-probes",
+    ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 1, result.output  # 1: a diagnosis was made
     data = json.loads(result.output)

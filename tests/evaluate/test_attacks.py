@@ -114,7 +114,9 @@ def test_other_processes_environment_is_invisible(
 
 
 @pytest.mark.parametrize("mode", ["off", "auto", "landlock"])
-def test_kope_source_cannot_be_tampered_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: SandboxMode) -> None:
+def test_kope_source_cannot_be_tampered_with(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: SandboxMode
+) -> None:
     """The attack appends to the kope that the worker imports: a copy on PYTHONPATH (never the real one)."""
     copy = tmp_path / "site"
     shutil.copytree(ROOT / "src" / "kope", copy / "kope", ignore=shutil.ignore_patterns("__pycache__"))
@@ -250,7 +252,9 @@ def test_the_parent_never_follows_a_link_out_of_a_job(tmp_path: Path) -> None:
     from kope.evaluate import compare, protocol
 
     elsewhere = tmp_path / "secret.safetensors"
-    save_file({"t0": np.zeros(3)}, str(elsewhere), metadata={"structure": '{"type": "tensor", "key": "t0", "shape": [3]}'})
+    save_file(
+        {"t0": np.zeros(3)}, str(elsewhere), metadata={"structure": '{"type": "tensor", "key": "t0", "shape": [3]}'}
+    )
     job = tmp_path / "job"
     job.mkdir()
     (job / "outputs_0.safetensors").symlink_to(elsewhere)

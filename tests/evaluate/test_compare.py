@@ -77,10 +77,17 @@ def test_custom_tolerance_and_summary() -> None:
     candidate = np.full(10, 0.005, dtype=np.float16)
     native = tensor("t0", reference, "float16")
     strict = {"float16": Tolerance(atol=1e-3, rtol=0.0)}
-    (loose,) = compare_outputs(native, tensor("t0", reference, "float64"), {"t0": reference},
-                               tensor("t0", candidate), {"t0": candidate})
-    (tight,) = compare_outputs(native, tensor("t0", reference, "float64"), {"t0": reference},
-                               tensor("t0", candidate), {"t0": candidate}, strict)
+    (loose,) = compare_outputs(
+        native, tensor("t0", reference, "float64"), {"t0": reference}, tensor("t0", candidate), {"t0": candidate}
+    )
+    (tight,) = compare_outputs(
+        native,
+        tensor("t0", reference, "float64"),
+        {"t0": reference},
+        tensor("t0", candidate),
+        {"t0": candidate},
+        strict,
+    )
     assert loose.mismatch_count == 0 and tight.mismatch_count == 10
     summary = summarize([[loose], [tight]])
     assert summary["mismatch_count"] == 10 and summary["numel"] == 20 and summary["mismatch_fraction"] == 0.5
@@ -94,5 +101,6 @@ def test_malformed_data_is_an_error_not_a_pass() -> None:
         compare_outputs(meta, tensor("t0", reference, "float64"), {"t0": reference}, meta, {})
     lying = ValueMeta(type="tensor", key="t0", dtype="float32", shape=[3])
     with pytest.raises(ValueError, match="declared shape"):
-        compare_outputs(meta, tensor("t0", reference, "float64"), {"t0": reference}, lying,
-                        {"t0": np.zeros(4, dtype=np.float32)})
+        compare_outputs(
+            meta, tensor("t0", reference, "float64"), {"t0": reference}, lying, {"t0": np.zeros(4, dtype=np.float32)}
+        )

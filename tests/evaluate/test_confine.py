@@ -12,7 +12,7 @@ from conftest import sandbox_level
 
 from kope.evaluate import confine, oskernel, seccomp, view
 from kope.evaluate.confine import SandboxReport, Settings, weakest
-from kope.evaluate.sandbox import Limits, Outcome, read_outcome, supervise
+from kope.evaluate.sandbox import Outcome, SandboxLimits, read_outcome, supervise
 
 LDCONFIG = """\
 1234 libs found in cache `/etc/ld.so.cache'
@@ -119,11 +119,12 @@ def supervised(tmp_path: Path, mode: str, entry: Callable[[Path], int], refuse_n
     if pid == 0:  # pragma: no cover - the forked supervisor
         try:
             if refuse_namespaces:
+
                 def refuse(flags: int) -> None:
                     raise OSError(errno.EPERM, "unshare: Operation not permitted")
 
                 oskernel.unshare = refuse  # type: ignore[assignment]
-            supervise(job, Limits(timeout_s=20, sandbox=Settings(mode=mode)), entry)  # type: ignore[arg-type]
+            supervise(job, SandboxLimits(timeout_s=20, sandbox=Settings(mode=mode)), entry)  # type: ignore[arg-type]
         finally:
             os._exit(0)
     os.waitpid(pid, 0)

@@ -11,7 +11,7 @@ from conftest import SCALE_TASK
 from kope.evaluate import Evaluator, protocol
 from kope.evaluate.confine import Settings
 from kope.evaluate.protocol import JobSpec, WorkerResult
-from kope.evaluate.sandbox import Limits
+from kope.evaluate.sandbox import SandboxLimits
 
 
 def _job(root: Path, name: str, spec: JobSpec) -> Path:
@@ -24,7 +24,7 @@ def _job(root: Path, name: str, spec: JobSpec) -> Path:
 def test_the_fork_server_runs_jobs_side_by_side_and_reports_each(evaluator: Evaluator, tmp_path: Path) -> None:
     spec = JobSpec(mode="plan", task_source=SCALE_TASK.read_text())
     jobs = [_job(tmp_path, f"job-{i}", spec) for i in range(2)]
-    limits = Limits(timeout_s=60, memory_mb=2048)
+    limits = SandboxLimits(timeout_s=60, memory_mb=2048)
     with ThreadPoolExecutor(2) as pool:
         outcomes = list(pool.map(lambda d: evaluator.runner.run(d, limits), jobs))
     for job_dir, outcome in zip(jobs, outcomes, strict=True):
@@ -36,7 +36,7 @@ def test_the_fork_server_runs_jobs_side_by_side_and_reports_each(evaluator: Eval
 def test_a_job_past_its_time_is_killed_and_says_so(evaluator: Evaluator, tmp_path: Path) -> None:
     spec = JobSpec(mode="plan", task_source="import time\nwhile True:\n    time.sleep(0.05)\n")
     job_dir = _job(tmp_path, "job", spec)
-    outcome = evaluator.runner.run(job_dir, Limits(timeout_s=1.5, sandbox=Settings(mode="auto")))
+    outcome = evaluator.runner.run(job_dir, SandboxLimits(timeout_s=1.5, sandbox=Settings(mode="auto")))
     assert outcome.timed_out
     assert not (job_dir / protocol.RESULT_FILE).exists()
     assert outcome.leftover_processes == 0

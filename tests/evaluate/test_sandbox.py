@@ -13,19 +13,19 @@ from pathlib import Path
 import pytest
 
 from kope.evaluate.confine import Settings
-from kope.evaluate.sandbox import Limits, Outcome, clean_environment, read_outcome, supervise
+from kope.evaluate.sandbox import Outcome, SandboxLimits, clean_environment, read_outcome, supervise
 
 MARKER = "kope-sandbox-test-orphan"
 
 
-def run_supervised(tmp_path: Path, entry: Callable[[Path], int], limits: Limits | None = None) -> Outcome:
+def run_supervised(tmp_path: Path, entry: Callable[[Path], int], limits: SandboxLimits | None = None) -> Outcome:
     """supervise() adopts and kills every descendant of its process, so it gets a process of its own."""
     job = tmp_path / "job"
     job.mkdir()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the forked supervisor
         try:
-            supervise(job, limits or Limits(timeout_s=10), entry)
+            supervise(job, limits or SandboxLimits(timeout_s=10), entry)
         finally:
             os._exit(0)
     os.waitpid(pid, 0)
@@ -72,7 +72,7 @@ def test_timeout_kills_the_worker(tmp_path: Path) -> None:
         return 0
 
     began = time.monotonic()
-    outcome = run_supervised(tmp_path, entry, Limits(timeout_s=1))
+    outcome = run_supervised(tmp_path, entry, SandboxLimits(timeout_s=1))
     assert outcome.timed_out and outcome.signal_name == "SIGKILL"
     assert time.monotonic() - began < 10
 
@@ -85,7 +85,7 @@ def test_output_flood_is_capped(tmp_path: Path) -> None:
         sys.stderr.write("the end\n")
         return 0
 
-    outcome = run_supervised(tmp_path, entry, Limits(timeout_s=30, output_bytes=4096))
+    outcome = run_supervised(tmp_path, entry, SandboxLimits(timeout_s=30, output_bytes=4096))
     assert outcome.exit_code == 0
     assert outcome.stdout_bytes == 20 * 1024 * 1024
     assert len(outcome.stdout) < 4096 + 100 and "bytes omitted" in outcome.stdout
@@ -104,7 +104,7 @@ def test_no_orphan_survives(tmp_path: Path, mode: str) -> None:
         time.sleep(0.5)
         return 0
 
-    outcome = run_supervised(tmp_path, entry, Limits(timeout_s=10, sandbox=Settings(mode=mode)))  # type: ignore[arg-type]
+    outcome = run_supervised(tmp_path, entry, SandboxLimits(timeout_s=10, sandbox=Settings(mode=mode)))  # type: ignore[arg-type]
     assert outcome.exit_code == 0
     if mode == "off":  # the supervisor finds and kills them; in a PID namespace the kernel does when its init exits
         assert outcome.leftover_processes >= 2
@@ -117,7 +117,7 @@ def test_memory_limit(tmp_path: Path) -> None:
         while True:
             hog.append(bytearray(32 * 1024 * 1024))
 
-    outcome = run_supervised(tmp_path, entry, Limits(timeout_s=30, memory_mb=256, address_space=False))
+    outcome = run_supervised(tmp_path, entry, SandboxLimits(timeout_s=30, memory_mb=256, address_space=False))
     assert outcome.memory_exceeded and outcome.signal_name == "SIGKILL"
 
 

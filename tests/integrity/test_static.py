@@ -58,12 +58,15 @@ def test_every_suite_kernel_is_statically_clean() -> None:
     "body",
     [
         "class ModelNew(nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n",
-        "import torch as t\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return t.nn.functional.gelu(x)\n",
-        "from torch.nn import functional as F\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return F.softmax(x, -1)\n",
+        "import torch as t\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return "
+        "t.nn.functional.gelu(x)\n",
+        "from torch.nn import functional as F\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        "
+        "return F.softmax(x, -1)\n",
         "class ModelNew(nn.Module):\n    def forward(self, x):\n        return getattr(torch, 'relu')(x)\n",
         "class ModelNew(nn.Module):\n    def forward(self, x):\n        return getattr(torch, 'rel' + 'u')(x)\n",
         "class ModelNew(nn.Module):\n    def forward(self, x):\n        return x.exp().sum(-1)\n",
-        "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 4)\n"
+        "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = "
+        "nn.Linear(4, 4)\n"
         "    def forward(self, x):\n        return self.fc(x)\n",
         "mm = torch.matmul\nclass ModelNew(nn.Module):\n    def forward(self, a, b):\n        return mm(a, b)\n",
         "class ModelNew(nn.Module):\n    def forward(self, x):\n        return nn.ReLU()(x)\n",
@@ -76,12 +79,16 @@ def test_torch_compute(body: str) -> None:
 def test_torch_compute_respects_the_task_allowlist_and_own_methods() -> None:
     body = "class ModelNew(nn.Module):\n    def forward(self, x):\n        return torch.relu(launch(x))\n"
     assert "torch-compute" not in rules(body, StaticContext(extra_allow=frozenset({"relu"})))
-    own = "class ModelNew(nn.Module):\n    def norm(self, x):\n        return launch(x)\n" \
-          "    def forward(self, x):\n        return self.norm(x)\n"
+    own = (
+        "class ModelNew(nn.Module):\n    def norm(self, x):\n        return launch(x)\n"
+        "    def forward(self, x):\n        return self.norm(x)\n"
+    )
     assert "torch-compute" not in rules(own)
-    setup = "class ModelNew(nn.Module):\n    def __init__(self, d):\n        super().__init__()\n" \
-            "        self.w = nn.Parameter(torch.randn(d))\n        self.lin = nn.Linear(d, d)\n" \
-            "    def forward(self, x):\n        return launch(x.reshape(-1))\n"
+    setup = (
+        "class ModelNew(nn.Module):\n    def __init__(self, d):\n        super().__init__()\n"
+        "        self.w = nn.Parameter(torch.randn(d))\n        self.lin = nn.Linear(d, d)\n"
+        "    def forward(self, x):\n        return launch(x.reshape(-1))\n"
+    )
     assert rules(setup) == set()
 
 
@@ -111,9 +118,11 @@ def test_kernel_not_launched() -> None:
     assert ("kernel-not-launched", "reject") in findings(no_kernel, header="")
     never = HEADER.replace("_k[(triton.cdiv(x.numel(), 256),)](x, y, x.numel(), BLOCK=256)", "pass")
     assert ("kernel-not-launched", "reject") in findings(HONEST, header=never)
-    extension = "from torch.utils.cpp_extension import load_inline\nimport torch.nn as nn\n" \
-                "ext = load_inline('k', cpp_sources='', cuda_sources='', functions=['run'])\n" \
-                "class ModelNew(nn.Module):\n    def forward(self, x):\n        return ext.run(x)\n"
+    extension = (
+        "from torch.utils.cpp_extension import load_inline\nimport torch.nn as nn\n"
+        "ext = load_inline('k', cpp_sources='', cuda_sources='', functions=['run'])\n"
+        "class ModelNew(nn.Module):\n    def forward(self, x):\n        return ext.run(x)\n"
+    )
     assert "kernel-not-launched" not in rules(extension, header="")
 
 
@@ -138,11 +147,15 @@ class ModelNew(nn.Module):
     [
         "import gc\n" + HONEST,
         "import inspect\n" + HONEST,
-        "import sys\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        ref = sys.modules['kope_task']\n        return launch(x)\n",
-        "import sys\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        sys._getframe(1).f_globals\n        return launch(x)\n",
+        "import sys\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        ref = "
+        "sys.modules['kope_task']\n        return launch(x)\n",
+        "import sys\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        sys._getframe(1).f_globals\n"
+        "        return launch(x)\n",
         "class ModelNew(nn.Module):\n    def forward(self, x):\n        exec('y = 1')\n        return launch(x)\n",
-        "class ModelNew(nn.Module):\n    def forward(self, x):\n        open('/etc/passwd').read()\n        return launch(x)\n",
-        "import os\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        os.listdir('.')\n        return launch(x)\n",
+        "class ModelNew(nn.Module):\n    def forward(self, x):\n        open('/etc/passwd').read()\n        "
+        "return launch(x)\n",
+        "import os\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        os.listdir('.')\n        "
+        "return launch(x)\n",
         "def f():\n    return f.__globals__\n" + HONEST,
     ],
 )
@@ -179,7 +192,8 @@ def test_backend_flags_are_not_tampering_but_tf32_is_a_downcast() -> None:
         "from multiprocessing import Pool\n" + HONEST,
         "import subprocess\n" + HONEST,
         "import ctypes\n" + HONEST,
-        "import os\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        os.system('true')\n        return launch(x)\n",
+        "import os\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        os.system('true')\n        "
+        "return launch(x)\n",
     ],
 )
 def test_threads_processes(body: str) -> None:
@@ -189,7 +203,9 @@ def test_threads_processes(body: str) -> None:
 def test_lazy_output() -> None:
     subclass = "class Lazy(torch.Tensor):\n    pass\n" + HONEST
     assert ("lazy-output", "reject") in findings(subclass)
-    dispatch = "class Box:\n    def __torch_function__(self, func, types, args=(), kwargs=None):\n        return 0\n" + HONEST
+    dispatch = (
+        "class Box:\n    def __torch_function__(self, func, types, args=(), kwargs=None):\n        return 0\n" + HONEST
+    )
     assert ("lazy-output", "reject") in findings(dispatch)
 
 
@@ -212,8 +228,16 @@ def test_problem_override() -> None:
     body = "N = 10\ndef get_inputs():\n    return []\nclass Model(nn.Module):\n    pass\n" + HONEST
     found = findings(body, StaticContext(visible_sizes={"N": 1000}))
     assert ("problem-override", "warn") in found
-    assert len([f for f in check_source(HEADER + body, StaticContext(visible_sizes={"N": 1000}))
-                if f.rule == "problem-override"]) == 3
+    assert (
+        len(
+            [
+                f
+                for f in check_source(HEADER + body, StaticContext(visible_sizes={"N": 1000}))
+                if f.rule == "problem-override"
+            ]
+        )
+        == 3
+    )
 
 
 def test_every_static_rule_is_known_and_unparsable_source_is_quiet() -> None:

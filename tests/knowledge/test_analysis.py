@@ -6,10 +6,17 @@ import ast
 
 from kope.knowledge.analysis import DIRTY, Program, base_pointer, is_float_expr, padding_leaks
 from kope.ops import get_op
+from kope.source import ParsedSource
+
+
+def _program(source: str) -> Program:
+    parsed = ParsedSource.parse(source)
+    assert parsed is not None
+    return Program(parsed)
 
 
 def program(op: str) -> Program:
-    return Program(ast.parse(get_op(op).kernel_path.read_text()))
+    return _program(get_op(op).kernel_path.read_text())
 
 
 def test_launches_map_arguments_to_parameters_and_read_the_grid() -> None:
@@ -18,7 +25,8 @@ def test_launches_map_arguments_to_parameters_and_read_the_grid() -> None:
     assert ast.unparse(launch.args["stride_x"]) == "x.stride(0)"
     assert ast.unparse(launch.args["BLOCK_N"]) == "block_n"
     assert [ast.unparse(axis) for axis in launch.grid or []] == [
-        "triton.cdiv(n_rows, block_m)", "triton.cdiv(n_cols, block_n)",
+        "triton.cdiv(n_rows, block_m)",
+        "triton.cdiv(n_cols, block_n)",
     ]
 
 
@@ -38,7 +46,7 @@ def test_float_inference_ignores_conditions() -> None:
 
 
 def test_padding_follows_arithmetic_and_where() -> None:
-    source = '''
+    source = """
 @triton.jit
 def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     cols = tl.arange(0, BLOCK)
@@ -50,9 +58,12 @@ def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     largest = tl.max(x, axis=0)
     safe = tl.where(mask, x - mean, 0.0)
     tl.store(out_ptr, total + tl.sum(centred, axis=0) + largest + tl.sum(safe, axis=0))
-'''
-    kernel = Program(ast.parse(source)).kernels["k"]
-    leaks = {(leak.reduction, leak.padding if leak.padding == DIRTY else float(leak.padding)) for leak in padding_leaks(kernel)}
+"""
+    kernel = _program(source).kernels["k"]
+    leaks = {
+        (leak.reduction, leak.padding if leak.padding == DIRTY else float(leak.padding))
+        for leak in padding_leaks(kernel)
+    }
     assert leaks == {("sum", DIRTY), ("max", 0.0)}
 
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from kope.knowledge.cues import CUES, detect, near_constant
+from kope.knowledge.cues import CUES, DESCRIPTIONS, ORDER, detect, near_constant
 from kope.ops import list_ops
 
-NORM = '''
+NORM = """
 import torch
 import triton
 import triton.language as tl
@@ -34,9 +34,9 @@ def forward(x):
     block = triton.next_power_of_2(n_cols)
     _norm_kernel[(n_rows,)](x, y, y, n_cols, x.stride(0), y.stride(0), 1e-5, BLOCK=block)
     return y
-'''
+"""
 
-ELEMENTWISE = '''
+ELEMENTWISE = """
 import torch
 import triton
 import triton.language as tl
@@ -58,9 +58,9 @@ def forward(x):
     grid = (triton.cdiv(n, 1024),)
     _gelu_kernel[grid](x, out, n, BLOCK=1024)
     return out
-'''
+"""
 
-ONLINE = '''
+ONLINE = """
 import torch
 import triton
 import triton.language as tl
@@ -91,9 +91,9 @@ def _online_kernel(x_ptr, out_ptr, idx_ptr, n_cols, stride, BLOCK: tl.constexpr)
         x = tl.load(x_ptr + row * stride + offs, mask=offs < n_cols, other=-float("inf")).to(tl.float32)
         tl.store(out_ptr + row * stride + offs, tl.exp(x - row_max) / total, mask=offs < n_cols)
     tl.store(idx_ptr + row, tl.min(tl.where(best == tl.max(best, axis=0), idx, n_cols), axis=0))
-'''
+"""
 
-CARRIED = '''
+CARRIED = """
 import triton
 import triton.language as tl
 
@@ -115,9 +115,9 @@ def _carried_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK: tl.constexpr):
         offs = start + cols
         acc += tl.load(x_ptr + row * stride + offs, mask=offs < n_cols, other=0.0).to(tl.float32)
     tl.store(out_ptr + row, tl.sum(acc, axis=0) + tl.sum(d * tl.exp(m - tl.max(m, axis=0)), axis=0))
-'''
+"""
 
-SOFTMAX = '''
+SOFTMAX = """
 import triton
 import triton.language as tl
 
@@ -129,9 +129,9 @@ def _softmax_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf")).to(tl.float32)
     e = tl.exp2((x - tl.max(x, axis=0)) * 1.4426950408889634)
     tl.store(out_ptr + row * stride + cols, e / tl.sum(e, axis=0), mask=cols < n_cols)
-'''
+"""
 
-TILED = '''
+TILED = """
 import torch
 import triton
 import triton.language as tl
@@ -155,7 +155,7 @@ def forward(x, b):
     grid = (triton.cdiv(M, 32), triton.cdiv(N, 32))
     _bias_kernel[grid](x, b, out, M, N, x.stride(0), out.stride(0), BLOCK_M=32, BLOCK_N=32)
     return out
-'''
+"""
 
 # (cue, template, text in the fixed kernel, the buggy replacement)
 CASES = [
@@ -165,7 +165,12 @@ CASES = [
     ("padding-reaches-reduction", NORM, "xc = tl.where(mask, x - mean, 0.0)", "xc = x - mean"),
     ("padding-reaches-reduction", SOFTMAX, 'other=-float("inf")', "other=0.0"),
     ("divide-by-block-size", NORM, "mean = tl.sum(x, axis=0) / n_cols", "mean = tl.sum(x, axis=0) / BLOCK"),
-    ("divide-by-n-minus-one", NORM, "var = tl.sum(xc * xc, axis=0) / n_cols", "var = tl.sum(xc * xc, axis=0) / (n_cols - 1)"),
+    (
+        "divide-by-n-minus-one",
+        NORM,
+        "var = tl.sum(xc * xc, axis=0) / n_cols",
+        "var = tl.sum(xc * xc, axis=0) / (n_cols - 1)",
+    ),
     ("eps-outside-sqrt", NORM, "1.0 / tl.sqrt(var + eps)", "1.0 / tl.sqrt(var) + eps"),
     ("rsqrt-without-eps", NORM, "1.0 / tl.sqrt(var + eps)", "1.0 / tl.sqrt(var)"),
     ("unused-eps-param", NORM, "1.0 / tl.sqrt(var + eps)", "1.0 / tl.sqrt(var)"),
@@ -173,8 +178,18 @@ CASES = [
     ("duplicate-stride-arg", NORM, "x.stride(0), y.stride(0)", "x.stride(0), x.stride(0)"),
     ("foreign-stride", NORM, "x_ptr + row * stride_x", "x_ptr + row * stride_y"),
     ("unused-stride-param", NORM, "y_ptr + row * stride_y + cols", "y_ptr + cols"),
-    ("integer-buffer-for-float", NORM, "y = torch.empty_like(x)", "y = torch.empty(x.shape, device=x.device, dtype=torch.int32)"),
-    ("half-precision-buffer", NORM, "y = torch.empty_like(x)", "y = torch.empty(x.shape, device=x.device, dtype=torch.float16)"),
+    (
+        "integer-buffer-for-float",
+        NORM,
+        "y = torch.empty_like(x)",
+        "y = torch.empty(x.shape, device=x.device, dtype=torch.int32)",
+    ),
+    (
+        "half-precision-buffer",
+        NORM,
+        "y = torch.empty_like(x)",
+        "y = torch.empty(x.shape, device=x.device, dtype=torch.float16)",
+    ),
     ("half-precision-cast", NORM, "other=0.0).to(tl.float32)", "other=0.0).to(tl.float16)"),
     ("float-cast-to-int", NORM, "xc * rstd, mask=mask)", "(xc * rstd).to(tl.int32), mask=mask)"),
     ("grid-floor-div", ELEMENTWISE, "triton.cdiv(n, 1024)", "n // 1024"),
@@ -182,20 +197,58 @@ CASES = [
     ("suspicious-constant", ELEMENTWISE, "0.7978845608028654 *", "0.7978845608082654 *"),
     ("offset-literal-shift", ELEMENTWISE, "x_ptr + offs, mask", "x_ptr + offs + 1, mask"),
     ("partial-store-into-empty", ELEMENTWISE, "u, mask=mask)", "u, mask=mask & (x > 0))"),
-    ("store-shared-address", ELEMENTWISE, "tl.store(out_ptr + offs, u, mask=mask)", "tl.store(out_ptr, tl.sum(u, axis=0))"),
+    (
+        "store-shared-address",
+        ELEMENTWISE,
+        "tl.store(out_ptr + offs, u, mask=mask)",
+        "tl.store(out_ptr, tl.sum(u, axis=0))",
+    ),
     ("unused-program-id", ELEMENTWISE, "offs = pid * BLOCK + tl.arange(0, BLOCK)", "offs = tl.arange(0, BLOCK)"),
     ("inf-minus-inf", ONLINE, "tl.exp(m - m_safe) + tl.exp(x - m_safe)", "tl.exp(m - m_new) + tl.exp(x - m_new)"),
-    ("max-init-zero", ONLINE, 'best = tl.full([BLOCK], -float("inf"), dtype=tl.float32)', "best = tl.zeros([BLOCK], dtype=tl.float32)"),
+    (
+        "max-init-zero",
+        ONLINE,
+        'best = tl.full([BLOCK], -float("inf"), dtype=tl.float32)',
+        "best = tl.zeros([BLOCK], dtype=tl.float32)",
+    ),
     ("block-relative-index", ONLINE, "idx = tl.where(better, offs, idx)", "idx = tl.where(better, cols, idx)"),
-    ("loop-stops-early", ONLINE, "    for start in range(0, n_cols, BLOCK):\n        offs = start + cols\n        x = tl.load(x_ptr + row * stride + offs, mask=offs < n_cols, other=-float(\"inf\")).to(tl.float32)\n        m_new",
-     "    for start in range(0, n_cols - BLOCK, BLOCK):\n        offs = start + cols\n        x = tl.load(x_ptr + row * stride + offs, mask=offs < n_cols, other=-float(\"inf\")).to(tl.float32)\n        m_new"),
-    ("store-loop-skips-start", ONLINE, "    for start in range(0, n_cols, BLOCK):\n        offs = start + cols\n        x = tl.load(x_ptr + row * stride + offs, mask=offs < n_cols, other=-float(\"inf\")).to(tl.float32)\n        tl.store",
-     "    for start in range(BLOCK, n_cols, BLOCK):\n        offs = start + cols\n        x = tl.load(x_ptr + row * stride + offs, mask=offs < n_cols, other=-float(\"inf\")).to(tl.float32)\n        tl.store"),
-    ("online-normalizer-init", CARRIED, "d = tl.full([BLOCK], 1.0, dtype=tl.float32)", "d = tl.zeros([BLOCK], dtype=tl.float32)"),
+    (
+        "loop-stops-early",
+        ONLINE,
+        "    for start in range(0, n_cols, BLOCK):\n        offs = start + cols\n        x = tl.load(x_ptr + "
+        'row * stride + offs, mask=offs < n_cols, other=-float("inf")).to(tl.float32)\n        m_new',
+        "    for start in range(0, n_cols - BLOCK, BLOCK):\n        offs = start + cols\n        x = "
+        'tl.load(x_ptr + row * stride + offs, mask=offs < n_cols, other=-float("inf")).to(tl.float32)\n        '
+        "m_new",
+    ),
+    (
+        "store-loop-skips-start",
+        ONLINE,
+        "    for start in range(0, n_cols, BLOCK):\n        offs = start + cols\n        x = tl.load(x_ptr + "
+        'row * stride + offs, mask=offs < n_cols, other=-float("inf")).to(tl.float32)\n        tl.store',
+        "    for start in range(BLOCK, n_cols, BLOCK):\n        offs = start + cols\n        x = tl.load(x_ptr "
+        '+ row * stride + offs, mask=offs < n_cols, other=-float("inf")).to(tl.float32)\n        tl.store',
+    ),
+    (
+        "online-normalizer-init",
+        CARRIED,
+        "d = tl.full([BLOCK], 1.0, dtype=tl.float32)",
+        "d = tl.zeros([BLOCK], dtype=tl.float32)",
+    ),
     ("accumulator-overwritten-in-loop", CARRIED, "        acc += tl.load(", "        acc = tl.load("),
-    ("accumulator-overwritten-in-loop", CARRIED, "        offs = start + cols\n        acc +=", "        offs = start + cols\n        acc = tl.zeros([BLOCK], dtype=tl.float32)\n        acc +="),
+    (
+        "accumulator-overwritten-in-loop",
+        CARRIED,
+        "        offs = start + cols\n        acc +=",
+        "        offs = start + cols\n        acc = tl.zeros([BLOCK], dtype=tl.float32)\n        acc +=",
+    ),
     ("exp-without-max-shift", SOFTMAX, "e = tl.exp2((x - tl.max(x, axis=0)) * 1.4426950408889634)", "e = tl.exp(x)"),
-    ("exp2-without-log2e", SOFTMAX, "tl.exp2((x - tl.max(x, axis=0)) * 1.4426950408889634)", "tl.exp2(x - tl.max(x, axis=0))"),
+    (
+        "exp2-without-log2e",
+        SOFTMAX,
+        "tl.exp2((x - tl.max(x, axis=0)) * 1.4426950408889634)",
+        "tl.exp2(x - tl.max(x, axis=0))",
+    ),
     ("broadcast-axis-mismatch", TILED, "x + bias[None, :]", "x + bias[:, None]"),
     ("grid-axis-missing", TILED, "grid = (triton.cdiv(M, 32), triton.cdiv(N, 32))", "grid = (triton.cdiv(M, 32), 1)"),
 ]
@@ -242,3 +295,7 @@ def test_near_constant_tells_slips_from_truncations() -> None:
 
 def test_unparsable_source_has_no_cues() -> None:
     assert detect("def broken(:\n") == []
+
+
+def test_every_cue_of_every_family_runs_in_the_listed_order() -> None:
+    assert list(CUES) == list(DESCRIPTIONS) == list(ORDER), "a new cue goes into ORDER, where it should run"

@@ -1,62 +1,19 @@
-"""Signature features the knowledge base's symptoms rely on."""
+"""The features model: only measured features are printed, unknown ones are refused."""
 
 from __future__ import annotations
 
-import numpy as np
+import json
 
-from kope.diagnose.diagnoser import _signature_features
-from kope.diagnose.signature import signature
-from kope.knowledge.features import FEATURES
+import pytest
+from pydantic import ValidationError
 
-RNG = np.random.default_rng(1)
-
-
-def features(reference: np.ndarray, candidate: np.ndarray, sizes: tuple[int, ...] = (), blocks: set[int] | None = None):
-    sig = signature(reference, candidate, 1e-4, 1e-4, blocks or set())
-    found = _signature_features(sig, blocks or set(), sizes)
-    assert set(found) <= set(FEATURES)
-    return found
+from kope.knowledge.features import FEATURES, Features
 
 
-def test_half_precision_rounding_is_a_small_widespread_error() -> None:
-    reference = 100 * RNG.standard_normal((16, 300))  # sums and scans reach magnitudes like these
-    rounded = reference.astype(np.float16).astype(np.float64)
-    found = features(reference, rounded)
-    assert found["small_error"] and found["error_ratio"] < 1e-3
-
-
-def test_a_logic_error_is_not_small() -> None:
-    reference = RNG.standard_normal((16, 300))
-    found = features(reference, reference[::-1].copy())
-    assert not found["small_error"]
-
-
-def test_a_few_wrong_elements_are_not_a_widespread_error() -> None:
-    reference = RNG.standard_normal((16, 300))
-    candidate = reference.copy()
-    candidate[0, :3] += 1e-3
-    assert not features(reference, candidate)["small_error"]
-
-
-def test_scale_from_a_reduced_dimension_is_a_size_ratio() -> None:
-    """A row mean divided by the block (1024) instead of n (1000): n is not in the output's shape."""
-    reference = RNG.standard_normal(64)
-    found = features(reference, reference * (1000 / 1024), sizes=(64, 1000), blocks={4096})
-    assert found["scaled"] and found["scale_is_size_ratio"]
-    assert not features(reference, reference * 0.9137, sizes=(64, 1000), blocks={4096}).get("scale_is_size_ratio")
-
-
-def test_scalar_output() -> None:
-    assert features(np.array(2.0), np.array(1.5))["scalar_output"]
-    assert not features(np.ones(4), np.zeros(4))["scalar_output"]
-
-
-def test_tiny_outputs_with_unwritten_blocks_are_not_called_shifted() -> None:
-    """Softmax rows of 4097 values (each ~2e-4, within 10 atol of anything): an unwritten first
-    block must not make the identity-like output look shifted or transposed."""
-    reference = np.abs(RNG.standard_normal((7, 4097))) / 4097
-    candidate = reference.copy()
-    candidate[:, :4096] = np.nan
-    sig = signature(reference, candidate, 1e-4, 1e-4, {4096})
-    assert "shifted" not in sig.structure and not sig.transposed
-    assert "nan" in sig.structure
+def test_only_measured_features_are_printed_and_unknown_ones_are_refused() -> None:
+    features = Features(status="fail", error_kind=None, tail=True)
+    assert features.measured() == {"status": "fail", "error_kind": None, "tail": True}
+    assert json.loads(features.model_dump_json()) == features.measured()
+    assert features.head is None and FEATURES["tail"] == "only the last columns (last dimension) are wrong"
+    with pytest.raises(ValidationError):
+        Features.model_validate({"no_such_feature": True})

@@ -4,15 +4,30 @@ from __future__ import annotations
 
 from kope.knowledge.base import KnowledgeBase, example_path
 from kope.knowledge.cues import CueHit
-from kope.knowledge.features import FEATURES
+from kope.knowledge.features import FEATURES, Features
 from kope.knowledge.recipes import RECIPES
 from kope.knowledge.retrieval import rank
 
 TAXONOMY = [
-    "missing-mask", "mask-off-by-one", "padding-in-reduction", "grid-too-small", "loop-bound", "wrong-stride",
-    "index-shift", "wrong-normalizer", "wrong-constant", "missing-atomic", "precision-loss", "numerical-instability",
-    "wrong-epsilon", "accumulator-reset", "broadcast-error", "wrong-reduction-init", "dtype-mismatch",
-    "missing-batch-offset", "uninitialized-output",
+    "missing-mask",
+    "mask-off-by-one",
+    "padding-in-reduction",
+    "grid-too-small",
+    "loop-bound",
+    "wrong-stride",
+    "index-shift",
+    "wrong-normalizer",
+    "wrong-constant",
+    "missing-atomic",
+    "precision-loss",
+    "numerical-instability",
+    "wrong-epsilon",
+    "accumulator-reset",
+    "broadcast-error",
+    "wrong-reduction-init",
+    "dtype-mismatch",
+    "missing-batch-offset",
+    "uninitialized-output",
 ]
 
 
@@ -47,16 +62,27 @@ def test_lexical_search_finds_a_pattern_by_its_words() -> None:
 def test_a_code_cue_outranks_a_shared_symptom() -> None:
     features = {"status": "fail", "fails_non_multiple": True, "sweep_fails_off_block": True, "oob_loads": 2}
     hits = [CueHit(cue="mask-inclusive-bound", line=12, text="mask = offs <= n")]
-    ranked = rank(shipped(), features, hits)
+    ranked = rank(shipped(), Features(**features), hits)
     assert ranked[0].pattern == "mask-off-by-one"
     assert any("line 12" in line for line in ranked[0].evidence)
     assert {h.pattern for h in ranked[:3]} >= {"missing-mask"}
 
 
 def test_symptoms_alone_rank_the_matching_mechanism_first() -> None:
-    features = {"status": "fail", "nan_output": True, "prefix_correct": True, "rows_from": True,
-                "sweep_fails_off_block": True, "fails_non_multiple": True}
-    assert rank(shipped(), features, [])[0].pattern == "grid-too-small"
-    features = {"status": "fail", "scaled": True, "scale": 0.9765625, "scale_is_size_ratio": True,
-                "sweep_fails_off_block": True}
-    assert rank(shipped(), features, [])[0].pattern == "wrong-normalizer"
+    features = {
+        "status": "fail",
+        "nan_output": True,
+        "prefix_correct": True,
+        "rows_from": True,
+        "sweep_fails_off_block": True,
+        "fails_non_multiple": True,
+    }
+    assert rank(shipped(), Features(**features), [])[0].pattern == "grid-too-small"
+    features = {
+        "status": "fail",
+        "scaled": True,
+        "scale": 0.9765625,
+        "scale_is_size_ratio": True,
+        "sweep_fails_off_block": True,
+    }
+    assert rank(shipped(), Features(**features), [])[0].pattern == "wrong-normalizer"

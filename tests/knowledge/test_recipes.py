@@ -10,7 +10,7 @@ import pytest
 
 from kope.evaluate import EvalOptions, Evaluator
 from kope.knowledge.base import KnowledgeBase, example_path
-from kope.knowledge.recipes import RECIPES, RecipeContext, apply
+from kope.knowledge.recipes import ORDER, RECIPE_DESCRIPTIONS, RECIPES, apply
 from kope.ops import get_op
 
 NEAR_MISS = Path(__file__).parents[2] / "src" / "kope" / "corpora" / "fixtures"
@@ -63,7 +63,7 @@ def test_every_recipe_is_checked() -> None:
 def test_recipe_repairs_a_kernel_of_its_pattern(recipe: str, evaluator: Evaluator, tmp_path: Path) -> None:
     op, kernel = _target(recipe)
     source = kernel.read_text()
-    edits = apply(recipe, source, RecipeContext(features={}, params={}))
+    edits = apply(recipe, source)
     assert edits, f"{recipe} proposes nothing for {kernel.name}"
     statuses = []
     for i, edit in enumerate(edits):
@@ -79,15 +79,19 @@ def test_recipe_repairs_a_kernel_of_its_pattern(recipe: str, evaluator: Evaluato
 @pytest.mark.parametrize("recipe", sorted(RECIPES))
 def test_recipes_leave_a_correct_kernel_alone(recipe: str) -> None:
     source = get_op("softmax").kernel_path.read_text()
-    assert apply(recipe, source, RecipeContext(features={}, params={})) == []
+    assert apply(recipe, source) == []
 
 
 def test_recipes_keep_formatting_and_comments_outside_the_edit() -> None:
     source = (NEAR_MISS / "relu_grid_floor_div.py").read_text()
-    (edit,) = apply("grid-ceil-div", source, RecipeContext(features={}, params={}))
+    (edit,) = apply("grid-ceil-div", source)
     changed = [(a, b) for a, b in zip(source.splitlines(), edit.splitlines(), strict=True) if a != b]
     assert changed == [("        grid = (n_elements // BLOCK,)", "        grid = (triton.cdiv(n_elements, BLOCK),)")]
 
 
 def test_a_recipe_on_unparsable_source_proposes_nothing() -> None:
-    assert apply("add-mask", "def broken(:\n", RecipeContext(features={}, params={})) == []
+    assert apply("add-mask", "def broken(:\n") == []
+
+
+def test_every_recipe_of_every_family_is_listed_in_order() -> None:
+    assert list(RECIPES) == list(RECIPE_DESCRIPTIONS) == list(ORDER), "a new recipe goes into ORDER"

@@ -38,16 +38,22 @@ def write(url: str, writer: int, runs: int, hold_at: int = -1, marker: Path | No
             parent = None
             for step in range(STEPS):
                 source = f"# writer {writer} run {index} step {step}\nx = {step}\n"
-                result = EvalResult(status="fail", cases=[], cases_run="all", task="t", candidate="c",
-                                    device="cpu", seed=0)
+                result = EvalResult(
+                    status="fail", cases=[], cases_run="all", task="t", candidate="c", device="cpu", seed=0
+                )
                 made = DecisionIn(kind="edit", text=f"step {step}") if parent is not None else None
                 stored = store.record_step(run.id, record.id, source, parent_id=parent, made=made, result=result)
                 parent = stored.version.id
             if index == hold_at and marker is not None:
                 marker.write_text("inside")
                 time.sleep(120)
-            store.finish_run(run.id, status="unrepaired", stop_reason="test", best_version=parent,
-                             summary={"writer": writer, "index": index})
+            store.finish_run(
+                run.id,
+                status="unrepaired",
+                stop_reason="test",
+                best_version=parent,
+                summary={"writer": writer, "index": index},
+            )
     store.close()
 
 

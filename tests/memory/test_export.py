@@ -23,10 +23,22 @@ runner = CliRunner()
 
 
 def timed(ms: float, status: str = "pass") -> EvalResult:
-    case = CaseResult(name="c", overrides={}, visible=True, passed=status == "pass",
-                      timing=Timing(method="interpreter-wall", candidate_ms=ms))
-    return EvalResult(status=status, cases=[case], cases_run="all", task="t", candidate="c",  # type: ignore[arg-type]
-                      device="cpu", seed=0)
+    case = CaseResult(
+        name="c",
+        overrides={},
+        visible=True,
+        passed=status == "pass",
+        timing=Timing(method="interpreter-wall", candidate_ms=ms),
+    )
+    return EvalResult(
+        status=status,
+        cases=[case],
+        cases_run="all",
+        task="t",
+        candidate="c",  # type: ignore[arg-type]
+        device="cpu",
+        seed=0,
+    )
 
 
 @pytest.fixture
@@ -37,17 +49,40 @@ def filled(tmp_path: Path) -> Path:
         run = store.start_run("optimize", task.id, model="offline", device="cpu-interpreter")
         start = store.record_step(run.id, task.id, "BLOCK = 1024\n", result=timed(100.0))
         store.update_run(run.id, start_version=start.version.id)
-        fast = store.record_step(run.id, task.id, "BLOCK = 2048\n", parent_id=start.version.id, result=timed(50.0),
-                                 made=DecisionIn(kind="launch-config", text="BLOCK 1024→2048", diff="-1024\n+2048"))
-        store.record_step(run.id, task.id, "BLOCK = 16\n", parent_id=start.version.id, result=timed(0.0, "fail"),
-                          made=DecisionIn(kind="launch-config", text="BLOCK 1024→16 <script>"))
-        store.finish_run(run.id, status="improved", stop_reason="iteration-limit", best_version=fast.version.id,
-                         summary={"speedup_vs_start": 2.0, "method": "interpreter-wall"})
+        fast = store.record_step(
+            run.id,
+            task.id,
+            "BLOCK = 2048\n",
+            parent_id=start.version.id,
+            result=timed(50.0),
+            made=DecisionIn(kind="launch-config", text="BLOCK 1024→2048", diff="-1024\n+2048"),
+        )
+        store.record_step(
+            run.id,
+            task.id,
+            "BLOCK = 16\n",
+            parent_id=start.version.id,
+            result=timed(0.0, "fail"),
+            made=DecisionIn(kind="launch-config", text="BLOCK 1024→16 <script>"),
+        )
+        store.finish_run(
+            run.id,
+            status="improved",
+            stop_reason="iteration-limit",
+            best_version=fast.version.id,
+            summary={"speedup_vs_start": 2.0, "method": "interpreter-wall"},
+        )
         other = store.start_run("optimize", task.id, model="scripted", device="cpu-interpreter")
         store.record_step(other.id, task.id, "BLOCK = 1024\n", result=timed(90.0))
-        store.record_step(other.id, task.id, "BLOCK = 4096\n", parent_id=start.version.id, result=timed(40.0),
-                          made=DecisionIn(kind="edit", text="bigger still"),
-                          evidence={f"decision:{fast.decision_id}": fast.version.id, "pattern:missing-mask": None})
+        store.record_step(
+            other.id,
+            task.id,
+            "BLOCK = 4096\n",
+            parent_id=start.version.id,
+            result=timed(40.0),
+            made=DecisionIn(kind="edit", text="bigger still"),
+            evidence={f"decision:{fast.decision_id}": fast.version.id, "pattern:missing-mask": None},
+        )
         store.add_edge("fixed_by", start.version.id, dst=fast.version.id, run_id=run.id)
     return path
 
@@ -78,7 +113,9 @@ def test_memory_commands(filled: Path, tmp_path: Path) -> None:
     missing = runner.invoke(app, ["memory", "show", "run:99", "--store", str(filled)])
     assert missing.exit_code == 1
     target = tmp_path / "graph.html"
-    exported = runner.invoke(app, ["memory", "export", "--format", "html", "--out", str(target), "--store", str(filled)])
+    exported = runner.invoke(
+        app, ["memory", "export", "--format", "html", "--out", str(target), "--store", str(filled)]
+    )
     assert exported.exit_code == 0 and target.read_text().startswith("<!DOCTYPE html>")
     assert runner.invoke(app, ["memory", "export", "--format", "xml", "--store", str(filled)]).exit_code == 2
 
@@ -89,11 +126,30 @@ def test_optimize_command(tmp_path: Path) -> None:
     kernel.write_text(SCALE_GOOD.read_text())
     store = tmp_path / "m.db"
     done = subprocess.run(
-        [sys.executable, "-m", "kope", "optimize", str(SCALE_TASK), str(kernel), "--iterations", "1", "--trials", "1",
-         "--device", "cpu", "--store", str(store), "--confirm", "0", "--json"],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "kope",
+            "optimize",
+            str(SCALE_TASK),
+            str(kernel),
+            "--iterations",
+            "1",
+            "--trials",
+            "1",
+            "--device",
+            "cpu",
+            "--store",
+            str(store),
+            "--confirm",
+            "0",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
-    assert done.returncode in (0, 1), done.stderr
+    assert done.returncode == 0, done.stderr  # a correct result, faster or not
     report = json.loads(done.stdout)
     assert report["timing_method"] == "interpreter-wall" and report["speedup_vs_reference"] is None
     assert report["evaluations"] == 2 and Path(report["output"]).is_file()

@@ -17,10 +17,22 @@ from kope.ops import get_op
 
 
 def timed(ms: float, status: str = "pass") -> EvalResult:
-    case = CaseResult(name="c", overrides={}, visible=True, passed=status == "pass",
-                      timing=Timing(method="interpreter-wall", candidate_ms=ms))
-    return EvalResult(status=status, cases=[case], cases_run="all", task="t", candidate="c",  # type: ignore[arg-type]
-                      device="cpu", seed=0)
+    case = CaseResult(
+        name="c",
+        overrides={},
+        visible=True,
+        passed=status == "pass",
+        timing=Timing(method="interpreter-wall", candidate_ms=ms),
+    )
+    return EvalResult(
+        status=status,
+        cases=[case],
+        cases_run="all",
+        task="t",
+        candidate="c",  # type: ignore[arg-type]
+        device="cpu",
+        seed=0,
+    )
 
 
 def trajectory(store: ExperienceStore, op: str, decisions: list[tuple[str, float, str]]) -> int:
@@ -30,19 +42,30 @@ def trajectory(store: ExperienceStore, op: str, decisions: list[tuple[str, float
     run = store.start_run("optimize", task.id, model="scripted", device="cpu-interpreter")
     start = store.record_step(run.id, task.id, f"# {op}\nstart = 1\n", result=timed(100.0))
     for index, (text, ms, status) in enumerate(decisions):
-        store.record_step(run.id, task.id, f"# {op}\nv = {index}\n", parent_id=start.version.id,
-                          made=DecisionIn(kind="edit", text=text, diff=f"-old {index}\n+new {index} " + text * 3),
-                          result=timed(ms, status))
+        store.record_step(
+            run.id,
+            task.id,
+            f"# {op}\nv = {index}\n",
+            parent_id=start.version.id,
+            made=DecisionIn(kind="edit", text=text, diff=f"-old {index}\n+new {index} " + text * 3),
+            result=timed(ms, status),
+        )
     return run.id
 
 
 @pytest.fixture
 def store(tmp_path: Path):  # type: ignore[no-untyped-def]
     with ExperienceStore.open(tmp_path / "memory.db") as opened:
-        trajectory(opened, "gelu_tanh", [("vectorise loads with a larger BLOCK", 50.0, "pass"),
-                                         ("unroll the inner loop", 120.0, "pass")])
-        trajectory(opened, "matmul", [("swizzle program ids for L2 reuse in tiles", 60.0, "pass"),
-                                      ("use tf32 dot products", 40.0, "fail")])
+        trajectory(
+            opened,
+            "gelu_tanh",
+            [("vectorise loads with a larger BLOCK", 50.0, "pass"), ("unroll the inner loop", 120.0, "pass")],
+        )
+        trajectory(
+            opened,
+            "matmul",
+            [("swizzle program ids for L2 reuse in tiles", 60.0, "pass"), ("use tf32 dot products", 40.0, "fail")],
+        )
         for index in range(6):
             trajectory(opened, "row_sum", [(f"same lesson again number {index}: larger BLOCK", 90.0, "pass")])
         yield opened
@@ -50,8 +73,14 @@ def store(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 def query_for(store: ExperienceStore, op: str) -> Query:
     task = store.ensure_task(load_task(get_op(op).task_path))
-    return Query(purpose="optimize", family=task.family, signature=task.signature, device="cpu-interpreter",
-                 task_id=task.id, text="BLOCK vectorise loads elementwise")
+    return Query(
+        purpose="optimize",
+        family=task.family,
+        signature=task.signature,
+        device="cpu-interpreter",
+        task_id=task.id,
+        text="BLOCK vectorise loads elementwise",
+    )
 
 
 def test_never_exceeds_the_budget_exactly(store: ExperienceStore) -> None:

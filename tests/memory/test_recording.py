@@ -28,7 +28,9 @@ def test_debug_records_its_trajectory_and_learns(evaluator: Evaluator, tmp_path:
     broken.write_text(BROKEN)
     config = DebugConfig(probes=False)
     with ExperienceStore.open(tmp_path / "m.db") as store:
-        model = ScriptedModel(["Try 2.7.\n" + EDIT.format(value="2.7"), "The multiplier was off.\n" + EDIT.format(value="2.0")])
+        model = ScriptedModel(
+            ["Try 2.7.\n" + EDIT.format(value="2.7"), "The multiplier was off.\n" + EDIT.format(value="2.0")]
+        )
         report = DebugLoop(model, evaluator, config=config, store=store).run(SCALE_TASK, broken, tmp_path / "out.py")
         assert report.status == "repaired" and report.iterations == 2
         (run,) = store.runs()

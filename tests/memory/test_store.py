@@ -14,7 +14,7 @@ from sqlalchemy import create_engine, inspect
 from kope.cases.task import load_task
 from kope.evaluate import CaseResult, EvalError, EvalResult, Timing
 from kope.memory import DecisionIn, ExperienceStore, Injected, StoreError, schema
-from kope.memory.signatures import normalize_error, normalized_hash
+from kope.memory.fingerprints import normalize_error, normalized_hash
 from kope.ops import get_op
 
 RELU = get_op("relu")
@@ -24,8 +24,16 @@ SOURCE = RELU.kernel_path.read_text()
 def result(status: str = "pass", ms: float | None = 10.0, error: EvalError | None = None) -> EvalResult:
     timing = Timing(method="interpreter-wall", candidate_ms=ms, reference_ms=0.1) if ms is not None else None
     case = CaseResult(name="n=1", overrides={}, visible=True, passed=status == "pass", timing=timing, error=error)
-    return EvalResult(status=status, error=error, cases=[case, case], cases_run="all",  # type: ignore[arg-type]
-                      task="t.py", candidate="c.py", device="cpu", seed=0)
+    return EvalResult(
+        status=status,
+        error=error,
+        cases=[case, case],
+        cases_run="all",  # type: ignore[arg-type]
+        task="t.py",
+        candidate="c.py",
+        device="cpu",
+        seed=0,
+    )
 
 
 @pytest.fixture
@@ -41,13 +49,31 @@ def test_round_trip_lineage_and_dedupe(store: ExperienceStore) -> None:
     run = store.start_run("optimize", task.id, model="offline", device="cpu-interpreter")
     start = store.record_step(run.id, task.id, SOURCE, result=result(ms=20.0))
     assert start.new and start.evaluation is not None and start.evaluation.time_ms == 40.0
-    child = store.record_step(run.id, task.id, SOURCE.replace("1024", "2048"), parent_id=start.version.id,
-                              made=DecisionIn(kind="launch-config", text="bigger blocks", params={"x": 1}),
-                              result=result(ms=10.0), evidence={"decision:7": start.version.id, "pattern:missing-mask": None})
-    sibling = store.record_step(run.id, task.id, SOURCE.replace("1024", "512"), parent_id=start.version.id,
-                                made=DecisionIn(kind="launch-config", text="smaller"), result=result("fail"))
-    grandchild = store.record_step(run.id, task.id, SOURCE.replace("1024", "4096"), parent_id=child.version.id,
-                                   made=DecisionIn(kind="launch-config", text="even bigger"), result=result(ms=8.0))
+    child = store.record_step(
+        run.id,
+        task.id,
+        SOURCE.replace("1024", "2048"),
+        parent_id=start.version.id,
+        made=DecisionIn(kind="launch-config", text="bigger blocks", params={"x": 1}),
+        result=result(ms=10.0),
+        evidence={"decision:7": start.version.id, "pattern:missing-mask": None},
+    )
+    sibling = store.record_step(
+        run.id,
+        task.id,
+        SOURCE.replace("1024", "512"),
+        parent_id=start.version.id,
+        made=DecisionIn(kind="launch-config", text="smaller"),
+        result=result("fail"),
+    )
+    grandchild = store.record_step(
+        run.id,
+        task.id,
+        SOURCE.replace("1024", "4096"),
+        parent_id=child.version.id,
+        made=DecisionIn(kind="launch-config", text="even bigger"),
+        result=result(ms=8.0),
+    )
     again = store.record_step(run.id, task.id, SOURCE, result=result(ms=21.0))
     assert not again.new and again.version.id == start.version.id, "the same source is stored once"
     assert store.lineage(grandchild.version.id) == [child.version.id, start.version.id]
@@ -57,8 +83,13 @@ def test_round_trip_lineage_and_dedupe(store: ExperienceStore) -> None:
     assert [d.text for d in store.decisions(run_id=run.id)] == ["bigger blocks", "smaller", "even bigger"]
     rows = {r.text: r for r in store.experience(run_id=run.id)}
     assert rows["bigger blocks"].speedup == pytest.approx(2.0) and rows["smaller"].correct is False
-    store.finish_run(run.id, status="improved", stop_reason="done", best_version=grandchild.version.id,
-                     summary={"config": {"const:BLOCK": 4096}, "speedup_vs_start": 2.5})
+    store.finish_run(
+        run.id,
+        status="improved",
+        stop_reason="done",
+        best_version=grandchild.version.id,
+        summary={"config": {"const:BLOCK": 4096}, "speedup_vs_start": 2.5},
+    )
     assert store.best_configs("cpu-interpreter")[0]["config"] == {"const:BLOCK": 4096}
     assert store.best_configs("cuda:H100") == []
     stats = store.stats()
@@ -75,8 +106,12 @@ def test_error_signatures_count_instead_of_duplicating(store: ExperienceStore) -
     task = store.ensure_task(load_task(RELU.task_path))
     run = store.start_run("debug", task.id, model="m", device="cpu-interpreter")
     for index, message in enumerate((first, second)):
-        store.record_step(run.id, task.id, SOURCE + f"\n# {index}\n",
-                          result=result("error", None, EvalError(kind="runtime", message=message)))
+        store.record_step(
+            run.id,
+            task.id,
+            SOURCE + f"\n# {index}\n",
+            result=result("error", None, EvalError(kind="runtime", message=message)),
+        )
     assert store.signature_counts() == [(normalize_error(first, "runtime"), 2)]
     assert normalized_hash(SOURCE + "\n# 0\n") == normalized_hash(SOURCE + "\n# 1\n")
 
@@ -90,12 +125,25 @@ def test_pattern_evidence_learned_and_injections(store: ExperienceStore) -> None
     assert store.mark_fixed(run.id, step.version.id) == 1
     stats = store.pattern_stats()["missing-mask"]
     assert (stats.applied, stats.fixed, stats.rate) == (2, 1, 0.5)
-    values = {"pattern_id": "learned-1", "task_id": task.id, "family": "elementwise", "title": "t",
-              "explanation": "e", "diff": "d", "keywords": [], "features": {"tail": True}, "cues": []}
+    values = {
+        "pattern_id": "learned-1",
+        "task_id": task.id,
+        "family": "elementwise",
+        "title": "t",
+        "explanation": "e",
+        "diff": "d",
+        "keywords": [],
+        "features": {"tail": True},
+        "cues": [],
+    }
     assert store.add_learned(values)[1] and not store.add_learned(values)[1]
     assert [p.pattern_id for p in store.learned()] == ["learned-1"]
-    store.log_injections("p1", [Injected(item="decision:1", section="other-tasks", level=1, tokens=12, rank=1,
-                                         score=0.5)], run_id=run.id, version_id=step.version.id)
+    store.log_injections(
+        "p1",
+        [Injected(item="decision:1", section="other-tasks", level=1, tokens=12, rank=1, score=0.5)],
+        run_id=run.id,
+        version_id=step.version.id,
+    )
     store.injection_outcome("p1", "pass", step.version.id)
     (logged,) = store.injections("p1")
     assert logged.outcome == "pass" and logged.produced_version == step.version.id and logged.tokens == 12
@@ -107,19 +155,29 @@ def test_migrates_a_version_1_store(tmp_path: Path) -> None:
     assert old.migrate(target=1) == [1] and old.schema_version() == 1
     old.close()
     with sqlite3.connect(path) as raw:
-        raw.execute("INSERT INTO task (hash, name, family, signature, path, created) VALUES ('h', 'relu', 'elementwise', '-', 'p', 1)")
-        raw.execute("INSERT INTO run (kind, task_id, model, device, toolchain, started, tokens_prompt, tokens_completion) "
-                    "VALUES ('debug', 1, 'm', 'cpu-interpreter', 't', 1, 0, 0)")
+        raw.execute(
+            "INSERT INTO task (hash, name, family, signature, path, created) VALUES ('h', 'relu', "
+            "'elementwise', '-', 'p', 1)"
+        )
+        raw.execute(
+            "INSERT INTO run (kind, task_id, model, device, toolchain, started, tokens_prompt, tokens_completion) "
+            "VALUES ('debug', 1, 'm', 'cpu-interpreter', 't', 1, 0, 0)"
+        )
         raw.execute("INSERT INTO version (task_id, hash, norm_hash, source, created) VALUES (1, 'a', 'a', 'x = 1', 1)")
-        raw.execute("INSERT INTO evaluation (version_id, run_id, scope, status, correct, cases_passed, cases_total, "
-                    "integrity, device, toolchain, created) VALUES (1, 1, 'all', 'pass', 1, 2, 2, 'clean', 'cpu', 't', 1)")
+        raw.execute(
+            "INSERT INTO evaluation (version_id, run_id, scope, status, correct, cases_passed, cases_total, "
+            "integrity, device, toolchain, created) VALUES (1, 1, 'all', 'pass', 1, 2, 2, 'clean', 'cpu', 't', 1)"
+        )
         assert "pattern_evidence" not in {r[0] for r in raw.execute("SELECT name FROM sqlite_master")}
     with ExperienceStore.open(path) as migrated:
         assert migrated.schema_version() == schema.LATEST
-        assert [e.status for e in migrated.evaluations()] == ["pass"] and migrated.evaluations()[0].error_signature is None
+        assert [e.status for e in migrated.evaluations()] == ["pass"] and migrated.evaluations()[
+            0
+        ].error_signature is None
         migrated.add_pattern_evidence("missing-mask", "fixed", device="cpu")
-        assert migrated.add_evaluation(1, result("error", None, EvalError(kind="runtime", message="boom")), run_id=1,
-                                       scope="all", device="cpu").error_signature
+        assert migrated.add_evaluation(
+            1, result("error", None, EvalError(kind="runtime", message="boom")), run_id=1, scope="all", device="cpu"
+        ).error_signature
         assert migrated.migrate() == []
     fresh = tmp_path / "fresh.db"
     ExperienceStore.open(fresh).close()
@@ -159,8 +217,12 @@ WRITER = textwrap.dedent("""
 def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
     path = tmp_path / "shared.db"
     ExperienceStore.open(path).close()
-    workers = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(RELU.task_path), str(i)],
-                                stderr=subprocess.PIPE, text=True) for i in range(4)]
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(path), str(RELU.task_path), str(i)], stderr=subprocess.PIPE, text=True
+        )
+        for i in range(4)
+    ]
     for worker in workers:
         _, stderr = worker.communicate(timeout=120)
         assert worker.returncode == 0, stderr

@@ -44,8 +44,9 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 def _writer(url: str, writer: int, *extra: str, quiet: bool = False) -> subprocess.Popen[str]:
     pipe = subprocess.DEVNULL if quiet else subprocess.PIPE
-    return subprocess.Popen([sys.executable, str(WRITER), url, str(writer), str(RUNS), *extra],
-                            stdout=pipe, stderr=pipe, text=True)
+    return subprocess.Popen(
+        [sys.executable, str(WRITER), url, str(writer), str(RUNS), *extra], stdout=pipe, stderr=pipe, text=True
+    )
 
 
 def test_four_writers_one_killed_mid_transaction(store_url: str, tmp_path: Path) -> None:
@@ -85,7 +86,11 @@ def test_four_writers_one_killed_mid_transaction(store_url: str, tmp_path: Path)
     with ExperienceStore.open(store_url) as store:
         after = store.stats()
         assert (after.runs, after.versions, after.decisions, after.evaluations) == (
-            before.runs, before.versions, before.decisions, before.evaluations)
+            before.runs,
+            before.versions,
+            before.decisions,
+            before.evaluations,
+        )
         assert store.check() == []
 
 

@@ -73,8 +73,9 @@ def test_openai_bad_key_unknown_model_malformed() -> None:
         openai(url).complete(ASK)
     with serve(Script([(200, "{not json", {})])) as url, pytest.raises(ModelError):
         openai(url).complete(ASK)
-    with serve(Script([(200, {"id": "x", "object": "chat.completion", "choices": []}, {})])) as url, pytest.raises(
-        ModelError, match="no message"
+    with (
+        serve(Script([(200, {"id": "x", "object": "chat.completion", "choices": []}, {})])) as url,
+        pytest.raises(ModelError, match="no message"),
     ):
         openai(url).complete(ASK)
 
@@ -126,7 +127,7 @@ def test_recording_never_holds_the_key_and_replays_exactly(tmp_path: Path) -> No
 
 
 def test_specs() -> None:
-    assert load_model("offline").name == "offline"
+    assert load_model("offline") is None, "offline is no model: the loops' own proposers"
     for spec in ("gpt-4", "openai", "local:thing", "replay"):
         with pytest.raises(ModelConfigError, match="unknown model spec"):
             load_model(spec)

@@ -8,7 +8,7 @@ import pytest
 
 from kope.repair.operators import OPERATORS, Edit, Program, edits
 
-KERNEL = textwrap.dedent('''
+KERNEL = textwrap.dedent("""
     import torch
     import triton
     import triton.language as tl
@@ -37,7 +37,7 @@ KERNEL = textwrap.dedent('''
             grid = (n_rows // 4, 1)
             _row_kernel[grid](x, out, n_cols, x.stride(0), x.stride(1), out.stride(0), BLOCK=128)
             return out
-''')
+""")
 
 REFERENCE = "import torch\n\ndef f(x):\n    return torch.tanh(x * 0.044715) * 0.5\n"
 

@@ -8,11 +8,10 @@ from conftest import NEAR_MISS
 from rich.console import Console
 
 from kope.agents import DebugConfig, DebugLoop
-from kope.diagnose.diagnoser import Diagnosis
+from kope.diagnose.report import Diagnosis
 from kope.evaluate import Evaluator
 from kope.evaluate.protocol import BoundsEvent
 from kope.knowledge.retrieval import Hypothesis
-from kope.models.offline import OfflineModel
 from kope.ops import get_op
 from kope.repair.explain import explain
 from kope.repair.search import RepairSearch, SearchConfig
@@ -22,8 +21,21 @@ RELU = (NEAR_MISS / "relu_grid_floor_div.py").read_text()
 
 def diagnosis(*patterns: str, bounds_line: int | None = None) -> Diagnosis:
     hypotheses = [Hypothesis(pattern=p, score=10.0 - i) for i, p in enumerate(patterns)]
-    bounds = [BoundsEvent(kind="store", kernel="_relu_kernel", line=bounds_line, pid=[0], lanes=3,
-                          elements_out=3, nearest="past the end of out")] if bounds_line else []
+    bounds = (
+        [
+            BoundsEvent(
+                kind="store",
+                kernel="_relu_kernel",
+                line=bounds_line,
+                pid=[0],
+                lanes=3,
+                elements_out=3,
+                nearest="past the end of out",
+            )
+        ]
+        if bounds_line
+        else []
+    )
     return Diagnosis(status="fail", task="t", candidate="c", hypotheses=hypotheses, bounds=bounds)
 
 
@@ -37,8 +49,11 @@ def test_hypotheses_order_the_operators_and_the_evidence_orders_the_sites(evalua
     assert first.label == "grid-too-small"
     # Two comparisons: the one on the line the bounds checker names goes first.
     source = source.replace("y = tl.where(x < 0, 0.0, x)", "y = tl.where(x > 0, x, 0.0)")
-    ranked = [c for c in search.candidates(source, diagnosis("mask-off-by-one", bounds_line=19), "")
-              if c.operator == "compare-flip"]
+    ranked = [
+        c
+        for c in search.candidates(source, diagnosis("mask-off-by-one", bounds_line=19), "")
+        if c.operator == "compare-flip"
+    ]
     assert [c.line for c in ranked] == [19, 17]
     assert "bounds checker" in ranked[0].why
 
@@ -49,8 +64,7 @@ def test_search_repairs_two_bugs_with_a_second_edit_on_top_of_the_first(evaluato
     candidate = tmp_path / "relu_two_bugs.py"
     candidate.write_text(RELU.replace("y = tl.where(x < 0, 0.0, x)", "y = tl.where(x < 0, 0.0, x) * 1.5"))
     config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=16))
-    report = DebugLoop(OfflineModel(), evaluator, config=config).run(get_op("relu").task_path, candidate,
-                                                                  tmp_path / "fixed.py")
+    report = DebugLoop(None, evaluator, config=config).run(get_op("relu").task_path, candidate, tmp_path / "fixed.py")
     assert report.status == "repaired", report.search
     fixed = (tmp_path / "fixed.py").read_text()
     assert "triton.cdiv(n_elements, BLOCK)" in fixed and "* 1.5" not in fixed

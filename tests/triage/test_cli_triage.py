@@ -15,7 +15,7 @@ from kope.triage.sample import make_run
 
 def _json(output: str) -> dict[str, object]:
     """The JSON object in the output (the progress bar, on stderr, may surround it)."""
-    found, _ = json.JSONDecoder().raw_decode(output[output.index('{\n'):])
+    found, _ = json.JSONDecoder().raw_decode(output[output.index("{\n") :])
     return found
 
 
@@ -24,8 +24,18 @@ def test_triage_command(tmp_path: Path) -> None:
     (run.candidates / "level1" / "77_orphan").mkdir()
     (run.candidates / "level1" / "77_orphan" / "sample_0.py").write_text(get_op("relu").kernel_path.read_text())
     out = tmp_path / "out"
-    args = ["triage", str(run.tasks), str(run.candidates), "--out", str(out), "--trials", "1", "--json",
-            "--cache-dir", str(tmp_path / "cache")]
+    args = [
+        "triage",
+        str(run.tasks),
+        str(run.candidates),
+        "--out",
+        str(out),
+        "--trials",
+        "1",
+        "--json",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+    ]
     first = CliRunner().invoke(app, args)
     assert first.exit_code == 0, first.output
     summary = _json(first.output)

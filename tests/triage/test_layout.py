@@ -27,8 +27,10 @@ def test_kernelbench_folders_per_problem(tmp_path: Path) -> None:
     _write(tmp_path / "runs" / "level2" / "19_Other" / "sample_1.py", KERNEL)
     _write(tmp_path / "runs" / "42_Missing" / "sample_0.py", KERNEL)
     found = match(tmp_path / "tasks", tmp_path / "runs")
-    assert {(i.id, i.problem) for i in found.items} == {("19_ReLU/sample_0.py", "19_ReLU"),
-                                                       ("level2/19_Other/sample_1.py", "19_Other")}
+    assert {(i.id, i.problem) for i in found.items} == {
+        ("19_ReLU/sample_0.py", "19_ReLU"),
+        ("level2/19_Other/sample_1.py", "19_Other"),
+    }
     (lost,) = found.unmatched
     assert lost.candidate.endswith("42_Missing/sample_0.py") and "42_Missing" in lost.reason
 
@@ -41,8 +43,10 @@ def test_flat_kernelbench_names(tmp_path: Path) -> None:
     _write(tmp_path / "out" / "level_2_problem_19_sample_0_kernel.py", KERNEL)
     _write(tmp_path / "out" / "notes.py", "x = 1\n")
     found = match(tmp_path / "tasks", tmp_path / "out")
-    assert {(i.id, i.problem) for i in found.items} == {("level_1_problem_19_sample_0_kernel.py", "19_ReLU"),
-                                                       ("level_1_problem_20_sample_3_kernel.py", "20_LeakyReLU")}
+    assert {(i.id, i.problem) for i in found.items} == {
+        ("level_1_problem_19_sample_0_kernel.py", "19_ReLU"),
+        ("level_1_problem_20_sample_3_kernel.py", "20_LeakyReLU"),
+    }
     reasons = {Path(u.candidate).name: u.reason for u in found.unmatched}
     assert "level 2 problem 19" in reasons["level_2_problem_19_sample_0_kernel.py"]
     assert "not recognised" in reasons["notes.py"]
@@ -64,8 +68,9 @@ def test_manifests(tmp_path: Path) -> None:
     found = match(tmp_path / "tasks", tmp_path / "c" / "list.csv")
     assert [(i.id, i.problem) for i in found.items] == [("first", "relu")]
     assert len(found.unmatched) == 1 and "no task file" in found.unmatched[0].reason
-    (tmp_path / "c" / "list.json").write_text(json.dumps([{"task": "relu.py", "candidate": "one.py"},
-                                                          {"task": "relu.py", "candidate": "gone.py"}]))
+    (tmp_path / "c" / "list.json").write_text(
+        json.dumps([{"task": "relu.py", "candidate": "one.py"}, {"task": "relu.py", "candidate": "gone.py"}])
+    )
     found = match(tmp_path / "tasks", tmp_path / "c" / "list.json")
     assert [i.id for i in found.items] == ["one.py"] and found.unmatched[0].reason == "no such candidate file"
     with pytest.raises(LayoutError):

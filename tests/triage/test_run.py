@@ -28,8 +28,14 @@ OPTIONS = EvalOptions(trials=1)
 def sample(tmp_path_factory: pytest.TempPathFactory) -> SampleRun:
     # 22 candidates: 5 problems, each with its kernel, two broken ones and a cheat; two near misses
     # (repairs are what costs most on the interpreter, and two are enough to compare)
-    run = make_run(tmp_path_factory.mktemp("run"), ops=SMALL_OPS[:5], near_misses=1, broken=2, small=True,
-                   near_miss_ops=SMALL_OPS[:2])
+    run = make_run(
+        tmp_path_factory.mktemp("run"),
+        ops=SMALL_OPS[:5],
+        near_misses=1,
+        broken=2,
+        small=True,
+        near_miss_ops=SMALL_OPS[:2],
+    )
     assert len(run.expected) == 22
     return run
 
@@ -42,14 +48,15 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def local(sample: SampleRun, cache: Path, tmp_path_factory: pytest.TempPathFactory) -> TriageSummary:
     out = tmp_path_factory.mktemp("local")
-    return triage(sample.tasks, sample.candidates, out, executor=LocalExecutor(2), options=OPTIONS,
-                  cache_dir=cache)
+    return triage(sample.tasks, sample.candidates, out, executor=LocalExecutor(2), options=OPTIONS, cache_dir=cache)
 
 
 def _outcome(summary: TriageSummary) -> dict[str, tuple[str, str, str, str | None]]:
     """Each candidate's classes, repair and repaired source."""
-    return {r.id: (r.before, r.after, r.repair, (summary.out / r.repaired).read_text() if r.repaired else None)
-            for r in summary.rows}
+    return {
+        r.id: (r.before, r.after, r.repair, (summary.out / r.repaired).read_text() if r.repaired else None)
+        for r in summary.rows
+    }
 
 
 def test_local_triage_classifies_and_repairs(local: TriageSummary, sample: SampleRun) -> None:
@@ -105,8 +112,15 @@ def test_ray_gives_the_local_results_with_a_worker_killed(
             os.kill(busy[0], signal.SIGKILL)
             killed.append(busy[0])
 
-    summary = triage(sample.tasks, sample.candidates, tmp_path, executor=ray_executor,  # type: ignore[arg-type]
-                     options=OPTIONS, cache_dir=cache, progress=kill_one)
+    summary = triage(
+        sample.tasks,
+        sample.candidates,
+        tmp_path,
+        executor=ray_executor,  # type: ignore[arg-type]
+        options=OPTIONS,
+        cache_dir=cache,
+        progress=kill_one,
+    )
     assert killed, "no Ray worker was seen running a job"
     assert summary.executor == "ray" and summary.ran == 22
     lines = (tmp_path / "results.jsonl").read_text().splitlines()
@@ -120,14 +134,21 @@ def test_the_report_in_a_headless_browser(local: TriageSummary, tmp_path: Path) 
     if browser is None:
         pytest.skip("no headless browser: apt-get install chromium (scripts/setup.sh does, as root)")
     page = (local.out / "report.html").as_uri()
-    flags = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files",
-             f"--user-data-dir={tmp_path / 'profile'}"]
+    flags = [
+        browser,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--allow-file-access-from-files",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ]
     dom = subprocess.run([*flags, "--dump-dom", page], capture_output=True, text=True, timeout=120, check=True).stdout
     assert dom.count('class="candidate"') == 22 and dom.count('<h2 class="problem">') == 5
     assert 'id="rate-before">22.7%' in dom and dom.count('class="heat"') == 2
     repaired = sum(r.repair == "repaired" for r in local.rows)
     assert f'id="saved">{repaired}<' in dom and dom.count('<span class="add">') >= repaired
     shot = tmp_path / "report.png"
-    subprocess.run([*flags, f"--screenshot={shot}", "--window-size=1280,2000", page], capture_output=True,
-                   timeout=120, check=True)
+    subprocess.run(
+        [*flags, f"--screenshot={shot}", "--window-size=1280,2000", page], capture_output=True, timeout=120, check=True
+    )
     assert shot.stat().st_size > 20_000  # a rendered page, not a blank one

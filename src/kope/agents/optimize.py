@@ -29,26 +29,24 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from kope.agents.debug import TokenCount, Transcript
-from kope.agents.edits import EditError, parse_reply
-from kope.agents.launch import Knob, apply_config, current_config, describe, find_knobs
 from kope.agents.prompts import merged, render
+from kope.agents.proposers import Frontier, LaunchSearch, ModelProposer, Proposal, Proposer
 from kope.cases.task import Case, Task, load_task
 from kope.context.budget import Section, pack
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
-from kope.models.base import Message, Model, ModelError
-from kope.models.offline import OfflineModel
+from kope.loop import Guards, LoopLimits, StopReason, Transcript
+from kope.models.base import Message, Model, Usage
 from kope.models.tokens import count_messages
 
 if TYPE_CHECKING:
     from kope.memory.recording import RunRecorder
     from kope.memory.store import ExperienceStore
 
-Status = Literal["improved", "not-improved", "incorrect-start"]
+OptimizeStatus = Literal["improved", "not-improved", "incorrect-start"]
 INTERPRETER_NOTE = (
     "interpreter-wall: the Triton interpreter's wall time on the CPU. It ranks versions on this machine "
     "but is not GPU speed; no speedup over the PyTorch reference is claimed from it."
@@ -88,13 +86,13 @@ class Node(BaseModel):
     evaluation: int | None = None
     """1-based index of the evaluation that measured it (None: no new version was evaluated)."""
     version_id: int | None = None
-    tokens: TokenCount = Field(default_factory=TokenCount)
+    tokens: Usage = Field(default_factory=Usage)
 
 
 class OptimizeReport(BaseModel):
     """What `kope optimize --json` prints."""
 
-    status: Status
+    status: OptimizeStatus
     task: str
     kernel: str
     model: str
@@ -113,22 +111,21 @@ class OptimizeReport(BaseModel):
     best_found_at: int | None = None
     """The evaluation (1 = the start) that measured the returned version."""
     iterations: int = 0
-    tokens: TokenCount = Field(default_factory=TokenCount)
-    stop_reason: str = ""
+    tokens: Usage = Field(default_factory=Usage)
+    stop_reason: StopReason | None = None
     seconds: float = 0.0
     best_config: dict[str, int] | None = None
     run_id: int | None = None
     trajectory: list[Node] = Field(default_factory=list)
 
-
-@dataclass
-class Proposal:
-    kind: str
-    source: str | None = None
-    text: str = ""
-    params: dict[str, Any] | None = None
-    tokens: tuple[int, int] = (0, 0)
-    note: str = ""
+    @property
+    def exit_code(self) -> int:
+        """`kope optimize`'s exit status: 0 a correct result, faster or not; 1 the starting kernel is wrong on
+        some case or rejected by the gates; 2 it does not run or could not be timed (as `kope eval`: 2 error)."""
+        if self.status != "incorrect-start":
+            return 0
+        start = self.trajectory[0].status if self.trajectory else "error"
+        return 1 if start in ("fail", "reject") else 2
 
 
 @dataclass
@@ -151,86 +148,15 @@ class Search:
     open: list[_Open] = field(default_factory=list)
     best: _Open | None = None
     seen: set[str] = field(default_factory=set)
-    tokens: TokenCount = field(default_factory=TokenCount)
+    tokens: Usage = field(default_factory=Usage)
     evaluations: int = 0
     method: str | None = None
 
 
-class Proposer(Protocol):
-    name: str
-
-    def propose(self, current: _Open, search: Search) -> Proposal | None:
-        """The next decision from `current`, or None when it has nothing more to try from there."""
+OptimizeProgress = Callable[[Node], None]
 
 
-ProgressFn = Callable[[Node], None]
-
-
-# -- the offline proposer: launch parameters ---------------------------------------------------
-
-
-class LaunchSearch:
-    """Coordinate moves over the launch knobs, seeded and ordered by the memory."""
-
-    name = "offline"
-
-    def __init__(
-        self,
-        start_source: str,
-        *,
-        interpreted: bool,
-        seeds: Sequence[dict[str, int]] = (),
-        move_order: dict[tuple[str, str], float] | None = None,
-    ) -> None:
-        knobs = find_knobs(start_source)
-        if interpreted:
-            knobs = [k for k in knobs if k.id not in ("kw:num_warps", "kw:num_stages")]
-        self.knobs: list[Knob] = knobs
-        self.start = current_config(knobs)
-        self.seeds = [self._fit(seed) for seed in seeds]
-        self.move_order = dict(move_order or {})
-        self.tried: set[tuple[tuple[str, int], ...]] = {self._key(self.start)}
-
-    @staticmethod
-    def _key(config: dict[str, int]) -> tuple[tuple[str, int], ...]:
-        return tuple(sorted(config.items()))
-
-    def _fit(self, seed: dict[str, int]) -> dict[str, int]:
-        config = dict(self.start)
-        for knob in self.knobs:
-            if knob.id in seed:
-                config[knob.id] = min(knob.choices, key=lambda c: abs(math.log2(c) - math.log2(max(seed[knob.id], 1))))
-        return config
-
-    def moves(self, config: dict[str, int]) -> list[dict[str, int]]:
-        """One-knob moves from `config`, the memory's best-scored first (then block sizes up, then down)."""
-        ranked: list[tuple[float, int, dict[str, int]]] = []
-        for position, knob in enumerate(self.knobs):
-            for value in knob.neighbours(config.get(knob.id, knob.current)):
-                direction = "up" if value > config.get(knob.id, knob.current) else "down"
-                prior = (0.002 if direction == "up" else 0.0) - 0.0001 * position
-                score = self.move_order.get((knob.id, direction), 0.0) + prior
-                ranked.append((score, len(ranked), {**config, knob.id: value}))
-        ranked.sort(key=lambda item: (-item[0], item[1]))
-        return [config for _, _, config in ranked]
-
-    def propose(self, current: _Open, search: Search) -> Proposal | None:
-        base = current.config if current.config is not None else self.start
-        candidates = (self.seeds if current is search.start else []) + self.moves(base)
-        for config in candidates:
-            key = self._key(config)
-            if key in self.tried:
-                continue
-            self.tried.add(key)
-            seeded = any(self._key(seed) == key for seed in self.seeds) and current is search.start
-            changes = {k: (base[k], v) for k, v in config.items() if base.get(k) != v}
-            source = apply_config(current.source, {k: v for k, v in config.items() if k in changes})
-            what = describe(changes) + (" (the fastest configuration found for a similar task)" if seeded else "")
-            return Proposal(
-                kind="launch-config", source=source, text=f"launch parameters {what}",
-                params={"config": config, "changes": {k: list(v) for k, v in changes.items()}, "seed": seeded},
-            )
-        return None
+# -- the launch search's memory -------------------------------------------------------------
 
 
 def launch_memory(
@@ -250,7 +176,7 @@ def launch_memory(
         speedup = row.speedup
         if row.device != device or speedup is None or len(changes) != 1:
             continue
-        (knob, (old, new)), = changes.items()
+        ((knob, (old, new)),) = changes.items()
         weight = 2.0 if row.family == family else 1.0
         gains.setdefault((knob, "up" if new > old else "down"), []).extend([math.log(speedup)] * int(weight))
     return seeds[:3], {key: statistics.fmean(values) for key, values in gains.items()}
@@ -259,60 +185,59 @@ def launch_memory(
 # -- the LLM proposer ----------------------------------------------------------------------------
 
 
-class ModelProposer:
-    """Asks a model for a SEARCH/REPLACE edit, with measurements and packed experience."""
+class OptimizePrompt:
+    """The optimize prompt: the kernel, its measurements, the attempts from it and (within the same exact
+    token budget) the experience the packer selects."""
 
-    def __init__(
-        self,
-        model: Model,
-        config: OptimizeConfig,
-        transcript: Transcript,
-        recorder: RunRecorder | None,
-    ) -> None:
-        self.model = model
-        self.name = model.name
+    def __init__(self, config: OptimizeConfig, transcript: Transcript, recorder: RunRecorder | None) -> None:
         self.config = config
         self.transcript = transcript
         self.recorder = recorder
 
-    def propose(self, current: _Open, search: Search) -> Proposal | None:
-        if current.children >= self.config.max_children:
-            return None
+    def messages(self, current: _Open, search: Search) -> list[Message]:
+        """The messages for a model asked from `current` (the packing recorded and written to the transcript)."""
         messages, packed = self.prompt(current, search)
         if self.recorder is not None:
             self.recorder.packed(packed)
-        self.transcript.write("prompt", node=current.node.index, tokens=packed.tokens, budget=packed.budget,
-                              dropped=packed.dropped, reduced=packed.reduced,
-                              messages=[m.model_dump() for m in messages])
-        try:
-            reply = self.model.complete(messages, max_tokens=self.config.reply_tokens)
-        except ModelError as exc:
-            return Proposal(kind="model-error", note=str(exc))
-        tokens = (reply.usage.prompt, reply.usage.completion)
-        self.transcript.write("reply", node=current.node.index, text=reply.text, usage=reply.usage.model_dump())
-        from kope.memory.recording import explanation_of
-
-        parsed = parse_reply(reply.text)
-        if not parsed.has_edit:
-            return Proposal(kind="no-edit", tokens=tokens, note="the reply had no edit")
-        try:
-            source = parsed.apply(current.source)
-        except EditError as exc:
-            return Proposal(kind="edit-failed", tokens=tokens, note=str(exc))
-        return Proposal(kind="edit", source=source, text=explanation_of(reply.text), tokens=tokens)
+        self.transcript.write(
+            "prompt",
+            node=current.node.index,
+            tokens=packed.tokens,
+            budget=packed.budget,
+            dropped=packed.dropped,
+            reduced=packed.reduced,
+            messages=[m.model_dump() for m in messages],
+        )
+        return messages
 
     def prompt(self, current: _Open, search: Search) -> tuple[list[Message], Any]:
         system = Message(role="system", content=render("optimize_system.j2"))
         sections = [
-            Section("reference", "The PyTorch reference (the task)", (f"```python\n{search.task.source.rstrip()}\n```",),
-                    priority=100, required=True),
-            Section("kernel", "The current kernel (correct on every case)",
-                    (f"```python\n{current.source.rstrip()}\n```",), priority=100, required=True),
+            Section(
+                "reference",
+                "The PyTorch reference (the task)",
+                (f"```python\n{search.task.source.rstrip()}\n```",),
+                priority=100,
+                required=True,
+            ),
+            Section(
+                "kernel",
+                "The current kernel (correct on every case)",
+                (f"```python\n{current.source.rstrip()}\n```",),
+                priority=100,
+                required=True,
+            ),
             Section("measurements", "Measurements", (_measurements(current, search),), priority=95, required=True),
         ]
         if current.attempts:
-            sections.append(Section("attempts", "Attempts already made from this kernel", (
-                "\n".join(current.attempts[-6:]), "\n".join(current.attempts[-2:]), ""), priority=40))
+            sections.append(
+                Section(
+                    "attempts",
+                    "Attempts already made from this kernel",
+                    ("\n".join(current.attempts[-6:]), "\n".join(current.attempts[-2:]), ""),
+                    priority=40,
+                )
+            )
         if self.recorder is not None and self.config.memory:
             query = self.recorder.query("optimize", current.source, text=_identifiers(current.source))
             sections += self.recorder.prepare(query)
@@ -321,8 +246,12 @@ class ModelProposer:
             body = render("optimize.j2", sections=merged(included))
             return [system, Message(role="user", content=body.strip() + "\n")]
 
-        packed = pack(sections, self.config.prompt_budget, lambda included: count_messages(messages_for(included)),
-                      breadth_first=True)
+        packed = pack(
+            sections,
+            self.config.prompt_budget,
+            lambda included: count_messages(messages_for(included)),
+            breadth_first=True,
+        )
         return messages_for(packed.sections), packed
 
 
@@ -337,8 +266,10 @@ def _measurements(current: _Open, search: Search) -> str:
     lines = [f"Timing: {method}" + (f" ({INTERPRETER_NOTE})" if method == "interpreter-wall" else "")]
     start_ms = search.start.node.time_ms
     lines.append(f"- the starting kernel: {_ms(start_ms)}")
-    lines.append(f"- this kernel: {_ms(current.node.time_ms)}"
-                 + (f", {current.node.speedup_vs_start:.2f}x the start's speed" if current.node.speedup_vs_start else ""))
+    speedup = current.node.speedup_vs_start
+    lines.append(
+        f"- this kernel: {_ms(current.node.time_ms)}" + (f", {speedup:.2f}x the start's speed" if speedup else "")
+    )
     if search.best is not None and search.best is not current:
         lines.append(f"- the fastest correct version so far: {_ms(search.best.node.time_ms)}")
     lines.append("Time is the sum over the task's cases of the median time of one forward call.")
@@ -355,15 +286,17 @@ def _ms(value: float | None) -> str:
 class OptimizeLoop:
     def __init__(
         self,
-        model: Model,
+        model: Model | None,
         evaluator: Evaluator,
         *,
         config: OptimizeConfig | None = None,
         store: ExperienceStore | None = None,
         transcript: Path | None = None,
-        progress: ProgressFn | None = None,
+        progress: OptimizeProgress | None = None,
     ) -> None:
+        """`model` None: the offline launch search (`--model offline`)."""
         self.model = model
+        self.name = model.name if model is not None else "offline"
         self.evaluator = evaluator
         self.config = config or OptimizeConfig()
         self.store = store
@@ -382,11 +315,17 @@ class OptimizeLoop:
         work = out.with_name(f".{out.name}.work.py")
         recorder = self._recorder(task)
         interpreted = not options.device.startswith("cuda")
-        self.transcript.write("start", task=str(task.path), kernel=str(kernel), model=self.model.name)
+        self.transcript.write("start", task=str(task.path), kernel=str(kernel), model=self.name)
 
         result = self._evaluate(task, work, source, options, cases)
-        start_node = Node(index=0, kind="start", status=result.status, time_ms=_time(result), evaluation=1,
-                          speedup_vs_start=1.0 if _time(result) else None)
+        start_node = Node(
+            index=0,
+            kind="start",
+            status=result.status,
+            time_ms=_time(result),
+            evaluation=1,
+            speedup_vs_start=1.0 if _time(result) else None,
+        )
         start = _Open(node=start_node, source=source)
         search = Search(task=task, start=start, nodes=[start_node], evaluations=1, method=_method(result))
         search.seen.add(_norm(source))
@@ -395,14 +334,19 @@ class OptimizeLoop:
             recorder.store.update_run(recorder.run.id, start_version=start_node.version_id)
         self.progress(start_node)
         report = OptimizeReport(
-            status="incorrect-start", task=str(task.path), kernel=str(kernel), model=self.model.name, output=None,
-            device=options.device, timing_method=search.method,
+            status="incorrect-start",
+            task=str(task.path),
+            kernel=str(kernel),
+            model=self.name,
+            output=None,
+            device=options.device,
+            timing_method=search.method,
             timing_note=INTERPRETER_NOTE if search.method == "interpreter-wall" else "",
-            start_ms=start_node.time_ms, run_id=recorder.run.id if recorder is not None else None,
+            start_ms=start_node.time_ms,
+            run_id=recorder.run.id if recorder is not None else None,
         )
         if result.status != "pass" or start_node.time_ms is None:
-            report.stop_reason = "the starting kernel is not correct on every case" if result.status != "pass" \
-                else "the starting kernel could not be timed"
+            report.stop_reason = "incorrect-start" if result.status != "pass" else "untimed-start"
             report.evaluations, report.trajectory = 1, search.nodes
             report.seconds = round(time.monotonic() - began, 3)
             if recorder is not None:
@@ -444,43 +388,63 @@ class OptimizeLoop:
         report.seconds = round(time.monotonic() - began, 3)
         if recorder is not None:
             recorder.finish(
-                status=report.status, stop_reason=stop_reason, tokens=(search.tokens.prompt, search.tokens.completion),
+                status=report.status,
+                stop_reason=stop_reason,
+                tokens=(search.tokens.prompt, search.tokens.completion),
                 best=chosen.source,
-                summary={"config": chosen.config, "speedup_vs_start": report.speedup_vs_start,
-                         "confirmed_speedup_vs_start": report.confirmed_speedup_vs_start,
-                         "method": search.method, "start_ms": start_node.time_ms, "best_ms": chosen.node.time_ms,
-                         "evaluations": report.evaluations, "best_found_at": report.best_found_at},
+                summary={
+                    "config": chosen.config,
+                    "speedup_vs_start": report.speedup_vs_start,
+                    "confirmed_speedup_vs_start": report.confirmed_speedup_vs_start,
+                    "method": search.method,
+                    "start_ms": start_node.time_ms,
+                    "best_ms": chosen.node.time_ms,
+                    "evaluations": report.evaluations,
+                    "best_found_at": report.best_found_at,
+                },
             )
         self.transcript.write("end", report=report.model_dump(mode="json", exclude={"trajectory"}))
         return report
 
     def _search(
-        self, search: Search, proposer: Proposer, recorder: RunRecorder | None, task: Task, work: Path,
-        options: EvalOptions, cases: list[Case], began: float,
-    ) -> str:
+        self,
+        search: Search,
+        proposer: Proposer,
+        recorder: RunRecorder | None,
+        task: Task,
+        work: Path,
+        options: EvalOptions,
+        cases: list[Case],
+        began: float,
+    ) -> StopReason:
         limits = self.config
+        guards = Guards(
+            LoopLimits(max_iterations=limits.iterations, max_tokens=limits.max_tokens, max_seconds=limits.max_seconds),
+            started=began,
+        )
         while True:
-            if len(search.nodes) - 1 >= limits.iterations:
-                return "iteration-limit"
-            if search.tokens.prompt + search.tokens.completion >= limits.max_tokens:
-                return "token-budget"
-            if time.monotonic() - began >= limits.max_seconds:
-                return "time-budget"
+            stop = guards.before_call(len(search.nodes) - 1, search.tokens.total)
+            if stop is not None:
+                return stop
             candidates = [o for o in search.open if not o.exhausted]
             if not candidates:
                 return "search-exhausted"
             current = min(candidates, key=lambda o: (o.node.time_ms or math.inf, o.node.index))
-            proposal = proposer.propose(current, search)
+            proposal = proposer.propose(Frontier(current, search, prompt=self._prompt(recorder, current, search)))
             if proposal is None:
                 current.exhausted = True
                 continue
             current.children += 1
-            node = Node(index=len(search.nodes), parent=current.node.index, kind=proposal.kind,
-                        decision=proposal.text or proposal.note, params=proposal.params,
-                        tokens=TokenCount(prompt=proposal.tokens[0], completion=proposal.tokens[1]))
+            node = Node(
+                index=len(search.nodes),
+                parent=current.node.index,
+                kind=proposal.kind,
+                decision=proposal.text or proposal.note,
+                params=proposal.params,
+                tokens=proposal.usage,
+            )
             search.nodes.append(node)
-            search.tokens = TokenCount(prompt=search.tokens.prompt + proposal.tokens[0],
-                                       completion=search.tokens.completion + proposal.tokens[1])
+            search.tokens = search.tokens + proposal.usage
             if proposal.source is None:
                 node.status = proposal.kind
                 current.attempts.append(f"attempt {node.index}: {proposal.kind}: {proposal.note}")
@@ -509,18 +473,29 @@ class OptimizeLoop:
                 from kope.memory.recording import failure_text
                 from kope.memory.store import DecisionIn
 
-                made = DecisionIn(kind=proposal.kind, text=proposal.text, diff=unified_diff(current.source, proposal.source),
-                                  params=proposal.params, tokens_prompt=proposal.tokens[0],
-                                  tokens_completion=proposal.tokens[1])
-                node.version_id = recorder.record(proposal.source, parent=current.source, made=made, result=result,
-                                                  scope="all", signature_text=failure_text(result)).version.id
-            self.transcript.write("evaluation", node=node.index, status=result.status, time_ms=node.time_ms,
-                                  params=proposal.params)
+                made = DecisionIn(
+                    kind=proposal.kind,
+                    text=proposal.text,
+                    diff=unified_diff(current.source, proposal.source),
+                    params=proposal.params,
+                    tokens_prompt=proposal.usage.prompt,
+                    tokens_completion=proposal.usage.completion,
+                )
+                node.version_id = recorder.record(
+                    proposal.source,
+                    parent=current.source,
+                    made=made,
+                    result=result,
+                    scope="all",
+                    signature_text=failure_text(result),
+                ).version.id
+            self.transcript.write(
+                "evaluation", node=node.index, status=result.status, time_ms=node.time_ms, params=proposal.params
+            )
             outcome = _outcome(node)
             current.attempts.append(f"attempt {node.index}: {proposal.text[:200]} → {outcome}")
             if result.status == "pass" and node.time_ms is not None:
-                opened = _Open(node=node, source=proposal.source,
-                               config=(proposal.params or {}).get("config"))
+                opened = _Open(node=node, source=proposal.source, config=(proposal.params or {}).get("config"))
                 search.open.append(opened)
                 assert search.best is not None and search.best.node.time_ms is not None
                 if node.time_ms < search.best.node.time_ms:
@@ -531,8 +506,16 @@ class OptimizeLoop:
         work.write_text(source)
         return self.evaluator.evaluate(task, work, options=options, cases=cases)
 
-    def _confirm(self, task: Task, work: Path, start: _Open, best: _Open, options: EvalOptions, cases: list[Case],
-                 recorder: RunRecorder | None) -> float | None:
+    def _confirm(
+        self,
+        task: Task,
+        work: Path,
+        start: _Open,
+        best: _Open,
+        options: EvalOptions,
+        cases: list[Case],
+        recorder: RunRecorder | None,
+    ) -> float | None:
         times: dict[str, list[float]] = {"start": [], "best": []}
         for _ in range(self.config.confirm):
             for label, entry in (("start", start), ("best", best)):
@@ -551,22 +534,57 @@ class OptimizeLoop:
             return None
         from kope.memory.recording import RunRecorder
 
-        return RunRecorder(self.store, kind="optimize", task=task, model=self.model.name,
-                           device=self.config.options.device, experience=self.config.memory)
+        return RunRecorder(
+            self.store,
+            kind="optimize",
+            task=task,
+            model=self.name,
+            device=self.config.options.device,
+            experience=self.config.memory,
+        )
 
-    def _proposer(self, source: str, recorder: RunRecorder | None, interpreted: bool) -> Proposer:
-        if isinstance(self.model, OfflineModel):
+    def _prompt(self, recorder: RunRecorder | None, current: _Open, search: Search) -> Callable[[], list[Message]]:
+        return lambda: OptimizePrompt(self.config, self.transcript, recorder).messages(current, search)
+
+    def _proposer(self, source: str, recorder: RunRecorder | None, interpreted: bool) -> Proposer[Frontier]:
+        if self.model is None:
             seeds: list[dict[str, int]] = []
             order: dict[tuple[str, str], float] = {}
             if recorder is not None and self.config.memory:
-                seeds, order = launch_memory(recorder.store, device=recorder.device, family=recorder.task.family,
-                                             task_id=recorder.task.id)
+                seeds, order = launch_memory(
+                    recorder.store, device=recorder.device, family=recorder.task.family, task_id=recorder.task.id
+                )
             return LaunchSearch(source, interpreted=interpreted, seeds=seeds, move_order=order)
-        return ModelProposer(self.model, self.config, self.transcript, recorder)
+        return ChildLimited(self.model, self.config, self.transcript)
+
+
+class ChildLimited:
+    """The optimize loop's model proposer: at most `max_children` proposals from one version, each reply
+    written to the transcript, each edit described by the reply's explanation."""
+
+    def __init__(self, model: Model, config: OptimizeConfig, transcript: Transcript) -> None:
+        self.name = model.name
+        self.inner = ModelProposer(model, max_tokens=config.reply_tokens, instrumentation=False)
+        self.max_children = config.max_children
+        self.transcript = transcript
+
+    def propose(self, view: Frontier) -> Proposal | None:
+        if view.current.children >= self.max_children:
+            return None
+        proposal = self.inner.propose(view)
+        if proposal.kind == "model-error":
+            return proposal
+        self.transcript.write(
+            "reply", node=view.current.node.index, text=proposal.text, usage=proposal.usage.model_dump()
+        )
+        from kope.memory.recording import explanation_of
+
+        proposal.text = explanation_of(proposal.text) if proposal.kind == "edit" else ""
+        return proposal
 
 
 def _norm(source: str) -> str:
-    from kope.memory.signatures import normalized_hash
+    from kope.memory.fingerprints import normalized_hash
 
     return normalized_hash(source)
 
@@ -609,7 +627,7 @@ def optimize(
     config: OptimizeConfig | None = None,
     store: ExperienceStore | None = None,
     transcript: Path | None = None,
-    progress: ProgressFn | None = None,
+    progress: OptimizeProgress | None = None,
 ) -> OptimizeReport:
     """Make `kernel` faster with `model`; write the fastest correct version to `out` and return the report."""
     loop = OptimizeLoop(model, evaluator, config=config, store=store, transcript=transcript, progress=progress)

@@ -9,7 +9,7 @@ from functools import cache
 import jinja2
 
 from kope.context.budget import Packed, Section, pack
-from kope.diagnose.diagnoser import Diagnosis
+from kope.diagnose.report import Diagnosis
 from kope.models.base import Message
 from kope.models.tokens import count_messages
 
@@ -66,31 +66,66 @@ def _hypotheses(diagnosis: Diagnosis, count: int, with_evidence: bool) -> str:
 
 def sections(context: StepContext) -> list[Section]:
     items = [
-        Section("reference", "The PyTorch reference (the task)", (f"```python\n{context.reference.rstrip()}\n```",),
-                priority=100, required=True),
-        Section("kernel", "The current kernel", (f"```python\n{context.kernel.rstrip()}\n```",),
-                priority=100, required=True),
+        Section(
+            "reference",
+            "The PyTorch reference (the task)",
+            (f"```python\n{context.reference.rstrip()}\n```",),
+            priority=100,
+            required=True,
+        ),
+        Section(
+            "kernel", "The current kernel", (f"```python\n{context.kernel.rstrip()}\n```",), priority=100, required=True
+        ),
     ]
     if context.feedback:
-        items.append(Section("feedback", "About your last reply", ("\n".join(context.feedback),), priority=90,
-                             required=True))
+        items.append(
+            Section("feedback", "About your last reply", ("\n".join(context.feedback),), priority=90, required=True)
+        )
     if context.instrumentation:
-        items.append(Section("instrumentation", "Instrumentation you asked for", (
-            "\n\n".join(context.instrumentation), "\n\n".join(t[:1500] for t in context.instrumentation), ""),
-            priority=80))
+        items.append(
+            Section(
+                "instrumentation",
+                "Instrumentation you asked for",
+                ("\n\n".join(context.instrumentation), "\n\n".join(t[:1500] for t in context.instrumentation), ""),
+                priority=80,
+            )
+        )
     diagnosis = context.diagnosis
     if diagnosis is not None:
         summary = diagnosis.summary()
         short = "\n".join(summary.splitlines()[:8])
-        items.append(Section("diagnosis", "What is wrong (measured on the cases you are shown)",
-                             (summary, short), priority=70, required=False))
+        items.append(
+            Section(
+                "diagnosis",
+                "What is wrong (measured on the cases you are shown)",
+                (summary, short),
+                priority=70,
+                required=False,
+            )
+        )
         if diagnosis.hypotheses:
-            items.append(Section("hypotheses", "Likely bugs, from kope's knowledge base", (
-                _hypotheses(diagnosis, 3, True), _hypotheses(diagnosis, 3, False), _hypotheses(diagnosis, 1, False), ""),
-                priority=60))
+            items.append(
+                Section(
+                    "hypotheses",
+                    "Likely bugs, from kope's knowledge base",
+                    (
+                        _hypotheses(diagnosis, 3, True),
+                        _hypotheses(diagnosis, 3, False),
+                        _hypotheses(diagnosis, 1, False),
+                        "",
+                    ),
+                    priority=60,
+                )
+            )
     if context.history:
-        items.append(Section("history", "Earlier attempts", (
-            "\n".join(context.history[-6:]), "\n".join(context.history[-2:]), ""), priority=40))
+        items.append(
+            Section(
+                "history",
+                "Earlier attempts",
+                ("\n".join(context.history[-6:]), "\n".join(context.history[-2:]), ""),
+                priority=40,
+            )
+        )
     items += context.experience
     return items
 

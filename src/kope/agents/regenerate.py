@@ -13,14 +13,13 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from kope.agents.debug import TokenCount, Transcript
 from kope.agents.edits import parse_reply
 from kope.agents.prompts import render
 from kope.cases.task import Task, load_task
 from kope.evaluate import EvalOptions, Evaluator
 from kope.evaluate.confine import SandboxReport
-from kope.models.base import Message, Model, ModelError
-from kope.models.offline import OfflineModel
+from kope.loop import Transcript
+from kope.models.base import Message, Model, ModelError, Usage
 
 
 class Sample(BaseModel):
@@ -28,7 +27,7 @@ class Sample(BaseModel):
     status: str
     """pass, fail, reject, error, no-code or model-error"""
     path: str | None = None
-    tokens: TokenCount = Field(default_factory=TokenCount)
+    tokens: Usage = Field(default_factory=Usage)
     detail: str = ""
     numerically_right: bool = False
     sandbox: SandboxReport | None = None
@@ -42,7 +41,7 @@ class RegenerateReport(BaseModel):
     passes: int
     pass_at_1: float
     pass_at_k: float
-    tokens: TokenCount
+    tokens: Usage
     tokens_per_success: float | None
     rejected: int
     """Samples right on every case but rejected by the integrity gates."""
@@ -61,7 +60,7 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 
 def regenerate(
     task: Task | str | Path,
-    model: Model,
+    model: Model | None,
     *,
     k: int,
     out_dir: Path,
@@ -74,24 +73,33 @@ def regenerate(
     task = task if isinstance(task, Task) else load_task(task)
     options = options or EvalOptions()
     log = Transcript(transcript)
-    if isinstance(model, OfflineModel):
+    if model is None:
         return RegenerateReport(
-            task=str(task.path), model=model.name, k=k, samples=[], passes=0, pass_at_1=0.0, pass_at_k=0.0,
-            tokens=TokenCount(), tokens_per_success=None, rejected=0, seconds=0.0,
-            note="regenerating needs a model that writes code: the offline model only repairs",
+            task=str(task.path),
+            model="offline",
+            k=k,
+            samples=[],
+            passes=0,
+            pass_at_1=0.0,
+            pass_at_k=0.0,
+            tokens=Usage(),
+            tokens_per_success=None,
+            rejected=0,
+            seconds=0.0,
+            note="regenerating needs a model that writes code: offline, kope only repairs",
         )
     out_dir.mkdir(parents=True, exist_ok=True)
     messages = [Message(role="user", content=render("regenerate.j2", reference=task.source.rstrip()))]
     samples: list[Sample] = []
-    total = TokenCount()
+    total = Usage()
     for index in range(k):
         try:
             reply = model.complete(messages, max_tokens=reply_tokens)
         except ModelError as exc:
             samples.append(Sample(index=index, status="model-error", detail=str(exc)))
             continue
-        tokens = TokenCount(prompt=reply.usage.prompt, completion=reply.usage.completion)
-        total = TokenCount(prompt=total.prompt + tokens.prompt, completion=total.completion + tokens.completion)
+        tokens = reply.usage
+        total = total + tokens
         log.write("sample", index=index, reply=reply.text, usage=reply.usage.model_dump())
         code = parse_reply(reply.text).whole_file
         if code is None:
@@ -106,8 +114,15 @@ def regenerate(
             detail = "; ".join(f.rule for f in result.integrity.findings if f.severity == "reject")
         right = result.error is None and all(c.passed for c in result.cases)
         samples.append(
-            Sample(index=index, status=result.status, path=str(path), tokens=tokens, detail=detail,
-                   numerically_right=right, sandbox=result.sandbox)
+            Sample(
+                index=index,
+                status=result.status,
+                path=str(path),
+                tokens=tokens,
+                detail=detail,
+                numerically_right=right,
+                sandbox=result.sandbox,
+            )
         )
     passes = sum(s.status == "pass" for s in samples)
     rejected = sum(s.status == "reject" and s.numerically_right for s in samples)

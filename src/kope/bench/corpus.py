@@ -183,7 +183,7 @@ class _Group:
     duplicates: int
 
 
-ProgressFn = Callable[[str], None]
+CorpusProgress = Callable[[str], None]
 
 
 def verdict(result: EvalResult) -> str:
@@ -249,7 +249,7 @@ def build_suite(
     confirm: EvalOptions | None = None,
     workers: int = 2,
     command: str = "",
-    progress: ProgressFn | None = None,
+    progress: CorpusProgress | None = None,
 ) -> SuiteManifest:
     """Write a suite of near misses to `out` and return its manifest (also written there).
 
@@ -308,10 +308,12 @@ def build_suite(
             future.result()
         for label in sorted({g.operator.label for g in groups}):
             have = sum(entry.label == label for _, entry in kept)
-            queue = _round_robin([(i, g.candidates[tried[i]:]) for i, g in enumerate(groups) if g.operator.label == label])
+            queue = _round_robin(
+                [(i, g.candidates[tried[i] :]) for i, g in enumerate(groups) if g.operator.label == label]
+            )
             queue = queue[:label_tries]
             while have < min_per_label and queue:
-                batch, queue = queue[: max(1, workers)], queue[max(1, workers):]
+                batch, queue = queue[: max(1, workers)], queue[max(1, workers) :]
                 have += sum(pool.map(lambda pair: attempt(*pair), batch))
     entries = [entry for _, entry in sorted(kept, key=lambda pair: (pair[0], pair[1].site or 0))]
     manifest = SuiteManifest(

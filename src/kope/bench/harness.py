@@ -29,7 +29,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from kope.agents.debug import DebugConfig, DebugLoop
-from kope.agents.guards import Limits
 from kope.agents.regenerate import regenerate
 from kope.bench.corpus import Suite, SuiteEntry
 from kope.cases.task import Task
@@ -39,6 +38,7 @@ from kope.evaluate.confine import SandboxReport
 from kope.evaluate.runner import Runner
 from kope.executors import Executor, LocalExecutor
 from kope.knowledge.base import KnowledgeBase
+from kope.loop import LoopLimits
 from kope.memory.store import ExperienceStore
 from kope.models import load_model
 from kope.models.base import Model
@@ -116,7 +116,7 @@ class Job:
     model: str
     out_dir: str
     options: EvalOptions
-    limits: Limits
+    limits: LoopLimits
     probes: bool = True
     store: str | None = None
     """The run's experience store (a SQLite file or SQLAlchemy URL); None: no memory."""
@@ -173,10 +173,10 @@ class TimedEvaluator(Evaluator):
         return seconds
 
 
-ModelFactory = Callable[[str], Model]
+ModelFactory = Callable[[str], Model | None]
 
 
-def default_model_factory(spec: str) -> Model:
+def default_model_factory(spec: str) -> Model | None:
     return load_model(spec)
 
 
@@ -213,8 +213,17 @@ class Worker:
         began = time.monotonic()
         self.evaluator.take_seconds()
         entry = job.entry
-        row = Attempt(case=entry.id, label=entry.label, operator=entry.operator, task=entry.task,
-                      strategy=job.strategy, arm=job.arm, sample=job.sample, model=job.model, outcome="harness-error")
+        row = Attempt(
+            case=entry.id,
+            label=entry.label,
+            operator=entry.operator,
+            task=entry.task,
+            strategy=job.strategy,
+            arm=job.arm,
+            sample=job.sample,
+            model=job.model,
+            outcome="harness-error",
+        )
         try:
             if job.strategy == "debug":
                 self._debug(job, row)
@@ -246,27 +255,33 @@ class Worker:
         out_dir = Path(job.out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         model = self.model_factory(job.model)
-        loop = DebugLoop(model, self.evaluator, knowledge=knowledge, config=config,
-                         transcript=out_dir / "transcript.jsonl", store=self.store(job))
+        loop = DebugLoop(
+            model,
+            self.evaluator,
+            knowledge=knowledge,
+            config=config,
+            transcript=out_dir / "transcript.jsonl",
+            store=self.store(job),
+        )
         started = time.monotonic()
         report = loop.run(job.task, job.candidate, out_dir / "out.py")
         row.wall_s = round(time.monotonic() - started, 4)
-        final = report.final or {}
+        final = report.final
         row.outcome, row.stop_reason, row.iterations = report.status, report.stop_reason, report.iterations
         row.tokens_prompt, row.tokens_completion = report.tokens.prompt, report.tokens.completion
         row.hypotheses = report.hypotheses[:5]
         row.rejected_versions = report.rejected_versions
         row.output = report.output
         row.sandbox = report.sandbox
-        row.numerically_right = final.get("status") != "error" and final.get("cases_passed") == final.get("cases")
+        row.numerically_right = final.status != "error" and final.cases_passed == final.cases
         row.accepted = report.status == "repaired"
         if "integrity" in off:
             verdict = self._gates(job, Path(report.output or out_dir / "out.py"), row) if row.numerically_right else ""
             row.passed = row.numerically_right and verdict == "clean"
             row.integrity_rejected = row.numerically_right and verdict == "reject"
         else:
-            row.passed = final.get("status") == "pass"
-            row.integrity_rejected = row.numerically_right and final.get("status") == "reject"
+            row.passed = final.status == "pass"
+            row.integrity_rejected = row.numerically_right and final.status == "reject"
 
     def _gates(self, job: Job, path: Path, row: Attempt) -> str:
         """The verdict on a version with the gates on (for the `integrity` arm): clean, reject, fail or error."""
@@ -279,8 +294,15 @@ class Worker:
         model = self.model_factory(job.model)
         out_dir = Path(job.out_dir)
         started = time.monotonic()
-        report = regenerate(job.task, model, k=1, out_dir=out_dir, evaluator=self.evaluator,
-                            options=self._options(job), transcript=out_dir / "transcript.jsonl")
+        report = regenerate(
+            job.task,
+            model,
+            k=1,
+            out_dir=out_dir,
+            evaluator=self.evaluator,
+            options=self._options(job),
+            transcript=out_dir / "transcript.jsonl",
+        )
         row.wall_s = round(time.monotonic() - started, 4)
         if not report.samples:
             row.outcome, row.note = NEEDS_MODEL, report.note
@@ -354,7 +376,7 @@ def plan_jobs(
     samples: int,
     out: Path,
     options: EvalOptions,
-    limits: Limits,
+    limits: LoopLimits,
     limit: int | None = None,
     every: int = 1,
     probes: bool = True,
@@ -367,9 +389,22 @@ def plan_jobs(
             for sample in range(samples):
                 digest = hashlib.sha256(entry.id.encode()).hexdigest()[:12]
                 out_dir = out / "outputs" / f"{strategy}-{arm}" / f"{digest}-{sample}"
-                jobs.append(Job(entry=entry, task=str(suite.task_path(entry)), candidate=str(suite.candidate_path(entry)),
-                                strategy=strategy, arm=arm, sample=sample, model=model, out_dir=str(out_dir),
-                                options=options, limits=limits, probes=probes, store=store))
+                jobs.append(
+                    Job(
+                        entry=entry,
+                        task=str(suite.task_path(entry)),
+                        candidate=str(suite.candidate_path(entry)),
+                        strategy=strategy,
+                        arm=arm,
+                        sample=sample,
+                        model=model,
+                        out_dir=str(out_dir),
+                        options=options,
+                        limits=limits,
+                        probes=probes,
+                        store=store,
+                    )
+                )
     return jobs
 
 
@@ -389,8 +424,14 @@ def machine() -> dict[str, Any]:
     import torch
     import triton
 
-    return {"node": platform.node(), "machine": platform.machine(), "cpus": os.cpu_count(),
-            "python": platform.python_version(), "torch": torch.__version__, "triton": triton.__version__}
+    return {
+        "node": platform.node(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+    }
 
 
 def run_bench(
@@ -405,7 +446,7 @@ def run_bench(
     limit: int | None = None,
     every: int = 1,
     options: EvalOptions | None = None,
-    limits: Limits | None = None,
+    limits: LoopLimits | None = None,
     cache_dir: Path | None = None,
     model_factory: ModelFactory | None = None,
     progress: Callable[[Attempt, int, int], None] | None = None,
@@ -427,10 +468,22 @@ def run_bench(
     began = time.monotonic()
     out.mkdir(parents=True, exist_ok=True)
     options = options or EvalOptions()
-    limits = limits or Limits()
+    limits = limits or LoopLimits()
     store = str(out.resolve() / MEMORY_DB) if memory else None
-    jobs = plan_jobs(suite, strategy=strategy, model=model, arms=arms, samples=max(1, samples), out=out,
-                     options=options, limits=limits, limit=limit, every=every, probes=probes, store=store)
+    jobs = plan_jobs(
+        suite,
+        strategy=strategy,
+        model=model,
+        arms=arms,
+        samples=max(1, samples),
+        out=out,
+        options=options,
+        limits=limits,
+        limit=limit,
+        every=every,
+        probes=probes,
+        store=store,
+    )
     done = {row.key() for row in read_attempts(out)}
     todo = [job for job in jobs if job.key() not in done]
     summary = RunSummary(out=out, jobs=len(jobs), skipped=len(jobs) - len(todo), ran=0, seconds=0.0)
@@ -451,18 +504,33 @@ def run_bench(
     if evaluator is not None and cache_dir is None:
         cache_dir = evaluator.cache.root
     runner = evaluator.runner if evaluator is not None and workers <= 1 else None
-    for row in _execute(todo, workers=workers, cache_dir=cache_dir, model_factory=model_factory, runner=runner,
-                        executor=executor):
+    for row in _execute(
+        todo, workers=workers, cache_dir=cache_dir, model_factory=model_factory, runner=runner, executor=executor
+    ):
         record(row)
     summary.seconds = round(time.monotonic() - began, 3)
     summary.parent_s = round(parent, 3)
     run = {
         "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - summary.seconds)),
-        "seconds": summary.seconds, "parent_s": summary.parent_s, "workers": workers, "strategy": strategy,
-        "model": model, "arms": list(arms), "samples": samples, "limit": limit, "every": every, "probes": probes, "memory": memory, "suite": str(suite.root),
-        "jobs": summary.jobs, "skipped": summary.skipped, "ran": summary.ran,
+        "seconds": summary.seconds,
+        "parent_s": summary.parent_s,
+        "workers": workers,
+        "strategy": strategy,
+        "model": model,
+        "arms": list(arms),
+        "samples": samples,
+        "limit": limit,
+        "every": every,
+        "probes": probes,
+        "memory": memory,
+        "suite": str(suite.root),
+        "jobs": summary.jobs,
+        "skipped": summary.skipped,
+        "ran": summary.ran,
         "jobs_s": round(sum(row.job_s for row in summary.rows), 3),
-        "trials": options.trials, "device": options.device, "machine": machine(),
+        "trials": options.trials,
+        "device": options.device,
+        "machine": machine(),
     }
     with (out / RUNS).open("a") as handle:
         handle.write(json.dumps(run) + "\n")
@@ -470,15 +538,22 @@ def run_bench(
 
 
 def _execute(
-    jobs: list[Job], *, workers: int, cache_dir: Path | None, model_factory: ModelFactory | None,
-    runner: Runner | None = None, executor: Executor | None = None,
+    jobs: list[Job],
+    *,
+    workers: int,
+    cache_dir: Path | None,
+    model_factory: ModelFactory | None,
+    runner: Runner | None = None,
+    executor: Executor | None = None,
 ) -> Iterator[Attempt]:
     if not jobs:
         return
     owned = executor is None
     executor = executor or LocalExecutor(workers)
     in_process = isinstance(executor, LocalExecutor) and executor.workers <= 1
-    factory = functools.partial(Worker, cache_dir, 2 if in_process else 1, model_factory, runner if in_process else None)
+    factory = functools.partial(
+        Worker, cache_dir, 2 if in_process else 1, model_factory, runner if in_process else None
+    )
     try:
         yield from executor.map(factory, jobs)
     finally:

@@ -26,6 +26,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from kope import syntax
+from kope.source import ParsedSource, call_name, dotted
 
 Where = Literal["kernel", "host", "any"]
 
@@ -55,36 +56,12 @@ class KernelFacts:
         return {p for p in self.params if p.endswith("_ptr")}
 
 
-def _dotted(node: cst.CSTNode) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr.value}" if base else ""
-    return ""
-
-
-def call_name(node: cst.CSTNode) -> str:
-    """`tl.load` for a call of tl.load; "" for anything else."""
-    return _dotted(node.func) if isinstance(node, cst.Call) else ""
-
-
 def names_in(node: cst.CSTNode) -> set[str]:
     return {n.value for n in m.findall(node, m.Name()) if isinstance(n, cst.Name)}
 
 
 def calls_in(node: cst.CSTNode) -> set[str]:
     return {call_name(c) for c in m.findall(node, m.Call())}
-
-
-def _is_jit(function: cst.FunctionDef) -> bool:
-    for decorator in function.decorators:
-        target = decorator.decorator
-        if isinstance(target, cst.Call):
-            target = target.func
-        if _dotted(target) in ("triton.jit", "jit"):
-            return True
-    return False
 
 
 def _single_target(statement: cst.BaseSmallStatement) -> tuple[str, cst.BaseExpression] | None:
@@ -99,7 +76,7 @@ def kernel_facts(function: cst.FunctionDef) -> KernelFacts:
     facts = KernelFacts()
     for param in function.params.params:
         facts.params.append(param.name.value)
-        if param.annotation is not None and _dotted(param.annotation.annotation).endswith("constexpr"):
+        if param.annotation is not None and dotted(param.annotation.annotation).endswith("constexpr"):
             facts.constexprs.append(param.name.value)
     for line in m.findall(function.body, m.SimpleStatementLine()):
         assert isinstance(line, cst.SimpleStatementLine)
@@ -169,12 +146,13 @@ def _opens_mask(node: cst.CSTNode) -> bool:
 class _Sites(cst.CSTTransformer):
     """Numbers the sites of one operator in traversal order; replaces site `target` (None: count only)."""
 
-    def __init__(self, module: cst.Module, operator: Mutation, target: int | None) -> None:
+    def __init__(self, parsed: ParsedSource, operator: Mutation, target: int | None) -> None:
         super().__init__()
+        self.parsed = parsed
         self.operator = operator
         self.target = target
         self.count = 0
-        self.context = Context(module=module)
+        self.context = Context(module=parsed.cst_module)
         self._stack: list[tuple[str, object]] = []
 
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -182,7 +160,7 @@ class _Sites(cst.CSTTransformer):
         context.ancestors.append(node)
         if isinstance(node, cst.FunctionDef):
             self._stack.append(("kernel", context.kernel))
-            context.kernel = kernel_facts(node) if _is_jit(node) else None
+            context.kernel = kernel_facts(node) if self.parsed.is_kernel(node) else None
         elif isinstance(node, cst.For):
             context.loops += 1
             self._stack.append(("loops", None))
@@ -217,10 +195,18 @@ _ATOM = 10.0
 _UNARY = 6.5
 _BINARY = {
     cst.Power: 7.0,
-    cst.Multiply: 6.0, cst.Divide: 6.0, cst.FloorDivide: 6.0, cst.Modulo: 6.0, cst.MatrixMultiply: 6.0,
-    cst.Add: 5.0, cst.Subtract: 5.0,
-    cst.LeftShift: 4.0, cst.RightShift: 4.0,
-    cst.BitAnd: 3.0, cst.BitXor: 2.0, cst.BitOr: 1.0,
+    cst.Multiply: 6.0,
+    cst.Divide: 6.0,
+    cst.FloorDivide: 6.0,
+    cst.Modulo: 6.0,
+    cst.MatrixMultiply: 6.0,
+    cst.Add: 5.0,
+    cst.Subtract: 5.0,
+    cst.LeftShift: 4.0,
+    cst.RightShift: 4.0,
+    cst.BitAnd: 3.0,
+    cst.BitXor: 2.0,
+    cst.BitOr: 1.0,
 }
 
 
@@ -289,7 +275,9 @@ def kwarg(call: cst.Call, keyword: str) -> cst.Arg | None:
 
 
 def replace_kwarg(call: cst.Call, keyword: str, value: cst.BaseExpression) -> cst.Call:
-    args = [a.with_changes(value=value) if a.keyword is not None and a.keyword.value == keyword else a for a in call.args]
+    args = [
+        a.with_changes(value=value) if a.keyword is not None and a.keyword.value == keyword else a for a in call.args
+    ]
     return call.with_changes(args=args)
 
 
@@ -303,8 +291,12 @@ def float_value(node: cst.CSTNode) -> float | None:
         value = ast.literal_eval(cst.Module([]).code_for_node(node))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         text = cst.Module([]).code_for_node(node).replace(" ", "")
-        table = {'-float("inf")': float("-inf"), "-float('inf')": float("-inf"),
-                 'float("inf")': float("inf"), "float('inf')": float("inf")}
+        table = {
+            '-float("inf")': float("-inf"),
+            "-float('inf')": float("-inf"),
+            'float("inf")': float("inf"),
+            "float('inf')": float("inf"),
+        }
         return table.get(text)
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
@@ -519,7 +511,9 @@ class WrongDivisor(Mutation):
         if not isinstance(node.right, cst.Name):
             return []
         divisor = node.right.value
-        found: list[cst.CSTNode] = [binary(node.left, cst.Divide(), binary(node.right, cst.Subtract(), cst.Integer("1")))]
+        found: list[cst.CSTNode] = [
+            binary(node.left, cst.Divide(), binary(node.right, cst.Subtract(), cst.Integer("1")))
+        ]
         facts = context.kernel
         if facts is not None and divisor not in facts.constexprs:
             blocks = [c for c in facts.constexprs if "BLOCK" in c]
@@ -574,7 +568,7 @@ class HalfPrecision(Mutation):
     summary = "a cast or an accumulator uses float16 instead of float32"
 
     def rewrite(self, node: cst.CSTNode, context: Context) -> list[cst.CSTNode]:
-        if isinstance(node, cst.Attribute) and _dotted(node) == "tl.float32":
+        if isinstance(node, cst.Attribute) and dotted(node) == "tl.float32":
             return [node.with_changes(attr=cst.Name("float16"))]
         return []
 
@@ -623,7 +617,11 @@ def _sqrt_with_eps(node: cst.CSTNode) -> tuple[cst.Call, cst.BinaryOperation] | 
         return None
     assert isinstance(node, cst.Call)
     args = positional(node)
-    if len(args) == 1 and isinstance(args[0].value, cst.BinaryOperation) and isinstance(args[0].value.operator, cst.Add):
+    if (
+        len(args) == 1
+        and isinstance(args[0].value, cst.BinaryOperation)
+        and isinstance(args[0].value.operator, cst.Add)
+    ):
         inner = args[0].value
         if any("eps" in n.lower() for n in names_in(inner.right)):
             return node, inner
@@ -647,8 +645,9 @@ class MisplacedEpsilon(Mutation):
             return [binary(divided, cst.Add(), inner.right), divided]
         found = _sqrt_with_eps(node)
         parent = context.parent
-        if found is None or (isinstance(parent, cst.BinaryOperation) and parent.right is node
-                             and isinstance(parent.operator, cst.Divide)):
+        if found is None or (
+            isinstance(parent, cst.BinaryOperation) and parent.right is node and isinstance(parent.operator, cst.Divide)
+        ):
             return []
         call, inner = found
         without = call.with_changes(args=[call.args[0].with_changes(value=inner.left)])
@@ -673,13 +672,19 @@ class _AccumulatorRewrite(Mutation):
                 new_value = value.right if left else value.left
         elif call_name(value) == "tl.dot":
             assert isinstance(value, cst.Call)
-            args = [a for a in value.args if not (isinstance(a.value, cst.Name) and a.value.value == name)
-                    and not (a.keyword is not None and a.keyword.value == "acc")]
+            args = [
+                a
+                for a in value.args
+                if not (isinstance(a.value, cst.Name) and a.value.value == name)
+                and not (a.keyword is not None and a.keyword.value == "acc")
+            ]
             if len(args) < len(value.args):
                 new_value = without_args(value.with_changes(args=args), ())
         elif call_name(value) in ("tl.maximum", "tl.minimum"):
             assert isinstance(value, cst.Call)
-            others = [a.value for a in positional(value) if not (isinstance(a.value, cst.Name) and a.value.value == name)]
+            others = [
+                a.value for a in positional(value) if not (isinstance(a.value, cst.Name) and a.value.value == name)
+            ]
             if len(others) == 1:
                 new_value = others[0]
         return [statement.with_changes(value=new_value)] if new_value is not None else []
@@ -794,7 +799,11 @@ class WrongPadding(Mutation):
         if call_name(node) == "tl.where":
             assert isinstance(node, cst.Call)
             args = positional(node)
-            if len(args) == 3 and any("mask" in n for n in names_in(args[0].value)) and float_value(args[2].value) == 0.0:
+            if (
+                len(args) == 3
+                and any("mask" in n for n in names_in(args[0].value))
+                and float_value(args[2].value) == 0.0
+            ):
                 return [args[1].value.with_changes(lpar=[], rpar=[])]
         return []
 
@@ -876,16 +885,20 @@ class Mutant:
     """1-based line of the first changed line."""
 
 
-def _parse(source: str) -> cst.Module:
+def _parse(source: str) -> ParsedSource:
+    parsed = ParsedSource.parse(source)
+    if parsed is None:
+        raise MutationError("the kernel does not parse")
     try:
-        return cst.parse_module(source)
+        parsed.cst_module  # noqa: B018 - parsed now, so that a failure is a MutationError
     except cst.ParserSyntaxError as exc:
         raise MutationError(f"the kernel does not parse: {exc}") from None
+    return parsed
 
 
-def _apply(module: cst.Module, op: Mutation, target: int | None) -> tuple[cst.Module, int]:
-    transformer = _Sites(module, op, target)
-    result = module.visit(transformer)
+def _apply(parsed: ParsedSource, op: Mutation, target: int | None) -> tuple[cst.Module, int]:
+    transformer = _Sites(parsed, op, target)
+    result = parsed.cst_module.visit(transformer)
     return result, transformer.count
 
 
@@ -914,10 +927,10 @@ def first_changed_line(before: str, after: str) -> int:
 def mutants(source: str, operator: Mutation | str) -> list[Mutant]:
     """Every mutant of `source` for `operator`, one per site, those identical to the source left out."""
     op = OPERATORS[operator] if isinstance(operator, str) else operator
-    module = _parse(source)
+    parsed = _parse(source)
     found: list[Mutant] = []
-    for site in range(_apply(module, op, None)[1]):
-        mutated = _apply(module, op, site)[0].code
+    for site in range(_apply(parsed, op, None)[1]):
+        mutated = _apply(parsed, op, site)[0].code
         if mutated != source:
             found.append(Mutant(op.name, op.label, site, mutated, first_changed_line(source, mutated)))
     return found

@@ -1,9 +1,9 @@
 """A report of one or more harness runs: Markdown tables and PNG charts, each readable on its own.
 
-    report.md               overall table per arm, Pass@1 per taxonomy id, diagnosis accuracy, time
-    pass_rates.png          Pass@1 (and Pass@k) per arm
-    pass_by_label.png       Pass@1 per taxonomy id, one bar per arm
-    tokens_per_success.png  tokens per success per arm
+report.md               overall table per arm, Pass@1 per taxonomy id, diagnosis accuracy, time
+pass_rates.png          Pass@1 (and Pass@k) per arm
+pass_by_label.png       Pass@1 per taxonomy id, one bar per arm
+tokens_per_success.png  tokens per success per arm
 """
 
 from __future__ import annotations
@@ -51,9 +51,15 @@ def markdown(rows: Sequence[Attempt], runs: Sequence[dict[str, Any]], sources: S
     metrics = compute(rows, k=k)
     overall = [m for m in metrics if m.label == ALL]
     lines = ["# kope bench report", ""]
-    lines.append(f"{len(rows)} attempts from {', '.join(str(s) for s in sources)}; written {time.strftime('%Y-%m-%d')}.")
-    machines = {f"{r['machine'].get('node')} ({r['machine'].get('cpus')} CPUs, torch {r['machine'].get('torch')}, "
-                f"triton {r['machine'].get('triton')})" for r in runs if r.get("machine")}
+    lines.append(
+        f"{len(rows)} attempts from {', '.join(str(s) for s in sources)}; written {time.strftime('%Y-%m-%d')}."
+    )
+    machines = {
+        f"{r['machine'].get('node')} ({r['machine'].get('cpus')} CPUs, torch {r['machine'].get('torch')}, "
+        f"triton {r['machine'].get('triton')})"
+        for r in runs
+        if r.get("machine")
+    }
     if machines:
         lines.append(f"Machine: {'; '.join(sorted(machines))}.")
     lines += [
@@ -68,20 +74,49 @@ def markdown(rows: Sequence[Attempt], runs: Sequence[dict[str, Any]], sources: S
         "",
     ]
     at_k = [f"Pass@{k}"] if k > 1 else []
-    header = ["strategy", "arm", "model", "cases", "attempts", "Pass@1", *at_k, "successes", "accepted",
-              "integrity-rejected", "tokens/success", "mean tokens/success", "diag. top-1", "diag. top-3",
-              "mean iterations", "mean s/attempt", "harness errors"]
+    header = [
+        "strategy",
+        "arm",
+        "model",
+        "cases",
+        "attempts",
+        "Pass@1",
+        *at_k,
+        "successes",
+        "accepted",
+        "integrity-rejected",
+        "tokens/success",
+        "mean tokens/success",
+        "diag. top-1",
+        "diag. top-3",
+        "mean iterations",
+        "mean s/attempt",
+        "harness errors",
+    ]
     body = []
     for m in overall:
         needs = "needs a model"
-        body.append([
-            m.strategy, "full" if m.arm == "none" else f"−{m.arm}", m.model, str(m.cases), str(m.attempts),
-            needs if m.needs_model else _pct(m.pass_at_1),
-            *([needs if m.needs_model else _pct(m.pass_at_k)] if k > 1 else []),
-            str(m.successes), str(m.accepted), str(m.integrity_rejected), _num(m.tokens_per_success),
-            _num(m.mean_tokens_per_success), _pct(m.top1), _pct(m.top3), _num(m.mean_iterations, 2),
-            _num(m.job_s_mean, 1), str(m.errors),
-        ])
+        body.append(
+            [
+                m.strategy,
+                "full" if m.arm == "none" else f"−{m.arm}",
+                m.model,
+                str(m.cases),
+                str(m.attempts),
+                needs if m.needs_model else _pct(m.pass_at_1),
+                *([needs if m.needs_model else _pct(m.pass_at_k)] if k > 1 else []),
+                str(m.successes),
+                str(m.accepted),
+                str(m.integrity_rejected),
+                _num(m.tokens_per_success),
+                _num(m.mean_tokens_per_success),
+                _pct(m.top1),
+                _pct(m.top3),
+                _num(m.mean_iterations, 2),
+                _num(m.job_s_mean, 1),
+                str(m.errors),
+            ]
+        )
     lines += _table(header, body)
     labels = sorted({m.label for m in metrics if m.label != ALL})
     if labels:
@@ -93,41 +128,105 @@ def markdown(rows: Sequence[Attempt], runs: Sequence[dict[str, Any]], sources: S
         for label in labels:
             cells = [by.get((a, label)) for a in arms]
             cases = max((c.cases for c in cells if c is not None), default=0)
-            body.append([label, str(cases), *[
-                "—" if c is None else ("needs a model" if c.needs_model else f"{_pct(c.pass_at_1)} ({c.successes}/{c.attempts})")
-                for c in cells
-            ]])
+            body.append(
+                [
+                    label,
+                    str(cases),
+                    *[
+                        "—"
+                        if c is None
+                        else ("needs a model" if c.needs_model else f"{_pct(c.pass_at_1)} ({c.successes}/{c.attempts})")
+                        for c in cells
+                    ],
+                ]
+            )
         lines += _table(header, body)
         debug_full = [m for m in overall if m.strategy == "debug" and m.diagnosed]
         if debug_full:
             first = debug_full[0]
             lines += ["", f"## Diagnosis accuracy per taxonomy id ({arm_name(first)})", ""]
-            rows_ = [[m.label, str(m.diagnosed), _pct(m.top1), _pct(m.top3)]
-                     for m in metrics if m.arm_key == first.arm_key and m.label != ALL]
+            rows_ = [
+                [m.label, str(m.diagnosed), _pct(m.top1), _pct(m.top3)]
+                for m in metrics
+                if m.arm_key == first.arm_key and m.label != ALL
+            ]
             rows_.append(["all", str(first.diagnosed), _pct(first.top1), _pct(first.top3)])
             lines += _table(["taxonomy id", "cases", "top-1", "top-3"], rows_)
-    lines += ["", "## Time", "",
-              "Per attempt, in its worker: the whole job; the strategy (debug loop or regenerated sample); the time "
-              "inside evaluations; the harness's own time (the job minus the strategy and the harness's gate check).",
-              ""]
-    body = [[arm_name(m), str(m.attempts), _num(m.job_s_mean, 2), _num(m.wall_s_mean, 2), _num(m.eval_s_mean, 2),
-             _num(m.loop_other_s_mean, 2), _num(m.harness_s_mean * 1000, 1), _num(m.job_s_total, 0)] for m in overall]
-    lines += _table(["arm", "attempts", "mean job s", "mean strategy s", "mean evaluation s",
-                     "mean strategy s outside evaluations", "mean harness ms", "total job s"], body)
+    lines += [
+        "",
+        "## Time",
+        "",
+        "Per attempt, in its worker: the whole job; the strategy (debug loop or regenerated sample); the time "
+        "inside evaluations; the harness's own time (the job minus the strategy and the harness's gate check).",
+        "",
+    ]
+    body = [
+        [
+            arm_name(m),
+            str(m.attempts),
+            _num(m.job_s_mean, 2),
+            _num(m.wall_s_mean, 2),
+            _num(m.eval_s_mean, 2),
+            _num(m.loop_other_s_mean, 2),
+            _num(m.harness_s_mean * 1000, 1),
+            _num(m.job_s_total, 0),
+        ]
+        for m in overall
+    ]
+    lines += _table(
+        [
+            "arm",
+            "attempts",
+            "mean job s",
+            "mean strategy s",
+            "mean evaluation s",
+            "mean strategy s outside evaluations",
+            "mean harness ms",
+            "total job s",
+        ],
+        body,
+    )
     if runs:
-        lines += ["", "Runs: wall time with the number of worker processes; *dispatch s per attempt* is what the "
-                  "wall time holds beyond the jobs themselves, (wall × workers − Σ job) / attempts: starting the "
-                  "workers, waiting for the last ones, the parent's bookkeeping.", ""]
+        lines += [
+            "",
+            "Runs: wall time with the number of worker processes; *dispatch s per attempt* is what the "
+            "wall time holds beyond the jobs themselves, (wall × workers − Σ job) / attempts: starting the "
+            "workers, waiting for the last ones, the parent's bookkeeping.",
+            "",
+        ]
         body = []
         for r in runs:
             ran, workers = int(r.get("ran") or 0), int(r.get("workers") or 1)
             dispatch = (float(r.get("seconds") or 0) * workers - float(r.get("jobs_s") or 0)) / ran if ran else None
-            body.append([str(r.get("started", "")), str(r.get("strategy", "")), ",".join(r.get("arms", [])),
-                         str(r.get("model", "")), str(workers), str(ran), str(r.get("skipped", "")),
-                         _num(r.get("seconds"), 0), _num(dispatch, 2) if "jobs_s" in r else "—",
-                         _num(r.get("parent_s"), 3)])
-        lines += _table(["started", "strategy", "arms", "model", "workers", "attempts run", "skipped (resumed)",
-                         "wall s", "dispatch s per attempt", "parent bookkeeping s"], body)
+            body.append(
+                [
+                    str(r.get("started", "")),
+                    str(r.get("strategy", "")),
+                    ",".join(r.get("arms", [])),
+                    str(r.get("model", "")),
+                    str(workers),
+                    str(ran),
+                    str(r.get("skipped", "")),
+                    _num(r.get("seconds"), 0),
+                    _num(dispatch, 2) if "jobs_s" in r else "—",
+                    _num(r.get("parent_s"), 3),
+                ]
+            )
+        lines += _table(
+            [
+                "started",
+                "strategy",
+                "arms",
+                "model",
+                "workers",
+                "attempts run",
+                "skipped (resumed)",
+                "wall s",
+                "dispatch s per attempt",
+                "parent bookkeeping s",
+            ],
+            body,
+        )
     lines += ["", "Charts: " + ", ".join(f"[{c}]({c})" for c in CHARTS), ""]
     return "\n".join(lines)
 
@@ -148,8 +247,14 @@ def charts(rows: Sequence[Attempt], out: Path, k: int) -> list[Path]:
     bars = axis.bar(range(len(overall)), values, color="#4c72b0", label="Pass@1")
     at_k = [m.pass_at_k for m in overall]
     if k > 1 and any(v is not None for v in at_k):
-        axis.scatter(range(len(overall)), [v if v is not None else float("nan") for v in at_k], color="#dd8452",
-                     marker="D", zorder=3, label=f"Pass@{k}")
+        axis.scatter(
+            range(len(overall)),
+            [v if v is not None else float("nan") for v in at_k],
+            color="#dd8452",
+            marker="D",
+            zorder=3,
+            label=f"Pass@{k}",
+        )
     for bar, m in zip(bars, overall, strict=True):
         text = "needs a model" if m.needs_model else f"{(m.pass_at_1 or 0):.0%}\n{m.successes}/{m.attempts}"
         axis.annotate(text, (bar.get_x() + bar.get_width() / 2, bar.get_height()), ha="center", va="bottom", fontsize=8)

@@ -287,8 +287,10 @@ class _ShapeModel:
 
     @property
     def params_vary(self) -> bool:
-        return self.params and bool(self.dims) and any(
-            d(self.base) != d({c: v + 1 for c, v in self.base.items()}) for d in self.dims[-1]
+        return (
+            self.params
+            and bool(self.dims)
+            and any(d(self.base) != d({c: v + 1 for c, v in self.base.items()}) for d in self.dims[-1])
         )
 
     params_budgeted: bool = False
@@ -571,9 +573,7 @@ class _Deriver:
         r = variant.result
         if r is None or not r.ran or r.error is not None:
             return False
-        return variant.total > self.budget or (
-            self.memory_limit is not None and _result_bytes(r) > self.memory_limit
-        )
+        return variant.total > self.budget or (self.memory_limit is not None and _result_bytes(r) > self.memory_limit)
 
     def _memory_excess(self, variant: _Variant) -> float:
         if self.memory_limit is None or variant.result is None:
@@ -632,9 +632,7 @@ class _Deriver:
             group = results[index : index + len(values)]
             index += len(values)
             ok = [
-                (v, shapes, r)
-                for v, r in zip(values, group, strict=True)
-                if (shapes := _shapes(r.inputs)) is not None
+                (v, shapes, r) for v, r in zip(values, group, strict=True) if (shapes := _shapes(r.inputs)) is not None
             ]
             if not ok:
                 reasons[coord] = f"varying it breaks get_inputs() ({group[0].error})"
@@ -882,13 +880,21 @@ class _Deriver:
         for variant in tried:
             r = variant.result
             assert r is not None
-            rows.append({
-                "name": variant.name,
-                "overrides": _jsonable(_overrides(self.roots, variant.values)) if variant.kind != "original" else {},
-                "elements": variant.total or total,
-                "megabytes": _mb(_result_bytes(r)) if r.ran else _mb(memory) if variant.kind == "original" else None,
-                "why": variant.reason,
-            })
+            rows.append(
+                {
+                    "name": variant.name,
+                    "overrides": _jsonable(_overrides(self.roots, variant.values))
+                    if variant.kind != "original"
+                    else {},
+                    "elements": variant.total or total,
+                    "megabytes": _mb(_result_bytes(r))
+                    if r.ran
+                    else _mb(memory)
+                    if variant.kind == "original"
+                    else None,
+                    "why": variant.reason,
+                }
+            )
         valid = [v for v in tried if v.result is not None and v.result.ran and v.result.error is None]
         smallest = min(valid, key=lambda v: v.total, default=None)
         elements = smallest.total if smallest is not None else total
@@ -979,9 +985,12 @@ class _Deriver:
         held = held or self._shrunk_batch_only(model, original, target, tried)
         if held is not None:
             return held
-        self.report.error = "the reference is not valid on any shrunk size: " + "; ".join(
-            f"{v.name}: {v.reason}" for v in tried if v.result is not None
-        ) if tried else f"no shrink of the sizes brings the case under {self.budget} elements"
+        self.report.error = (
+            "the reference is not valid on any shrunk size: "
+            + "; ".join(f"{v.name}: {v.reason}" for v in tried if v.result is not None)
+            if tried
+            else f"no shrink of the sizes brings the case under {self.budget} elements"
+        )
         return None
 
     # step 3: variants of the base

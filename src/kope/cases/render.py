@@ -69,5 +69,7 @@ def derivation_report(derivation: Derivation) -> Group:
     if derivation.too_large is not None:
         parts.append(Text(f"too large: {derivation.too_large.text()}; kope eval refuses to run it", style="bold red"))
     elif derivation.error:
-        parts.append(Text(f"no case derived: {derivation.error}; the task's own sizes are its one case", style="yellow"))
+        parts.append(
+            Text(f"no case derived: {derivation.error}; the task's own sizes are its one case", style="yellow")
+        )
     return Group(*parts)

@@ -247,8 +247,10 @@ def module_bindings(tree: ast.Module) -> list[tuple[str, ast.expr]]:
             pairs.append((target.id, value))
         elif isinstance(target, ast.Tuple | ast.List):
             elements = value.elts if isinstance(value, ast.Tuple | ast.List) else None
-            plain = elements is not None and len(elements) == len(target.elts) and not any(
-                isinstance(e, ast.Starred) for e in [*target.elts, *elements]
+            plain = (
+                elements is not None
+                and len(elements) == len(target.elts)
+                and not any(isinstance(e, ast.Starred) for e in [*target.elts, *elements])
             )
             for i, item in enumerate(target.elts):
                 item = item.value if isinstance(item, ast.Starred) else item
@@ -398,9 +400,7 @@ def build_cases(
         if visible is not None and not isinstance(visible, bool):
             raise CaseError(f"{where}: 'visible' must be true or false")
         inputs = _input_transform(item.get("inputs"), where)
-        overrides = {
-            str(k): _coerce_value(v, f"{where} {k}") for k, v in item.items() if k not in RESERVED_CASE_KEYS
-        }
+        overrides = {str(k): _coerce_value(v, f"{where} {k}") for k, v in item.items() if k not in RESERVED_CASE_KEYS}
         _check_names(task, overrides, where)
         overrides.update(set_overrides)
         raw_cases.append((name, overrides, visible, inputs))

@@ -5,14 +5,13 @@
 3. Probes, each sandboxed like an evaluation: the bounds checker on failing cases, a determinism
    rerun, a sweep of sizes around the kernel's block sizes, and structured inputs (ones, zeros,
    arange, one-hot, large values).
-4. Features (kope.knowledge.features) and code cues (kope.knowledge.cues) go to retrieval, which
-   ranks the knowledge base's patterns.
+4. Features (kope.knowledge.features, measured by kope.diagnose.extract) and code cues
+   (kope.knowledge.cues) go to retrieval, which ranks the knowledge base's patterns.
 """
 
 from __future__ import annotations
 
 import ast
-import itertools
 import math
 import shutil
 import tempfile
@@ -22,85 +21,22 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, Field
 
 from kope import syntax
 from kope.cases.task import Case, InputTransform, Task, load_task, tolerance_for
-from kope.diagnose.signature import OutputSignature, signature
+from kope.diagnose.extract import extract_features, next_pow2
+from kope.diagnose.report import CaseDiagnosis, Diagnosis, Probe
+from kope.diagnose.signature import signature
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
 from kope.evaluate.compare import leaves, read_packed
 from kope.evaluate.evaluator import case_artifacts
-from kope.evaluate.protocol import BoundsEvent, WorkerResult
+from kope.evaluate.protocol import WorkerResult
 from kope.evaluate.results import CaseResult
 from kope.knowledge.base import KnowledgeBase
 from kope.knowledge.cues import CueHit, detect
-from kope.knowledge.retrieval import Hypothesis, rank
+from kope.knowledge.retrieval import rank
 
-
-class CaseDiagnosis(BaseModel):
-    name: str
-    visible: bool
-    overrides: dict[str, Any]
-    passed: bool
-    error_kind: str | None = None
-    signature: OutputSignature | None = None
-    output: int | None = None
-    """Which output (in flattening order) the signature describes."""
-    trial: int | None = None
-
-
-class Probe(BaseModel):
-    name: str
-    passed: bool | None
-    detail: str
-
-
-class Diagnosis(BaseModel):
-    """What `kope diagnose --json` prints: `hypotheses` and `signature` are the contract."""
-
-    status: str
-    task: str
-    candidate: str
-    hypotheses: list[Hypothesis] = Field(default_factory=list)
-    signature: dict[str, Any] = Field(default_factory=dict)
-    """The measured features, by name (see kope.knowledge.features)."""
-    cases: list[CaseDiagnosis] = Field(default_factory=list)
-    probes: list[Probe] = Field(default_factory=list)
-    bounds: list[BoundsEvent] = Field(default_factory=list)
-    cues: list[dict[str, Any]] = Field(default_factory=list)
-    blocks: list[int] = Field(default_factory=list)
-    error: str | None = None
-    seconds: float = 0.0
-    evaluation: EvalResult | None = None
-    """The evaluation the diagnosis started from."""
-    fails_elsewhere: bool = False
-    """Right on the given cases, but known to fail on others (hidden ones): the caller said so."""
-
-    def summary(self) -> str:
-        """A few lines of evidence, for prompts and reports."""
-        lines = [f"status: {self.status}"]
-        if self.error:
-            lines.append(f"error: {self.error}")
-        for case in self.cases:
-            if not case.passed:
-                sig = case.signature
-                what = case.error_kind or (
-                    f"{sig.mismatch_count}/{sig.numel} wrong, max abs err {sig.max_abs_err:.3g}, "
-                    f"structure: {', '.join(sig.structure) or 'scattered'}"
-                    if sig
-                    else "wrong"
-                )
-                lines.append(f"case {case.name}{' (shown)' if case.visible else ''}: {what}")
-        lines += [f"probe {p.name}: {p.detail}" for p in self.probes]
-        lines += [
-            f"out of bounds: {b.kind} in {b.kernel} line {b.line}, program {tuple(b.pid)}, "
-            f"{b.elements_out} elements {b.nearest}"
-            for b in self.bounds
-        ]
-        return "\n".join(lines)
-
-
-ProgressFn = Callable[[str], None]
+DiagnosisProgress = Callable[[str], None]
 
 
 class Diagnoser:
@@ -116,7 +52,7 @@ class Diagnoser:
         options: EvalOptions | None = None,
         cases: Sequence[Case] | None = None,
         probes: bool = True,
-        progress: ProgressFn | None = None,
+        progress: DiagnosisProgress | None = None,
         plot: Path | None = None,
         sweep_if_passing: bool = False,
     ) -> Diagnosis:
@@ -168,8 +104,8 @@ class Diagnoser:
                 self._probes(diagnosis, task, candidate_path, options, list(by_name.values()), result, blocks, say)
             features = extract_features(diagnosis, result, blocks)
             hits = detect(source)
-            diagnosis.cues = [{"cue": h.cue, "line": h.line, "text": h.text} for h in hits]
-            diagnosis.signature = features
+            diagnosis.cues = hits
+            diagnosis.features = features
             say("ranking hypotheses")
             diagnosis.hypotheses = rank(self.knowledge, features, hits, text=_query_text(diagnosis, hits))
             diagnosis.seconds = round(time.monotonic() - began, 3)
@@ -210,11 +146,16 @@ class Diagnoser:
         cases: list[Case],
         result: EvalResult,
         blocks: set[int],
-        say: ProgressFn,
+        say: DiagnosisProgress,
     ) -> None:
         quick = EvalOptions(
-            device=options.device, trials=1, seed=options.seed, timeout_s=options.timeout_s,
-            memory_mb=options.memory_mb, integrity=False, sandbox=options.sandbox,
+            device=options.device,
+            trials=1,
+            seed=options.seed,
+            timeout_s=options.timeout_s,
+            memory_mb=options.memory_mb,
+            integrity=False,
+            sandbox=options.sandbox,
         )
         failing = [c for c in diagnosis.cases if not c.passed and c.error_kind is None] or [
             c for c in diagnosis.cases if not c.passed
@@ -232,7 +173,8 @@ class Diagnoser:
                 Probe(
                     name="bounds",
                     passed=not diagnosis.bounds,
-                    detail=f"{len(diagnosis.bounds)} out-of-bounds access site(s)" if diagnosis.bounds
+                    detail=f"{len(diagnosis.bounds)} out-of-bounds access site(s)"
+                    if diagnosis.bounds
                     else "every load and store stayed inside its tensors",
                 )
             )
@@ -244,10 +186,14 @@ class Diagnoser:
             say(f"sweeping {len(sweep)} sizes around the block size")
             swept = self.evaluator.evaluate(task, candidate, options=quick, cases=sweep)
             for case_result in swept.cases:
-                outcome = "right" if case_result.passed else (
-                    f"wrong ({case_result.error.kind})" if case_result.error else "wrong"
+                outcome = (
+                    "right"
+                    if case_result.passed
+                    else (f"wrong ({case_result.error.kind})" if case_result.error else "wrong")
                 )
-                diagnosis.probes.append(Probe(name=f"size {case_result.name}", passed=case_result.passed, detail=outcome))
+                diagnosis.probes.append(
+                    Probe(name=f"size {case_result.name}", passed=case_result.passed, detail=outcome)
+                )
         if not any(p.name.startswith("inputs ") for p in diagnosis.probes):
             say("trying structured inputs")
             self._structured(diagnosis, task, candidate, options, cases)
@@ -260,7 +206,9 @@ class Diagnoser:
         """Rerun the visible case with structured inputs (ones, zeros, arange, one-hot, x100)."""
         self._probe(diagnosis, task, candidate, options, structured_cases(cases), "inputs")
 
-    def _layout(self, diagnosis: Diagnosis, task: Task, candidate: Path, options: EvalOptions, cases: list[Case]) -> None:
+    def _layout(
+        self, diagnosis: Diagnosis, task: Task, candidate: Path, options: EvalOptions, cases: list[Case]
+    ) -> None:
         """Rerun the visible case with its sizes made equal, with random then symmetric inputs: a kernel right
         on square shapes uses a stride or a broadcast of the wrong dimension; right only on symmetric
         operands, it reads one transposed."""
@@ -275,9 +223,14 @@ class Diagnoser:
         quick = _replace(options, trials=1, integrity=False)
         tried = self.evaluator.evaluate(task, candidate, options=quick, cases=probes)
         for case_result in tried.cases:
-            outcome = "right" if case_result.passed else (
-                f"wrong ({case_result.error.kind})" if case_result.error else
-                f"wrong ({(case_result.mismatch_fraction or 0):.0%} of elements)"
+            outcome = (
+                "right"
+                if case_result.passed
+                else (
+                    f"wrong ({case_result.error.kind})"
+                    if case_result.error
+                    else f"wrong ({(case_result.mismatch_fraction or 0):.0%} of elements)"
+                )
             )
             diagnosis.probes.append(Probe(name=f"{kind} {case_result.name}", passed=case_result.passed, detail=outcome))
 
@@ -356,7 +309,9 @@ def _case_diagnosis(
         except ValueError:
             continue
         native = [m for m in _meta_leaves(reference.trials[trial].outputs)]
-        for index, (ref, cand) in enumerate(zip(leaves(ref_meta, ref_arrays), leaves(cand_meta, cand_arrays), strict=False)):
+        for index, (ref, cand) in enumerate(
+            zip(leaves(ref_meta, ref_arrays), leaves(cand_meta, cand_arrays), strict=False)
+        ):
             if ref.array is None or cand.array is None or ref.array.shape != cand.array.shape:
                 continue
             dtype = native[index].dtype if index < len(native) and native[index].dtype else "float32"
@@ -423,7 +378,7 @@ def sweep_cases(
     name = _telling_size(cases, sizes, failing)
     base = dict(visible.overrides)
     values: list[int] = []
-    for block in sorted(b for b in blocks if b <= 4096)[:2] or [min(1024, _next_pow2(sizes[name]))]:
+    for block in sorted(b for b in blocks if b <= 4096)[:2] or [min(1024, next_pow2(sizes[name]))]:
         values += [block - 1, block, block + 1]
     values += [_prime_near(max(3, sizes[name] // 2 + 1))]
     known = {c.key() for c in cases}
@@ -487,10 +442,6 @@ def square_cases(cases: Sequence[Case]) -> list[Case]:
     ]
 
 
-def _next_pow2(n: int) -> int:
-    return 1 << max(0, (n - 1).bit_length())
-
-
 def _prime_near(n: int) -> int:
     def prime(k: int) -> bool:
         return k > 1 and all(k % d for d in range(2, math.isqrt(k) + 1))
@@ -498,163 +449,6 @@ def _prime_near(n: int) -> int:
     while not prime(n):
         n += 1
     return n
-
-
-def extract_features(diagnosis: Diagnosis, result: EvalResult, blocks: set[int]) -> dict[str, Any]:
-    """The named features (kope.knowledge.features) of a diagnosis."""
-    cases = diagnosis.cases
-    failing = [c for c in cases if not c.passed]
-    features: dict[str, Any] = {
-        "status": result.status,
-        "error_kind": result.error.kind if result.error else None,
-        "visible_fails": any(c.visible and not c.passed for c in cases),
-        "hidden_only": diagnosis.fails_elsewhere
-        or (any(c.visible and c.passed for c in cases) and any(not c.visible and not c.passed for c in cases)),
-        "all_cases_fail": bool(cases) and all(not c.passed for c in cases),
-        "failing_case_fraction": len(failing) / len(cases) if cases else 0.0,
-    }
-    ones = [c for c in cases if _has_size_one(c.overrides)]
-    features["fails_size_one"] = any(not c.passed for c in ones)
-    features["only_size_one_fails"] = bool(failing) and all(_has_size_one(c.overrides) for c in failing)
-    if blocks:
-        def aligned(case: CaseDiagnosis) -> bool:
-            return all(v % min(blocks) == 0 for v in _ints(case.overrides) if v > 1)
-
-        passing = [c for c in cases if c.passed]
-        features["fails_non_multiple"] = bool(failing) and all(not aligned(c) for c in failing) and (
-            not passing or any(aligned(c) or not any(v > 1 for v in _ints(c.overrides)) for c in passing)
-        )
-        biggest = max(blocks)
-        features["fails_above_block"] = bool(failing) and all(max(_ints(c.overrides), default=0) > biggest for c in failing)
-    growth = [(c.signature.numel, c.signature.max_rel_err) for c in failing if c.signature is not None]
-    if len(growth) >= 2:
-        errors = [error for _, error in sorted(growth)]
-        features["error_grows_with_size"] = all(b >= a for a, b in itertools.pairwise(errors)) and errors[-1] > errors[0]
-    primary = next((c for c in failing if c.visible and c.signature), None) or next(
-        (c for c in failing if c.signature), None
-    )
-    if primary is not None and primary.signature is not None:
-        features.update(_signature_features(primary.signature, blocks, _ints(primary.overrides)))
-    features["oob_loads"] = sum(b.lanes > 0 for b in diagnosis.bounds if b.kind == "load")
-    features["oob_stores"] = sum(b.lanes > 0 for b in diagnosis.bounds if b.kind in ("store", "atomic"))
-    determinism = next((p for p in diagnosis.probes if p.name == "determinism"), None)
-    if determinism is not None and determinism.passed is not None:
-        features["nondeterministic"] = not determinism.passed
-    _sweep_features(features, diagnosis, blocks)
-    _structured_features(features, diagnosis)
-    layout = {p.name: p.passed for p in diagnosis.probes if p.name.startswith("layout ")}
-    if layout and features.get("visible_fails"):
-        features["square_right"] = layout.get("layout square") is True
-        features["symmetric_right"] = layout.get("layout square") is False and layout.get("layout square-symmetric") is True
-    return features
-
-
-def _signature_features(sig: OutputSignature, blocks: set[int], sizes: Sequence[int] = ()) -> dict[str, Any]:
-    """Features of one output's signature; `sizes` are the case's size parameters (reduced
-    dimensions do not appear in the output's shape)."""
-    tags = set(sig.structure)
-    features: dict[str, Any] = {
-        "mismatch_fraction": sig.mismatch_fraction,
-        "max_abs_err": sig.max_abs_err,
-        "max_rel_err": sig.max_rel_err,
-        "nan_fraction": sig.nan_count / sig.mismatch_count if sig.mismatch_count else 0.0,
-        "inf_count": sig.inf_count,
-        "tail": "tail" in tags,
-        "head": "head" in tags,
-        "whole_rows": "whole-rows" in tags,
-        "rows_from": "rows-from" in tags,
-        "whole_columns": "whole-columns" in tags,
-        "periodic": "periodic" in tags,
-        "prefix_correct": "prefix-correct" in tags,
-        "single_element": "single-element" in tags,
-        "scalar_output": sig.numel == 1,
-        "all_wrong": "all" in tags,
-        "nan_output": "nan" in tags,
-        "scaled": "scaled" in tags,
-        "offset": "offset" in tags,
-        "shifted": "shifted" in tags,
-        "transposed": sig.transposed,
-        "permuted": sig.permuted,
-        "error_column_correlation": sig.error_column_correlation,
-    }
-    if sig.reference_scale > 0:
-        features["error_ratio"] = sig.mean_abs_err / sig.reference_scale
-        features["small_error"] = (
-            features["error_ratio"] < 0.02 and sig.mismatch_fraction >= 0.3 and not sig.nan_count and not sig.inf_count
-        )
-    features["tail_aligned"] = bool(sig.tail_start and any(sig.tail_start % b == 0 for b in blocks))
-    features["period_matches_block"] = sig.period is not None and sig.period in blocks
-    if sig.scale is not None:
-        features["scale"] = sig.scale
-        features["scale_is_size_ratio"] = _is_size_ratio(sig.scale, [*sig.shape, *sizes], blocks)
-    return features
-
-
-def _is_size_ratio(scale: float, shape: list[int], blocks: set[int]) -> bool:
-    """Whether c is a ratio of sizes, block sizes (also the power of two a size rounds up to), ±1."""
-    sizes = {n for n in shape if n > 1} | {_next_pow2(n) for n in shape if n > 1} | set(blocks)
-    candidates = sizes | {n - 1 for n in sizes} | {n + 1 for n in sizes} | {1, 2}
-    return any(
-        b and abs(scale - a / b) <= 1e-3 * abs(scale)
-        for a in candidates
-        for b in candidates
-        if a != b
-    )
-
-
-def _structured_features(features: dict[str, Any], diagnosis: Diagnosis) -> None:
-    outcomes = {
-        probe.name.removeprefix("inputs "): probe.passed
-        for probe in diagnosis.probes
-        if probe.name.startswith("inputs ") and probe.passed is not None
-    }
-    if not outcomes:
-        return
-    features["ones_fail"] = outcomes.get("ones") is False
-    features["zeros_fail"] = outcomes.get("zeros") is False
-    features["structured_fail"] = any(
-        outcomes.get(name) is False for name in ("ones", "zeros", "arange", "onehot")
-    )
-    visible_right = not features.get("visible_fails", False)
-    features["large_values_fail"] = outcomes.get("large") is False and (
-        visible_right or all(outcomes.get(name) for name in ("ones", "zeros", "arange", "onehot"))
-    )
-
-
-def _sweep_features(features: dict[str, Any], diagnosis: Diagnosis, blocks: set[int]) -> None:
-    results: list[tuple[int, bool]] = []
-    for probe in diagnosis.probes:
-        if probe.name.startswith("size ") and probe.passed is not None:
-            try:
-                results.append((int(probe.name.rsplit("=", 1)[1]), probe.passed))
-            except ValueError:
-                continue
-    if not results or not blocks:
-        return
-    block = min(blocks)
-    off = [ok for size, ok in results if size % block and size > 1]
-    on = [ok for size, ok in results if size % block == 0]
-    features["sweep_fails_off_block"] = bool(off) and not any(off) and bool(on) and all(on)
-    above = [ok for size, ok in results if size > max(blocks)]
-    below = [ok for size, ok in results if size <= max(blocks)]
-    features["sweep_fails_above_block"] = bool(above) and not any(above) and bool(below) and all(below)
-    features["sweep_fails_at_one"] = any(size == 1 and not ok for size, ok in results)
-    features["sweep_all_fail"] = len(results) >= 3 and not any(ok for _, ok in results)
-    features["sweep_all_pass"] = len(results) >= 3 and all(ok for _, ok in results)
-
-
-def _ints(overrides: dict[str, Any]) -> list[int]:
-    values: list[int] = []
-    for value in overrides.values():
-        if isinstance(value, int) and not isinstance(value, bool):
-            values.append(value)
-        elif isinstance(value, tuple | list):
-            values += [v for v in value if isinstance(v, int) and not isinstance(v, bool)]
-    return values
-
-
-def _has_size_one(overrides: dict[str, Any]) -> bool:
-    return 1 in _ints(overrides)
 
 
 def _query_text(diagnosis: Diagnosis, hits: Sequence[CueHit]) -> str:

@@ -75,8 +75,10 @@ def signature(
     with np.errstate(invalid="ignore", over="ignore"):
         finite = np.isfinite(ref) & np.isfinite(cand)
         err = np.where(finite, np.abs(cand - ref), 0.0)
-        ok = (finite & (err <= atol + rtol * np.abs(ref))) | (np.isnan(ref) & np.isnan(cand)) | (
-            np.isinf(ref) & (ref == cand)
+        ok = (
+            (finite & (err <= atol + rtol * np.abs(ref)))
+            | (np.isnan(ref) & np.isnan(cand))
+            | (np.isinf(ref) & (ref == cand))
         )
         rel = err / np.maximum(np.abs(ref), max(atol, 1e-12))
     bad = ~ok
@@ -174,7 +176,7 @@ def _period(flat: np.ndarray, blocks: Iterable[int]) -> int | None:
     return None
 
 
-def _relations(sig: OutputSignature, ref: np.ndarray, cand: np.ndarray, atol: float, rtol: float) -> None:
+def _relations(sig: OutputSignature, ref: np.ndarray, cand: np.ndarray, atol: float, rtol: float) -> None:  # noqa: C901 - one test per relation between the two outputs (scale, shift, sign, transpose...), read top to bottom
     finite = np.isfinite(ref) & np.isfinite(cand)
     if finite.sum() < 2:
         return
@@ -212,7 +214,13 @@ def _relations(sig: OutputSignature, ref: np.ndarray, cand: np.ndarray, atol: fl
                 break
         if sig.shift is not None:
             break
-    if not identity and ref.ndim >= 2 and ref.shape[-1] == ref.shape[-2] and ref.shape[-1] > 1 and close(cand, np.swapaxes(ref, -1, -2)):
+    if (
+        not identity
+        and ref.ndim >= 2
+        and ref.shape[-1] == ref.shape[-2]
+        and ref.shape[-1] > 1
+        and close(cand, np.swapaxes(ref, -1, -2))
+    ):
         sig.transposed = True
         sig.structure.append("transposed")
     if not sig.transposed and sig.shift is None and sig.mismatch_fraction > 0.05 and finite.all():

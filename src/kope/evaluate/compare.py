@@ -93,7 +93,9 @@ def check_structure(reference: ValueMeta, candidate: ValueMeta, path: str = "out
     """Raise StructureMismatch where the candidate's output is not shaped like the reference's."""
     same_kind = reference.type == candidate.type or {reference.type, candidate.type} <= {"tuple", "list"}
     if not same_kind:
-        raise StructureMismatch(f"{path}: the reference returns {describe(reference)}, the candidate {describe(candidate)}")
+        raise StructureMismatch(
+            f"{path}: the reference returns {describe(reference)}, the candidate {describe(candidate)}"
+        )
     if reference.type == "tensor":
         if reference.shape != candidate.shape:
             raise StructureMismatch(
@@ -169,7 +171,9 @@ def _compare_leaf(index: int, ref: Leaf, cand: Leaf, dtype: str, tol: Tolerance)
         abs_err = np.zeros(reference.shape)
         if reference.dtype.kind in "biu" and candidate.dtype.kind in "biu":
             abs_err = np.abs(reference.astype(np.float64) - candidate.astype(np.float64))
-        rel_err = abs_err / np.maximum(np.abs(reference.astype(np.float64, copy=False)), 1.0) if abs_err.size else abs_err
+        rel_err = (
+            abs_err / np.maximum(np.abs(reference.astype(np.float64, copy=False)), 1.0) if abs_err.size else abs_err
+        )
         nan_mismatch = 0
     else:
         ref64 = reference.astype(np.complex128 if reference.dtype.kind == "c" else np.float64, copy=False)

@@ -274,7 +274,11 @@ def _statvfs_flags(path: str) -> int:
     """The mount flags of `path` that a read-only remount must keep (locked in a user namespace)."""
     flags = os.statvfs(path).f_flag
     keep = 0
-    for st, ms in ((os.ST_NOSUID, oskernel.MS_NOSUID), (os.ST_NODEV, oskernel.MS_NODEV), (os.ST_NOEXEC, oskernel.MS_NOEXEC)):
+    for st, ms in (
+        (os.ST_NOSUID, oskernel.MS_NOSUID),
+        (os.ST_NODEV, oskernel.MS_NODEV),
+        (os.ST_NOEXEC, oskernel.MS_NOEXEC),
+    ):
         if flags & st:
             keep |= ms
     for st, ms in ((1024, oskernel.MS_NOATIME), (2048, oskernel.MS_NODIRATIME), (4096, oskernel.MS_RELATIME)):
@@ -307,7 +311,7 @@ def _bind(
             flags |= oskernel.MS_NODEV
         if not writable:
             flags |= oskernel.MS_RDONLY
-        oskernel.mount(None, target + point[len(source):], None, flags)
+        oskernel.mount(None, target + point[len(source) :], None, flags)
 
 
 def _private_root(job_dir: Path, view: View, settings: Settings, held: list[str]) -> None:
@@ -328,7 +332,9 @@ def _private_root(job_dir: Path, view: View, settings: Settings, held: list[str]
     for link, target in view.symlinks.items():
         os.symlink(target, inside(link))
     for path in view.masked:
-        oskernel.mount("tmpfs", inside(path), "tmpfs", oskernel.MS_RDONLY | oskernel.MS_NOSUID | oskernel.MS_NODEV, "size=4k")
+        oskernel.mount(
+            "tmpfs", inside(path), "tmpfs", oskernel.MS_RDONLY | oskernel.MS_NOSUID | oskernel.MS_NODEV, "size=4k"
+        )
     # Not recursive: below the job directory is the new root itself (its mount point), which must not
     # reappear, writable, inside the view.
     _bind(str(job_dir), inside(str(job_dir)), writable=True, recursive=False)
@@ -336,7 +342,12 @@ def _private_root(job_dir: Path, view: View, settings: Settings, held: list[str]
     oskernel.mount("tmpfs", inside("/dev"), "tmpfs", oskernel.MS_NOSUID, "size=64k,mode=0755")
     for device in view.devices:
         _bind(device, inside(device), writable=True, device=True)
-    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+    for name, target in (
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ):
         os.symlink(target, inside(f"/dev/{name}"))
     os.makedirs(inside("/dev/shm"), exist_ok=True)
     oskernel.mount("tmpfs", inside("/dev/shm"), "tmpfs", oskernel.MS_NOSUID | oskernel.MS_NODEV, tmp_options)
@@ -344,14 +355,24 @@ def _private_root(job_dir: Path, view: View, settings: Settings, held: list[str]
     oskernel.mount("proc", inside("/proc"), "proc", oskernel.MS_NOSUID | oskernel.MS_NODEV | oskernel.MS_NOEXEC)
     os.makedirs(inside("/sys"), exist_ok=True)
     with contextlib.suppress(OSError):  # a fresh sysfs of this network namespace: no cgroup mounts in it
-        oskernel.mount("sysfs", inside("/sys"), "sysfs", oskernel.MS_RDONLY | oskernel.MS_NOSUID | oskernel.MS_NODEV | oskernel.MS_NOEXEC)
+        oskernel.mount(
+            "sysfs",
+            inside("/sys"),
+            "sysfs",
+            oskernel.MS_RDONLY | oskernel.MS_NOSUID | oskernel.MS_NODEV | oskernel.MS_NOEXEC,
+        )
     for path in ("/etc", "/var", "/run", "/home", "/root", "/opt", "/mnt", "/media", "/srv"):
         os.makedirs(inside(path), exist_ok=True)
     os.chdir(root)
     oskernel.pivot_root(".", ".")
     oskernel.umount(".", oskernel.MNT_DETACH)
     os.chdir("/")
-    oskernel.mount(None, "/", None, oskernel.MS_REMOUNT | oskernel.MS_BIND | oskernel.MS_RDONLY | oskernel.MS_NOSUID | oskernel.MS_NODEV)
+    oskernel.mount(
+        None,
+        "/",
+        None,
+        oskernel.MS_REMOUNT | oskernel.MS_BIND | oskernel.MS_RDONLY | oskernel.MS_NOSUID | oskernel.MS_NODEV,
+    )
     held += ["mount-namespace", "private-root", "read-only-view", "private-tmp", "private-proc"]
     if view.masked:
         held.append("kope-answers-masked")

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from kope.evaluate import landlock, seccomp
 from kope.evaluate.confine import SandboxReport, Settings
-from kope.evaluate.sandbox import Limits, read_outcome, supervise
+from kope.evaluate.sandbox import SandboxLimits, read_outcome, supervise
 from kope.evaluate.view import driver_library_dirs, gpu_devices, ldconfig_output
 
 _SETTINGS = (
@@ -54,7 +54,8 @@ def trial(mode: str) -> SandboxReport | None:
         if pid == 0:  # pragma: no cover - the forked supervisor
             code = 0
             try:
-                supervise(job, Limits(timeout_s=20, memory_mb=None, sandbox=Settings(mode=mode, hidden=(str(scratch),))), lambda _: 0)  # type: ignore[arg-type]
+                settings = Settings(mode=mode, hidden=(str(scratch),))  # type: ignore[arg-type]
+                supervise(job, SandboxLimits(timeout_s=20, memory_mb=None, sandbox=settings), lambda _: 0)
             except BaseException:
                 code = 1
             os._exit(code)
@@ -119,8 +120,10 @@ def _advice(report: MachineReport) -> list[str]:
     if settings.get("user.max_user_namespaces") == "0":
         advice.append("user namespaces are disabled: user.max_user_namespaces=0")
     if os.path.exists("/.dockerenv"):
-        advice.append("inside Docker, the default seccomp profile refuses namespaces: run the container with "
-                      "--security-opt seccomp=unconfined, or run kope in a VM")
+        advice.append(
+            "inside Docker, the default seccomp profile refuses namespaces: run the container with "
+            "--security-opt seccomp=unconfined, or run kope in a VM"
+        )
     if report.landlock_abi == 0:
         advice.append("no Landlock (Linux >= 5.13 with lsm=landlock): the fallback is process isolation only")
     advice.append("for a stronger boundary run kope inside a VM or gVisor (docs/guide/security.md)")

@@ -40,7 +40,7 @@ from kope.evaluate.confine import SandboxMode, Settings, weakest
 from kope.evaluate.protocol import IntegritySpec, JobSpec, PlanInfo, TraceSpec, WorkerResult
 from kope.evaluate.results import CaseResult, EvalError, EvalResult, Finding, Integrity, OutputDiff, Timing
 from kope.evaluate.runner import ForkServer, Runner, SpawnRunner
-from kope.evaluate.sandbox import WORK_DIR, Limits, Outcome
+from kope.evaluate.sandbox import WORK_DIR, Outcome, SandboxLimits
 from kope.integrity import gate
 
 if TYPE_CHECKING:
@@ -82,8 +82,8 @@ class EvalOptions:
     policy: Literal["strict", "partial"] | None = None
     """The integrity policy; None: the task's INTEGRITY_POLICY, else decided from what the reference calls."""
 
-    def limits(self, hidden: tuple[str, ...] = ()) -> Limits:
-        return Limits(
+    def limits(self, hidden: tuple[str, ...] = ()) -> SandboxLimits:
+        return SandboxLimits(
             timeout_s=self.timeout_s,
             memory_mb=self.memory_mb,
             address_space=not self.device.startswith("cuda"),
@@ -137,9 +137,7 @@ class Evaluator:
         self._plans: dict[str, PlanInfo] = {}
         self._plan_lock = threading.Lock()
         self._derivations: dict[tuple[str, str, int, int | None], Derivation] = {}
-        self._hidden = tuple(
-            os.path.realpath(p) for p in (self.scratch, self.cache.root, Path.home(), Path.cwd())
-        )
+        self._hidden = tuple(os.path.realpath(p) for p in (self.scratch, self.cache.root, Path.home(), Path.cwd()))
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -246,7 +244,7 @@ class Evaluator:
             done += [ShapeProbeResult(error=why) for _ in probes[len(done) :]]
         return done[: len(probes)]
 
-    def _limits(self, options: EvalOptions) -> Limits:
+    def _limits(self, options: EvalOptions) -> SandboxLimits:
         """The job limits of `options`, with kope's own scratch, cache, home and working directory hidden."""
         return options.limits(hidden=self._hidden)
 
@@ -456,7 +454,9 @@ class Evaluator:
                 )
                 with self._job(spec, self._limits(options)) as (result, outcome, job_dir):
                     if result is None or result.error is not None or len(result.trials) != options.trials:
-                        raise ReferenceError_(_task_failure(task, f"the reference on case {case.name}", result, outcome))
+                        raise ReferenceError_(
+                            _task_failure(task, f"the reference on case {case.name}", result, outcome)
+                        )
                     shutil.rmtree(job_dir / WORK_DIR, ignore_errors=True)
                     entry = self.cache.put(key, job_dir)
         result = _read_result(entry)
@@ -468,7 +468,7 @@ class Evaluator:
     def _job(
         self,
         spec: JobSpec,
-        limits: Limits,
+        limits: SandboxLimits,
         *,
         files: Mapping[str, Path] | None = None,
         source: str | None = None,
@@ -565,7 +565,10 @@ def _classify(
         return EvalError(kind="disk", message=f"the run wrote more than its {options.disk_mb} MB disk limit")
     if result is not None and result.error is not None:
         return EvalError(
-            kind=result.error.kind, message=result.error.message, traceback=result.error.traceback, hint=result.error.hint
+            kind=result.error.kind,
+            message=result.error.message,
+            traceback=result.error.traceback,
+            hint=result.error.hint,
         )
     if outcome.signal is not None:
         return EvalError(
@@ -617,7 +620,9 @@ def _skipped(case: Case, first: CaseResult) -> CaseResult:
         inputs=case.inputs,
         visible=case.visible,
         passed=False,
-        error=EvalError(kind=first.error.kind, message=f"not run: case {first.name} already failed ({first.error.kind})"),
+        error=EvalError(
+            kind=first.error.kind, message=f"not run: case {first.name} already failed ({first.error.kind})"
+        ),
     )
 
 

@@ -33,7 +33,11 @@ _SCOPE_SIGNAL = 1 << 1
 
 
 class _RulesetAttr(ctypes.Structure):
-    _fields_ = (("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64), ("scoped", ctypes.c_uint64))
+    _fields_ = (
+        ("handled_access_fs", ctypes.c_uint64),
+        ("handled_access_net", ctypes.c_uint64),
+        ("scoped", ctypes.c_uint64),
+    )
 
 
 class _PathBeneath(ctypes.Structure):

@@ -18,7 +18,9 @@ CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 CLONE_NEWCGROUP = 0x02000000
-CLONE_NAMESPACES = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWCGROUP
+CLONE_NAMESPACES = (
+    CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWCGROUP
+)
 
 MS_RDONLY = 1
 MS_NOSUID = 2
@@ -71,9 +73,7 @@ def unshare(flags: int) -> None:
 
 def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
     encode = lambda text: text.encode() if text is not None else None  # noqa: E731
-    result = libc().mount(
-        encode(source), encode(target), encode(fstype), ctypes.c_ulong(flags), encode(data)
-    )
+    result = libc().mount(encode(source), encode(target), encode(fstype), ctypes.c_ulong(flags), encode(data))
     _check(result, f"mount {target}")
 
 

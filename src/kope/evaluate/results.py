@@ -25,7 +25,7 @@ ErrorKind = Literal[
     "too-large",  # no case of the task fits the element budget and the job's memory: nothing ran
     "interpreter",  # the candidate needs what Triton's CPU interpreter (or a CPU-only PyTorch) lacks
 ]
-Status = Literal["pass", "fail", "reject", "error"]
+EvalStatus = Literal["pass", "fail", "reject", "error"]
 
 
 class EvalError(BaseModel):
@@ -118,7 +118,7 @@ class CaseResult(BaseModel):
 
 
 class EvalResult(BaseModel):
-    status: Status
+    status: EvalStatus
     error: EvalError | None = None
     cases: list[CaseResult]
     integrity: Integrity = Field(default_factory=Integrity)

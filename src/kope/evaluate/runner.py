@@ -34,8 +34,8 @@ from typing import IO, Protocol
 from kope.errors import SandboxError
 from kope.evaluate.confine import Settings, base_view
 from kope.evaluate.sandbox import (
-    Limits,
     Outcome,
+    SandboxLimits,
     become_subreaper,
     clean_environment,
     kill_descendants,
@@ -49,7 +49,7 @@ _READY_TIMEOUT_S = 180.0
 class Runner(Protocol):
     """Runs one prepared job directory under limits and reports how it ended."""
 
-    def run(self, job_dir: Path, limits: Limits) -> Outcome: ...
+    def run(self, job_dir: Path, limits: SandboxLimits) -> Outcome: ...
 
     def close(self) -> None: ...
 
@@ -60,11 +60,13 @@ def _server_environment() -> dict[str, str]:
     return env
 
 
-def _limits_from_json(data: dict[str, object]) -> Limits:
+def _limits_from_json(data: dict[str, object]) -> SandboxLimits:
     fields = dict(data)
     sandbox = fields.pop("sandbox", None)
-    settings = Settings(**{**sandbox, "hidden": tuple(sandbox.get("hidden", ()))}) if isinstance(sandbox, dict) else Settings()
-    return Limits(**fields, sandbox=settings)  # type: ignore[arg-type]
+    settings = (
+        Settings(**{**sandbox, "hidden": tuple(sandbox.get("hidden", ()))}) if isinstance(sandbox, dict) else Settings()
+    )
+    return SandboxLimits(**fields, sandbox=settings)  # type: ignore[arg-type]
 
 
 class ForkServer:
@@ -133,7 +135,7 @@ class ForkServer:
             return self._log.read()[-4000:].decode(errors="replace").strip()
         return ""
 
-    def submit(self, job_dir: Path, limits: Limits) -> Future[int]:
+    def submit(self, job_dir: Path, limits: SandboxLimits) -> Future[int]:
         if self._proc is None:
             self.start()
         future: Future[int] = Future()
@@ -153,7 +155,7 @@ class ForkServer:
                 raise SandboxError(f"the fork server is gone: {exc}; {self._server_log()}") from None
         return future
 
-    def run(self, job_dir: Path, limits: Limits) -> Outcome:
+    def run(self, job_dir: Path, limits: SandboxLimits) -> Outcome:
         self.submit(job_dir, limits).result()
         return _outcome_or_error(job_dir)
 
@@ -190,7 +192,7 @@ class SpawnRunner:
     def __init__(self, python: str | None = None) -> None:
         self._python = python or sys.executable
 
-    def run(self, job_dir: Path, limits: Limits) -> Outcome:
+    def run(self, job_dir: Path, limits: SandboxLimits) -> Outcome:
         subprocess.run(
             [self._python, "-m", "kope.evaluate.runner", "job", str(job_dir), json.dumps(_limits_to_json(limits))],
             env=_server_environment(),
@@ -207,7 +209,7 @@ class SpawnRunner:
         return None
 
 
-def _limits_to_json(limits: Limits) -> dict[str, object]:
+def _limits_to_json(limits: SandboxLimits) -> dict[str, object]:
     data = asdict(limits)
     data["extra_env"] = dict(limits.extra_env)
     data["sandbox"]["hidden"] = list(limits.sandbox.hidden)

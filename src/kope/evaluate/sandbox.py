@@ -70,9 +70,7 @@ ENV_ALLOW = (
 _SECRET_RE = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
 
 
-def clean_environment(
-    environ: Mapping[str, str] | None = None, extra_allow: tuple[str, ...] = ()
-) -> dict[str, str]:
+def clean_environment(environ: Mapping[str, str] | None = None, extra_allow: tuple[str, ...] = ()) -> dict[str, str]:
     """The environment a sandboxed process gets: allowlisted names that do not look secret."""
     environ = os.environ if environ is None else environ
     allowed = set(ENV_ALLOW) | set(extra_allow)
@@ -84,7 +82,7 @@ def clean_environment(
 
 
 @dataclass(frozen=True)
-class Limits:
+class SandboxLimits:
     """Resource limits of one job."""
 
     timeout_s: float = 60.0
@@ -149,7 +147,7 @@ class _Capture:
         return (bytes(self.head) + middle + bytes(self.tail)).decode(errors="replace")
 
 
-def supervise(job_dir: Path, limits: Limits, entry: Callable[[Path], int]) -> Outcome:
+def supervise(job_dir: Path, limits: SandboxLimits, entry: Callable[[Path], int]) -> Outcome:
     """Fork a worker that runs `entry(job_dir)`, watch it, clean up, write and return the outcome.
 
     Call it in a process of its own (the fork server forks one per job): it makes the calling
@@ -184,7 +182,7 @@ def supervise(job_dir: Path, limits: Limits, entry: Callable[[Path], int]) -> Ou
 
 def _exec_worker(
     job_dir: Path,
-    limits: Limits,
+    limits: SandboxLimits,
     entry: Callable[[Path], int],
     fds: tuple[int, int, int],
     entered: confine.Entered,
@@ -236,11 +234,11 @@ def _exec_worker(
         os._exit(code)
 
 
-def _watch(
+def _watch(  # noqa: C901 - the supervisor's one select loop: pipes, limits and the child's exit are handled where they interleave
     pid: int,
     out_r: int,
     err_r: int,
-    limits: Limits,
+    limits: SandboxLimits,
     started: float,
     job_dir: Path,
     disk_base: int,

@@ -130,9 +130,7 @@ def install(*, deny_network: bool) -> None:
     instructions = build(machine, deny_network=deny_network)
     array = (_Instruction * len(instructions))(*[_Instruction(*i) for i in instructions])
     program = _Program(len(instructions), array)
-    oskernel.prctl(
-        oskernel.PR_SET_SECCOMP, oskernel.SECCOMP_MODE_FILTER, ctypes.c_void_p(ctypes.addressof(program))
-    )
+    oskernel.prctl(oskernel.PR_SET_SECCOMP, oskernel.SECCOMP_MODE_FILTER, ctypes.c_void_p(ctypes.addressof(program)))
 
 
 def available() -> bool:

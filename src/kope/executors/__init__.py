@@ -70,8 +70,9 @@ class LocalExecutor:
         if self._pool is None or self._factory != key:
             self.close()
             context = multiprocessing.get_context("spawn")
-            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context,
-                                             initializer=_init_worker, initargs=(factory,))
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.workers, mp_context=context, initializer=_init_worker, initargs=(factory,)
+            )
             self._factory = key
         return self._pool
 
@@ -150,6 +151,9 @@ def make_executor(
     if chosen == "ray":
         from kope.executors.raycluster import RayExecutor
 
-        return RayExecutor(address=address, num_cpus=workers if address is None else None,
-                           resources={"GPU": 1.0} if device.startswith("cuda") else {"CPU": 1.0})
+        return RayExecutor(
+            address=address,
+            num_cpus=workers if address is None else None,
+            resources={"GPU": 1.0} if device.startswith("cuda") else {"CPU": 1.0},
+        )
     raise ExecutorError(f"unknown executor {chosen!r}: use local or ray")

@@ -64,8 +64,13 @@ class RayExecutor:
             return
         try:
             if self.address is None:
-                ray.init(num_cpus=self.num_cpus or 1, include_dashboard=False, log_to_driver=False,
-                         object_store_memory=self.object_store_mb * 1024 * 1024, configure_logging=False)
+                ray.init(
+                    num_cpus=self.num_cpus or 1,
+                    include_dashboard=False,
+                    log_to_driver=False,
+                    object_store_memory=self.object_store_mb * 1024 * 1024,
+                    configure_logging=False,
+                )
             else:
                 ray.init(address=self.address, log_to_driver=False, configure_logging=False)
         except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError...
@@ -75,8 +80,11 @@ class RayExecutor:
     def map(self, factory: WorkerFactory, jobs: Iterable[Any]) -> Iterator[Any]:
         self._init()
         ray = self._ray
-        options: dict[str, Any] = {"max_retries": self.max_retries, "retry_exceptions": False,
-                                   "num_cpus": self.resources.get("CPU", 0.0)}
+        options: dict[str, Any] = {
+            "max_retries": self.max_retries,
+            "retry_exceptions": False,
+            "num_cpus": self.resources.get("CPU", 0.0),
+        }
         if self.resources.get("GPU"):
             options["num_gpus"] = self.resources["GPU"]
         task = ray.remote(_run_job).options(**options)

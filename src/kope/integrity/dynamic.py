@@ -32,7 +32,6 @@ DEFAULT_PEAK_BANDWIDTH_GBS = 8000.0
 """For an unknown GPU: generous, so the floor flags only the impossible."""
 
 
-
 @dataclass(frozen=True)
 class RunContext:
     """What the dynamic rules need to know about the task: the policy and what the reference does."""
@@ -76,7 +75,8 @@ def torch_compute(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
         yield Finding(
             rule="torch-compute",
             severity="reject",
-            message=f"a kernel body called PyTorch ({call.name}{_times(call.count)}): the work ran on the host, not in the kernel",
+            message=f"a kernel body called PyTorch ({call.name}{_times(call.count)}): the work ran on the host, not in "
+            "the kernel",
             line=call.line,
         )
     prov = obs.provenance
@@ -98,7 +98,8 @@ def torch_compute(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
                 severity="reject",
                 message=(
                     f"forward computed {call.name} with PyTorch on the task's inputs, before any kernel "
-                    f"of the candidate had computed them: PyTorch, not the kernel, did the task's work ({_policy_words(ctx)})"
+                    "of the candidate had computed them: PyTorch, not the kernel, did the task's work "
+                    f"({_policy_words(ctx)})"
                 ),
                 line=call.line,
             )
@@ -108,8 +109,10 @@ def torch_compute(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
                 rule="torch-compute",
                 severity="reject",
                 message=(
-                    f"PyTorch operations after the kernels ({names}) read and wrote {prov.torch_elements} elements, more "
-                    f"than {EPILOGUE_RATIO:g}x the {prov.kernel_elements} the kernels loaded and stored: this is not a small "
+                    f"PyTorch operations after the kernels ({names}) read and wrote {prov.torch_elements} "
+                    "elements, more "
+                    f"than {EPILOGUE_RATIO:g}x the {prov.kernel_elements} the kernels loaded and stored: this "
+                    "is not a small "
                     f"epilogue, PyTorch does the work ({_policy_words(ctx)})"
                 ),
             )
@@ -117,7 +120,8 @@ def torch_compute(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
         yield Finding(
             rule="torch-compute",
             severity="reject" if ctx.policy == "strict" else "warn",
-            message=f"a compiled extension called back into PyTorch ({call.name}{_times(call.count)}): that is PyTorch's work, not a kernel's",
+            message=f"a compiled extension called back into PyTorch ({call.name}{_times(call.count)}): that is "
+            "PyTorch's work, not a kernel's",
             line=call.line,
         )
     reference_ops = set(ctx.reference_ops or ())
@@ -129,7 +133,8 @@ def torch_compute(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
                 severity="reject",
                 message=(
                     f"{part.path} holds values PyTorch computed in __init__ with {', '.join(sorted(precomputed))}, an "
-                    "operator of the task itself: the answer was precomputed, not computed by the kernels from the inputs"
+                    "operator of the task itself: the answer was precomputed, not computed by the kernels from "
+                    "the inputs"
                 ),
             )
         elif part.torch_ops and not part.kernel and not part.copied and not part.host:
@@ -138,7 +143,8 @@ def torch_compute(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
                 rule="torch-compute",
                 severity="reject",
                 message=(
-                    f"{_share(part)}{part.path} comes from PyTorch alone ({', '.join(ops[:6])}): no kernel of the candidate "
+                    f"{_share(part)}{part.path} comes from PyTorch alone ({', '.join(ops[:6])}): no kernel of "
+                    "the candidate "
                     f"that computes is on its path ({_policy_words(ctx)})"
                 ),
             )
@@ -185,7 +191,8 @@ def host_compute(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
                 rule="host-compute",
                 severity="reject",
                 message=(
-                    f"{_share(part)}{part.path} is a fresh allocation that no kernel and no PyTorch operation wrote, yet it "
+                    f"{_share(part)}{part.path} is a fresh allocation that no kernel and no PyTorch operation "
+                    "wrote, yet it "
                     "holds data: it was filled from the host behind PyTorch's back (through a pointer)"
                 ),
             )
@@ -242,7 +249,8 @@ def copy_kernel(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
             yield Finding(
                 rule="copy-kernel",
                 severity="reject",
-                message=f"{_share(part)}{part.path} holds {origin} moved by PyTorch: no kernel of the candidate computed it",
+                message=f"{_share(part)}{part.path} holds {origin} moved by PyTorch: no kernel of the candidate "
+                "computed it",
             )
 
 
@@ -253,7 +261,8 @@ def kernel_not_launched(obs: Observations, ctx: RunContext) -> Iterator[Finding]
         yield Finding(
             rule="kernel-not-launched",
             severity="reject",
-            message=f"{silent} of {len(obs.launches_per_forward)} forward calls launched none of the candidate's kernels",
+            message=f"{silent} of {len(obs.launches_per_forward)} forward calls launched none of the candidate's "
+            "kernels",
         )
     if obs.ghost_unchanged:
         yield Finding(
@@ -289,7 +298,9 @@ def output_caching(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
         yield Finding(
             rule="output-caching",
             severity="reject",
-            message=f"called again on the same input storage with new contents, forward raised: {obs.cache_probe_error}",
+            message=(
+                f"called again on the same input storage with new contents, forward raised: {obs.cache_probe_error}"
+            ),
         )
 
 
@@ -379,7 +390,8 @@ def shape_specialization(cases: Sequence[CaseResult]) -> list[Finding]:
         Finding(
             rule="shape-specialization",
             severity="warn",
-            message=f"passes the visible case but fails hidden case(s) {names}: it may be specialised to the shape it saw",
+            message=f"passes the visible case but fails hidden case(s) {names}: it may be specialised to the shape it "
+            "saw",
         )
     ]
 
@@ -414,7 +426,8 @@ def implausible_speedup(
                 rule="implausible-speedup",
                 severity="warn",
                 message=(
-                    f"case {case}: {timing.candidate_ms * 1e3:.2f} us is below the {floor_ms * 1e3:.2f} us needed to move "
+                    f"case {case}: {timing.candidate_ms * 1e3:.2f} us is below the {floor_ms * 1e3:.2f} us "
+                    "needed to move "
                     f"{bytes_moved} bytes at {bandwidth:g} GB/s"
                 ),
             )

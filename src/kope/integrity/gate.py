@@ -18,7 +18,15 @@ from kope.integrity.dynamic import (
 )
 from kope.integrity.static import StaticContext, check_source
 
-__all__ = ["RunContext", "assess", "cache_probe_finding", "implausible_speedup", "observed", "run_context", "static_context"]
+__all__ = [
+    "RunContext",
+    "assess",
+    "cache_probe_finding",
+    "implausible_speedup",
+    "observed",
+    "run_context",
+    "static_context",
+]
 
 PROVENANCE_DECIDES = frozenset({"torch-compute", "kernel-not-launched"})
 """Static rules that only warn when the run-time provenance ran: it sees what really computed the output."""
@@ -102,5 +110,8 @@ def _early_warning(finding: Finding) -> Finding:
     if finding.rule not in PROVENANCE_DECIDES or finding.severity != "reject" or "kernel body" in finding.message:
         return finding
     return finding.model_copy(
-        update={"severity": "warn", "message": finding.message + " (a warning: what ran decides, see the run-time findings)"}
+        update={
+            "severity": "warn",
+            "message": finding.message + " (a warning: what ran decides, see the run-time findings)",
+        }
     )

@@ -25,7 +25,7 @@ RULES: dict[str, Rule] = {
             "from PyTorch alone, or from a table of the task's operator precomputed in __init__. "
             "Allocation, views, reshapes, casts, initialising parameters in __init__ and small epilogues on "
             "the kernels' results are allowed. A task widens this with ALLOW_TORCH = [...] or "
-            "INTEGRITY_POLICY = \"partial\" when it replaces only part of a model.",
+            'INTEGRITY_POLICY = "partial" when it replaces only part of a model.',
         ),
         Rule(
             "host-compute",

@@ -15,20 +15,12 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from kope.source import ParsedSource, call_name
+
 TRITON_MODULES = {"tl", "triton.language", "libdevice", "tl.math", "tl.extra.cuda.libdevice"}
 INT_DTYPES = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "long", "int", "short"}
 FLOAT_DTYPES = {"float16", "bfloat16", "float32", "float64", "float8e4nv", "float8e5", "half", "float", "double"}
 HALF_DTYPES = {"float16", "bfloat16", "half"}
-
-
-def called_name(call: ast.Call) -> str:
-    """`tl.load(...)` -> "load", `x.to(...)` -> "to", `foo(...)` -> "foo"."""
-    func = call.func
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    if isinstance(func, ast.Name):
-        return func.id
-    return ""
 
 
 def keyword(call: ast.Call, name: str) -> ast.expr | None:
@@ -53,7 +45,7 @@ def calls_in(node: ast.AST | None, *names: str) -> Iterator[ast.Call]:
     if node is None:
         return
     for inner in ast.walk(node):
-        if isinstance(inner, ast.Call) and called_name(inner) in names:
+        if isinstance(inner, ast.Call) and call_name(inner, last=True) in names:
             yield inner
 
 
@@ -68,7 +60,7 @@ def constant_value(node: ast.AST | None) -> float | None:
         if inner is None:
             return None
         return -inner if isinstance(node.op, ast.USub) else inner
-    if isinstance(node, ast.Call) and called_name(node) == "float" and len(node.args) == 1:
+    if isinstance(node, ast.Call) and call_name(node, last=True) == "float" and len(node.args) == 1:
         arg = node.args[0]
         if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
             try:
@@ -113,12 +105,6 @@ def statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
                 yield from statements(inner)
 
 
-def is_kernel(node: ast.AST) -> bool:
-    return isinstance(node, ast.FunctionDef) and any(
-        "jit" in ast.unparse(d) or "autotune" in ast.unparse(d) for d in node.decorator_list
-    )
-
-
 @dataclass
 class Launch:
     """One `kernel[grid](args...)` in host code."""
@@ -160,20 +146,14 @@ class Kernel:
                 used.add(node.id)
         return used
 
-    def depends_on(self, expr: ast.AST | None, names: set[str]) -> bool:
-        return bool(names_in(expr) & names)
-
 
 class Program:
     """A parsed candidate: its kernels and their launches."""
 
-    def __init__(self, tree: ast.Module) -> None:
-        self.tree = tree
-        self.kernels: dict[str, Kernel] = {}
-        for node in ast.walk(tree):
-            if is_kernel(node):
-                assert isinstance(node, ast.FunctionDef)
-                self.kernels[node.name] = _analyse_kernel(node)
+    def __init__(self, parsed: ParsedSource) -> None:
+        self.parsed = parsed
+        self.tree = parsed.tree
+        self.kernels: dict[str, Kernel] = {node.name: _analyse_kernel(node) for node in parsed.kernels}
         self.launches: list[Launch] = list(self._find_launches())
 
     def kernel_of(self, node: ast.FunctionDef) -> Kernel | None:
@@ -184,28 +164,19 @@ class Program:
         return [launch for launch in self.launches if launch.kernel is kernel.node]
 
     def _find_launches(self) -> Iterator[Launch]:
-        hosts = [n for n in ast.walk(self.tree) if isinstance(n, ast.FunctionDef) and not is_kernel(n)]
-        owner: dict[int, ast.FunctionDef] = {}
-        for function in hosts:
-            for inner in ast.walk(function):
-                owner.setdefault(id(inner), function)
-        for node in ast.walk(self.tree):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)):
+        for site in self.parsed.launches:
+            kernel = self.kernels.get(site.kernel.name)
+            if kernel is None or kernel.node is not site.kernel:
                 continue
-            target = node.func.value
-            name = target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else ""
-            kernel = self.kernels.get(name)
-            if kernel is None:
-                continue
-            host = owner.get(id(node))
-            grid = _grid_axes(node.func.slice, host)
+            node = site.call
+            grid = _grid_axes(site.grid, site.host) if site.grid is not None else None
             args: dict[str, ast.expr] = {}
             for param, value in zip(kernel.params, node.args, strict=False):
                 args[param] = value
             for kw in node.keywords:
-                if kw.arg is not None:
+                if kw.arg is not None and not (isinstance(node.func, ast.Attribute) and kw.arg in ("grid", "warmup")):
                     args[kw.arg] = kw.value
-            yield Launch(call=node, kernel=kernel.node, grid=grid, args=args, host=host)
+            yield Launch(call=node, kernel=kernel.node, grid=grid, args=args, host=site.host)
 
 
 def host_assignments(host: ast.FunctionDef | None, name: str) -> list[ast.expr]:
@@ -242,16 +213,20 @@ def _grid_axes(grid: ast.expr, host: ast.FunctionDef | None) -> list[ast.expr] |
 
 def _analyse_kernel(node: ast.FunctionDef) -> Kernel:
     params = [a.arg for a in node.args.args]
-    constexprs = {a.arg for a in node.args.args if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)}
+    constexprs = {
+        a.arg for a in node.args.args if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)
+    }
     kernel = Kernel(node=node, params=params, constexprs=constexprs)
     for stmt in statements(node.body):
         if isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None:
             for name in assigned_names(stmt):
                 kernel.assigns.setdefault(name, []).append(stmt.value)
         elif isinstance(stmt, ast.AugAssign):
-            value = ast.BinOp(left=ast.Name(id=stmt.target.id, ctx=ast.Load()), op=stmt.op, right=stmt.value) if isinstance(
-                stmt.target, ast.Name
-            ) else stmt.value
+            value = (
+                ast.BinOp(left=ast.Name(id=stmt.target.id, ctx=ast.Load()), op=stmt.op, right=stmt.value)
+                if isinstance(stmt.target, ast.Name)
+                else stmt.value
+            )
             ast.copy_location(value, stmt)
             for name in assigned_names(stmt):
                 kernel.assigns.setdefault(name, []).append(value)
@@ -282,7 +257,7 @@ def is_index_expr(expr: ast.AST | None, known: set[str]) -> bool:
     if isinstance(expr, ast.Subscript):
         return is_index_expr(expr.value, known)
     if isinstance(expr, ast.Call):
-        name = called_name(expr)
+        name = call_name(expr, last=True)
         if name == "arange":
             return True
         if name == "to" and isinstance(expr.func, ast.Attribute):
@@ -353,14 +328,45 @@ def _mask_names(kernel: Kernel) -> set[str]:
 
 
 _FLOAT_FUNCS = {
-    "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sigmoid", "sin", "cos", "tanh", "erf", "dot", "fdiv",
-    "div_rn", "softmax", "log1p", "expm1", "pow",
+    "exp",
+    "exp2",
+    "log",
+    "log2",
+    "sqrt",
+    "rsqrt",
+    "sigmoid",
+    "sin",
+    "cos",
+    "tanh",
+    "erf",
+    "dot",
+    "fdiv",
+    "div_rn",
+    "softmax",
+    "log1p",
+    "expm1",
+    "pow",
 }
-_PASS_FUNCS = {"sum", "max", "min", "cumsum", "cumprod", "abs", "maximum", "minimum", "where", "reshape", "trans",
-               "broadcast_to", "expand_dims", "view", "clamp"}
+_PASS_FUNCS = {
+    "sum",
+    "max",
+    "min",
+    "cumsum",
+    "cumprod",
+    "abs",
+    "maximum",
+    "minimum",
+    "where",
+    "reshape",
+    "trans",
+    "broadcast_to",
+    "expand_dims",
+    "view",
+    "clamp",
+}
 
 
-def is_float_expr(expr: ast.AST | None, floats: set[str]) -> bool:
+def is_float_expr(expr: ast.AST | None, floats: set[str]) -> bool:  # noqa: C901 - one case per expression form of a Triton kernel, a flat dispatch
     """Whether an expression surely has a floating-point value."""
     if expr is None:
         return False
@@ -385,7 +391,7 @@ def is_float_expr(expr: ast.AST | None, floats: set[str]) -> bool:
     if isinstance(expr, ast.IfExp):
         return is_float_expr(expr.body, floats) or is_float_expr(expr.orelse, floats)
     if isinstance(expr, ast.Call):
-        name = called_name(expr)
+        name = call_name(expr, last=True)
         if name == "to":
             target = expr.args[0] if expr.args else keyword(expr, "dtype")
             if dtype_name(target) is not None:
@@ -451,9 +457,6 @@ def base_pointer(expr: ast.AST | None, kernel: Kernel, depth: int = 6) -> str | 
     return None
 
 
-
-
-
 def gathered_indices(kernel: Kernel) -> set[str]:
     """Names holding blocks of loaded values (loaded through block offsets) that are used inside
     another load or store address: gather indices. Scalar lookups such as `offsets[i + 1]` are not."""
@@ -463,7 +466,8 @@ def gathered_indices(kernel: Kernel) -> set[str]:
         for part in expand(pointer, kernel, depth=2):
             used |= names_in(part)
     blocks = {
-        name for name, values in kernel.assigns.items()
+        name
+        for name, values in kernel.assigns.items()
         if any(names_in(load.args[0]) & kernel.aranges for v in values for load in calls_in(v, "load") if load.args)
     }
     return used & kernel.loaded & blocks
@@ -527,7 +531,7 @@ def padding_leaks(kernel: Kernel) -> list[PaddingLeak]:
 def _pad_block(body: list[ast.stmt], kernel: Kernel, env: dict[str, Pad], leaks: list[PaddingLeak]) -> None:
     for stmt in body:
         for call in _own_calls(stmt):
-            name = called_name(call)
+            name = call_name(call, last=True)
             if name in _REDUCTION_NEUTRAL and _is_triton_call(call) and call.args:
                 pad = _pad(call.args[0], env, kernel)
                 if pad is not None and pad != _REDUCTION_NEUTRAL[name]:
@@ -578,9 +582,9 @@ def _is_triton_call(call: ast.Call) -> bool:
 def _initial(kernel: Kernel, name: str) -> Pad:
     values = kernel.assigns.get(name, [])
     first = values[0] if values else None
-    if isinstance(first, ast.Call) and called_name(first) in ("zeros", "zeros_like"):
+    if isinstance(first, ast.Call) and call_name(first, last=True) in ("zeros", "zeros_like"):
         return 0.0
-    if isinstance(first, ast.Call) and called_name(first) == "full" and len(first.args) > 1:
+    if isinstance(first, ast.Call) and call_name(first, last=True) == "full" and len(first.args) > 1:
         return constant_value(first.args[1])
     return None
 
@@ -608,7 +612,7 @@ def is_uniform(expr: ast.AST | None, kernel: Kernel, depth: int = 4) -> bool:
     if isinstance(expr, ast.BinOp):
         return is_uniform(expr.left, kernel, depth) and is_uniform(expr.right, kernel, depth)
     if isinstance(expr, ast.Call):
-        name = called_name(expr)
+        name = call_name(expr, last=True)
         if name in _REDUCTIONS:
             return True
         if name == "to" and isinstance(expr.func, ast.Attribute):
@@ -639,7 +643,7 @@ def _pad(expr: ast.AST | None, env: dict[str, Pad], kernel: Kernel) -> Pad:
 
 
 def _pad_call(expr: ast.Call, env: dict[str, Pad], kernel: Kernel) -> Pad:
-    name = called_name(expr)
+    name = call_name(expr, last=True)
     if name == "load":
         if argument(expr, 1, "mask") is None:
             return None
@@ -689,8 +693,12 @@ def _apply(name: str, value: float) -> Pad:
 
 
 def _combine(
-    op: ast.operator, left: Pad, right: Pad, kernel: Kernel,
-    left_node: ast.AST | None = None, right_node: ast.AST | None = None,
+    op: ast.operator,
+    left: Pad,
+    right: Pad,
+    kernel: Kernel,
+    left_node: ast.AST | None = None,
+    right_node: ast.AST | None = None,
 ) -> Pad:
     """The padding lanes of `left op right`; a side that is None is an ordinary value."""
     if isinstance(op, ast.Mult) and 0.0 in (left, right):

@@ -10,14 +10,14 @@ values), the cue hits (with line and source), and whether the text matched.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from kope.knowledge.base import KnowledgeBase
 from kope.knowledge.cues import CueHit
-from kope.knowledge.features import FEATURES
+from kope.knowledge.features import FEATURES, Features
 
 LEXICAL_WEIGHT = 1.0
 
@@ -33,7 +33,7 @@ class Hypothesis(BaseModel):
 
 def rank(
     base: KnowledgeBase,
-    features: Mapping[str, Any],
+    features: Features,
     cue_hits: Sequence[CueHit],
     text: str = "",
     limit: int = 5,
@@ -43,18 +43,19 @@ def rank(
     hits_by_cue: dict[str, list[CueHit]] = {}
     for hit in cue_hits:
         hits_by_cue.setdefault(hit.cue, []).append(hit)
+    measured = features.measured()
     ranked: list[Hypothesis] = []
     for pattern in base.patterns.values():
         score = 0.0
         evidence: list[str] = []
         for symptom in pattern.symptoms:
-            if symptom.holds(dict(features)):
+            if symptom.holds(measured):
                 score += symptom.weight
                 if symptom.weight > 0:
-                    measured = features.get(symptom.feature)
+                    value = measured.get(symptom.feature)
                     note = symptom.note or FEATURES.get(symptom.feature, symptom.feature)
-                    value = "" if isinstance(measured, bool) else f" ({symptom.feature} = {_show(measured)})"
-                    evidence.append(f"{note}{value}")
+                    shown = "" if isinstance(value, bool) else f" ({symptom.feature} = {_show(value)})"
+                    evidence.append(f"{note}{shown}")
         for code_cue in pattern.code_cues:
             hits = hits_by_cue.get(code_cue.cue, [])
             if hits:

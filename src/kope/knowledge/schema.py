@@ -94,7 +94,6 @@ class RecipeRef(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str
-    params: dict[str, Any] = Field(default_factory=dict)
 
 
 class Pattern(BaseModel):

@@ -63,10 +63,15 @@ def collect(store: ExperienceStore, *, run_id: int | None = None, task_id: int |
     return Graph(
         store=store.url,
         tasks=[t for t in store.tasks() if t.id in task_ids],
-        runs=runs, versions=versions, decisions=decisions, evaluations=evaluations, edges=edges,
+        runs=runs,
+        versions=versions,
+        decisions=decisions,
+        evaluations=evaluations,
+        edges=edges,
         learned=[p for p in store.learned() if run_id is None or p.fixed_version in wanted],
-        pattern_stats=[{"pattern": s.pattern, "applied": s.applied, "fixed": s.fixed, "rate": round(s.rate, 3)}
-                       for s in stats],
+        pattern_stats=[
+            {"pattern": s.pattern, "applied": s.applied, "fixed": s.fixed, "rate": round(s.rate, 3)} for s in stats
+        ],
     )
 
 
@@ -102,7 +107,10 @@ def to_dot(graph: Graph) -> str:
     by_version: dict[int, EvaluationRecord] = {}
     for (vid, _), measured in latest.items():
         by_version[vid] = measured
-    lines = ["digraph kope_memory {", '  rankdir=TB; node [shape=ellipse, style=filled, fontname="Helvetica", fontsize=10];']
+    lines = [
+        "digraph kope_memory {",
+        '  rankdir=TB; node [shape=ellipse, style=filled, fontname="Helvetica", fontsize=10];',
+    ]
     versions_by_task: dict[int, list[VersionRecord]] = defaultdict(list)
     for stored in graph.versions:
         versions_by_task[stored.task_id].append(stored)
@@ -114,14 +122,18 @@ def to_dot(graph: Graph) -> str:
             found = by_version.get(stored.id)
             status = found.status if found else ""
             text = f"v{stored.id}\\n{status}" + (f"\\n{_time(found)}" if _time(found) else "")
-            lines.append(f'    v{stored.id} [label="{text}", fillcolor="{COLOURS.get(status, "#8a8a8a")}", fontcolor="white"];')
+            lines.append(
+                f'    v{stored.id} [label="{text}", fillcolor="{COLOURS.get(status, "#8a8a8a")}", fontcolor="white"];'
+            )
         lines.append("  }")
     refs: set[str] = set()
     for link in graph.edges:
         if link.kind == "derived_from" and link.dst is not None:
             lines.append(f"  v{link.dst} -> v{link.src};")
         elif link.kind == "alternative_of" and link.dst is not None:
-            lines.append(f'  v{link.dst} -> v{link.src} [style=dashed, color="#999999", constraint=false, arrowhead=none];')
+            lines.append(
+                f'  v{link.dst} -> v{link.src} [style=dashed, color="#999999", constraint=false, arrowhead=none];'
+            )
         elif link.kind == "fixed_by" and link.dst is not None:
             lines.append(f'  v{link.src} -> v{link.dst} [color="#2e9d4f", penwidth=2.5, label="fixed_by", fontsize=8];')
         elif link.kind == "used_evidence":
@@ -149,7 +161,8 @@ h1 { font-size: 22px; } h2 { font-size: 18px; margin-top: 32px; border-bottom: 1
 h3 { font-size: 15px; margin: 18px 0 6px; }
 .meta { color: #666; font-size: 13px; }
 .legend span { display: inline-block; margin-right: 14px; font-size: 12px; }
-.dot { display: inline-block; width: 10px; height: 10px; border-radius: 5px; margin-right: 4px; vertical-align: middle; }
+.dot { display: inline-block; width: 10px; height: 10px; border-radius: 5px; margin-right: 4px;
+       vertical-align: middle; }
 svg text { font-size: 11px; }
 .version { border: 1px solid #ddd; border-radius: 6px; padding: 8px 12px; margin: 10px 0; }
 .version:target { border-color: #3a6fd8; box-shadow: 0 0 0 3px #dde6fa; }
@@ -175,25 +188,31 @@ def to_html(graph: Graph) -> str:
         "<h1>kope experience graph</h1>",
         f"<p class='meta'>{html.escape(graph.store)} — {len(graph.runs)} run(s), {len(graph.versions)} version(s), "
         f"{len(graph.decisions)} decision(s), {len(graph.evaluations)} evaluation(s), {len(graph.edges)} edge(s)</p>",
-        "<p class='legend'>" + "".join(
+        "<p class='legend'>"
+        + "".join(
             f"<span><span class='dot' style='background:{c}'></span>{s or 'not evaluated'}</span>"
-            for s, c in COLOURS.items()) +
-        "<span>── derived_from</span><span style='color:#999'>- - alternative_of</span>"
+            for s, c in COLOURS.items()
+        )
+        + "<span>── derived_from</span><span style='color:#999'>- - alternative_of</span>"
         "<span style='color:#2e9d4f'>━ fixed_by</span><span style='color:#3a6fd8'>· · used_evidence</span></p>",
     ]
     for run in graph.runs:
         task = tasks.get(run.task_id)
         summary = run.summary or {}
         speed = summary.get("speedup_vs_start")
-        parts.append(f"<h2 id='run{run.id}'>run {run.id}: {html.escape(run.kind)} of "
-                     f"{html.escape(task.name if task else str(run.task_id))}"
-                     f" <span class='meta'>({html.escape(task.family if task else '')})</span></h2>")
+        parts.append(
+            f"<h2 id='run{run.id}'>run {run.id}: {html.escape(run.kind)} of "
+            f"{html.escape(task.name if task else str(run.task_id))}"
+            f" <span class='meta'>({html.escape(task.family if task else '')})</span></h2>"
+        )
         parts.append(
             f"<p class='meta'>model {html.escape(run.model)}; device {html.escape(run.device)}; "
             f"{html.escape(run.toolchain)}; status <b>{html.escape(run.status or 'unfinished')}</b> "
             f"(stop: {html.escape(run.stop_reason or '-')}); tokens {run.tokens_prompt + run.tokens_completion}"
             + (f"; speed-up over the start {speed:.2f}x" if isinstance(speed, int | float) else "")
-            + (f"; timing {html.escape(str(summary.get('method')))}" if summary.get("method") else "") + "</p>")
+            + (f"; timing {html.escape(str(summary.get('method')))}" if summary.get("method") else "")
+            + "</p>"
+        )
         parts.append(_tree_svg(graph, run, latest, evidence, versions))
         for vid in _run_versions(graph, run):
             parts.append(_version_block(vid, run, versions, latest, decisions_by_child, evidence, tasks))
@@ -204,13 +223,18 @@ def to_html(graph: Graph) -> str:
                 f"<div class='version'><b>{html.escape(learned.pattern_id)}</b>: {html.escape(learned.title)} "
                 f"<span class='meta'>({html.escape(learned.family)}; fixed version "
                 f"<a href='#v{learned.fixed_version}'>v{learned.fixed_version}</a>)</span>"
-                f"<pre>{html.escape(learned.diff)}</pre></div>")
+                f"<pre>{html.escape(learned.diff)}</pre></div>"
+            )
     if graph.pattern_stats:
-        parts.append("<h2>Pattern evidence</h2><table><tr><th>pattern</th><th>applied</th><th>fixed</th>"
-                     "<th>(fixed+1)/(applied+2)</th></tr>")
+        parts.append(
+            "<h2>Pattern evidence</h2><table><tr><th>pattern</th><th>applied</th><th>fixed</th>"
+            "<th>(fixed+1)/(applied+2)</th></tr>"
+        )
         for row in graph.pattern_stats:
-            parts.append(f"<tr><td>{html.escape(row['pattern'])}</td><td>{row['applied']}</td><td>{row['fixed']}</td>"
-                         f"<td>{row['rate']:.2f}</td></tr>")
+            parts.append(
+                f"<tr><td>{html.escape(row['pattern'])}</td><td>{row['applied']}</td><td>{row['fixed']}</td>"
+                f"<td>{row['rate']:.2f}</td></tr>"
+            )
         parts.append("</table>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
@@ -229,7 +253,7 @@ def _run_versions(graph: Graph, run: RunRecord) -> list[int]:
     return seen
 
 
-def _tree_svg(
+def _tree_svg(  # noqa: C901 - lays out and draws the whole tree in one pass; the SVG pieces share its coordinates
     graph: Graph,
     run: RunRecord,
     latest: dict[tuple[int, int | None], EvaluationRecord],
@@ -293,14 +317,20 @@ def _tree_svg(
             continue
         (x1, y1), (x2, y2) = at(link.dst), at(link.src)
         if link.kind == "alternative_of":
-            shapes.append(f"<path d='M{x1},{y1} Q{(x1 + x2) / 2},{min(y1, y2) - 30} {x2},{y2}' fill='none' "
-                          f"stroke='#999' stroke-dasharray='4 3'/>")
+            shapes.append(
+                f"<path d='M{x1},{y1} Q{(x1 + x2) / 2},{min(y1, y2) - 30} {x2},{y2}' fill='none' "
+                f"stroke='#999' stroke-dasharray='4 3'/>"
+            )
         elif link.kind == "fixed_by":
-            shapes.append(f"<line x1='{x2}' y1='{y2}' x2='{x1}' y2='{y1}' stroke='#2e9d4f' stroke-width='4' "
-                          "stroke-opacity='0.6'/>")
+            shapes.append(
+                f"<line x1='{x2}' y1='{y2}' x2='{x1}' y2='{y1}' stroke='#2e9d4f' stroke-width='4' "
+                "stroke-opacity='0.6'/>"
+            )
         elif link.kind == "used_evidence":
-            shapes.append(f"<path d='M{x1},{y1} Q{max(x1, x2) + 40},{(y1 + y2) / 2} {x2},{y2}' fill='none' "
-                          f"stroke='#3a6fd8' stroke-dasharray='2 3'/>")
+            shapes.append(
+                f"<path d='M{x1},{y1} Q{max(x1, x2) + 40},{(y1 + y2) / 2} {x2},{y2}' fill='none' "
+                f"stroke='#3a6fd8' stroke-dasharray='2 3'/>"
+            )
     for vid in members:
         x, y = at(vid)
         item = latest.get((vid, run.id))
@@ -311,11 +341,15 @@ def _tree_svg(
         if item is not None and item.time_ms and start_time:
             detail = f"{start_time / item.time_ms:.2f}x"
         external = [e for e in evidence.get((vid, run.id), []) if e.dst is None or e.dst not in position]
-        title = html.escape(f"v{vid}: {status or 'not evaluated'} {_time(item)}"
-                            + (f"; evidence: {', '.join(e.ref or '' for e in external)}" if external else ""))
-        shapes.append(f"<a href='#v{vid}-r{run.id}'><circle cx='{x}' cy='{y}' r='14' fill='{colour}'"
-                      + (" stroke='#3a6fd8' stroke-width='3'" if external else "")
-                      + f"><title>{title}</title></circle></a>")
+        title = html.escape(
+            f"v{vid}: {status or 'not evaluated'} {_time(item)}"
+            + (f"; evidence: {', '.join(e.ref or '' for e in external)}" if external else "")
+        )
+        shapes.append(
+            f"<a href='#v{vid}-r{run.id}'><circle cx='{x}' cy='{y}' r='14' fill='{colour}'"
+            + (" stroke='#3a6fd8' stroke-width='3'" if external else "")
+            + f"><title>{title}</title></circle></a>"
+        )
         shapes.append(f"<text x='{x}' y='{y + 4}' text-anchor='middle' fill='white'>{label}</text>")
         if detail:
             shapes.append(f"<text x='{x}' y='{y + 28}' text-anchor='middle' fill='#333'>{html.escape(detail)}</text>")
@@ -336,17 +370,29 @@ def _version_block(
     item = latest.get((vid, run.id))
     made = decisions.get((vid, run.id))
     status = item.status if item else ""
-    head = (f"<div class='version' id='v{vid}-r{run.id}'><span id='v{vid}'></span><b>v{vid}</b> "
-            f"<span class='tag' style='background:{COLOURS.get(status, '#8a8a8a')}'>{html.escape(status or 'not evaluated')}</span> ")
+    head = (
+        f"<div class='version' id='v{vid}-r{run.id}'><span id='v{vid}'></span><b>v{vid}</b> "
+        "<span class='tag' "
+        f"style='background:{COLOURS.get(status, '#8a8a8a')}'>{html.escape(status or 'not evaluated')}</span> "
+    )
     if item is not None:
-        head += (f"<span class='meta'>{item.cases_passed}/{item.cases_total} cases; integrity {html.escape(item.integrity)}"
-                 + (f"; {_time(item)} ({html.escape(item.timing_method or '')})" if item.time_ms else "")
-                 + (f"; {html.escape(item.error_kind or '')}: {html.escape((item.error_message or '')[:200])}"
-                    if item.error_kind else "") + "</span>")
+        head += (
+            f"<span class='meta'>{item.cases_passed}/{item.cases_total} cases; integrity {html.escape(item.integrity)}"
+            + (f"; {_time(item)} ({html.escape(item.timing_method or '')})" if item.time_ms else "")
+            + (
+                f"; {html.escape(item.error_kind or '')}: {html.escape((item.error_message or '')[:200])}"
+                if item.error_kind
+                else ""
+            )
+            + "</span>"
+        )
     body = []
     if made is not None:
-        body.append(f"<h3>decision ({html.escape(made.kind)}) from <a href='#v{made.parent_id}-r{run.id}'>v{made.parent_id}</a></h3>"
-                    f"<p>{html.escape(made.text or '(no explanation)')}</p>")
+        body.append(
+            f"<h3>decision ({html.escape(made.kind)}) from <a "
+            f"href='#v{made.parent_id}-r{run.id}'>v{made.parent_id}</a></h3>"
+            f"<p>{html.escape(made.text or '(no explanation)')}</p>"
+        )
         if made.diff:
             body.append(f"<details><summary>diff</summary><pre>{html.escape(made.diff)}</pre></details>")
     used = evidence.get((vid, run.id), [])
@@ -358,6 +404,8 @@ def _version_block(
         body.append("<h3>evidence injected into the prompt that produced it</h3><ul>" + "".join(links) + "</ul>")
     if stored is not None:
         task = tasks.get(stored.task_id)
-        body.append(f"<details><summary>source ({html.escape(task.name if task else '')}, "
-                    f"{stored.hash[:12]})</summary><pre>{html.escape(stored.source)}</pre></details>")
+        body.append(
+            f"<details><summary>source ({html.escape(task.name if task else '')}, "
+            f"{stored.hash[:12]})</summary><pre>{html.escape(stored.source)}</pre></details>"
+        )
     return head + "".join(body) + "</div>"

@@ -26,10 +26,31 @@ ORIGIN = "learned"
 SYMPTOM_WEIGHT = 3.0
 CUE_WEIGHT = 1.0
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
-_COMMON = frozenset({
-    "tl", "the", "and", "for", "self", "return", "import", "torch", "triton", "def", "mask", "other", "dtype",
-    "constexpr", "program_id", "arange", "load", "store", "none", "true", "false",
-})
+_COMMON = frozenset(
+    {
+        "tl",
+        "the",
+        "and",
+        "for",
+        "self",
+        "return",
+        "import",
+        "torch",
+        "triton",
+        "def",
+        "mask",
+        "other",
+        "dtype",
+        "constexpr",
+        "program_id",
+        "arange",
+        "load",
+        "store",
+        "none",
+        "true",
+        "false",
+    }
+)
 _SKIP_FEATURES = frozenset({"status"})
 
 
@@ -40,15 +61,19 @@ def unified_diff(before: str, after: str, context: int = 2) -> str:
 
 def pattern_id_for(diff: str) -> str:
     """`learned-` and a hash of the diff's changed lines (whitespace aside)."""
-    changed = [line[1:].strip() for line in diff.splitlines()
-               if line[:1] in "+-" and not line.startswith(("+++", "---")) and line[1:].strip()]
+    changed = [
+        line[1:].strip()
+        for line in diff.splitlines()
+        if line[:1] in "+-" and not line.startswith(("+++", "---")) and line[1:].strip()
+    ]
     return "learned-" + hashlib.sha256("\n".join(changed).encode()).hexdigest()[:10]
 
 
 def keywords_of(diff: str, explanation: str, limit: int = 12) -> list[str]:
     """Identifiers the fix changed, then words of the explanation, most frequent first."""
-    changed = " ".join(line[1:] for line in diff.splitlines()
-                       if line[:1] in "+-" and not line.startswith(("+++", "---")))
+    changed = " ".join(
+        line[1:] for line in diff.splitlines() if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    )
     counts: Counter[str] = Counter()
     for word in _IDENT.findall(changed):
         if word.lower() not in _COMMON:
@@ -90,20 +115,22 @@ def learn(
     diff = unified_diff(before, after)
     sentence = re.split(r"(?<=[.!?])\s", explanation.strip(), maxsplit=1)[0] if explanation.strip() else ""
     title = (sentence or "A repair that matched no known pattern")[:120]
-    return store.add_learned({
-        "pattern_id": pattern_id_for(diff),
-        "task_id": task_id,
-        "family": family,
-        "error_signature": error_signature,
-        "title": title,
-        "explanation": explanation.strip() or title,
-        "diff": diff,
-        "keywords": keywords_of(diff, explanation),
-        "features": {s["feature"]: s.get("value", True) for s in symptoms_of(features)},
-        "cues": sorted(set(cues)),
-        "source_version": source_version,
-        "fixed_version": fixed_version,
-    })
+    return store.add_learned(
+        {
+            "pattern_id": pattern_id_for(diff),
+            "task_id": task_id,
+            "family": family,
+            "error_signature": error_signature,
+            "title": title,
+            "explanation": explanation.strip() or title,
+            "diff": diff,
+            "keywords": keywords_of(diff, explanation),
+            "features": {s["feature"]: s.get("value", True) for s in symptoms_of(features)},
+            "cues": sorted(set(cues)),
+            "source_version": source_version,
+            "fixed_version": fixed_version,
+        }
+    )
 
 
 def as_pattern(record: LearnedRecord) -> Pattern:
@@ -111,11 +138,16 @@ def as_pattern(record: LearnedRecord) -> Pattern:
     from kope.knowledge.cues import CUES
     from kope.knowledge.features import FEATURES
 
-    specs = [{"feature": name, "op": "true"} if value is True else {"feature": name, "op": "==", "value": value}
-             for name, value in record.features.items() if name in FEATURES]
+    specs = [
+        {"feature": name, "op": "true"} if value is True else {"feature": name, "op": "==", "value": value}
+        for name, value in record.features.items()
+        if name in FEATURES
+    ]
     weight = SYMPTOM_WEIGHT / len(specs) if specs else 0.0
-    symptoms = [Symptom(weight=round(weight, 3), note=f"as in a repair learned from a {record.family} kernel",
-                        **spec) for spec in specs]
+    symptoms = [
+        Symptom(weight=round(weight, 3), note=f"as in a repair learned from a {record.family} kernel", **spec)
+        for spec in specs
+    ]
     cues = [c for c in record.cues if c in CUES]
     code_cues = [CodeCue(cue=c, weight=round(CUE_WEIGHT / len(cues), 3)) for c in cues]
     diff = record.diff if len(record.diff) <= 1500 else record.diff[:1500] + "\n…"

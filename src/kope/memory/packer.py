@@ -185,13 +185,23 @@ class ExperiencePacker:
         if query.purpose == "optimize":
             for config in self.store.best_configs(query.device, exclude_task=query.task_id, limit=10):
                 settings = ", ".join(f"{k}={v}" for k, v in sorted(config["config"].items()))
-                line = (f"[{config['task']}, {config['family']}] fastest launch configuration: {settings} "
-                        f"({config['speedup']:.2f}x over its start on {query.device})")
-                items.append(Item(
-                    key=f"config:{config['run_id']}", section="other-tasks", levels=(line, line, line), text=line,
-                    family=config["family"], device=query.device, task_id=config["task_id"],
-                    speedup=config["speedup"], outcome="faster",
-                ))
+                line = (
+                    f"[{config['task']}, {config['family']}] fastest launch configuration: {settings} "
+                    f"({config['speedup']:.2f}x over its start on {query.device})"
+                )
+                items.append(
+                    Item(
+                        key=f"config:{config['run_id']}",
+                        section="other-tasks",
+                        levels=(line, line, line),
+                        text=line,
+                        family=config["family"],
+                        device=query.device,
+                        task_id=config["task_id"],
+                        speedup=config["speedup"],
+                        outcome="faster",
+                    )
+                )
         return items
 
     def _patterns(self, query: Query) -> list[Item]:
@@ -205,14 +215,22 @@ class ExperiencePacker:
             found = stats.get(pattern_id)
             if found is None or pattern_id in learned_ids:
                 continue
-            line = (f"{pattern_id}: applied {found.applied} time(s) in earlier repairs, fixed the kernel "
-                    f"{found.fixed} time(s) (smoothed rate {found.rate:.2f})")
+            line = (
+                f"{pattern_id}: applied {found.applied} time(s) in earlier repairs, fixed the kernel "
+                f"{found.fixed} time(s) (smoothed rate {found.rate:.2f})"
+            )
             detail = self.pattern_text(pattern_id)
-            items.append(Item(
-                key=f"pattern:{pattern_id}", section="patterns",
-                levels=(f"{line}\n{detail}".strip(), line, line), text=f"{pattern_id} {detail}",
-                applied=found.applied, fixed=found.fixed, outcome="fixed" if found.fixed else "failed",
-            ))
+            items.append(
+                Item(
+                    key=f"pattern:{pattern_id}",
+                    section="patterns",
+                    levels=(f"{line}\n{detail}".strip(), line, line),
+                    text=f"{pattern_id} {detail}",
+                    applied=found.applied,
+                    fixed=found.fixed,
+                    outcome="fixed" if found.fixed else "failed",
+                )
+            )
         learned_stats = self.store.pattern_stats([p.pattern_id for p in learned_patterns])
         for learned in learned_patterns:
             stats_of = learned_stats.get(learned.pattern_id)
@@ -220,13 +238,22 @@ class ExperiencePacker:
             line = f"{learned.pattern_id} (learned from a repair of a {learned.family} kernel): {learned.title}"
             summary = f"{line}\n{_clip(learned.explanation, 400)}"
             full = f"{summary}\nThe fix:\n```diff\n{_clip(learned.diff, 1500)}\n```"
-            items.append(Item(
-                key=f"learned:{learned.pattern_id}", section="patterns", levels=(full, summary, line),
-                text=f"{learned.title} {learned.explanation} {' '.join(learned.keywords)}",
-                family=learned.family, error_signature=learned.error_signature, task_id=learned.task_id,
-                applied=applied, fixed=fixed, outcome="fixed", created=learned.created,
-                version=learned.fixed_version,
-            ))
+            items.append(
+                Item(
+                    key=f"learned:{learned.pattern_id}",
+                    section="patterns",
+                    levels=(full, summary, line),
+                    text=f"{learned.title} {learned.explanation} {' '.join(learned.keywords)}",
+                    family=learned.family,
+                    error_signature=learned.error_signature,
+                    task_id=learned.task_id,
+                    applied=applied,
+                    fixed=fixed,
+                    outcome="fixed",
+                    created=learned.created,
+                    version=learned.fixed_version,
+                )
+            )
         return items
 
     # -- scoring ---------------------------------------------------------------------------
@@ -247,8 +274,9 @@ class ExperiencePacker:
         ]
         weights = self.weights
         for entry in scored:
-            entry.score = (weights.relevance * entry.relevance + weights.utility * entry.utility
-                           + weights.recency * entry.recency)
+            entry.score = (
+                weights.relevance * entry.relevance + weights.utility * entry.utility + weights.recency * entry.recency
+            )
         shortlist: list[Scored] = []
         for name in ORDER:
             in_section = sorted((e for e in scored if e.item.section == name), key=lambda e: -e.score)
@@ -331,9 +359,14 @@ class ExperiencePacker:
             for entry in by_section[name]:
                 section_name = PREFIX + entry.item.key
                 levels = (*entry.item.levels, "")
-                prepared.sections.append(Section(
-                    section_name, TITLES[name], levels, priority=base_priority + span * (1 - (entry.rank - 1) / total),
-                ))
+                prepared.sections.append(
+                    Section(
+                        section_name,
+                        TITLES[name],
+                        levels,
+                        priority=base_priority + span * (1 - (entry.rank - 1) / total),
+                    )
+                )
                 prepared.scored[section_name] = entry
         return prepared
 
@@ -345,19 +378,28 @@ class ExperiencePacker:
             entry = prepared.scored.get(choice.name)
             if entry is None or choice.level is None or choice.name not in texts:
                 continue
-            found.append(Injected(
-                item=entry.item.key, section=entry.item.section, level=choice.level, tokens=count(texts[choice.name]),
-                rank=entry.rank, score=round(entry.score, 4), relevance=round(entry.relevance, 4),
-                utility=round(entry.utility, 4), recency=round(entry.recency, 4),
-                redundancy=round(entry.redundancy, 4),
-            ))
+            found.append(
+                Injected(
+                    item=entry.item.key,
+                    section=entry.item.section,
+                    level=choice.level,
+                    tokens=count(texts[choice.name]),
+                    rank=entry.rank,
+                    score=round(entry.score, 4),
+                    relevance=round(entry.relevance, 4),
+                    utility=round(entry.utility, 4),
+                    recency=round(entry.recency, 4),
+                    redundancy=round(entry.redundancy, 4),
+                )
+            )
         return found
 
     def log(self, prepared: Prepared, packed: Packed) -> list[Injected]:
         """Record the injected items in the store under the prompt's id; returns them."""
         items = self.injected(prepared, packed)
-        self.store.log_injections(prepared.prompt_id, items, run_id=prepared.query.run_id,
-                                  version_id=prepared.query.version_id)
+        self.store.log_injections(
+            prepared.prompt_id, items, run_id=prepared.query.run_id, version_id=prepared.query.version_id
+        )
         return items
 
     def evidence(self, prepared: Prepared, items: Sequence[Injected]) -> dict[str, int | None]:
@@ -368,8 +410,12 @@ class ExperiencePacker:
     def pack_alone(self, query: Query, budget: int) -> tuple[Packed, Prepared]:
         """Pack only the experience block into `budget` tokens (for measurement)."""
         prepared = self.prepare(query)
-        packed = pack(prepared.sections, budget, lambda included: count(render_block(included)) if included else 0,
-                      breadth_first=True)
+        packed = pack(
+            prepared.sections,
+            budget,
+            lambda included: count(render_block(included)) if included else 0,
+            breadth_first=True,
+        )
         return packed, prepared
 
 
@@ -401,10 +447,19 @@ def _decision_item(row: ExperienceRow, section: str, query: Query) -> Item:
     summary = line if not row.text or row.text in what else f"{line}\n  why: {_clip(row.text, 400)}"
     full = summary if not row.diff else f"{summary}\n```diff\n{_clip(row.diff, 1500)}\n```"
     return Item(
-        key=f"decision:{row.decision_id}", section=section, levels=(full, summary, line),
-        text=f"{row.kind} {row.text} {row.diff[:2000]}", family=row.family, signature=row.signature,
-        device=row.device, error_signature=row.error_signature, task_id=row.task_id, speedup=row.speedup,
-        outcome=outcome, created=row.created, version=row.child_id,
+        key=f"decision:{row.decision_id}",
+        section=section,
+        levels=(full, summary, line),
+        text=f"{row.kind} {row.text} {row.diff[:2000]}",
+        family=row.family,
+        signature=row.signature,
+        device=row.device,
+        error_signature=row.error_signature,
+        task_id=row.task_id,
+        speedup=row.speedup,
+        outcome=outcome,
+        created=row.created,
+        version=row.child_id,
     )
 
 
@@ -412,7 +467,8 @@ def _what(row: ExperienceRow) -> str:
     params = row.params or {}
     if row.kind == "launch-config" and params.get("changes"):
         return "launch parameters " + ", ".join(
-            f"{name} {change[0]}→{change[1]}" for name, change in sorted(params["changes"].items()))
+            f"{name} {change[0]}→{change[1]}" for name, change in sorted(params["changes"].items())
+        )
     first = row.text.strip().split("\n", 1)[0] if row.text else row.kind
     return _clip(first, 160)
 

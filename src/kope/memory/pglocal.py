@@ -33,8 +33,10 @@ def find_bindir() -> Path | None:
     found = shutil.which("initdb")
     if found:
         return Path(found).parent
-    versions = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"),
-                      key=lambda p: int(p.parent.parent.name) if p.parent.parent.name.isdigit() else 0)
+    versions = sorted(
+        Path("/usr/lib/postgresql").glob("*/bin/initdb"),
+        key=lambda p: int(p.parent.parent.name) if p.parent.parent.name.isdigit() else 0,
+    )
     return versions[-1].parent if versions else None
 
 
@@ -84,10 +86,13 @@ class LocalPostgres:
             shutil.chown(directory, "postgres", "postgres")
         data = directory / "data"
         server._run("initdb", "-D", str(data), "-U", server.user, "--auth=trust", "-E", "UTF8", "--no-sync")
-        options = (f"-p {server.port} -k {directory} -c listen_addresses=127.0.0.1 -c fsync=off "
-                   "-c max_connections=60 -c shared_buffers=32MB")
-        server._run("pg_ctl", "-D", str(data), "-l", str(directory / "server.log"), "-o", options, "-w",
-                    "-t", "60", "start")
+        options = (
+            f"-p {server.port} -k {directory} -c listen_addresses=127.0.0.1 -c fsync=off "
+            "-c max_connections=60 -c shared_buffers=32MB"
+        )
+        server._run(
+            "pg_ctl", "-D", str(data), "-l", str(directory / "server.log"), "-o", options, "-w", "-t", "60", "start"
+        )
         server._create_database(database)
         return server
 
@@ -107,8 +112,9 @@ class LocalPostgres:
         deadline = time.monotonic() + 30
         while True:
             try:
-                with psycopg.connect(host="127.0.0.1", port=self.port, user=self.user, dbname="postgres",
-                                     autocommit=True) as conn:
+                with psycopg.connect(
+                    host="127.0.0.1", port=self.port, user=self.user, dbname="postgres", autocommit=True
+                ) as conn:
                     conn.execute(f'CREATE DATABASE "{name}"')
                 return
             except psycopg.OperationalError:

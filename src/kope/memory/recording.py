@@ -16,9 +16,9 @@ from kope.cases.task import Task
 from kope.context.budget import Packed, Section
 from kope.evaluate import EvalResult
 from kope.knowledge.base import KnowledgeBase
+from kope.memory.fingerprints import content_hash, device_label, error_hash, normalize_error
 from kope.memory.learned import learn, unified_diff
 from kope.memory.packer import ExperiencePacker, Prepared, Query
-from kope.memory.signatures import content_hash, device_label, normalize_error, signature_hash
 from kope.memory.store import DecisionIn, EvaluationRecord, ExperienceStore, StepRecord
 
 _BLOCK = re.compile(r"<{5,9} ?SEARCH.*?>{5,9} ?REPLACE[^\n]*", re.DOTALL)
@@ -68,7 +68,14 @@ class RunRecorder:
     """One run's writer: versions by content hash, the pending prompt's injections, the run's record."""
 
     def __init__(
-        self, store: ExperienceStore, *, kind: str, task: Task, model: str, device: str, experience: bool = True,
+        self,
+        store: ExperienceStore,
+        *,
+        kind: str,
+        task: Task,
+        model: str,
+        device: str,
+        experience: bool = True,
         knowledge: KnowledgeBase | None = None,
     ) -> None:
         self.store = store
@@ -104,8 +111,13 @@ class RunRecorder:
     def query(self, purpose: str, current: str, **extra: Any) -> Query:
         return Query(
             purpose=purpose,  # type: ignore[arg-type]
-            family=self.task.family, signature=self.task.signature, device=self.device, task_id=self.task.id,
-            run_id=self.run.id, version_id=self.version_id(current), **extra,
+            family=self.task.family,
+            signature=self.task.signature,
+            device=self.device,
+            task_id=self.task.id,
+            run_id=self.run.id,
+            version_id=self.version_id(current),
+            **extra,
         )
 
     def packed(self, packed: Packed) -> str | None:
@@ -139,8 +151,16 @@ class RunRecorder:
         if made is not None and self._prepared is not None and made.prompt_id is None:
             made = made.model_copy(update={"prompt_id": self._prepared.prompt_id})
         step = self.store.record_step(
-            self.run.id, self.task.id, source, parent_id=self.version_id(parent), made=made, result=result,
-            scope=scope, device=self.device, evidence=evidence, signature_text=signature_text,
+            self.run.id,
+            self.task.id,
+            source,
+            parent_id=self.version_id(parent),
+            made=made,
+            result=result,
+            scope=scope,
+            device=self.device,
+            evidence=evidence,
+            signature_text=signature_text,
         )
         self.ids[content_hash(source)] = step.version.id
         if result is not None:
@@ -149,14 +169,16 @@ class RunRecorder:
             self._close_prompt(outcome_text(result), step.version.id)
         return step
 
-    def evaluation(self, source: str, result: EvalResult, *, scope: str, signature_text: str | None = None
-                   ) -> EvaluationRecord:
+    def evaluation(
+        self, source: str, result: EvalResult, *, scope: str, signature_text: str | None = None
+    ) -> EvaluationRecord:
         """Another evaluation of a recorded version (full coverage, a confirmation run)."""
         version_id = self.version_id(source)
         if version_id is None:
             version_id = self.record(source).version.id
-        return self.store.add_evaluation(version_id, result, run_id=self.run.id, scope=scope, device=self.device,
-                                         signature_text=signature_text)
+        return self.store.add_evaluation(
+            version_id, result, run_id=self.run.id, scope=scope, device=self.device, signature_text=signature_text
+        )
 
     def fixed_by(self, failing: str, fixing: str, decision_id: int | None = None) -> None:
         src, dst = self.version_id(failing), self.version_id(fixing)
@@ -165,23 +187,42 @@ class RunRecorder:
             self.store.add_edge("fixed_by", src, dst=dst, decision_id=decision_id, run_id=self.run.id)
 
     def finish(
-        self, *, status: str, stop_reason: str, tokens: tuple[int, int] = (0, 0), best: str | None = None,
+        self,
+        *,
+        status: str,
+        stop_reason: str,
+        tokens: tuple[int, int] = (0, 0),
+        best: str | None = None,
         summary: dict[str, Any] | None = None,
     ) -> None:
         self._close_prompt("run ended")
         self.store.finish_run(
-            self.run.id, status=status, stop_reason=stop_reason, tokens_prompt=tokens[0], tokens_completion=tokens[1],
-            best_version=self.version_id(best), summary=summary,
+            self.run.id,
+            status=status,
+            stop_reason=stop_reason,
+            tokens_prompt=tokens[0],
+            tokens_completion=tokens[1],
+            best_version=self.version_id(best),
+            summary=summary,
         )
 
 
 class DebugRecorder(RunRecorder):
     """The debug loop's recorder: attributes edits to patterns, adds evidence, learns unmatched repairs."""
 
-    def __init__(self, store: ExperienceStore, *, task: Task, model: str, device: str, experience: bool = True,
-                 knowledge: KnowledgeBase | None = None) -> None:
-        super().__init__(store, kind="debug", task=task, model=model, device=device, experience=experience,
-                         knowledge=knowledge)
+    def __init__(
+        self,
+        store: ExperienceStore,
+        *,
+        task: Task,
+        model: str,
+        device: str,
+        experience: bool = True,
+        knowledge: KnowledgeBase | None = None,
+    ) -> None:
+        super().__init__(
+            store, kind="debug", task=task, model=model, device=device, experience=experience, knowledge=knowledge
+        )
         self.start_source: str | None = None
         self.start_features: dict[str, Any] = {}
         self.start_cues: list[str] = []
@@ -196,15 +237,19 @@ class DebugRecorder(RunRecorder):
         self.start_source = source
         self.start_features = dict(features)
         self.start_cues = list(cues)
-        self.start_signature = signature_hash(text) if text else None
+        self.start_signature = error_hash(text) if text else None
         self.store.update_run(self.run.id, start_version=self.version_id(source))
 
-    def sections(self, source: str, result: EvalResult, features: dict[str, Any], summary: str,
-                 hypotheses: Sequence[str]) -> list[Section]:
+    def sections(
+        self, source: str, result: EvalResult, features: dict[str, Any], summary: str, hypotheses: Sequence[str]
+    ) -> list[Section]:
         text = failure_text(result, features)
         query = self.query(
-            "repair", source, error_signature=signature_hash(text) if text else None,
-            text=f"{summary} {' '.join(hypotheses)}", patterns=tuple(hypotheses),
+            "repair",
+            source,
+            error_signature=error_hash(text) if text else None,
+            text=f"{summary} {' '.join(hypotheses)}",
+            patterns=tuple(hypotheses),
         )
         return self.prepare(query)
 
@@ -223,20 +268,31 @@ class DebugRecorder(RunRecorder):
         explanation = explanation_of(reply)
         pattern = self.match(reply, hypotheses)
         made = DecisionIn(
-            kind="recipe" if recipe else "edit", text=explanation, diff=unified_diff(parent, source),
-            params={"pattern": pattern} if pattern else None, tokens_prompt=tokens[0], tokens_completion=tokens[1],
+            kind="recipe" if recipe else "edit",
+            text=explanation,
+            diff=unified_diff(parent, source),
+            params={"pattern": pattern} if pattern else None,
+            tokens_prompt=tokens[0],
+            tokens_completion=tokens[1],
         )
         parent_status = self.status.get(self.version_id(parent) or -1)
-        step = self.record(source, parent=parent, made=made, result=result, scope=_scope(result),
-                           signature_text=failure_text(result, features))
+        step = self.record(
+            source,
+            parent=parent,
+            made=made,
+            result=result,
+            scope=_scope(result),
+            signature_text=failure_text(result, features),
+        )
         vid = step.version.id
         self.explanations[vid] = explanation
         if step.decision_id is not None:
             self.decisions[vid] = step.decision_id
         if pattern is not None:
             self.patterns[vid] = pattern
-            self.store.add_pattern_evidence(pattern, "applied", device=self.device, task_id=self.task.id,
-                                            version_id=vid, run_id=self.run.id)
+            self.store.add_pattern_evidence(
+                pattern, "applied", device=self.device, task_id=self.task.id, version_id=vid, run_id=self.run.id
+            )
         if parent_status is not None and parent_status != "pass" and result.status == "pass":
             self.fixed_by(parent, source, step.decision_id)
 
@@ -259,8 +315,16 @@ class DebugRecorder(RunRecorder):
     def accepted(self, source: str, result: EvalResult) -> None:
         self.evaluation(source, result, scope="all", signature_text=failure_text(result))
 
-    def end(self, *, status: str, stop_reason: str, tokens: tuple[int, int], accepted: str | None, best: str,
-            hypotheses: Sequence[str]) -> None:
+    def end(
+        self,
+        *,
+        status: str,
+        stop_reason: str,
+        tokens: tuple[int, int],
+        accepted: str | None,
+        best: str,
+        hypotheses: Sequence[str],
+    ) -> None:
         summary: dict[str, Any] = {"hypotheses": list(hypotheses)}
         if accepted is not None and self.start_source is not None and accepted != self.start_source:
             vid = self.version_id(accepted)
@@ -273,13 +337,26 @@ class DebugRecorder(RunRecorder):
             else:
                 explanation = " ".join(self._lineage_explanations(vid)) or "A repair that matched no known pattern."
                 record, _ = learn(
-                    self.store, task_id=self.task.id, family=self.task.family, before=self.start_source,
-                    after=accepted, explanation=explanation, features=self.start_features, cues=self.start_cues,
-                    error_signature=self.start_signature, source_version=self.version_id(self.start_source),
+                    self.store,
+                    task_id=self.task.id,
+                    family=self.task.family,
+                    before=self.start_source,
+                    after=accepted,
+                    explanation=explanation,
+                    features=self.start_features,
+                    cues=self.start_cues,
+                    error_signature=self.start_signature,
+                    source_version=self.version_id(self.start_source),
                     fixed_version=vid,
                 )
-                self.store.add_pattern_evidence(record.pattern_id, "fixed", device=self.device, task_id=self.task.id,
-                                                version_id=vid, run_id=self.run.id)
+                self.store.add_pattern_evidence(
+                    record.pattern_id,
+                    "fixed",
+                    device=self.device,
+                    task_id=self.task.id,
+                    version_id=vid,
+                    run_id=self.run.id,
+                )
                 summary["learned"] = record.pattern_id
         self.finish(status=status, stop_reason=stop_reason, tokens=tokens, best=best, summary=summary)
 

@@ -42,6 +42,15 @@ from kope.cases.task import Task
 from kope.errors import KopeError
 from kope.evaluate import EvalResult
 from kope.memory import schema
+from kope.memory.fingerprints import (
+    content_hash,
+    error_hash,
+    normalize_error,
+    normalized_hash,
+    task_family,
+    task_fingerprint,
+    toolchain,
+)
 from kope.memory.schema import (
     commit_key,
     decision,
@@ -54,15 +63,6 @@ from kope.memory.schema import (
     run,
     task,
     version,
-)
-from kope.memory.signatures import (
-    content_hash,
-    normalize_error,
-    normalized_hash,
-    signature_hash,
-    task_family,
-    task_signature,
-    toolchain,
 )
 
 EdgeKind = Literal["derived_from", "alternative_of", "used_evidence", "fixed_by"]
@@ -328,8 +328,9 @@ class ExperienceStore:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.url = engine.url.render_as_string(hide_password=True)
-        self._held: ContextVar[tuple[Connection, AtomicWrite] | None] = ContextVar(f"kope-store-{id(self)}",
-                                                                                  default=None)
+        self._held: ContextVar[tuple[Connection, AtomicWrite] | None] = ContextVar(
+            f"kope-store-{id(self)}", default=None
+        )
 
     @classmethod
     def open(cls, location: str | Path | None = None, *, migrate: bool = True) -> ExperienceStore:
@@ -409,8 +410,9 @@ class ExperienceStore:
                 try:
                     yield written
                     if key is not None:
-                        fresh = _insert_ignore(conn, commit_key, {"key": key, "runs": written.runs,
-                                                                 "created": time.time()}, ["key"])
+                        fresh = _insert_ignore(
+                            conn, commit_key, {"key": key, "runs": written.runs, "created": time.time()}, ["key"]
+                        )
                         written.duplicate = not fresh
                     if written.duplicate:
                         outer.rollback()
@@ -477,7 +479,7 @@ class ExperienceStore:
             "hash": loaded.sha256,
             "name": loaded.name,
             "family": family or task_family(loaded),
-            "signature": task_signature(loaded),
+            "signature": task_fingerprint(loaded),
             "path": str(loaded.path),
             "created": time.time(),
         }
@@ -490,9 +492,14 @@ class ExperienceStore:
         self, kind: str, task_id: int, *, model: str, device: str, toolchain_: str | None = None
     ) -> RunRecord:
         values = {
-            "kind": kind, "task_id": task_id, "model": model, "device": device,
-            "toolchain": toolchain_ or toolchain(), "started": time.time(),
-            "tokens_prompt": 0, "tokens_completion": 0,
+            "kind": kind,
+            "task_id": task_id,
+            "model": model,
+            "device": device,
+            "toolchain": toolchain_ or toolchain(),
+            "started": time.time(),
+            "tokens_prompt": 0,
+            "tokens_completion": 0,
         }
         with self.transaction() as conn:
             run_id = conn.execute(run.insert().values(**values)).inserted_primary_key[0]  # type: ignore[index]
@@ -520,9 +527,15 @@ class ExperienceStore:
     ) -> None:
         with self.transaction() as conn:
             conn.execute(
-                run.update().where(run.c.id == run_id).values(
-                    finished=time.time(), status=status, stop_reason=stop_reason, tokens_prompt=tokens_prompt,
-                    tokens_completion=tokens_completion, best_version=best_version,
+                run.update()
+                .where(run.c.id == run_id)
+                .values(
+                    finished=time.time(),
+                    status=status,
+                    stop_reason=stop_reason,
+                    tokens_prompt=tokens_prompt,
+                    tokens_completion=tokens_completion,
+                    best_version=best_version,
                     summary=dict(summary) if summary is not None else None,
                 )
             )
@@ -534,9 +547,15 @@ class ExperienceStore:
         digest = content_hash(source)
         with self._writing(conn) as c:
             inserted = _insert_ignore(
-                c, version,
-                {"task_id": task_id, "hash": digest, "norm_hash": normalized_hash(source), "source": source,
-                 "created": time.time()},
+                c,
+                version,
+                {
+                    "task_id": task_id,
+                    "hash": digest,
+                    "norm_hash": normalized_hash(source),
+                    "source": source,
+                    "created": time.time(),
+                },
                 ["task_id", "hash"],
             )
             row = c.execute(select(version).where(and_(version.c.task_id == task_id, version.c.hash == digest))).one()
@@ -546,10 +565,16 @@ class ExperienceStore:
         self, run_id: int, parent_id: int | None, child_id: int, made: DecisionIn, *, conn: Connection | None = None
     ) -> int:
         with self._writing(conn) as c:
-            result = c.execute(decision.insert(), {
-                "run_id": run_id, "parent_id": parent_id, "child_id": child_id, "created": time.time(),
-                **made.model_dump(),
-            })
+            result = c.execute(
+                decision.insert(),
+                {
+                    "run_id": run_id,
+                    "parent_id": parent_id,
+                    "child_id": child_id,
+                    "created": time.time(),
+                    **made.model_dump(),
+                },
+            )
             return int(result.inserted_primary_key[0])  # type: ignore[index]
 
     def add_evaluation(
@@ -570,7 +595,11 @@ class ExperienceStore:
             sig_text = normalize_error(result.error.message, result.error.kind)
         with self._writing(conn) as c:
             values.update(
-                version_id=version_id, run_id=run_id, scope=scope, device=device, toolchain=toolchain(),
+                version_id=version_id,
+                run_id=run_id,
+                scope=scope,
+                device=device,
+                toolchain=toolchain(),
                 created=time.time(),
                 error_signature=self.count_signature(sig_text, conn=c) if sig_text else None,
             )
@@ -580,16 +609,21 @@ class ExperienceStore:
 
     def count_signature(self, text: str, *, conn: Connection | None = None) -> str:
         """Count one occurrence of a signature text; its hash."""
-        digest = signature_hash(text)
+        digest = error_hash(text)
         now = time.time()
         with self._writing(conn) as c:
             inserted = _insert_ignore(
-                c, error_signature, {"hash": digest, "text": text, "count": 1, "first_seen": now, "last_seen": now},
+                c,
+                error_signature,
+                {"hash": digest, "text": text, "count": 1, "first_seen": now, "last_seen": now},
                 ["hash"],
             )
             if not inserted:
-                c.execute(error_signature.update().where(error_signature.c.hash == digest).values(
-                    count=error_signature.c.count + 1, last_seen=now))
+                c.execute(
+                    error_signature.update()
+                    .where(error_signature.c.hash == digest)
+                    .values(count=error_signature.c.count + 1, last_seen=now)
+                )
         return digest
 
     def add_edge(
@@ -606,10 +640,18 @@ class ExperienceStore:
         if kind not in EDGE_KINDS:
             raise ValueError(f"unknown edge kind {kind!r}")
         with self._writing(conn) as c:
-            result = c.execute(edge.insert(), {
-                "kind": kind, "src": src, "dst": dst, "ref": ref, "decision_id": decision_id, "run_id": run_id,
-                "created": time.time(),
-            })
+            result = c.execute(
+                edge.insert(),
+                {
+                    "kind": kind,
+                    "src": src,
+                    "dst": dst,
+                    "ref": ref,
+                    "decision_id": decision_id,
+                    "run_id": run_id,
+                    "created": time.time(),
+                },
+            )
             return int(result.inserted_primary_key[0])  # type: ignore[index]
 
     def record_step(
@@ -640,22 +682,38 @@ class ExperienceStore:
                 decision_id = self.add_decision(run_id, parent_id, stored.id, made, conn=conn)
             if parent_id is not None and parent_id != stored.id:
                 previous = conn.execute(
-                    select(edge.c.src).where(and_(
-                        edge.c.kind == "derived_from", edge.c.dst == parent_id, edge.c.run_id == run_id,
-                        edge.c.src != stored.id,
-                    )).order_by(edge.c.id.desc()).limit(1)
+                    select(edge.c.src)
+                    .where(
+                        and_(
+                            edge.c.kind == "derived_from",
+                            edge.c.dst == parent_id,
+                            edge.c.run_id == run_id,
+                            edge.c.src != stored.id,
+                        )
+                    )
+                    .order_by(edge.c.id.desc())
+                    .limit(1)
                 ).scalar()
-                self.add_edge("derived_from", stored.id, dst=parent_id, decision_id=decision_id, run_id=run_id,
-                              conn=conn)
+                self.add_edge(
+                    "derived_from", stored.id, dst=parent_id, decision_id=decision_id, run_id=run_id, conn=conn
+                )
                 if previous is not None:
                     self.add_edge("alternative_of", stored.id, dst=previous, run_id=run_id, conn=conn)
             for item, target in (evidence or {}).items():
-                self.add_edge("used_evidence", stored.id, dst=target, ref=item, decision_id=decision_id,
-                              run_id=run_id, conn=conn)
+                self.add_edge(
+                    "used_evidence", stored.id, dst=target, ref=item, decision_id=decision_id, run_id=run_id, conn=conn
+                )
             record = None
             if result is not None:
-                record = self.add_evaluation(stored.id, result, run_id=run_id, scope=scope, device=device,
-                                             signature_text=signature_text, conn=conn)
+                record = self.add_evaluation(
+                    stored.id,
+                    result,
+                    run_id=run_id,
+                    scope=scope,
+                    device=device,
+                    signature_text=signature_text,
+                    conn=conn,
+                )
         return StepRecord(version=stored, new=new, decision_id=decision_id, evaluation=record)
 
     # -- pattern evidence, learned patterns, injections ------------------------------------
@@ -671,19 +729,33 @@ class ExperienceStore:
         run_id: int | None = None,
     ) -> int:
         with self.transaction() as conn:
-            result = conn.execute(pattern_evidence.insert().values(
-                pattern=pattern, outcome=outcome, device=device, task_id=task_id, version_id=version_id,
-                run_id=run_id, created=time.time(),
-            ))
+            result = conn.execute(
+                pattern_evidence.insert().values(
+                    pattern=pattern,
+                    outcome=outcome,
+                    device=device,
+                    task_id=task_id,
+                    version_id=version_id,
+                    run_id=run_id,
+                    created=time.time(),
+                )
+            )
             return int(result.inserted_primary_key[0])  # type: ignore[index]
 
     def mark_fixed(self, run_id: int, version_id: int) -> int:
         """Turn a run's `applied` evidence for `version_id` into `fixed`; the rows changed."""
         with self.transaction() as conn:
-            result = conn.execute(pattern_evidence.update().where(and_(
-                pattern_evidence.c.run_id == run_id, pattern_evidence.c.version_id == version_id,
-                pattern_evidence.c.outcome == "applied",
-            )).values(outcome="fixed"))
+            result = conn.execute(
+                pattern_evidence.update()
+                .where(
+                    and_(
+                        pattern_evidence.c.run_id == run_id,
+                        pattern_evidence.c.version_id == version_id,
+                        pattern_evidence.c.outcome == "applied",
+                    )
+                )
+                .values(outcome="fixed")
+            )
             return int(result.rowcount)
 
     def pattern_stats(self, patterns: Iterable[str] | None = None) -> dict[str, PatternStats]:
@@ -706,8 +778,9 @@ class ExperienceStore:
         """Store a learned pattern unless one with its id exists; (record, whether it was new)."""
         with self.transaction() as conn:
             inserted = _insert_ignore(conn, learned_pattern, {**values, "created": time.time()}, ["pattern_id"])
-            row = conn.execute(select(learned_pattern).where(
-                learned_pattern.c.pattern_id == values["pattern_id"])).one()
+            row = conn.execute(
+                select(learned_pattern).where(learned_pattern.c.pattern_id == values["pattern_id"])
+            ).one()
         return LearnedRecord.model_validate(row._asdict()), inserted
 
     def learned(self, limit: int = 500) -> list[LearnedRecord]:
@@ -722,17 +795,28 @@ class ExperienceStore:
             return
         now = time.time()
         with self.transaction() as conn:
-            conn.execute(injection.insert(), [
-                {**item.model_dump(), "prompt_id": prompt_id, "run_id": run_id, "version_id": version_id,
-                 "created": now}
-                for item in items
-            ])
+            conn.execute(
+                injection.insert(),
+                [
+                    {
+                        **item.model_dump(),
+                        "prompt_id": prompt_id,
+                        "run_id": run_id,
+                        "version_id": version_id,
+                        "created": now,
+                    }
+                    for item in items
+                ],
+            )
 
     def injection_outcome(self, prompt_id: str, outcome: str, produced_version: int | None = None) -> None:
         """What followed a prompt: the version it produced and how that went."""
         with self.transaction() as conn:
-            conn.execute(injection.update().where(injection.c.prompt_id == prompt_id).values(
-                outcome=outcome[:200], produced_version=produced_version))
+            conn.execute(
+                injection.update()
+                .where(injection.c.prompt_id == prompt_id)
+                .values(outcome=outcome[:200], produced_version=produced_version)
+            )
 
     def injections(self, prompt_id: str | None = None, run_id: int | None = None) -> list[InjectionRecord]:
         query = select(injection).order_by(injection.c.id)
@@ -825,59 +909,72 @@ class ExperienceStore:
             .where(and_(condition, edge.c.src == version_id))
             .cte("lineage", recursive=True)
         )
-        step = select(edge.c.dst, base.c.depth + 1).where(
-            and_(condition, edge.c.src == base.c.vid, base.c.depth < 200))
+        step = select(edge.c.dst, base.c.depth + 1).where(and_(condition, edge.c.src == base.c.vid, base.c.depth < 200))
         tree = base.union(step)
         with self._read() as conn:
-            rows = conn.execute(select(tree.c.vid, func.min(tree.c.depth)).group_by(tree.c.vid)
-                                .order_by(func.min(tree.c.depth))).all()
+            rows = conn.execute(
+                select(tree.c.vid, func.min(tree.c.depth)).group_by(tree.c.vid).order_by(func.min(tree.c.depth))
+            ).all()
         return [int(r[0]) for r in rows if r[0] is not None]
 
-    def known_evaluation(self, task_id: int, source: str, *, device: str, scope: str = "all") -> EvaluationRecord | None:
-        """The latest evaluation of this code (comments and blank lines aside) for the task on the device and toolchain."""
-        query = (
-            select(evaluation).join(version, version.c.id == evaluation.c.version_id)
-            .where(and_(version.c.task_id == task_id, version.c.norm_hash == normalized_hash(source),
-                        evaluation.c.device == device, evaluation.c.scope == scope,
-                        evaluation.c.toolchain == toolchain()))
-            .order_by(evaluation.c.id.desc()).limit(1)
-        )
-        with self._read() as conn:
-            row = conn.execute(query).one_or_none()
-        return EvaluationRecord.model_validate(row._asdict()) if row is not None else None
-
     def experience(
-        self, *, exclude_run: int | None = None, run_id: int | None = None, kinds: Sequence[str] | None = None,
+        self,
+        *,
+        exclude_run: int | None = None,
+        run_id: int | None = None,
+        kinds: Sequence[str] | None = None,
         limit: int = 400,
     ) -> list[ExperienceRow]:
         """Decisions with their outcome and the parent's time, newest first (each version's first
         evaluation in the run: the one the decision was judged by, not later confirmation runs)."""
         child_eval = (
             select(evaluation.c.version_id, evaluation.c.run_id, func.min(evaluation.c.id).label("eid"))
-            .group_by(evaluation.c.version_id, evaluation.c.run_id).subquery()
+            .group_by(evaluation.c.version_id, evaluation.c.run_id)
+            .subquery()
         )
         child = evaluation.alias("child_eval")
         parent = evaluation.alias("parent_eval")
         parent_latest = (
             select(evaluation.c.version_id, evaluation.c.run_id, func.min(evaluation.c.id).label("eid"))
             .where(evaluation.c.time_ms.is_not(None))
-            .group_by(evaluation.c.version_id, evaluation.c.run_id).subquery()
+            .group_by(evaluation.c.version_id, evaluation.c.run_id)
+            .subquery()
         )
         query = (
             select(
-                decision.c.id.label("decision_id"), decision.c.run_id, task.c.id.label("task_id"),
-                task.c.name.label("task_name"), task.c.family, task.c.signature, decision.c.kind, decision.c.text,
-                decision.c.diff, decision.c.params, decision.c.parent_id, decision.c.child_id, child.c.status,
-                child.c.correct, child.c.error_signature, child.c.error_kind, child.c.time_ms,
-                parent.c.time_ms.label("parent_time_ms"), child.c.timing_method, child.c.device, decision.c.created,
+                decision.c.id.label("decision_id"),
+                decision.c.run_id,
+                task.c.id.label("task_id"),
+                task.c.name.label("task_name"),
+                task.c.family,
+                task.c.signature,
+                decision.c.kind,
+                decision.c.text,
+                decision.c.diff,
+                decision.c.params,
+                decision.c.parent_id,
+                decision.c.child_id,
+                child.c.status,
+                child.c.correct,
+                child.c.error_signature,
+                child.c.error_kind,
+                child.c.time_ms,
+                parent.c.time_ms.label("parent_time_ms"),
+                child.c.timing_method,
+                child.c.device,
+                decision.c.created,
             )
             .join(run, run.c.id == decision.c.run_id)
             .join(task, task.c.id == run.c.task_id)
-            .outerjoin(child_eval, and_(child_eval.c.version_id == decision.c.child_id,
-                                        child_eval.c.run_id == decision.c.run_id))
+            .outerjoin(
+                child_eval,
+                and_(child_eval.c.version_id == decision.c.child_id, child_eval.c.run_id == decision.c.run_id),
+            )
             .outerjoin(child, child.c.id == child_eval.c.eid)
-            .outerjoin(parent_latest, and_(parent_latest.c.version_id == decision.c.parent_id,
-                                           parent_latest.c.run_id == decision.c.run_id))
+            .outerjoin(
+                parent_latest,
+                and_(parent_latest.c.version_id == decision.c.parent_id, parent_latest.c.run_id == decision.c.run_id),
+            )
             .outerjoin(parent, parent.c.id == parent_latest.c.eid)
             .order_by(decision.c.id.desc())
             .limit(limit)
@@ -898,7 +995,8 @@ class ExperienceStore:
             select(run.c.id, run.c.summary, task.c.family, task.c.name, task.c.id.label("task_id"))
             .join(task, task.c.id == run.c.task_id)
             .where(and_(run.c.kind == "optimize", run.c.device == device, run.c.summary.is_not(None)))
-            .order_by(run.c.id.desc()).limit(500)
+            .order_by(run.c.id.desc())
+            .limit(500)
         )
         if exclude_task is not None:
             query = query.where(run.c.task_id != exclude_task)
@@ -908,33 +1006,54 @@ class ExperienceStore:
                 data = summary if isinstance(summary, dict) else json.loads(summary or "{}")
                 config, speedup = data.get("config"), data.get("speedup_vs_start")
                 if config and speedup and speedup > 1.0:
-                    found.append({"config": config, "speedup": float(speedup), "family": family, "task": name,
-                                  "task_id": task_id, "run_id": run_id})
+                    found.append(
+                        {
+                            "config": config,
+                            "speedup": float(speedup),
+                            "family": family,
+                            "task": name,
+                            "task_id": task_id,
+                            "run_id": run_id,
+                        }
+                    )
         found.sort(key=lambda item: -item["speedup"])
         return found[:limit]
 
     def stats(self) -> StoreStats:
         with self._read() as conn:
+
             def count(table: Any) -> int:
                 return int(conn.execute(select(func.count()).select_from(table)).scalar() or 0)
 
-            edges: dict[str, int] = {str(k): int(n) for k, n in
-                                     conn.execute(select(edge.c.kind, func.count()).group_by(edge.c.kind)).all()}
-            kinds: dict[str, int] = {str(k): int(n) for k, n in
-                                     conn.execute(select(run.c.kind, func.count()).group_by(run.c.kind)).all()}
+            edges: dict[str, int] = {
+                str(k): int(n) for k, n in conn.execute(select(edge.c.kind, func.count()).group_by(edge.c.kind)).all()
+            }
+            kinds: dict[str, int] = {
+                str(k): int(n) for k, n in conn.execute(select(run.c.kind, func.count()).group_by(run.c.kind)).all()
+            }
             stats = StoreStats(
-                url=self.url, schema_version=schema.current_version(conn), tasks=count(task), runs=count(run),
-                versions=count(version), decisions=count(decision), evaluations=count(evaluation),
-                edges={k: int(edges.get(k, 0)) for k in EDGE_KINDS}, error_signatures=count(error_signature),
-                pattern_evidence=count(pattern_evidence), learned_patterns=count(learned_pattern),
-                injections=count(injection), runs_by_kind={str(k): int(v) for k, v in kinds.items()},
+                url=self.url,
+                schema_version=schema.current_version(conn),
+                tasks=count(task),
+                runs=count(run),
+                versions=count(version),
+                decisions=count(decision),
+                evaluations=count(evaluation),
+                edges={k: int(edges.get(k, 0)) for k in EDGE_KINDS},
+                error_signatures=count(error_signature),
+                pattern_evidence=count(pattern_evidence),
+                learned_patterns=count(learned_pattern),
+                injections=count(injection),
+                runs_by_kind={str(k): int(v) for k, v in kinds.items()},
             )
         ranked = sorted(self.pattern_stats().values(), key=lambda s: (-s.fixed, -s.applied, s.pattern))
-        stats.top_patterns = [{"pattern": s.pattern, "applied": s.applied, "fixed": s.fixed,
-                               "rate": round(s.rate, 3)} for s in ranked[:10]]
+        stats.top_patterns = [
+            {"pattern": s.pattern, "applied": s.applied, "fixed": s.fixed, "rate": round(s.rate, 3)}
+            for s in ranked[:10]
+        ]
         return stats
 
-    def check(self, *, open_runs: bool = False) -> list[str]:
+    def check(self, *, open_runs: bool = False) -> list[str]:  # noqa: C901 - one query and one message per invariant, a flat list
         """The store's invariants, as a list of what breaks them (empty: consistent).
 
         Every reference points at a row that exists; every run is finished (unless `open_runs`: a
@@ -943,14 +1062,16 @@ class ExperienceStore:
         """
         problems: list[str] = []
         with self._read() as conn:
+
             def ids(table: Any) -> set[int]:
                 return {int(r[0]) for r in conn.execute(select(table.c.id))}
 
             runs, versions, decisions = ids(run), ids(version), ids(decision)
             tasks = ids(task)
             version_task = {int(v): int(t) for v, t in conn.execute(select(version.c.id, version.c.task_id))}
-            run_rows = conn.execute(select(run.c.id, run.c.task_id, run.c.finished, run.c.status,
-                                           run.c.start_version, run.c.best_version)).all()
+            run_rows = conn.execute(
+                select(run.c.id, run.c.task_id, run.c.finished, run.c.status, run.c.start_version, run.c.best_version)
+            ).all()
             run_task = {int(r[0]): int(r[1]) for r in run_rows}
             for rid, tid, finished, status, start, best in run_rows:
                 if tid not in tasks:
@@ -963,8 +1084,9 @@ class ExperienceStore:
             for vid, tid in version_task.items():
                 if tid not in tasks:
                     problems.append(f"version {vid}: task {tid} does not exist")
-            for did, rid, parent, child in conn.execute(select(decision.c.id, decision.c.run_id,
-                                                               decision.c.parent_id, decision.c.child_id)):
+            for did, rid, parent, child in conn.execute(
+                select(decision.c.id, decision.c.run_id, decision.c.parent_id, decision.c.child_id)
+            ):
                 if rid not in runs:
                     problems.append(f"decision {did}: run {rid} does not exist")
                 for vid in (parent, child):
@@ -977,8 +1099,9 @@ class ExperienceStore:
                     problems.append(f"evaluation {eid}: version {vid} does not exist")
                 if rid is not None and rid not in runs:
                     problems.append(f"evaluation {eid}: run {rid} does not exist")
-            for gid, src, dst, did, rid in conn.execute(select(edge.c.id, edge.c.src, edge.c.dst,
-                                                               edge.c.decision_id, edge.c.run_id)):
+            for gid, src, dst, did, rid in conn.execute(
+                select(edge.c.id, edge.c.src, edge.c.dst, edge.c.decision_id, edge.c.run_id)
+            ):
                 for vid in (src, dst):
                     if vid is not None and vid not in versions:
                         problems.append(f"edge {gid}: version {vid} does not exist")
@@ -996,8 +1119,11 @@ class ExperienceStore:
 
     def signature_counts(self, limit: int = 20) -> list[tuple[str, int]]:
         with self._read() as conn:
-            rows = conn.execute(select(error_signature.c.text, error_signature.c.count)
-                                .order_by(error_signature.c.count.desc()).limit(limit)).all()
+            rows = conn.execute(
+                select(error_signature.c.text, error_signature.c.count)
+                .order_by(error_signature.c.count.desc())
+                .limit(limit)
+            ).all()
         return [(str(t), int(n)) for t, n in rows]
 
 
@@ -1036,12 +1162,16 @@ def _insert_ignore(conn: Connection, table: Any, values: Mapping[str, Any], keys
     elif name == "postgresql":
         # psycopg reports rowcount -1 for an INSERT that SQLAlchemy gives an implicit RETURNING; a row back is
         # the reliable sign that one was inserted.
-        returning = postgresql.insert(table).on_conflict_do_nothing(index_elements=list(keys)).returning(
-            *[table.c[k] for k in keys])
+        returning = (
+            postgresql.insert(table)
+            .on_conflict_do_nothing(index_elements=list(keys))
+            .returning(*[table.c[k] for k in keys])
+        )
         return conn.execute(returning, dict(values)).first() is not None
     else:
-        exists = conn.execute(select(func.count()).select_from(table).where(
-            and_(*[table.c[k] == values[k] for k in keys]))).scalar()
+        exists = conn.execute(
+            select(func.count()).select_from(table).where(and_(*[table.c[k] == values[k] for k in keys]))
+        ).scalar()
         if exists:
             return False
         conn.execute(table.insert().values(**values))

@@ -1,6 +1,6 @@
 """Models behind one small protocol (`Model.complete`), loaded from a spec string.
 
-    offline              kope's recipe engine: no network, no tokens
+    offline              no model: kope's recipes and searches alone (no network, no tokens); None
     openai:MODEL         OpenAI, or any OpenAI-compatible server (base_url / OPENAI_BASE_URL)
     anthropic:MODEL      Anthropic
     replay:FILE          replies recorded with --record, in order
@@ -20,12 +20,12 @@ from kope.models.base import (
     ModelError,
     ModelNotFoundError,
     ModelUnavailableError,
-    RepairHints,
     Reply,
     Usage,
 )
 
 __all__ = [
+    "OFFLINE",
     "Message",
     "Model",
     "ModelAuthError",
@@ -33,24 +33,26 @@ __all__ = [
     "ModelError",
     "ModelNotFoundError",
     "ModelUnavailableError",
-    "RepairHints",
     "Reply",
     "Usage",
     "load_model",
 ]
 
 
+OFFLINE = "offline"
+"""The spec of "no model": the loops then work with kope's offline proposers alone."""
+
+
 def load_model(
     spec: str, *, base_url: str | None = None, record: Path | None = None, temperature: float | None = None
-) -> Model:
-    """The model a spec names; `record` wraps it so every exchange is written to a JSONL file."""
+) -> Model | None:
+    """The model a spec names, or None for `offline` (the loops' offline proposers need no model);
+    `record` wraps a model so every exchange is written to a JSONL file."""
     provider, _, name = spec.partition(":")
     model: Model
-    if provider == "offline" and not name:
-        from kope.models.offline import OfflineModel
-
-        model = OfflineModel()
-    elif provider == "openai" and name:
+    if provider == OFFLINE and not name:
+        return None
+    if provider == "openai" and name:
         from kope.models.openai_model import OpenAIModel
 
         model = OpenAIModel(name, base_url=base_url, temperature=temperature)

@@ -17,7 +17,6 @@ from kope.models.base import (
     ModelError,
     ModelNotFoundError,
     ModelUnavailableError,
-    RepairHints,
     Reply,
     Usage,
 )
@@ -39,7 +38,8 @@ class AnthropicModel:
             import anthropic
         except ImportError:
             raise ModelConfigError(
-                "the anthropic provider needs the Anthropic SDK: pip install 'kope[anthropic]' (or pip install anthropic)"
+                "the anthropic provider needs the Anthropic SDK: pip install 'kope[anthropic]' (or pip install "
+                "anthropic)"
             ) from None
         self._anthropic = anthropic
         self.name = f"anthropic:{model}"
@@ -55,9 +55,7 @@ class AnthropicModel:
             timeout=timeout_s,
         )
 
-    def complete(
-        self, messages: Sequence[Message], *, max_tokens: int = 4096, hints: RepairHints | None = None
-    ) -> Reply:
+    def complete(self, messages: Sequence[Message], *, max_tokens: int = 4096) -> Reply:
         anthropic = self._anthropic
         system = "\n\n".join(m.content for m in messages if m.role == "system")
         turns = [{"role": m.role, "content": m.content} for m in messages if m.role != "system"]
@@ -66,7 +64,10 @@ class AnthropicModel:
             extra["system"] = system
         try:
             response = self._client.messages.create(
-                model=self.model, max_tokens=max_tokens, messages=turns, **extra  # type: ignore[arg-type]
+                model=self.model,
+                max_tokens=max_tokens,
+                messages=turns,  # type: ignore[arg-type]
+                **extra,
             )
         except anthropic.AuthenticationError as exc:
             raise ModelAuthError(f"{self.name}: the server refused the key ({_status(exc)})") from None
@@ -80,7 +81,9 @@ class AnthropicModel:
             anthropic.APIConnectionError,
             anthropic.InternalServerError,
         ) as exc:
-            raise ModelUnavailableError(f"{self.name}: still failing after retries: {type(exc).__name__}: {_message(exc)}") from None
+            raise ModelUnavailableError(
+                f"{self.name}: still failing after retries: {type(exc).__name__}: {_message(exc)}"
+            ) from None
         except anthropic.APIStatusError as exc:
             raise ModelError(f"{self.name}: {_status(exc)}: {_message(exc)}") from None
         except anthropic.APIError as exc:

@@ -6,16 +6,15 @@
     ├── ModelNotFoundError     the provider does not know the model
     └── ModelUnavailableError  rate limits, timeouts, server errors: still failing after the retries
 
-Token usage is what the provider reports, never an estimate. `hints` carry structured repair
-context (the diagnosis, the recipes to try): LLM adapters ignore them; kope's offline recipe model
-works from them alone.
+Token usage is what the provider reports, never an estimate. A model sees only the messages: kope's
+offline recipes are not a model but a proposer of the loops (kope.agents.proposers), and `--model
+offline` means "no model" (`load_model` returns None).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -48,6 +47,8 @@ class Message(BaseModel):
 
 
 class Usage(BaseModel):
+    """Tokens a call (or a whole run) spent, as the provider reports them: the one usage type of kope."""
+
     prompt: int = 0
     completion: int = 0
 
@@ -66,22 +67,8 @@ class Reply(BaseModel):
     model: str = ""
 
 
-@dataclass
-class RepairHints:
-    """Structured context of a repair step (for models that work without text understanding)."""
-
-    source: str
-    hypotheses: list[dict[str, Any]] = field(default_factory=list)
-    """Ranked hypotheses: `pattern`, `recipe` (or None), `score`."""
-    features: dict[str, Any] = field(default_factory=dict)
-    tried: set[str] = field(default_factory=set)
-    """Content hashes of versions already evaluated: do not propose them again."""
-
-
 @runtime_checkable
 class Model(Protocol):
     name: str
 
-    def complete(
-        self, messages: Sequence[Message], *, max_tokens: int = 4096, hints: RepairHints | None = None
-    ) -> Reply: ...
+    def complete(self, messages: Sequence[Message], *, max_tokens: int = 4096) -> Reply: ...

@@ -19,7 +19,6 @@ from kope.models.base import (
     ModelError,
     ModelNotFoundError,
     ModelUnavailableError,
-    RepairHints,
     Reply,
     Usage,
 )
@@ -54,9 +53,7 @@ class OpenAIModel:
             api_key=key or "not-needed", base_url=base_url, max_retries=max_retries, timeout=timeout_s
         )
 
-    def complete(
-        self, messages: Sequence[Message], *, max_tokens: int = 4096, hints: RepairHints | None = None
-    ) -> Reply:
+    def complete(self, messages: Sequence[Message], *, max_tokens: int = 4096) -> Reply:
         openai = self._openai
         extra: dict[str, Any] = {} if self.temperature is None else {"temperature": self.temperature}
         try:
@@ -72,8 +69,15 @@ class OpenAIModel:
             raise ModelNotFoundError(f"{self.name}: unknown model or endpoint ({_status(exc)})") from None
         except openai.BadRequestError as exc:
             raise ModelError(f"{self.name}: bad request: {_message(exc)}") from None
-        except (openai.RateLimitError, openai.APITimeoutError, openai.APIConnectionError, openai.InternalServerError) as exc:
-            raise ModelUnavailableError(f"{self.name}: still failing after retries: {type(exc).__name__}: {_message(exc)}") from None
+        except (
+            openai.RateLimitError,
+            openai.APITimeoutError,
+            openai.APIConnectionError,
+            openai.InternalServerError,
+        ) as exc:
+            raise ModelUnavailableError(
+                f"{self.name}: still failing after retries: {type(exc).__name__}: {_message(exc)}"
+            ) from None
         except openai.APIStatusError as exc:
             raise ModelError(f"{self.name}: {_status(exc)}: {_message(exc)}") from None
         except openai.APIError as exc:

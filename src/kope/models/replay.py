@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from kope.models.base import Message, Model, ModelConfigError, ModelError, RepairHints, Reply
+from kope.models.base import Message, Model, ModelConfigError, ModelError, Reply
 
 
 class Exchange(BaseModel):
@@ -40,10 +40,8 @@ class RecordingModel:
         self.path.write_text("")
         self._lock = threading.Lock()
 
-    def complete(
-        self, messages: Sequence[Message], *, max_tokens: int = 4096, hints: RepairHints | None = None
-    ) -> Reply:
-        reply = self.inner.complete(messages, max_tokens=max_tokens, hints=hints)
+    def complete(self, messages: Sequence[Message], *, max_tokens: int = 4096) -> Reply:
+        reply = self.inner.complete(messages, max_tokens=max_tokens)
         line = Exchange(messages=list(messages), reply=reply).model_dump_json()
         with self._lock, self.path.open("a") as handle:
             handle.write(line + "\n")
@@ -67,9 +65,7 @@ class ReplayModel:
             raise ModelConfigError(f"{self.path} is not a kope recording: {exc}") from None
         self.position = 0
 
-    def complete(
-        self, messages: Sequence[Message], *, max_tokens: int = 4096, hints: RepairHints | None = None
-    ) -> Reply:
+    def complete(self, messages: Sequence[Message], *, max_tokens: int = 4096) -> Reply:
         if self.position >= len(self.exchanges):
             raise ModelError(f"{self.name}: the recording has only {len(self.exchanges)} replies")
         exchange = self.exchanges[self.position]
@@ -91,9 +87,7 @@ class ScriptedModel:
         self.repeat_last = repeat_last
         self.calls: list[list[Message]] = []
 
-    def complete(
-        self, messages: Sequence[Message], *, max_tokens: int = 4096, hints: RepairHints | None = None
-    ) -> Reply:
+    def complete(self, messages: Sequence[Message], *, max_tokens: int = 4096) -> Reply:
         from kope.models.base import Usage
         from kope.models.tokens import count, count_messages
 

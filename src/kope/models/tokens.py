@@ -18,13 +18,6 @@ PER_MESSAGE = 4
 PER_REPLY = 3
 
 
-def encoding_for(model: str) -> str:
-    name = model.split(":", 1)[-1].lower()
-    if name.startswith(("gpt-3.5", "gpt-4-", "gpt-4")) and not name.startswith(("gpt-4o", "gpt-4.1")):
-        return "cl100k_base"
-    return DEFAULT_ENCODING
-
-
 def count(text: str, encoding: str = DEFAULT_ENCODING) -> int:
     return toktok.batch_count([text], encoding)[0]
 

@@ -21,6 +21,8 @@ import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from kope.source import ParsedSource, call_name
+
 
 @dataclass(frozen=True)
 class Edit:
@@ -34,43 +36,40 @@ class Edit:
 
 @dataclass
 class Program:
-    """A candidate's source, its tree, its Triton kernels and the reference's constants."""
+    """A parsed candidate (kope.source) with the reference's constants."""
 
-    text: str
-    tree: ast.Module
-    kernels: list[ast.FunctionDef]
+    parsed: ParsedSource
     reference_constants: list[float] = field(default_factory=list)
-    _offsets: list[int] = field(default_factory=list)
 
     @classmethod
     def parse(cls, text: str, reference: str = "") -> Program | None:
         """None when the source does not parse (no operator applies)."""
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
+        parsed = ParsedSource.parse(text)
+        if parsed is None:
             return None
-        kernels = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and _is_jit(n)]
-        offsets = [0]
-        for line in text.splitlines(keepends=True):
-            offsets.append(offsets[-1] + len(line))
-        return cls(text=text, tree=tree, kernels=kernels, reference_constants=_constants(reference), _offsets=offsets)
+        return cls(parsed=parsed, reference_constants=_constants(reference))
+
+    @property
+    def text(self) -> str:
+        return self.parsed.text
+
+    @property
+    def tree(self) -> ast.Module:
+        return self.parsed.tree
+
+    @property
+    def kernels(self) -> list[ast.FunctionDef]:
+        return self.parsed.kernels
 
     def span(self, node: ast.AST) -> tuple[int, int]:
-        """Character offsets of a node (ast columns are UTF-8 bytes; kernels are ASCII in practice)."""
-        line: int = getattr(node, "lineno", 1)
-        start = self._offsets[line - 1] + _char_col(self.text, self._offsets[line - 1], getattr(node, "col_offset", 0))
-        end_line: int = getattr(node, "end_lineno", None) or line
-        end_col: int = getattr(node, "end_col_offset", None) or 0
-        end = self._offsets[end_line - 1] + _char_col(self.text, self._offsets[end_line - 1], end_col)
-        return start, end
+        """Character offsets of a node (ast columns are UTF-8 bytes)."""
+        return self.parsed.span(node)
 
     def code(self, node: ast.AST) -> str:
-        start, end = self.span(node)
-        return self.text[start:end]
+        return self.parsed.code(node)
 
     def replace(self, node: ast.AST, text: str) -> str:
-        start, end = self.span(node)
-        return self.text[:start] + text + self.text[end:]
+        return self.parsed.replace(node, text)
 
     def in_kernel(self, node: ast.AST) -> bool:
         line = getattr(node, "lineno", 0)
@@ -87,16 +86,6 @@ class Program:
                 yield node
 
 
-def _char_col(text: str, line_start: int, byte_col: int) -> int:
-    line_end = text.find("\n", line_start)
-    line = text[line_start : line_end if line_end >= 0 else len(text)]
-    return len(line.encode()[:byte_col].decode(errors="ignore"))
-
-
-def _is_jit(function: ast.FunctionDef) -> bool:
-    return any("jit" in ast.unparse(d) for d in function.decorator_list)
-
-
 def _constants(reference: str) -> list[float]:
     """Float literals of the reference's formula (0 and 1 excluded), in order of appearance."""
     try:
@@ -108,16 +97,6 @@ def _constants(reference: str) -> list[float]:
         if isinstance(node, ast.Constant) and isinstance(node.value, float) and node.value not in (0.0, 1.0, *found):
             found.append(node.value)
     return found
-
-
-def call_name(node: ast.AST) -> str:
-    """`tl.load` for a call of tl.load; "" for anything that is not a call."""
-    if not isinstance(node, ast.Call):
-        return ""
-    try:
-        return ast.unparse(node.func)
-    except (AttributeError, ValueError):  # pragma: no cover - ast.unparse handles every expression
-        return ""
 
 
 def _kwarg(call: ast.Call, name: str) -> ast.keyword | None:
@@ -155,7 +134,9 @@ def _program_ids(kernel: ast.FunctionDef) -> set[str]:
             if name in pids:
                 continue
             for a in assigns:
-                if "program_id" in ast.unparse(a.value) or (_names(a.value) & pids and "arange" not in ast.unparse(a.value)):
+                if "program_id" in ast.unparse(a.value) or (
+                    _names(a.value) & pids and "arange" not in ast.unparse(a.value)
+                ):
                     pids.add(name)
                     changed = True
                     break
@@ -168,9 +149,12 @@ def _pointer_args(kernel: ast.FunctionDef) -> Iterator[ast.expr]:
     seen: set[int] = set()
     for node in ast.walk(kernel):
         name = call_name(node)
-        if isinstance(node, ast.Call) and name.startswith("tl.") and name.split(".")[-1] in (
-            "load", "store", "atomic_add", "atomic_max", "atomic_min"
-        ) and node.args:
+        if (
+            isinstance(node, ast.Call)
+            and name.startswith("tl.")
+            and name.split(".")[-1] in ("load", "store", "atomic_add", "atomic_max", "atomic_min")
+            and node.args
+        ):
             pointer = node.args[0]
             stack: list[ast.expr] = [pointer]
             while stack:
@@ -252,8 +236,10 @@ def floor_to_cdiv(program: Program) -> Iterator[Edit]:
 
 def _range_calls(program: Program) -> Iterator[ast.Call]:
     for _, node in program.kernel_nodes():
-        if isinstance(node, ast.For) and isinstance(node.iter, ast.Call) and call_name(node.iter).split(".")[-1] in (
-            "range", "static_range"
+        if (
+            isinstance(node, ast.For)
+            and isinstance(node.iter, ast.Call)
+            and call_name(node.iter, last=True) in ("range", "static_range")
         ):
             yield node.iter
 
@@ -285,8 +271,12 @@ def _launches(program: Program) -> Iterator[ast.Call]:
 def _stride_call(node: ast.AST) -> tuple[str, int] | None:
     """`x.stride(1)` -> ("x", 1)."""
     if (
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "stride"
-        and len(node.args) == 1 and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, int)
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "stride"
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, int)
     ):
         return ast.unparse(node.func.value), node.args[0].value
     return None
@@ -306,11 +296,15 @@ def stride_argument(program: Program) -> Iterator[Edit]:
             for other in range(dims):
                 if other != dim:
                     new = f"{tensor}.stride({other})"
-                    yield _edit(program, "stride-argument", arg, new, f"launch argument `{program.code(arg)}` -> `{new}`")
+                    yield _edit(
+                        program, "stride-argument", arg, new, f"launch argument `{program.code(arg)}` -> `{new}`"
+                    )
             for other_tensor in tensors:
                 if other_tensor != tensor:
                     new = f"{other_tensor}.stride({dim})"
-                    yield _edit(program, "stride-argument", arg, new, f"launch argument `{program.code(arg)}` -> `{new}`")
+                    yield _edit(
+                        program, "stride-argument", arg, new, f"launch argument `{program.code(arg)}` -> `{new}`"
+                    )
         for (_, a, sa), (_, b, sb) in itertools.combinations(strides, 2):
             if sa[0] == sb[0] and sa != sb:
                 first, second = sorted((a, b), key=lambda n: (n.lineno, n.col_offset))
@@ -318,8 +312,13 @@ def stride_argument(program: Program) -> Iterator[Edit]:
                 s2, e2 = program.span(second)
                 text = program.text
                 swapped = text[:s1] + text[s2:e2] + text[e1:s2] + text[s1:e1] + text[e2:]
-                yield Edit("stride-argument", "wrong-stride", first.lineno,
-                           f"swap launch arguments `{text[s1:e1]}` and `{text[s2:e2]}`", swapped)
+                yield Edit(
+                    "stride-argument",
+                    "wrong-stride",
+                    first.lineno,
+                    f"swap launch arguments `{text[s1:e1]}` and `{text[s2:e2]}`",
+                    swapped,
+                )
 
 
 @operator("stride-name", "wrong-stride")
@@ -333,7 +332,9 @@ def stride_name(program: Program) -> Iterator[Edit]:
             if isinstance(node, ast.Name) and node.id in strides and isinstance(node.ctx, ast.Load):
                 for other in strides:
                     if other != node.id:
-                        yield _edit(program, "stride-name", node, other, f"`{node.id}` -> `{other}` (line {node.lineno})")
+                        yield _edit(
+                            program, "stride-name", node, other, f"`{node.id}` -> `{other}` (line {node.lineno})"
+                        )
 
 
 @operator("stride-swap", "wrong-stride")
@@ -351,7 +352,13 @@ def stride_swap(program: Program) -> Iterator[Edit]:
                 s2, e2 = program.span(second)
                 text = program.text
                 swapped = text[:s1] + text[s2:e2] + text[e1:s2] + text[s1:e1] + text[e2:]
-                yield Edit("stride-swap", "wrong-stride", first.lineno, f"swap `{a.id}` and `{b.id}` in `{ast.unparse(expr)}`", swapped)
+                yield Edit(
+                    "stride-swap",
+                    "wrong-stride",
+                    first.lineno,
+                    f"swap `{a.id}` and `{b.id}` in `{ast.unparse(expr)}`",
+                    swapped,
+                )
 
 
 @operator("grid-axis", "uninitialized-output")
@@ -359,7 +366,7 @@ def grid_axis(program: Program) -> Iterator[Edit]:
     """A launch grid's axis fixed at 1 given a ceiling division of the function's sizes by its block sizes
     (the shape of the grid's other axes)."""
     for function in ast.walk(program.tree):
-        if not isinstance(function, ast.FunctionDef) or _is_jit(function):
+        if not isinstance(function, ast.FunctionDef) or program.parsed.is_kernel(function):
             continue
         names = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)}
         blocks = sorted(n for n in names if "block" in n.lower() or n.lower().startswith("b_"))
@@ -434,7 +441,13 @@ def offset_term(program: Program) -> Iterator[Edit]:
             for term in terms[1:]:
                 if _names(term) & pids:
                     kept = " + ".join(ast.unparse(t) for t in terms if t is not term)
-                    yield _edit(program, "offset-term", expr, f"({kept})", f"drop `{ast.unparse(term)}` from `{program.code(expr)}`")
+                    yield _edit(
+                        program,
+                        "offset-term",
+                        expr,
+                        f"({kept})",
+                        f"drop `{ast.unparse(term)}` from `{program.code(expr)}`",
+                    )
 
 
 @operator("index-shift", "index-shift")
@@ -444,8 +457,10 @@ def index_shift(program: Program) -> Iterator[Edit]:
         for expr in _pointer_args(kernel):
             for node in ast.walk(expr):
                 if (
-                    isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub)
-                    and isinstance(node.right, ast.Constant) and isinstance(node.right.value, int)
+                    isinstance(node, ast.BinOp)
+                    and isinstance(node.op, ast.Add | ast.Sub)
+                    and isinstance(node.right, ast.Constant)
+                    and isinstance(node.right.value, int)
                     and 0 < node.right.value <= 2
                 ):
                     new = ast.unparse(node.left)
@@ -458,14 +473,25 @@ def _feeds(kernel: ast.FunctionDef, name: str) -> set[str]:
     users = {name} | {n for n, a in assigned.items() if any(name in _names(x.value) for x in a)}
     found: set[str] = set()
     for node in ast.walk(kernel):
-        fn = call_name(node).split(".")[-1]
-        if fn in ("sum", "max", "min", "maximum", "minimum", "reduce", "cumsum", "argmax", "argmin") and _names(node) & users:
+        fn = call_name(node, last=True)
+        if (
+            fn in ("sum", "max", "min", "maximum", "minimum", "reduce", "cumsum", "argmax", "argmin")
+            and _names(node) & users
+        ):
             found.add(fn)
     return found
 
 
-IDENTITIES = {"sum": "0.0", "cumsum": "0.0", "max": "-float('inf')", "maximum": "-float('inf')",
-              "argmax": "-float('inf')", "min": "float('inf')", "minimum": "float('inf')", "argmin": "float('inf')"}
+IDENTITIES = {
+    "sum": "0.0",
+    "cumsum": "0.0",
+    "max": "-float('inf')",
+    "maximum": "-float('inf')",
+    "argmax": "-float('inf')",
+    "min": "float('inf')",
+    "minimum": "float('inf')",
+    "argmin": "float('inf')",
+}
 
 
 @operator("other-identity", "padding-in-reduction")
@@ -478,7 +504,12 @@ def other_identity(program: Program) -> Iterator[Edit]:
                 continue
             target = next((n for n, a in assigned.items() if any(_contains(x.value, node) for x in a)), "")
             feeds = _feeds(kernel, target) if target else set()
-            values = [IDENTITIES[f] for f in sorted(feeds) if f in IDENTITIES] + ["0.0", "-float('inf')", "float('inf')", "1.0"]
+            values = [IDENTITIES[f] for f in sorted(feeds) if f in IDENTITIES] + [
+                "0.0",
+                "-float('inf')",
+                "float('inf')",
+                "1.0",
+            ]
             current = _kwarg(node, "other")
             for value in dict.fromkeys(values):
                 if current is not None and ast.unparse(current.value).replace('"', "'") == value:
@@ -504,7 +535,11 @@ def reduction_init(program: Program) -> Iterator[Edit]:
             continue
         shape = ast.unparse(node.args[0])
         dtype = _kwarg(node, "dtype")
-        dtype_text = ast.unparse(dtype.value) if dtype else (ast.unparse(node.args[-1]) if fn == "tl.zeros" and len(node.args) > 1 else "tl.float32")
+        dtype_text = (
+            ast.unparse(dtype.value)
+            if dtype
+            else (ast.unparse(node.args[-1]) if fn == "tl.zeros" and len(node.args) > 1 else "tl.float32")
+        )
         if fn == "tl.full" and len(node.args) >= 3:
             dtype_text = ast.unparse(node.args[2])
         current = "0.0" if fn == "tl.zeros" else ast.unparse(node.args[1]) if len(node.args) > 1 else ""
@@ -526,13 +561,13 @@ def _block_of(kernel: ast.FunctionDef, target: ast.stmt) -> tuple[list[ast.stmt]
 
 
 def _line_span(program: Program, statement: ast.stmt) -> tuple[int, int]:
-    start = program._offsets[statement.lineno - 1]
-    end = program._offsets[statement.end_lineno or statement.lineno]
+    start = program.parsed.line_offsets[statement.lineno - 1]
+    end = program.parsed.line_offsets[statement.end_lineno or statement.lineno]
     return start, end
 
 
 def _indent(program: Program, statement: ast.stmt) -> str:
-    line = program.text[program._offsets[statement.lineno - 1] :].split("\n", 1)[0]
+    line = program.text[program.parsed.line_offsets[statement.lineno - 1] :].split("\n", 1)[0]
     return line[: len(line) - len(line.lstrip())]
 
 
@@ -541,9 +576,13 @@ def accumulator_move(program: Program) -> Iterator[Edit]:
     """An accumulator's initialisation moved out of the loop that updates it, or into it."""
     for kernel in program.kernels:
         for node in ast.walk(kernel):
-            if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
-                    and call_name(node.value) in ("tl.zeros", "tl.full") and len(node.targets) == 1
-                    and isinstance(node.targets[0], ast.Name)):
+            if not (
+                isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Call)
+                and call_name(node.value) in ("tl.zeros", "tl.full")
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+            ):
                 continue
             name = node.targets[0].id
             block, loop = _block_of(kernel, node)
@@ -554,7 +593,9 @@ def accumulator_move(program: Program) -> Iterator[Edit]:
                 indent = _indent(program, loop)
                 text = program.text
                 new = text[:loop_start] + indent + statement + "\n" + text[loop_start:start] + text[end:]
-                yield Edit("accumulator-move", "accumulator-reset", node.lineno, f"`{statement}` moved before the loop", new)
+                yield Edit(
+                    "accumulator-move", "accumulator-reset", node.lineno, f"`{statement}` moved before the loop", new
+                )
             index = next(i for i, s in enumerate(block) if s is node)
             for later in block[index + 1 :]:
                 if isinstance(later, ast.For) and name in _names(later) and later.body:
@@ -563,7 +604,9 @@ def accumulator_move(program: Program) -> Iterator[Edit]:
                     indent = _indent(program, first)
                     text = program.text
                     new = text[:start] + text[end:first_start] + indent + statement + "\n" + text[first_start:]
-                    yield Edit("accumulator-move", "accumulator-reset", node.lineno, f"`{statement}` moved into the loop", new)
+                    yield Edit(
+                        "accumulator-move", "accumulator-reset", node.lineno, f"`{statement}` moved into the loop", new
+                    )
                     break
 
 
@@ -581,9 +624,14 @@ def scan_kind(program: Program) -> Iterator[Edit]:
                 _, end = program.span(node)
                 text = program.text[: end - 1].rstrip() + ", reverse=True)" + program.text[end:]
                 yield Edit("scan-kind", "index-shift", node.lineno, "scan reversed", text)
-        if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub | ast.Div) and isinstance(node.left, ast.Call)
-                and call_name(node.left) in ("tl.cumsum", "tl.cumprod") and node.left.args
-                and ast.unparse(node.left.args[0]) == ast.unparse(node.right)):
+        if (
+            isinstance(node, ast.BinOp)
+            and isinstance(node.op, ast.Sub | ast.Div)
+            and isinstance(node.left, ast.Call)
+            and call_name(node.left) in ("tl.cumsum", "tl.cumprod")
+            and node.left.args
+            and ast.unparse(node.left.args[0]) == ast.unparse(node.right)
+        ):
             new = program.code(node.left)
             yield _edit(program, "scan-kind", node, new, f"exclusive -> inclusive: `{new}`")
 
@@ -664,8 +712,13 @@ def drop_operation(program: Program) -> Iterator[Edit]:
             for target in targets:
                 for operand in _operands(target):
                     new = program.code(operand)
-                    yield _edit(program, "drop-operation", target, f"({new})" if isinstance(operand, ast.BinOp) else new,
-                                f"`{program.code(target)}` -> `{new}`")
+                    yield _edit(
+                        program,
+                        "drop-operation",
+                        target,
+                        f"({new})" if isinstance(operand, ast.BinOp) else new,
+                        f"`{program.code(target)}` -> `{new}`",
+                    )
 
 
 def _operands(expr: ast.expr) -> list[ast.expr]:
@@ -682,8 +735,15 @@ def _operands(expr: ast.expr) -> list[ast.expr]:
 def add_mask(program: Program) -> Iterator[Edit]:
     """A load or store without a mask given one of the kernel's masks (names bound to comparisons)."""
     for kernel in program.kernels:
-        masks = [n for n, a in _assigned(kernel).items() if any(isinstance(x.value, ast.Compare) or
-                 (isinstance(x.value, ast.BinOp) and isinstance(x.value.op, ast.BitAnd)) for x in a)]
+        masks = [
+            n
+            for n, a in _assigned(kernel).items()
+            if any(
+                isinstance(x.value, ast.Compare)
+                or (isinstance(x.value, ast.BinOp) and isinstance(x.value.op, ast.BitAnd))
+                for x in a
+            )
+        ]
         for node in ast.walk(kernel):
             fn = call_name(node)
             if isinstance(node, ast.Call) and fn in ("tl.load", "tl.store") and not _kwarg(node, "mask"):
@@ -694,15 +754,18 @@ def add_mask(program: Program) -> Iterator[Edit]:
                 for mask in masks:
                     extra = f", mask={mask}" + (", other=0.0" if fn == "tl.load" else "")
                     new = program.text[: end - 1].rstrip() + extra + ")" + program.text[end:]
-                    yield Edit("add-mask", "missing-mask", node.lineno, f"`mask={mask}` on the {fn.split('.')[-1]}", new)
+                    yield Edit(
+                        "add-mask", "missing-mask", node.lineno, f"`mask={mask}` on the {fn.split('.')[-1]}", new
+                    )
 
 
 @operator("max-subtraction", "numerical-instability")
 def max_subtraction(program: Program) -> Iterator[Edit]:
     """`tl.exp(e)` without a running max subtracted: `tl.exp(e - m)` for the kernel's maxima."""
     for kernel in program.kernels:
-        maxima = [n for n, a in _assigned(kernel).items()
-                  if any(call_name(x.value) in ("tl.max", "tl.maximum") for x in a)]
+        maxima = [
+            n for n, a in _assigned(kernel).items() if any(call_name(x.value) in ("tl.max", "tl.maximum") for x in a)
+        ]
         for node in ast.walk(kernel):
             if isinstance(node, ast.Call) and call_name(node) in ("tl.exp", "tl.exp2") and node.args:
                 inner = node.args[0]
@@ -718,8 +781,14 @@ def broadcast_swap(program: Program) -> Iterator[Edit]:
     """`x[:, None]` <-> `x[None, :]`: broadcasting along the other axis."""
     for _, node in program.kernel_nodes():
         if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) and len(node.slice.elts) == 2:
-            kinds = ["none" if isinstance(e, ast.Constant) and e.value is None else "slice" if isinstance(e, ast.Slice) else "?"
-                     for e in node.slice.elts]
+            kinds = [
+                "none"
+                if isinstance(e, ast.Constant) and e.value is None
+                else "slice"
+                if isinstance(e, ast.Slice)
+                else "?"
+                for e in node.slice.elts
+            ]
             if sorted(kinds) == ["none", "slice"]:
                 swapped = "[None, :]" if kinds[0] == "slice" else "[:, None]"
                 new = f"{ast.unparse(node.value)}{swapped}"

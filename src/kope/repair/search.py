@@ -15,7 +15,6 @@ why it was ranked where it was and why it was kept or dropped: `kope debug --exp
 from __future__ import annotations
 
 import ast
-import hashlib
 import heapq
 import itertools
 import time
@@ -28,30 +27,12 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from kope.cases.task import Case, Task
-from kope.diagnose.diagnoser import Diagnosis
+from kope.diagnose.report import Diagnosis
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
-from kope.knowledge.recipes import RecipeContext, apply
+from kope.knowledge.recipes import apply
+from kope.loop import Score, content_hash, version_score
 from kope.repair.operators import Program, edits
 from kope.repair.sites import Evidence, priority
-
-Score = tuple[int, float, float]  # the same measure as kope.agents.guards.Score
-
-
-def visible_score(result: EvalResult) -> Score:
-    """Lower is better: (0 right, 1 rejected by the gates, 2 wrong, 3 error), the mismatch fraction, the
-    worst relative error. The debug loop scores its versions with the same measure."""
-    if result.status == "error":
-        return (3, 1.0, 0.0)
-    failing = [c for c in result.cases if not c.passed]
-    if failing:
-        mismatch = sum(c.mismatch_fraction or 1.0 for c in failing) / len(result.cases)
-        worst = max(c.max_rel_err or 0.0 for c in failing)
-        return (2, round(mismatch, 6), round(min(worst, 1e12), 6))
-    return (1, 0.0, 0.0) if result.status == "reject" else (0, 0.0, 0.0)
-
-
-def digest(source: str) -> str:
-    return hashlib.sha256(source.encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -73,7 +54,9 @@ class Proposer(Protocol):
 
     name: str
 
-    def propose(self, source: str, diagnosis: Diagnosis | None, evidence: Evidence, reference: str) -> list[Candidate]: ...
+    def propose(
+        self, source: str, diagnosis: Diagnosis | None, evidence: Evidence, reference: str
+    ) -> list[Candidate]: ...
 
 
 class RecipeProposer:
@@ -88,18 +71,22 @@ class RecipeProposer:
         if diagnosis is None:
             return []
         found: list[Candidate] = []
-        context = RecipeContext(features=dict(diagnosis.signature), params={})
         for rank, hypothesis in enumerate(diagnosis.hypotheses[: self.max_hypotheses]):
             if not hypothesis.recipe:
                 continue
-            for edit in apply(hypothesis.recipe, source, context):
+            for edit in apply(hypothesis.recipe, source):
                 line = _first_changed_line(source, edit)
-                found.append(Candidate(
-                    operator=f"recipe:{hypothesis.recipe}", label=hypothesis.pattern, line=line,
-                    description=f"the recipe {hypothesis.recipe} of hypothesis #{rank + 1}", source=edit,
-                    priority=priority(evidence, "recipe", hypothesis.pattern, line, recipe=True),
-                    why=evidence.why("recipe", hypothesis.pattern, line),
-                ))
+                found.append(
+                    Candidate(
+                        operator=f"recipe:{hypothesis.recipe}",
+                        label=hypothesis.pattern,
+                        line=line,
+                        description=f"the recipe {hypothesis.recipe} of hypothesis #{rank + 1}",
+                        source=edit,
+                        priority=priority(evidence, "recipe", hypothesis.pattern, line, recipe=True),
+                        why=evidence.why("recipe", hypothesis.pattern, line),
+                    )
+                )
         return found
 
 
@@ -115,7 +102,11 @@ class OperatorProposer:
         launches = _launch_lines(program)
         return [
             Candidate(
-                operator=e.operator, label=e.label, line=e.line, description=e.description, source=e.source,
+                operator=e.operator,
+                label=e.label,
+                line=e.line,
+                description=e.description,
+                source=e.source,
                 priority=priority(evidence, e.operator, e.label, e.line, launch_lines=launches),
                 why=evidence.why(e.operator, e.label, e.line),
             )
@@ -174,10 +165,14 @@ class SearchResult(BaseModel):
         """A few lines for a prompt: what the search tried and where it got."""
         lines = [f"kope's offline search tried {self.evaluations} small edit(s) ({self.stop_reason})."]
         if self.best is not None:
-            lines.append(f"Best partial edit ({self.best_description}): score {self.start_score} -> {self.best_score} "
-                         "(error class, mismatch fraction, max relative error; lower is better). The kernel below includes it.")
+            lines.append(
+                f"Best partial edit ({self.best_description}): score {self.start_score} -> {self.best_score} "
+                "(error class, mismatch fraction, max relative error; lower is better). The kernel below includes it."
+            )
         for trial in self.trials[:limit]:
-            lines.append(f"- {trial.operator} at line {trial.line}: {trial.description} -> {trial.verdict} ({trial.reason})")
+            lines.append(
+                f"- {trial.operator} at line {trial.line}: {trial.description} -> {trial.verdict} ({trial.reason})"
+            )
         return "\n".join(lines)
 
 
@@ -208,22 +203,23 @@ class RepairSearch:
     def candidates(self, source: str, diagnosis: Diagnosis | None, reference: str) -> list[Candidate]:
         """Every proposer's candidates, deduplicated, best first."""
         evidence = Evidence.of(diagnosis)
-        seen = {digest(source)}
+        seen = {content_hash(source)}
         found: list[Candidate] = []
         for proposer in self.config.proposers:
             for candidate in proposer.propose(source, diagnosis, evidence, reference):
-                key = digest(candidate.source)
+                key = content_hash(candidate.source)
                 if key not in seen:
                     seen.add(key)
                     found.append(candidate)
-        # Ties: the operator with fewer candidates first (its family is cheaper to exhaust; it is the more specific edit).
+        # Ties: the operator with fewer candidates first (its family is cheaper to exhaust; it is the more
+        # specific edit).
         family: dict[str, int] = {}
         for candidate in found:
             family[candidate.operator] = family.get(candidate.operator, 0) + 1
         found.sort(key=lambda c: (-round(c.priority, 6), family[c.operator]))
         return found
 
-    def run(
+    def run(  # noqa: C901 - the search's bounded rounds, with its budget stops where they are checked
         self,
         task: Task,
         source: str,
@@ -239,11 +235,13 @@ class RepairSearch:
         """Search from `source`; `tried` (content hashes, updated in place) are versions not to evaluate again."""
         began = time.monotonic()
         config = self.config
-        quick = replace(options or EvalOptions(), trials=1, integrity=False, timing=False, bounds_check=False, trace=None)
+        quick = replace(
+            options or EvalOptions(), trials=1, integrity=False, timing=False, bounds_check=False, trace=None
+        )
         evaluation = diagnosis.evaluation if diagnosis is not None else None
-        base: Score = start_score or (visible_score(evaluation) if evaluation is not None else (2, 1.0, 0.0))
+        base: Score = start_score or (version_score(evaluation) if evaluation is not None else (2, 1.0, 0.0))
         seen = tried if tried is not None else set()
-        seen.add(digest(source))
+        seen.add(content_hash(source))
         counter = itertools.count()
         queue: list[tuple[float, int, Candidate]] = []
         first = self.candidates(source, diagnosis, task.source)
@@ -268,7 +266,7 @@ class RepairSearch:
                 batch: list[Candidate] = []
                 while queue and len(batch) < min(config.batch, config.max_evaluations - len(trials)):
                     _, _, candidate = heapq.heappop(queue)
-                    key = digest(candidate.source)
+                    key = content_hash(candidate.source)
                     if key in seen:
                         continue
                     seen.add(key)
@@ -279,12 +277,14 @@ class RepairSearch:
                 for path, candidate in zip(paths, batch, strict=True):
                     path.write_text(candidate.source)
                 t0 = time.monotonic()
-                results = list(pool.map(lambda p: self.evaluator.evaluate(task, p, options=quick, cases=list(visible)), paths))
+                results = list(
+                    pool.map(lambda p: self.evaluator.evaluate(task, p, options=quick, cases=list(visible)), paths)
+                )
                 each = (time.monotonic() - t0) / len(batch)
                 for path in paths:
                     path.unlink(missing_ok=True)
                 for candidate, result in zip(batch, results, strict=True):
-                    score = visible_score(result)
+                    score = version_score(result)
                     verdict, reason = "dropped", _describe(result, score, base)
                     if score[0] == 0:
                         if checks < config.max_acceptance_checks:
@@ -303,25 +303,46 @@ class RepairSearch:
                             best = (score, candidate)
                         verdict = "kept"
                         reason = reason if score[0] == 1 else f"better than the start ({reason})"
-                    trials.append(Trial(
-                        order=len(trials) + 1, operator=candidate.operator, label=candidate.label, line=candidate.line,
-                        description=candidate.description, depth=candidate.depth, priority=round(candidate.priority, 3),
-                        why=candidate.why, score=list(score), verdict=verdict, reason=reason, seconds=round(each, 3),
-                    ))
+                    trials.append(
+                        Trial(
+                            order=len(trials) + 1,
+                            operator=candidate.operator,
+                            label=candidate.label,
+                            line=candidate.line,
+                            description=candidate.description,
+                            depth=candidate.depth,
+                            priority=round(candidate.priority, 3),
+                            why=candidate.why,
+                            score=list(score),
+                            verdict=verdict,
+                            reason=reason,
+                            seconds=round(each, 3),
+                        )
+                    )
                     if accepted is not None:
                         break
                 if accepted is not None:
                     stop = "accepted"
                     break
-                if best is not None and config.second_edits and best[1].depth == 1 and digest(best[1].source) not in expanded:
-                    expanded.add(digest(best[1].source))
+                if (
+                    best is not None
+                    and config.second_edits
+                    and best[1].depth == 1
+                    and content_hash(best[1].source) not in expanded
+                ):
+                    expanded.add(content_hash(best[1].source))
                     parent = best[1]
                     children = self.candidates(parent.source, diagnosis, task.source)[: config.second_edits]
                     generated += len(children)
                     for child in children:
-                        child = replace(child, depth=2, parent=parent.description,
-                                        description=f"{parent.description}, then {child.description}",
-                                        priority=child.priority + 1.0, why=f"on top of a kept edit; {child.why}")
+                        child = replace(
+                            child,
+                            depth=2,
+                            parent=parent.description,
+                            description=f"{parent.description}, then {child.description}",
+                            priority=child.priority + 1.0,
+                            why=f"on top of a kept edit; {child.why}",
+                        )
                         heapq.heappush(queue, (-child.priority, next(counter), child))
         return SearchResult(
             trials=trials,

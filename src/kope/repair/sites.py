@@ -8,11 +8,10 @@ on, whole rows, permuted or transposed values, right only on square sizes).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from kope.diagnose.diagnoser import Diagnosis
+from kope.diagnose.report import Diagnosis
 
 RELATED: dict[str, tuple[str, ...]] = {
     "compare-flip": ("missing-mask", "loop-bound", "padding-in-reduction"),
@@ -38,7 +37,15 @@ RELATED: dict[str, tuple[str, ...]] = {
 }
 """Operator -> other taxonomy ids its edits often repair (counted at half weight)."""
 
-LAYOUT_FEATURES = ("prefix_correct", "rows_from", "whole_rows", "permuted", "transposed", "square_right", "symmetric_right")
+LAYOUT_FEATURES = (
+    "prefix_correct",
+    "rows_from",
+    "whole_rows",
+    "permuted",
+    "transposed",
+    "square_right",
+    "symmetric_right",
+)
 """Features of a mismatch that point at addresses: launch arguments and stride parameters first."""
 
 
@@ -70,9 +77,8 @@ class Evidence:
             evidence.add(event.line - 1, 1.0, f"next to out-of-bounds line {event.line}")
             evidence.add(event.line + 1, 1.0, f"next to out-of-bounds line {event.line}")
         for cue in diagnosis.cues:
-            line = int(cue.get("line") or 0)
-            evidence.add(line, 2.0, f"code cue {cue.get('cue')}")
-        evidence.layout = any(diagnosis.signature.get(name) for name in LAYOUT_FEATURES)
+            evidence.add(cue.line, 2.0, f"code cue {cue.cue}")
+        evidence.layout = any(getattr(diagnosis.features, name) for name in LAYOUT_FEATURES)
         return evidence
 
     def add(self, line: int, weight: float, reason: str) -> None:
@@ -109,14 +115,13 @@ class Evidence:
         return "; ".join(parts) or "no evidence (tried in order)"
 
 
-def priority(evidence: Evidence, operator: str, label: str, line: int, *, recipe: bool = False,
-             launch_lines: Sequence[int] = ()) -> float:
+def priority(
+    evidence: Evidence, operator: str, label: str, line: int, *, recipe: bool = False, launch_lines: Sequence[int] = ()
+) -> float:
     """Best-first order: the hypothesis weight counts most, then the site's evidence; a recipe (a fix
     written for the pattern) goes before a generic edit of the same hypothesis."""
-    return 4.0 * evidence.hypothesis_weight(operator, label) + evidence.site_weight(operator, line, launch_lines) + (
-        3.0 if recipe else 0.0
+    return (
+        4.0 * evidence.hypothesis_weight(operator, label)
+        + evidence.site_weight(operator, line, launch_lines)
+        + (3.0 if recipe else 0.0)
     )
-
-
-def features_of(diagnosis: Diagnosis | None) -> Mapping[str, Any]:
-    return dict(diagnosis.signature) if diagnosis is not None else {}

@@ -107,8 +107,9 @@ def match(tasks: Path, candidates: Path) -> Matching:
         return _from_manifest(tasks, candidates)
     if tasks.is_file():
         index_paths = {tasks.resolve()}
-        return Matching(items=[_item(candidates, c, tasks) for c in _candidate_files(candidates, index_paths)],
-                        layout="one task")
+        return Matching(
+            items=[_item(candidates, c, tasks) for c in _candidate_files(candidates, index_paths)], layout="one task"
+        )
     index = _TaskIndex(tasks)
     matching = Matching()
     layouts: set[str] = set()

@@ -20,16 +20,26 @@ _COLOURS = {"pass": "green", "near-miss": "yellow", "broken": "red", "cheat": "m
 
 
 def describe(counts: dict[str, int], saved: int) -> str:
-    parts = [f"[{_COLOURS[name]}]{name} {counts.get(name, 0)}[/]" for name in (*CLASSES, "error")
-             if counts.get(name, 0) or name != "error"]
+    parts = [
+        f"[{_COLOURS[name]}]{name} {counts.get(name, 0)}[/]"
+        for name in (*CLASSES, "error")
+        if counts.get(name, 0) or name != "error"
+    ]
     return " · ".join(parts) + f" · saved {saved}"
 
 
 class TriageProgress:
     def __init__(self, total: int, done: int = 0, console: Console | None = None) -> None:
         self.progress = Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            TextColumn("ETA"), TimeRemainingColumn(), console=console or Console(stderr=True), transient=False)
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=console or Console(stderr=True),
+            transient=False,
+        )
         self.task = self.progress.add_task(describe({}, 0), total=total, completed=done)
 
     def __enter__(self) -> TriageProgress:

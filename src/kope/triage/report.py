@@ -31,8 +31,9 @@ def _diff_class(line: str) -> str:
 
 
 def render(summary: TriageSummary) -> str:
-    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(_TEMPLATES), autoescape=True,
-                                     undefined=jinja2.StrictUndefined)
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(_TEMPLATES), autoescape=True, undefined=jinja2.StrictUndefined
+    )
     environment.filters["diffclass"] = _diff_class
     grouped: dict[str, list[TriageRow]] = defaultdict(list)
     for row in sorted(summary.rows, key=lambda r: (r.problem, r.id)):
@@ -40,10 +41,15 @@ def render(summary: TriageSummary) -> str:
     saved = summary.saved
     classes = (*CLASSES, "error")
     return environment.get_template("report.html.j2").render(
-        summary=summary, title=str(summary.out), problems=sorted(grouped.items()), classes=classes,
-        before=summary.counts("before"), after=summary.counts("after"),
+        summary=summary,
+        title=str(summary.out),
+        problems=sorted(grouped.items()),
+        classes=classes,
+        before=summary.counts("before"),
+        after=summary.counts("after"),
         tokens_per_saved=(f"{summary.tokens / saved:.0f}" if saved else "–"),
-        repair_s=sum(r.repair_s for r in summary.rows), written=time.strftime("%Y-%m-%d %H:%M:%S"),
+        repair_s=sum(r.repair_s for r in summary.rows),
+        written=time.strftime("%Y-%m-%d %H:%M:%S"),
     )
 
 

@@ -22,9 +22,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from kope.agents.guards import Limits
 from kope.evaluate import EvalOptions
 from kope.executors import Executor, LocalExecutor
+from kope.loop import LoopLimits
 from kope.triage.layout import Item, Matching, Unmatched, match
 from kope.triage.worker import CLASSES, TriageJob, TriageRow, WorkerSpec
 
@@ -32,7 +32,7 @@ RESULTS = "results.jsonl"
 REPORT = "report.html"
 STATE = "triage.json"
 
-ProgressFn = Callable[[TriageRow, "TriageSummary"], None]
+TriageProgress = Callable[[TriageRow, "TriageSummary"], None]
 
 
 @dataclass
@@ -94,8 +94,18 @@ def _run_token(out: Path, tasks: Path, candidates: Path) -> str:
         except (ValueError, KeyError):
             pass
     token = uuid.uuid4().hex
-    state.write_text(json.dumps({"run": token, "tasks": str(tasks), "candidates": str(candidates),
-                                 "started": time.strftime("%Y-%m-%dT%H:%M:%S")}, indent=1) + "\n")
+    state.write_text(
+        json.dumps(
+            {
+                "run": token,
+                "tasks": str(tasks),
+                "candidates": str(candidates),
+                "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            },
+            indent=1,
+        )
+        + "\n"
+    )
     return token
 
 
@@ -113,7 +123,7 @@ def triage(
     store: str | None = None,
     cache_dir: Path | None = None,
     probes: bool = False,
-    progress: ProgressFn | None = None,
+    progress: TriageProgress | None = None,
     matching: Matching | None = None,
 ) -> TriageSummary:
     """Triage every candidate not already in OUT/results.jsonl (see the module docstring)."""
@@ -127,8 +137,13 @@ def triage(
     token = _run_token(out, tasks, candidates)
     previous = {row.id: row for row in read_rows(out)}
     known = {item.id for item in matching.items}
-    summary = TriageSummary(out=out, total=len(matching.items), executor=executor.name,
-                            unmatched=list(matching.unmatched), layout=matching.layout)
+    summary = TriageSummary(
+        out=out,
+        total=len(matching.items),
+        executor=executor.name,
+        unmatched=list(matching.unmatched),
+        layout=matching.layout,
+    )
     summary.rows = [row for ident, row in previous.items() if ident in known]
     summary.resumed = len(summary.rows)
     todo = [item for item in matching.items if item.id not in previous]
@@ -139,7 +154,7 @@ def triage(
             yield _job(item)
 
     def _job(item: Item) -> TriageJob:
-        tokens_left, seconds_left = Limits().max_tokens, Limits().max_seconds
+        tokens_left, seconds_left = LoopLimits().max_tokens, LoopLimits().max_seconds
         reasons = []
         if max_tokens is not None:
             left = max_tokens - summary.tokens
@@ -151,14 +166,25 @@ def triage(
             if left_s <= 0:
                 reasons.append(f"time budget spent ({max_seconds:.0f} s)")
             seconds_left = max(0.0, min(seconds_left, left_s))
-        limits = Limits(max_iterations=max_iterations, max_tokens=tokens_left, max_seconds=seconds_left)
-        return TriageJob(item=item, out=str(out), options=options, model=model, limits=limits,
-                         repair=not reasons, skip_reason="; ".join(reasons), store=store,
-                         store_key=f"triage:{token}:{item.id}", probes=probes)
+        limits = LoopLimits(max_iterations=max_iterations, max_tokens=tokens_left, max_seconds=seconds_left)
+        return TriageJob(
+            item=item,
+            out=str(out),
+            options=options,
+            model=model,
+            limits=limits,
+            repair=not reasons,
+            skip_reason="; ".join(reasons),
+            store=store,
+            store_key=f"triage:{token}:{item.id}",
+            probes=probes,
+        )
 
     seen = set(previous)
-    spec = WorkerSpec(cache_dir=str(cache_dir) if cache_dir else None,
-                      max_parallel=2 if isinstance(executor, LocalExecutor) and executor.workers <= 1 else 1)
+    spec = WorkerSpec(
+        cache_dir=str(cache_dir) if cache_dir else None,
+        max_parallel=2 if isinstance(executor, LocalExecutor) and executor.workers <= 1 else 1,
+    )
     try:
         with (out / RESULTS).open("a") as handle:
             for row in executor.map(spec, jobs()):

@@ -39,9 +39,11 @@ def _broken(source: str, how: int) -> str:
 
 
 def _cheat(task_source: str) -> str:
-    return (task_source + "\n\nimport triton\nimport triton.language as tl\n\n\n@triton.jit\n"
-            "def _unused_kernel(x_ptr, n, BLOCK: tl.constexpr):\n    pass\n\n\n"
-            "class ModelNew(Model):\n    \"\"\"Calls the reference and says it is a kernel.\"\"\"\n")
+    return (
+        task_source + "\n\nimport triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def _unused_kernel(x_ptr, n, BLOCK: tl.constexpr):\n    pass\n\n\n"
+        'class ModelNew(Model):\n    """Calls the reference and says it is a kernel."""\n'
+    )
 
 
 _TWO_SIZES = re.compile(r'\{"(\w+)": \d+, "(\w+)": \d+\}')
@@ -58,9 +60,17 @@ def small_cases(task_source: str) -> str:
     return task_source + f"\n\ndef get_cases():  # smaller cases (kope.triage.sample)\n    return {cases!r}\n"
 
 
-def make_run(out: Path, *, ops: Sequence[str] = SMALL_OPS[:4], near_misses: int = 2, broken: int = 1,
-             cheats: int = 1, good: int = 1, small: bool = False,
-             near_miss_ops: Sequence[str] | None = None) -> SampleRun:
+def make_run(
+    out: Path,
+    *,
+    ops: Sequence[str] = SMALL_OPS[:4],
+    near_misses: int = 2,
+    broken: int = 1,
+    cheats: int = 1,
+    good: int = 1,
+    small: bool = False,
+    near_miss_ops: Sequence[str] | None = None,
+) -> SampleRun:
     """Write a run of len(ops) problems into `out` (tasks/ and candidates/); near misses per op as the suite
     has them (only for `near_miss_ops`, where given); `small`: the tasks get smaller cases (see `small_cases`)."""
     suite = load_suite("default")

@@ -26,10 +26,10 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from kope.agents.debug import DebugConfig, DebugLoop, DebugReport
-from kope.agents.guards import Limits
 from kope.diagnose.diagnoser import Diagnoser
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
 from kope.knowledge.base import KnowledgeBase
+from kope.loop import LoopLimits
 from kope.memory.store import ExperienceStore
 from kope.models import load_model
 from kope.triage.layout import Item
@@ -109,7 +109,7 @@ class TriageJob:
     """The results folder (repaired/, heatmaps/ and work/ go under it)."""
     options: EvalOptions
     model: str = "offline"
-    limits: Limits = field(default_factory=Limits)
+    limits: LoopLimits = field(default_factory=LoopLimits)
     repair: bool = True
     skip_reason: str = ""
     store: str | None = None
@@ -149,8 +149,15 @@ class TriageWorker:
     def run(self, job: TriageJob) -> TriageRow:
         began = time.monotonic()
         item = job.item
-        row = TriageRow(id=item.id, problem=item.problem, task=item.task, candidate=item.candidate,
-                        before="error", after="error", worker=self.name)
+        row = TriageRow(
+            id=item.id,
+            problem=item.problem,
+            task=item.task,
+            candidate=item.candidate,
+            before="error",
+            after="error",
+            worker=self.name,
+        )
         try:
             self._triage(job, row)
         except Exception as exc:  # one candidate that breaks kope must not end the run: its row says why
@@ -167,7 +174,8 @@ class TriageWorker:
         heatmap.unlink(missing_ok=True)
         started = time.monotonic()
         diagnosis = Diagnoser(self.evaluator, self.knowledge).diagnose(
-            job.item.task, job.item.candidate, options=job.options, probes=False, plot=heatmap)
+            job.item.task, job.item.candidate, options=job.options, probes=False, plot=heatmap
+        )
         row.eval_s = round(time.monotonic() - started, 3)
         result = diagnosis.evaluation
         if result is None:
@@ -198,8 +206,14 @@ class TriageWorker:
         config = DebugConfig(limits=job.limits, options=job.options, probes=job.probes)
         model = load_model(job.model)
         store = self._store(job.store) if job.store else None
-        loop = DebugLoop(model, self.evaluator, knowledge=self.knowledge, config=config,
-                         transcript=work / "transcript.jsonl", store=store)
+        loop = DebugLoop(
+            model,
+            self.evaluator,
+            knowledge=self.knowledge,
+            config=config,
+            transcript=work / "transcript.jsonl",
+            store=store,
+        )
         started = time.monotonic()
         report: DebugReport
         if store is not None:
@@ -211,14 +225,19 @@ class TriageWorker:
         row.repair_s = round(time.monotonic() - started, 3)
         row.repair, row.stop_reason, row.iterations = report.status, report.stop_reason, report.iterations
         row.tokens_prompt, row.tokens_completion = report.tokens.prompt, report.tokens.completion
-        final = report.final or {}
-        row.after = classify(str(final.get("status", "error")))
+        row.after = classify(report.final.status)
         produced = Path(report.output) if report.output else None
         if produced is None or not produced.is_file():
             return
         before, after = Path(job.item.candidate).read_text(), produced.read_text()
-        row.diff = "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                                fromfile=f"a/{job.item.id}", tofile=f"b/{job.item.id}"))
+        row.diff = "".join(
+            difflib.unified_diff(
+                before.splitlines(keepends=True),
+                after.splitlines(keepends=True),
+                fromfile=f"a/{job.item.id}",
+                tofile=f"b/{job.item.id}",
+            )
+        )
         if report.status == "repaired":
             target = out / "repaired" / f"{name}.py"
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -17,9 +17,7 @@ def _shapes(value: Any) -> list[tuple[int, ...]]:
     return [shape for item in value for shape in _shapes(item)]
 
 
-def _run(
-    module: type[torch.nn.Module], batch_first: bool, bidirectional: bool, state: bool, **extra: int
-) -> Any:
+def _run(module: type[torch.nn.Module], batch_first: bool, bidirectional: bool, state: bool, **extra: int) -> Any:
     torch.manual_seed(0)
     model = module(5, 7, num_layers=2, batch_first=batch_first, bidirectional=bidirectional, **extra)
     x = torch.rand((4, 6, 5) if batch_first else (6, 4, 5))

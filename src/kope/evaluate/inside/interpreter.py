@@ -199,20 +199,68 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 
 
 _FUNCTIONS: dict[str, Callable[..., np.ndarray]] = {
-    "tanh": np.tanh, "exp": np.exp, "exp2": np.exp2, "exp10": lambda x: np.power(10.0, x), "expm1": np.expm1,
-    "log": np.log, "log2": np.log2, "log10": np.log10, "log1p": np.log1p, "sqrt": np.sqrt, "rsqrt": _rsqrt,
-    "cbrt": np.cbrt, "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
-    "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "asinh": np.arcsinh, "acosh": np.arccosh,
-    "atanh": np.arctanh, "erf": _torch_unary("erf"), "erfc": _torch_unary("erfc"),
-    "erfinv": _torch_unary("erfinv"), "lgamma": _torch_unary("lgamma"), "fabs": np.abs, "abs": np.abs,
-    "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "round": np.round, "rint": np.rint,
-    "nearbyint": np.rint, "isnan": np.isnan, "isinf": np.isinf, "isfinited": np.isfinite,
-    "finitef": np.isfinite, "signbit": np.signbit, "sigmoid": _sigmoid, "rcp": lambda x: 1.0 / x,
-    "pow": np.power, "powf": np.power, "powi": np.power, "atan2": np.arctan2, "hypot": np.hypot,
-    "fmax": np.fmax, "fmin": np.fmin, "max": np.maximum, "min": np.minimum, "fmod": np.fmod,
-    "copysign": np.copysign, "fdim": lambda x, y: np.maximum(x - y, 0), "div": np.divide,
-    "fdiv": np.divide, "fdivide": np.divide, "add": np.add, "mul": np.multiply, "sub": np.subtract,
-    "fma": lambda x, y, z: x * y + z, "saturate": lambda x: np.clip(x, 0, 1),
+    "tanh": np.tanh,
+    "exp": np.exp,
+    "exp2": np.exp2,
+    "exp10": lambda x: np.power(10.0, x),
+    "expm1": np.expm1,
+    "log": np.log,
+    "log2": np.log2,
+    "log10": np.log10,
+    "log1p": np.log1p,
+    "sqrt": np.sqrt,
+    "rsqrt": _rsqrt,
+    "cbrt": np.cbrt,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "asin": np.arcsin,
+    "acos": np.arccos,
+    "atan": np.arctan,
+    "sinh": np.sinh,
+    "cosh": np.cosh,
+    "asinh": np.arcsinh,
+    "acosh": np.arccosh,
+    "atanh": np.arctanh,
+    "erf": _torch_unary("erf"),
+    "erfc": _torch_unary("erfc"),
+    "erfinv": _torch_unary("erfinv"),
+    "lgamma": _torch_unary("lgamma"),
+    "fabs": np.abs,
+    "abs": np.abs,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "trunc": np.trunc,
+    "round": np.round,
+    "rint": np.rint,
+    "nearbyint": np.rint,
+    "isnan": np.isnan,
+    "isinf": np.isinf,
+    "isfinited": np.isfinite,
+    "finitef": np.isfinite,
+    "signbit": np.signbit,
+    "sigmoid": _sigmoid,
+    "rcp": lambda x: 1.0 / x,
+    "pow": np.power,
+    "powf": np.power,
+    "powi": np.power,
+    "atan2": np.arctan2,
+    "hypot": np.hypot,
+    "fmax": np.fmax,
+    "fmin": np.fmin,
+    "max": np.maximum,
+    "min": np.minimum,
+    "fmod": np.fmod,
+    "copysign": np.copysign,
+    "fdim": lambda x, y: np.maximum(x - y, 0),
+    "div": np.divide,
+    "fdiv": np.divide,
+    "fdivide": np.divide,
+    "add": np.add,
+    "mul": np.multiply,
+    "sub": np.subtract,
+    "fma": lambda x, y, z: x * y + z,
+    "saturate": lambda x: np.clip(x, 0, 1),
 }
 _SUFFIXES = ("_rn", "_rz", "_rd", "_ru", "_ftz")
 
@@ -237,8 +285,9 @@ def _patch_libdevice() -> None:
     ) -> Any:
         function = _function(symbol)
         if function is None:
-            message = f"libdevice function {symbol} has no CPU version in kope's interpreter support"
-            raise InterpreterUnsupported(message)
+            raise InterpreterUnsupported(
+                f"libdevice function {symbol} has no CPU version in kope's interpreter support"
+            )
         dtype = interpreter._get_np_dtype(ret_type) if hasattr(interpreter, "_get_np_dtype") else None
         with np.errstate(all="ignore"):
             data = np.asarray(function(*[a.data for a in args]))

@@ -135,10 +135,24 @@ _REFERENCE_CALLS = {
 }
 """Functions that reach into the interpreter's state; a candidate calling them is looking for the harness.
 Each wrapper returns what the original would have returned to its caller (frames are not shifted)."""
-_FILLED_ALLOCATIONS = frozenset({
-    "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like",
-    "new_empty", "new_empty_strided", "new_zeros", "new_ones", "new_full",
-})
+_FILLED_ALLOCATIONS = frozenset(
+    {
+        "empty",
+        "empty_like",
+        "empty_strided",
+        "zeros",
+        "zeros_like",
+        "ones",
+        "ones_like",
+        "full",
+        "full_like",
+        "new_empty",
+        "new_empty_strided",
+        "new_zeros",
+        "new_ones",
+        "new_full",
+    }
+)
 """Allocations whose contents are a fill (or poison), not data: an output the kernels never wrote but
 that is such an allocation is an honest bug (uninitialised or constant output), not a result brought
 in from elsewhere."""
@@ -354,7 +368,9 @@ class Monitor:
             self._kernel_elements += sum(t.numel() for t in arguments)
             computed = False
             for tensor in written:
-                source = tensor_copies(tensor, [b for t, b in zip(arguments, before, strict=True) if b is not None and t is not tensor])
+                source = tensor_copies(
+                    tensor, [b for t, b in zip(arguments, before, strict=True) if b is not None and t is not tensor]
+                )
                 if source is not None:
                     original = arguments[next(i for i, b in enumerate(before) if b is source)]
                     label = self.shadow.tensor_label(original).copied_by_kernel()
@@ -501,7 +517,7 @@ class Monitor:
 
     # -- provenance of PyTorch calls and host access -----------------------------------------
 
-    def _wrap_host_access(self) -> None:
+    def _wrap_host_access(self) -> None:  # noqa: C901 - one wrapper per host-read entry point of PyTorch, installed in one place so none is missed
         """Reads of tensor storage into Python (bytes(), struct, iteration, tolist) and tensors built
         from host buffers (from_numpy, frombuffer), which PyTorch's function modes do not see."""
         import torch.storage as storage_module
@@ -590,8 +606,12 @@ class Monitor:
         if source is None:
             return
         label = self.shadow.tensor_label(source)
-        self._event("host-read", f".{name}()" if not name.startswith("__") else name, self._candidate_line(),
-                    from_inputs=bool(label.inputs))
+        self._event(
+            "host-read",
+            f".{name}()" if not name.startswith("__") else name,
+            self._candidate_line(),
+            from_inputs=bool(label.inputs),
+        )
 
     def record_storage_read(self, storage: Any, what: str) -> None:
         try:
@@ -616,7 +636,7 @@ class Monitor:
         self.shadow.write(*span(tensor), HOST)
         self._event("host-built", f"torch.{name}", self._candidate_line(), elements=int(tensor.numel()))
 
-    def trace_call(self, name: str, args: Any, kwargs: Any, result: Any) -> None:
+    def trace_call(self, name: str, args: Any, kwargs: Any, result: Any) -> None:  # noqa: C901 - the provenance rules for every PyTorch call kind, in one hot function (a call per op in the sandbox)
         """Give the memory a PyTorch call wrote the label of what it computed from."""
         if name in policy.QUERIES or name in policy.HOST_READS:
             if name in ("cpu", "to") and isinstance(result, torch.Tensor):
@@ -839,7 +859,10 @@ class Monitor:
             if not leaf.numel():
                 continue
             start, end = _memory(leaf)
-            if any(start < high and low < end for low, high in input_ranges) and path not in self.observations.aliased_outputs:
+            if (
+                any(start < high and low < end for low, high in input_ranges)
+                and path not in self.observations.aliased_outputs
+            ):
                 self.observations.aliased_outputs.append(path)
             foreign = self._judge_output(path, leaf)
             if self.interpreted and self.launches and foreign and path not in self.observations.unwritten_outputs:
@@ -879,16 +902,15 @@ class Monitor:
                 self.provenance.outputs.append(part)
         return unknown
 
-    def output_is_plain(self, output: Any) -> bool:
-        return all(type(leaf) is torch.Tensor for _, leaf in _leaves(output) if isinstance(leaf, torch.Tensor))
-
     # -- the end ---------------------------------------------------------------------------
 
     def finish(self) -> Observations:
         obs = self.observations
         obs.kernels = dict(self.kernels)
         obs.provenance = self.provenance
-        obs.torch_calls = [TorchCall(name=n, line=line, count=c) for (n, line), c in sorted(self._calls.items(), key=str)]
+        obs.torch_calls = [
+            TorchCall(name=n, line=line, count=c) for (n, line), c in sorted(self._calls.items(), key=str)
+        ]
         obs.kernel_body_calls = [
             TorchCall(name=n, line=line, count=c) for (n, line), c in sorted(self._body_calls.items(), key=str)
         ]
@@ -945,13 +967,55 @@ class _CountingModule:
         return launch
 
 
-_ATEN_MOVES = frozenset({
-    "empty", "empty_strided", "empty_like", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "zero_",
-    "fill_", "view", "_unsafe_view", "reshape", "as_strided", "expand", "slice", "select", "permute", "transpose",
-    "t", "unsqueeze", "squeeze", "alias", "detach", "clone", "copy_", "_to_copy", "contiguous", "lift_fresh",
-    "resize_", "set_", "new_empty", "new_empty_strided", "new_zeros", "_reshape_alias", "split", "unbind", "narrow",
-    "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "is_same_size", "_local_scalar_dense",
-})
+_ATEN_MOVES = frozenset(
+    {
+        "empty",
+        "empty_strided",
+        "empty_like",
+        "zeros",
+        "zeros_like",
+        "ones",
+        "ones_like",
+        "full",
+        "full_like",
+        "zero_",
+        "fill_",
+        "view",
+        "_unsafe_view",
+        "reshape",
+        "as_strided",
+        "expand",
+        "slice",
+        "select",
+        "permute",
+        "transpose",
+        "t",
+        "unsqueeze",
+        "squeeze",
+        "alias",
+        "detach",
+        "clone",
+        "copy_",
+        "_to_copy",
+        "contiguous",
+        "lift_fresh",
+        "resize_",
+        "set_",
+        "new_empty",
+        "new_empty_strided",
+        "new_zeros",
+        "_reshape_alias",
+        "split",
+        "unbind",
+        "narrow",
+        "sym_size",
+        "sym_stride",
+        "sym_numel",
+        "sym_storage_offset",
+        "is_same_size",
+        "_local_scalar_dense",
+    }
+)
 
 
 class _AtenRecorder(TorchDispatchMode):

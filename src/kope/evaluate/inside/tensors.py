@@ -67,7 +67,10 @@ def _pack(value: Any, tensors: dict[str, torch.Tensor], for_numpy: bool, depth: 
     if value is None:
         return ValueMeta(type="none")
     if isinstance(value, tuple | list):
-        return ValueMeta(type="tuple" if isinstance(value, tuple) else "list", items=[_pack(v, tensors, for_numpy, depth + 1) for v in value])
+        return ValueMeta(
+            type="tuple" if isinstance(value, tuple) else "list",
+            items=[_pack(v, tensors, for_numpy, depth + 1) for v in value],
+        )
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
         return ValueMeta(
             type="dict",

@@ -31,7 +31,11 @@ class Tracer:
         sys.settrace(None)
 
     def _global(self, frame: FrameType, event: str, arg: Any) -> Any:
-        if event == "call" and frame.f_code.co_filename == self.candidate_file and frame.f_code.co_name == self.spec.kernel:
+        if (
+            event == "call"
+            and frame.f_code.co_filename == self.candidate_file
+            and frame.f_code.co_name == self.spec.kernel
+        ):
             self.reached_kernel = True
             return self._local
         return None
@@ -43,8 +47,9 @@ class Tracer:
                 self.hits.append(
                     TraceHit(
                         pid=list(pid),
-                        variables={name: describe(value) for name, value in frame.f_locals.items()
-                                   if not name.startswith("__")},
+                        variables={
+                            name: describe(value) for name, value in frame.f_locals.items() if not name.startswith("__")
+                        },
                     )
                 )
         return self._local

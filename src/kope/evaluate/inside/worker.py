@@ -526,9 +526,7 @@ def _ghost_replay(
         monitor.observations.ghost_unchanged = False
 
 
-def _time_candidate(
-    spec: JobSpec, result: WorkerResult, model: torch.nn.Module, input_sets: list[list[Any]]
-) -> None:
+def _time_candidate(spec: JobSpec, result: WorkerResult, model: torch.nn.Module, input_sets: list[list[Any]]) -> None:
     if spec.device.startswith("cuda"):
         result.timing_ms, result.timing_runs, result.timing_method = _time_forward(model, input_sets, spec)
         return

@@ -180,8 +180,18 @@ def is_timer(name: str) -> bool:
 
 
 HOST_READS = frozenset(
-    {"tolist", "item", "numpy", "__array__", "__dlpack__", "__float__", "__int__", "__bool__", "__index__",
-     "__complex__"}
+    {
+        "tolist",
+        "item",
+        "numpy",
+        "__array__",
+        "__dlpack__",
+        "__float__",
+        "__int__",
+        "__bool__",
+        "__index__",
+        "__complex__",
+    }
 )
 """Tensor calls that bring tensor data into Python (the host): the data leaves the kernels' world."""
 HOST_BUILT = frozenset({"tensor", "as_tensor", "asarray", "frombuffer", "from_numpy", "from_dlpack", "new_tensor"})
@@ -189,8 +199,25 @@ HOST_BUILT = frozenset({"tensor", "as_tensor", "asarray", "frombuffer", "from_nu
 FILLS = ALLOCATION - HOST_BUILT | {"linspace", "logspace", "eye", "tril_indices", "triu_indices", "zero_", "fill_"}
 """Allocations and fills: constants, not data."""
 REARRANGES = frozenset(
-    {"pad", "constant_pad_nd", "cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack",
-     "repeat", "tile", "flip", "fliplr", "flipud", "roll", "broadcast_to", "unfold"}
+    {
+        "pad",
+        "constant_pad_nd",
+        "cat",
+        "concat",
+        "concatenate",
+        "stack",
+        "hstack",
+        "vstack",
+        "dstack",
+        "repeat",
+        "tile",
+        "flip",
+        "fliplr",
+        "flipud",
+        "roll",
+        "broadcast_to",
+        "unfold",
+    }
 )
 """Operations that only rearrange or replicate data (padding with a constant, concatenation): they pass
 their inputs' provenance on without computing."""
@@ -204,9 +231,7 @@ Policy = Literal["strict", "partial"]
 POLICY_NAME = "INTEGRITY_POLICY"
 
 
-def decide(
-    override: str | None, task_setting: str | None, reference_ops: list[str] | None
-) -> tuple[Policy, str]:
+def decide(override: str | None, task_setting: str | None, reference_ops: list[str] | None) -> tuple[Policy, str]:
     """Which policy applies, and why (in words for the JSON and `kope check`)."""
     if override in ("strict", "partial"):
         return override, f"--policy {override}"  # type: ignore[return-value]

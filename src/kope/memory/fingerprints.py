@@ -1,9 +1,9 @@
-"""Normalised error signatures, content hashes, and what a task and a toolchain look like to the store.
+"""Fingerprints the store keys on: normalised error texts, content hashes, a task's shapes, the toolchain.
 
-An error text becomes a signature by replacing what varies between occurrences of the same
-failure — paths, line numbers, shapes, addresses, numbers — with placeholders, keeping the
-exception class and the words; its hash identifies it, so the same failure counts up instead of
-being stored again.
+An error text is normalised by replacing what varies between occurrences of the same failure —
+paths, line numbers, shapes, addresses, numbers — with placeholders, keeping the exception class
+and the words; its hash (`error_hash`, stored in the `error_signature` columns) identifies it, so
+the same failure counts up instead of being stored again.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ def normalize_error(text: str, kind: str | None = None) -> str:
     return f"{kind}: {body}" if kind else body
 
 
-def signature_hash(signature: str) -> str:
-    return hashlib.sha256(signature.encode()).hexdigest()[:16]
+def error_hash(normalized: str) -> str:
+    return hashlib.sha256(normalized.encode()).hexdigest()[:16]
 
 
 def content_hash(source: str) -> str:
@@ -56,8 +56,8 @@ def normalized_hash(source: str) -> str:
     return content_hash("\n".join(lines))
 
 
-def task_signature(task: Task) -> str:
-    """Shape and dtype signature: the task's literal size parameters and the input dtypes it names."""
+def task_fingerprint(task: Task) -> str:
+    """Shape and dtype fingerprint (a task's stored `signature`): its literal size parameters and input dtypes."""
     sizes = ",".join(f"{name}={value}" for name, value in sorted(task.literal_sizes.items()))
     dtypes = sorted(set(_DTYPE.findall(task.source))) or ["float32"]
     return f"{sizes or '-'}|{','.join(dtypes)}"
@@ -127,7 +127,10 @@ def _gpu_name() -> str:
     try:
         found = subprocess.run(
             ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
-            capture_output=True, text=True, timeout=10, check=False,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
         )
     except (OSError, subprocess.SubprocessError):
         return "gpu"

@@ -1,0 +1,315 @@
+"""Where the debug loop's versions run: the sandboxed evaluator and the diagnoser, or a scripted fake.
+
+The loop only proposes and decides; everything that runs a candidate goes through an `Environment`:
+evaluate a version on some cases, diagnose it, answer an instrumentation request, and (the real one)
+run the offline repair search. `SandboxEnvironment` is kope's sandboxed evaluator and diagnoser;
+`FakeEnvironment` answers from a script, in microseconds, so the loop's control (stops, budgets,
+guards, transcript, best version, proposer order) is testable without spawning a sandbox — as a
+deterministic model makes an agent testable without an API.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Literal, Protocol
+
+from kope.agents.edits import Request
+from kope.cases.task import Case, Task
+from kope.diagnose.diagnoser import Diagnoser
+from kope.diagnose.report import CaseDiagnosis, Diagnosis
+from kope.evaluate import EvalOptions, EvalResult, Evaluator
+from kope.evaluate.protocol import TraceSpec
+from kope.evaluate.results import CaseResult, EvalError, EvalStatus, Finding, Integrity
+from kope.knowledge.base import KnowledgeBase
+from kope.knowledge.retrieval import Hypothesis
+from kope.loop import Score
+from kope.repair.search import RepairSearch, SearchConfig, SearchResult
+
+Accept = Callable[[str], bool]
+
+
+class Environment(Protocol):
+    knowledge: KnowledgeBase
+    """The bug patterns the diagnosis ranks (a store adds its learned ones)."""
+    can_search: bool
+    """Whether `search` runs the offline repair search (the fake has none)."""
+
+    def start(self, task: Task, out: Path) -> list[Case]:
+        """Bind to `task` (scratch files next to `out`); the cases to evaluate on, visible and hidden."""
+
+    def evaluate(self, source: str, cases: Sequence[Case]) -> EvalResult:
+        """Every given case, with the integrity gates."""
+
+    def diagnose(self, source: str, cases: Sequence[Case], *, sweep: bool = False) -> Diagnosis:
+        """Evaluate and diagnose; `sweep`: right on `cases`, still try other sizes."""
+
+    def instrument(self, source: str, cases: Sequence[Case], request: Request) -> str:
+        """The answer to a model's TRACE or PROBE request, as text for its next prompt."""
+
+    def search(
+        self,
+        source: str,
+        diagnosis: Diagnosis,
+        shown: Sequence[Case],
+        accept: Accept,
+        *,
+        tried: set[str],
+        start_score: Score | None,
+    ) -> SearchResult:
+        """One round of the offline repair search from `source` (kope.repair.search)."""
+
+    def finish(self) -> None:
+        """Remove the scratch files."""
+
+
+class SandboxEnvironment:
+    """kope's sandboxed evaluator and diagnoser: every version runs in its own sandboxed job."""
+
+    can_search = True
+
+    def __init__(
+        self,
+        evaluator: Evaluator,
+        knowledge: KnowledgeBase | None = None,
+        *,
+        options: EvalOptions | None = None,
+        probes: bool = True,
+        search: SearchConfig | None = None,
+    ) -> None:
+        self.evaluator = evaluator
+        self.diagnoser = Diagnoser(evaluator, knowledge)
+        self.options = options or EvalOptions()
+        self.probes = probes
+        self.search_config = search or SearchConfig()
+        self._task: Task | None = None
+        self._work: Path | None = None
+
+    @property
+    def knowledge(self) -> KnowledgeBase:
+        return self.diagnoser.knowledge
+
+    @knowledge.setter
+    def knowledge(self, value: KnowledgeBase) -> None:
+        self.diagnoser.knowledge = value
+
+    def start(self, task: Task, out: Path) -> list[Case]:
+        self._task, self._work = task, out.with_name(f".{out.name}.work.py")
+        return self.evaluator.cases(task, options=self.options)
+
+    def _write(self, source: str) -> tuple[Task, Path]:
+        if self._task is None or self._work is None:
+            raise RuntimeError("SandboxEnvironment.start(task, out) must come first")
+        self._work.parent.mkdir(parents=True, exist_ok=True)
+        self._work.write_text(source)
+        return self._task, self._work
+
+    def evaluate(self, source: str, cases: Sequence[Case]) -> EvalResult:
+        task, work = self._write(source)
+        return self.evaluator.evaluate(task, work, options=self.options, cases=cases)
+
+    def diagnose(self, source: str, cases: Sequence[Case], *, sweep: bool = False) -> Diagnosis:
+        task, work = self._write(source)
+        return self.diagnoser.diagnose(
+            task, work, options=self.options, cases=cases, probes=self.probes, sweep_if_passing=sweep
+        )
+
+    def instrument(self, source: str, cases: Sequence[Case], request: Request) -> str:
+        task, work = self._write(source)
+        quick = EvalOptions(device=self.options.device, trials=1, integrity=False, sandbox=self.options.sandbox)
+        if request.kind == "trace":
+            spec = TraceSpec(kernel=request.kernel, line=request.line, pid=list(request.pid))
+            traced = dataclasses.replace(quick, trace=spec)
+            hits = self.evaluator.evaluate(task, work, options=traced, cases=cases[:1]).cases[0].trace or []
+            if not hits:
+                return f"TRACE {request.kernel} line {request.line} pid {request.pid}: never reached"
+            lines = [f"TRACE {request.kernel} line {request.line}:"]
+            for hit in hits[:4]:
+                lines.append(f"program {tuple(hit.pid)}:")
+                lines += [f"  {name} = {value}" for name, value in hit.variables.items()]
+            return "\n".join(lines)
+        diagnosis = self.diagnoser.diagnose(task, work, options=quick, cases=cases, probes=True)
+        wanted = {"bounds": ("bounds",), "sizes": ("size ",), "determinism": ("determinism",)}[request.kind]
+        lines = [f"PROBE {request.kind}:"]
+        lines += [f"  {p.name}: {p.detail}" for p in diagnosis.probes if p.name.startswith(wanted)]
+        if request.kind == "bounds":
+            lines += [
+                f"  {b.kind} in {b.kernel} line {b.line}, program {tuple(b.pid)}: {b.lanes} lanes, "
+                f"up to {b.elements_out} elements {b.nearest}"
+                for b in diagnosis.bounds
+            ]
+        return "\n".join(lines)
+
+    def search(
+        self,
+        source: str,
+        diagnosis: Diagnosis,
+        shown: Sequence[Case],
+        accept: Accept,
+        *,
+        tried: set[str],
+        start_score: Score | None,
+    ) -> SearchResult:
+        task, work = self._write(source)
+        return RepairSearch(self.evaluator, self.search_config).run(
+            task,
+            source,
+            diagnosis,
+            list(shown),
+            accept,
+            scratch=work.parent / f".{work.stem}.search",
+            options=self.options,
+            tried=tried,
+            start_score=start_score,
+        )
+
+    def finish(self) -> None:
+        if self._work is not None:
+            self._work.unlink(missing_ok=True)
+
+
+Verdict = Literal["pass", "reject", "error", "hidden"] | float
+"""A scripted outcome: `pass`; `reject` (right, rejected by the gates); `error` (does not run);
+`hidden` (right on the shown cases, wrong on the hidden ones); a float: wrong on every case, with
+that fraction of elements wrong."""
+
+
+class FakeEnvironment:
+    """An environment that answers from a script instead of running anything.
+
+    `script` maps a piece of source text to a verdict, or to a list of verdicts given one per
+    evaluation (the last repeats): a version gets the verdict of the first key found in it, else
+    `default`. Every evaluated version is appended to `evaluated`, for tests to count.
+    """
+
+    can_search = False
+
+    def __init__(
+        self,
+        script: Mapping[str, Verdict | Sequence[Verdict]],
+        *,
+        default: Verdict = 1.0,
+        hypotheses: Sequence[Hypothesis] = (),
+        visible: int = 1,
+        hidden: int = 2,
+    ) -> None:
+        self.script = dict(script)
+        self.default = default
+        self.hypotheses = list(hypotheses)
+        self.knowledge = KnowledgeBase([])
+        self.cases = [
+            Case(name=f"N={i + 1}", overrides={"N": i + 1}, visible=i < visible) for i in range(visible + hidden)
+        ]
+        self.evaluated: list[str] = []
+        self.instrumented: list[Request] = []
+        self._uses: dict[str, int] = {}
+
+    def start(self, task: Task, out: Path) -> list[Case]:
+        return list(self.cases)
+
+    def verdict(self, source: str) -> Verdict:
+        for key, value in self.script.items():
+            if key in source:
+                if isinstance(value, (str, int, float)):
+                    return value
+                used = self._uses[key] = self._uses.get(key, -1) + 1
+                return value[min(used, len(value) - 1)]
+        return self.default
+
+    def evaluate(self, source: str, cases: Sequence[Case]) -> EvalResult:
+        self.evaluated.append(source)
+        verdict = self.verdict(source)
+        results = [_case_result(case, verdict) for case in cases]
+        status: EvalStatus = "error" if verdict == "error" else "fail" if not all(c.passed for c in results) else "pass"
+        integrity = Integrity(checked=True)
+        if verdict == "reject" and status == "pass":
+            status = "reject"
+            integrity = Integrity(
+                verdict="reject",
+                checked=True,
+                findings=[Finding(rule="torch-compute", severity="reject", message="scripted rejection")],
+            )
+        error = EvalError(kind="runtime", message="scripted error") if verdict == "error" else None
+        return EvalResult(
+            status=status,
+            error=error,
+            cases=results,
+            integrity=integrity,
+            cases_run="selected",
+            task="fake-task",
+            candidate="fake-candidate",
+            device="cpu",
+            seed=0,
+        )
+
+    def diagnose(self, source: str, cases: Sequence[Case], *, sweep: bool = False) -> Diagnosis:
+        shown = list(cases)
+        if sweep and self.verdict(source) == "hidden":
+            shown += [c for c in self.cases if not c.visible][:1]
+        result = self.evaluate(source, shown)
+        return Diagnosis(
+            status=result.status,
+            task=result.task,
+            candidate=result.candidate,
+            evaluation=result,
+            hypotheses=list(self.hypotheses) if result.status == "fail" else [],
+            cases=[
+                CaseDiagnosis(
+                    name=c.name,
+                    visible=c.visible,
+                    overrides=dict(c.overrides),
+                    passed=c.passed,
+                    error_kind=c.error.kind if c.error else None,
+                )
+                for c in result.cases
+            ],
+        )
+
+    def instrument(self, source: str, cases: Sequence[Case], request: Request) -> str:
+        self.instrumented.append(request)
+        return f"PROBE {request.kind}: scripted answer"
+
+    def search(
+        self,
+        source: str,
+        diagnosis: Diagnosis,
+        shown: Sequence[Case],
+        accept: Accept,
+        *,
+        tried: set[str],
+        start_score: Score | None,
+    ) -> SearchResult:
+        raise NotImplementedError("the fake environment has no repair search (can_search is False)")
+
+    def finish(self) -> None:
+        return None
+
+
+def _case_result(case: Case, verdict: Verdict) -> CaseResult:
+    base = CaseResult(
+        name=case.name,
+        overrides=dict(case.overrides),
+        visible=case.visible,
+        passed=True,
+        max_abs_err=0.0,
+        max_rel_err=0.0,
+        mismatch_fraction=0.0,
+        mismatch_count=0,
+        numel=1000,
+        trials=1,
+    )
+    if verdict == "error":
+        return base.model_copy(update={"passed": False, "error": EvalError(kind="runtime", message="scripted error")})
+    wrong = float(verdict) if not isinstance(verdict, str) else 0.5 if verdict == "hidden" and not case.visible else 0.0
+    if wrong:
+        return base.model_copy(
+            update={
+                "passed": False,
+                "mismatch_fraction": wrong,
+                "max_rel_err": wrong,
+                "mismatch_count": round(wrong * 1000),
+                "max_abs_err": wrong,
+            }
+        )
+    return base

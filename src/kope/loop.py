@@ -1,0 +1,143 @@
+"""What every kope loop shares: the guards that bound it, its transcript, and how it scores and names a version.
+
+The debug loop, the optimize loop and the offline repair search (kope.repair.search) all use this
+module, so it sits below agents/ and repair/ and imports neither.
+
+Guards, each with the stop reason it gives:
+
+- `iteration-limit`: the number of model calls (or decisions) reached the limit (default 8);
+- `token-budget`: prompt plus completion tokens reached the budget;
+- `time-budget`: the wall-clock budget ran out;
+- `no-progress`: the error measure has not improved for `patience` evaluated versions;
+- `repeated-failure`: the same failure (same error signature) several times in a row.
+
+Oscillation (a version seen before) and regression (worse than the best so far) do not stop the
+loop: the version is refused or reverted and the model is told; they count as no progress.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from kope.evaluate import EvalResult
+
+StopReason = Literal[
+    "repaired",
+    "unstable",
+    "search-exhausted",
+    "model-exhausted",
+    "model-error",
+    "iteration-limit",
+    "token-budget",
+    "time-budget",
+    "no-progress",
+    "repeated-failure",
+    "incorrect-start",
+    "untimed-start",
+]
+"""Why a loop stopped. The guards' five are above; `repaired` (accepted on every case and by the gates),
+`unstable` (the accepted version failed its second full evaluation), `search-exhausted` (the offline
+search and every proposer had nothing left), `model-exhausted` (no proposer had anything left),
+`model-error` (a model call failed for good); the optimize loop's `incorrect-start` (the starting
+kernel is wrong on some case) and `untimed-start` (it could not be timed)."""
+
+
+@dataclass(frozen=True)
+class LoopLimits:
+    max_iterations: int = 8
+    max_tokens: int = 200_000
+    max_seconds: float = 1800.0
+    patience: int = 4
+    repeat_limit: int = 3
+
+
+Score = tuple[int, float, float]
+"""(tier, mismatch, error) — lower is better: tier 3 does not run, 2 wrong on the shown cases,
+1 right there but wrong on hidden cases or rejected by the gates, 0 accepted."""
+
+
+def version_score(result: EvalResult) -> Score:
+    """Lower is better: (0 right, 1 rejected by the gates, 2 wrong, 3 error), the mismatch fraction, the
+    worst relative error. The debug loop and the repair search rank versions with this one measure."""
+    if result.status == "error":
+        return (3, 1.0, 0.0)
+    failing = [c for c in result.cases if not c.passed]
+    if failing:
+        mismatch = sum(c.mismatch_fraction or 1.0 for c in failing) / len(result.cases)
+        worst = max(c.max_rel_err or 0.0 for c in failing)
+        return (2, round(mismatch, 6), round(min(worst, 1e12), 6))
+    return (1, 0.0, 0.0) if result.status == "reject" else (0, 0.0, 0.0)
+
+
+def content_hash(source: str) -> str:
+    """The identity of a version: equal text, equal hash (what "already tried" means in every loop)."""
+    return hashlib.sha256(source.encode()).hexdigest()
+
+
+@dataclass
+class Guards:
+    limits: LoopLimits = field(default_factory=LoopLimits)
+    started: float = field(default_factory=time.monotonic)
+    best: Score | None = None
+    """The best score seen: the one place a loop keeps it."""
+    stale: int = 0
+    last_signature: str | None = None
+    repeats: int = 0
+
+    def before_call(self, iterations: int, tokens: int) -> StopReason | None:
+        if iterations >= self.limits.max_iterations:
+            return "iteration-limit"
+        if tokens >= self.limits.max_tokens:
+            return "token-budget"
+        if time.monotonic() - self.started >= self.limits.max_seconds:
+            return "time-budget"
+        return None
+
+    def improved(self, score: Score) -> bool:
+        """Record an evaluated version's score; True when it is the best so far."""
+        if self.best is None or score < self.best:
+            self.best = score
+            self.stale = 0
+            return True
+        self.stale += 1
+        return False
+
+    def no_progress(self) -> None:
+        """A step that produced no new version (edit refused, oscillation, no edit)."""
+        self.stale += 1
+
+    def failure(self, signature: str) -> None:
+        if signature == self.last_signature:
+            self.repeats += 1
+        else:
+            self.last_signature, self.repeats = signature, 1
+
+    def after_step(self) -> StopReason | None:
+        if self.repeats >= self.limits.repeat_limit:
+            return "repeated-failure"
+        if self.stale >= self.limits.patience:
+            return "no-progress"
+        return None
+
+
+class Transcript:
+    """JSON lines: every prompt, reply, evaluation, diagnosis and token count."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("")
+
+    def write(self, event: str, **data: Any) -> None:
+        if self.path is None:
+            return
+        record = {"event": event, "time": round(time.time(), 3), **data}
+        with self.path.open("a") as handle:
+            handle.write(json.dumps(record, default=str) + "\n")

@@ -1,0 +1,5 @@
+"""The one source-analysis layer: a candidate parsed once, its Triton kernels by one rule, one call-name helper."""
+
+from kope.source.parse import LaunchSite, ParsedSource, call_name, dotted
+
+__all__ = ["LaunchSite", "ParsedSource", "call_name", "dotted"]

@@ -1,0 +1,73 @@
+"""What every loop shares: the guards' stop reasons, the score of a version, its hash, the transcript."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kope.evaluate.results import CaseResult, EvalError, EvalResult
+from kope.loop import Guards, LoopLimits, Transcript, content_hash, version_score
+
+
+def result(status: str, *wrong: float) -> EvalResult:
+    cases = [
+        CaseResult(name=f"c{i}", overrides={}, visible=True, passed=not f, mismatch_fraction=f, max_rel_err=f)
+        for i, f in enumerate(wrong or (0.0,))
+    ]
+    error = EvalError(kind="runtime", message="boom") if status == "error" else None
+    return EvalResult(
+        status=status,
+        error=error,
+        cases=cases,
+        cases_run="all",
+        task="t",
+        candidate="c",  # type: ignore[arg-type]
+        device="cpu",
+        seed=0,
+    )
+
+
+def test_version_score_orders_error_wrong_rejected_right() -> None:
+    scores = [
+        version_score(r)
+        for r in (
+            result("error", 1.0),
+            result("fail", 0.5, 0.5),
+            result("fail", 0.1, 0.0),
+            result("reject"),
+            result("pass"),
+        )
+    ]
+    assert scores == sorted(scores, reverse=True) and scores[-1] == (0, 0.0, 0.0) and scores[0][0] == 3
+    assert scores[2] == (2, 0.05, 0.1), "the mismatch is averaged over every case, the error is the worst"
+
+
+def test_content_hash_is_the_identity_of_a_text() -> None:
+    assert content_hash("a = 1\n") == content_hash("a = 1\n") != content_hash("a = 1\n\n")
+
+
+def test_guards_give_each_stop_reason() -> None:
+    guards = Guards(LoopLimits(max_iterations=2, max_tokens=100, patience=2, repeat_limit=2))
+    assert guards.before_call(1, 99) is None
+    assert guards.before_call(2, 0) == "iteration-limit" and guards.before_call(0, 100) == "token-budget"
+    assert Guards(LoopLimits(max_seconds=0.0)).before_call(0, 0) == "time-budget"
+    assert guards.improved((2, 0.5, 1.0)) and guards.best == (2, 0.5, 1.0)
+    assert not guards.improved((2, 0.6, 1.0)) and guards.after_step() is None
+    guards.no_progress()
+    assert guards.after_step() == "no-progress" and guards.best == (2, 0.5, 1.0), "the best is kept"
+    assert guards.improved((1, 0.0, 0.0)) and guards.after_step() is None
+    guards.failure("a")
+    guards.failure("b")
+    assert guards.after_step() is None
+    guards.failure("b")
+    assert guards.after_step() == "repeated-failure"
+
+
+def test_transcript_writes_one_json_object_per_event(tmp_path: Path) -> None:
+    path = tmp_path / "deep" / "t.jsonl"
+    log = Transcript(path)
+    log.write("start", task=Path("x.py"))
+    log.write("end", n=1)
+    events = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [e["event"] for e in events] == ["start", "end"] and events[0]["task"] == "x.py" and "time" in events[1]
+    Transcript(None).write("nothing")  # no file: nothing written, no error
