@@ -301,7 +301,12 @@ def _patch_libdevice() -> None:
 
     @functools.wraps(original)
     def patch_lang(fn: Any) -> Any:
+        langs = _langs(fn, tl)
+        if _patched and langs and langs <= _patched[-1]:
+            return interpreter._LangPatchScope()  # a device function inside a launch that patched these
         scope = original(fn)
+        if _patched:
+            _patched[-1].update(langs)
         backend = modules[-1] if modules else None
         generic = getattr(getattr(tl, "extra", None), "libdevice", None)
         if generic is not None and backend is not None:
@@ -314,6 +319,40 @@ def _patch_libdevice() -> None:
         return scope
 
     interpreter._patch_lang = patch_lang
+    _patch_launch(interpreter)
+
+
+_patched: list[set[int]] = []
+"""Per launch in progress (innermost last): the ids of the `triton.language` modules already patched.
+
+Triton's interpreter re-patches the whole language (`inspect.getmembers` over `tl`, `tl.core`, `tl.math`
+and the tensor class) on every call of a `@triton.jit` device function, although the launch that calls it
+has patched the same modules and restores them only when it ends: a quarter of a candidate job's time on
+kernels with helper functions. The launch's patches stay in place while it runs, so a device function that
+sees no other language module has nothing left to patch; one that does (say `tl.core` under a `tl`
+kernel) is patched as before."""
+
+
+def _langs(fn: Any, tl: Any) -> set[int]:
+    """The language modules `_patch_lang` patches for `fn`: those among its globals."""
+    namespace = getattr(fn, "__globals__", {})
+    return {id(value) for value in namespace.values() if value is tl or value is tl.core}
+
+
+def _patch_launch(interpreter: Any) -> None:
+    """Mark each launch (`GridExecutor.__call__`, whose patch scope is restored when it returns)."""
+    executor = interpreter.GridExecutor
+    original = executor.__call__
+
+    @functools.wraps(original)
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        _patched.append(set())
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            _patched.pop()
+
+    executor.__call__ = call
 
 
 def _libdevice_modules(tl: Any) -> list[Any]:

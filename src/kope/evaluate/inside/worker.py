@@ -41,15 +41,28 @@ _TRACEBACK_LINES = 25
 
 
 def preload() -> None:
-    """Import what jobs need, before the fork server starts forking (never runs task code)."""
-    import numpy  # noqa: F401
+    """Import what jobs need, before the fork server starts forking (never runs task code).
+
+    Every job is a fork of the server, so what is imported here is imported once per server instead
+    of once per job. Beyond torch and triton that is what every candidate job with the gates on imports:
+    the monitor (with `numpy.testing` among what it watches), `torch.utils.cpp_extension` (it wraps
+    `load_inline`; importing it imports setuptools) and the Gluon modules triton imports at a kernel's
+    first launch: about 0.4 s of each candidate job on this 2-core machine (`benchmarks/eval_stages.py`).
+    """
+    import numpy
+    import numpy.testing
     import safetensors.torch  # noqa: F401
+    import torch.utils.cpp_extension  # noqa: F401
     import triton
     import triton.language
 
+    import kope.evaluate.inside.monitor  # noqa: F401
+
     with contextlib.suppress(ImportError):  # older or trimmed triton builds
         import triton.runtime.interpreter
-    _ = triton.__version__
+    with contextlib.suppress(ImportError):
+        import triton.experimental.gluon.language
+    _ = triton.__version__, numpy.__version__
 
 
 def run_job(job_dir: Path) -> int:
