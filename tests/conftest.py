@@ -19,6 +19,28 @@ NEAR_MISS = CORPORA / "fixtures"
 SCALE_TASK = FIXTURES / "tasks" / "scale.py"
 SCALE_GOOD = FIXTURES / "good" / "scale.py"
 HOSTILE = FIXTURES / "hostile"
+TAXONOMY: tuple[str, ...] = (
+    "missing-mask",
+    "mask-off-by-one",
+    "padding-in-reduction",
+    "grid-too-small",
+    "loop-bound",
+    "wrong-stride",
+    "index-shift",
+    "wrong-normalizer",
+    "wrong-constant",
+    "missing-atomic",
+    "precision-loss",
+    "numerical-instability",
+    "wrong-epsilon",
+    "accumulator-reset",
+    "broadcast-error",
+    "wrong-reduction-init",
+    "dtype-mismatch",
+    "missing-batch-offset",
+    "uninitialized-output",
+)
+"""The bug taxonomy's stable ids (DESIGN.md), written out here so that the tests do not read them from kope."""
 
 
 @functools.cache

@@ -2,33 +2,13 @@
 
 from __future__ import annotations
 
+from conftest import TAXONOMY
+
 from kope.knowledge.base import KnowledgeBase, example_path
 from kope.knowledge.cues import CueHit
 from kope.knowledge.features import FEATURES, Features
 from kope.knowledge.recipes import RECIPES
 from kope.knowledge.retrieval import rank
-
-TAXONOMY = [
-    "missing-mask",
-    "mask-off-by-one",
-    "padding-in-reduction",
-    "grid-too-small",
-    "loop-bound",
-    "wrong-stride",
-    "index-shift",
-    "wrong-normalizer",
-    "wrong-constant",
-    "missing-atomic",
-    "precision-loss",
-    "numerical-instability",
-    "wrong-epsilon",
-    "accumulator-reset",
-    "broadcast-error",
-    "wrong-reduction-init",
-    "dtype-mismatch",
-    "missing-batch-offset",
-    "uninitialized-output",
-]
 
 
 def shipped() -> KnowledgeBase:
