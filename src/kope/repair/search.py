@@ -49,8 +49,10 @@ class Candidate:
     """The description of the edit this one was made on top of (depth 2)."""
 
 
-class Proposer(Protocol):
-    """Something that proposes edited versions of a source from a diagnosis (recipes, operators, a model)."""
+class EditSource(Protocol):
+    """Something that proposes a batch of edited versions of a source from a diagnosis (recipes, operators).
+
+    Not the loops' `kope.agents.proposers.Proposer`, which gives one decision per step."""
 
     name: str
 
@@ -59,7 +61,7 @@ class Proposer(Protocol):
     ) -> list[Candidate]: ...
 
 
-class RecipeProposer:
+class RecipeEdits:
     """The knowledge base's recipes of the top hypotheses (today's offline model), ranked first."""
 
     name = "recipes"
@@ -90,7 +92,7 @@ class RecipeProposer:
         return found
 
 
-class OperatorProposer:
+class OperatorEdits:
     """Every edit of the repair operators (kope.repair.operators), ranked by the evidence."""
 
     name = "operators"
@@ -188,7 +190,7 @@ class SearchConfig:
     """Candidates evaluated at once (parallel sandboxed jobs)."""
     second_edits: int = 12
     """Second edits tried on top of the best improving version (0: single edits only)."""
-    proposers: list[Proposer] = field(default_factory=lambda: [RecipeProposer(), OperatorProposer()])
+    proposers: list[EditSource] = field(default_factory=lambda: [RecipeEdits(), OperatorEdits()])
 
 
 class RepairSearch:
