@@ -17,8 +17,9 @@ The names below load lazily, so that a sandboxed process importing `kope.evaluat
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from kope._lazy import exports
 
 if TYPE_CHECKING:
     from kope.evaluate.evaluator import EvalOptions, Evaluator
@@ -57,8 +58,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(home), name)
+__getattr__ = exports(__name__, _HOMES)
