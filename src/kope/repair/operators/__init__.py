@@ -1,0 +1,55 @@
+"""Repair operators: families of small edits a kernel engineer makes, each with a taxonomy id.
+
+An operator looks at a parsed candidate (`Program`) and yields every edit of its family it can make
+(`Edit`: operator, taxonomy id, the line it touches, a one-line description and the edited source).
+Operators do not judge; the search (kope.repair.search) decides which to try first from the diagnosis
+and keeps what the evaluator says is better. The operators live in one module per family (masks,
+grid, loops, strides, offsets, reductions, constants, numerics); this package holds the registry, in
+one fixed order (the order of `edits` and of ties in the search).
+
+    program = Program.parse(source, reference=task.source)
+    for edit in edits(program):
+        print(edit.operator, edit.label, edit.line, edit.description)
+"""
+
+from __future__ import annotations
+
+from kope.repair.operators import constants, grid, loops, masks, numerics, offsets, reductions, strides
+from kope.repair.operators._core import OPERATORS, Edit, Operator, Program, edits, operator
+
+__all__ = ["OPERATORS", "ORDER", "Edit", "Operator", "Program", "edits", "operator"]
+
+_FAMILIES = (masks, grid, loops, strides, offsets, reductions, constants, numerics)
+
+ORDER = (
+    "compare-flip",
+    "floor-to-cdiv",
+    "loop-bound",
+    "stride-argument",
+    "stride-name",
+    "stride-swap",
+    "grid-axis",
+    "stride-factor",
+    "offset-term",
+    "index-shift",
+    "other-identity",
+    "reduction-init",
+    "accumulator-move",
+    "scan-kind",
+    "constant",
+    "missing-factor",
+    "drop-operation",
+    "add-mask",
+    "max-subtraction",
+    "broadcast-swap",
+)
+"""The registry's order; an operator missing here comes after these."""
+
+
+def _in_order() -> None:
+    ordered = {**{name: OPERATORS[name] for name in ORDER if name in OPERATORS}, **OPERATORS}
+    OPERATORS.clear()
+    OPERATORS.update(ordered)
+
+
+_in_order()

@@ -1,0 +1,208 @@
+"""The repair operators' core: the parsed program (`Program`), the edit (`Edit`), the registry
+(`operator`, `edits`) and the AST helpers the families share.
+
+Edits are made by splicing the source text at the node's position, so everything outside the edit is
+kept byte for byte.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from kope.source import ParsedSource, call_name
+
+
+@dataclass(frozen=True)
+class Edit:
+    operator: str
+    label: str
+    """The bug-taxonomy id this edit repairs."""
+    line: int
+    description: str
+    source: str
+
+
+@dataclass
+class Program:
+    """A parsed candidate (kope.source) with the reference's constants."""
+
+    parsed: ParsedSource
+    reference_constants: list[float] = field(default_factory=list)
+
+    @classmethod
+    def parse(cls, text: str, reference: str = "") -> Program | None:
+        """None when the source does not parse (no operator applies)."""
+        parsed = ParsedSource.parse(text)
+        if parsed is None:
+            return None
+        return cls(parsed=parsed, reference_constants=_constants(reference))
+
+    @property
+    def text(self) -> str:
+        return self.parsed.text
+
+    @property
+    def tree(self) -> ast.Module:
+        return self.parsed.tree
+
+    @property
+    def kernels(self) -> list[ast.FunctionDef]:
+        return self.parsed.kernels
+
+    def span(self, node: ast.AST) -> tuple[int, int]:
+        """Character offsets of a node (ast columns are UTF-8 bytes)."""
+        return self.parsed.span(node)
+
+    def code(self, node: ast.AST) -> str:
+        return self.parsed.code(node)
+
+    def replace(self, node: ast.AST, text: str) -> str:
+        return self.parsed.replace(node, text)
+
+    def in_kernel(self, node: ast.AST) -> bool:
+        line = getattr(node, "lineno", 0)
+        return any(k.lineno <= line <= (k.end_lineno or k.lineno) for k in self.kernels)
+
+    def kernel_nodes(self) -> Iterator[tuple[ast.FunctionDef, ast.AST]]:
+        for kernel in self.kernels:
+            for node in ast.walk(kernel):
+                yield kernel, node
+
+    def host_nodes(self) -> Iterator[ast.AST]:
+        for node in ast.walk(self.tree):
+            if hasattr(node, "lineno") and not self.in_kernel(node):
+                yield node
+
+
+def _constants(reference: str) -> list[float]:
+    """Float literals of the reference's formula (0 and 1 excluded), in order of appearance."""
+    try:
+        tree = ast.parse(reference)
+    except (SyntaxError, ValueError):
+        return []
+    found: list[float] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, float) and node.value not in (0.0, 1.0, *found):
+            found.append(node.value)
+    return found
+
+
+def keyword_of(call: ast.Call, name: str) -> ast.keyword | None:
+    return next((k for k in call.keywords if k.arg == name), None)
+
+
+def params_of(kernel: ast.FunctionDef) -> list[str]:
+    return [a.arg for a in kernel.args.args]
+
+
+def strides_of(kernel: ast.FunctionDef) -> list[str]:
+    return [p for p in params_of(kernel) if "stride" in p.lower()]
+
+
+def names_in(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def assignments(kernel: ast.FunctionDef) -> dict[str, list[ast.Assign]]:
+    found: dict[str, list[ast.Assign]] = {}
+    for node in ast.walk(kernel):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            found.setdefault(node.targets[0].id, []).append(node)
+    return found
+
+
+def program_id_names(kernel: ast.FunctionDef) -> set[str]:
+    """Names derived from tl.program_id (rows, batches, heads), transitively."""
+    assigned = assignments(kernel)
+    pids: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, assigns in assigned.items():
+            if name in pids:
+                continue
+            for a in assigns:
+                if "program_id" in ast.unparse(a.value) or (
+                    names_in(a.value) & pids and "arange" not in ast.unparse(a.value)
+                ):
+                    pids.add(name)
+                    changed = True
+                    break
+    return pids
+
+
+def address_exprs(kernel: ast.FunctionDef) -> Iterator[ast.expr]:
+    """The address expressions of the kernel's loads and stores, and the values assigned to names used as such."""
+    assigned = assignments(kernel)
+    seen: set[int] = set()
+    for node in ast.walk(kernel):
+        name = call_name(node)
+        if (
+            isinstance(node, ast.Call)
+            and name.startswith("tl.")
+            and name.split(".")[-1] in ("load", "store", "atomic_add", "atomic_max", "atomic_min")
+            and node.args
+        ):
+            pointer = node.args[0]
+            stack: list[ast.expr] = [pointer]
+            while stack:
+                expr = stack.pop()
+                if id(expr) in seen:
+                    continue
+                seen.add(id(expr))
+                yield expr
+                for used in names_in(expr):
+                    for a in assigned.get(used, []):
+                        if isinstance(a.value, ast.BinOp | ast.Name):
+                            stack.append(a.value)
+
+
+def terms_of(expr: ast.expr) -> list[ast.expr]:
+    """The additive terms of `a + b + c` (a single term otherwise)."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        return terms_of(expr.left) + terms_of(expr.right)
+    return [expr]
+
+
+# -- the operators -----------------------------------------------------------------------------
+
+Operator = Callable[[Program], Iterator[Edit]]
+OPERATORS: dict[str, tuple[str, Operator]] = {}
+"""name -> (taxonomy id, operator)"""
+
+
+def operator(name: str, label: str) -> Callable[[Operator], Operator]:
+    def register(fn: Operator) -> Operator:
+        OPERATORS[name] = (label, fn)
+        return fn
+
+    return register
+
+
+def edits(program: Program, names: list[str] | None = None) -> list[Edit]:
+    """Every distinct edit of the operators (`names`, default all), in operator then source order."""
+    found: list[Edit] = []
+    sources = {program.text}
+    for name in names or list(OPERATORS):
+        for edit in OPERATORS[name][1](program):
+            if edit.source in sources:
+                continue
+            try:
+                ast.parse(edit.source)
+            except SyntaxError:
+                continue
+            sources.add(edit.source)
+            found.append(edit)
+    return found
+
+
+def edit_at(program: Program, name: str, node: ast.AST, text: str, description: str) -> Edit:
+    return Edit(name, OPERATORS[name][0], getattr(node, "lineno", 0), description, program.replace(node, text))
+
+
+def launches_of(program: Program) -> Iterator[ast.Call]:
+    for node in program.host_nodes():
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):
+            yield node

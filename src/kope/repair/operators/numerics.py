@@ -1,0 +1,26 @@
+"""Numerical-stability repairs."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from kope.repair.operators._core import Edit, Program, assignments, edit_at, names_in, operator
+from kope.source import call_name
+
+
+@operator("max-subtraction", "numerical-instability")
+def max_subtraction(program: Program) -> Iterator[Edit]:
+    """`tl.exp(e)` without a running max subtracted: `tl.exp(e - m)` for the kernel's maxima."""
+    for kernel in program.kernels:
+        maxima = [
+            n for n, a in assignments(kernel).items() if any(call_name(x.value) in ("tl.max", "tl.maximum") for x in a)
+        ]
+        for node in ast.walk(kernel):
+            if isinstance(node, ast.Call) and call_name(node) in ("tl.exp", "tl.exp2") and node.args:
+                inner = node.args[0]
+                if set(maxima) & names_in(inner):
+                    continue
+                for m in maxima:
+                    new = f"{call_name(node)}({ast.unparse(inner)} - {m})"
+                    yield edit_at(program, "max-subtraction", node, new, f"`{program.code(node)}` -> `{new}`")

@@ -1,0 +1,178 @@
+"""Reduction repairs: padding values, initial values, accumulators' places and scan kinds."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from kope.repair.operators._core import Edit, Program, assignments, edit_at, keyword_of, names_in, operator
+from kope.source import call_name
+
+
+def _feeds(kernel: ast.FunctionDef, name: str) -> set[str]:
+    """The reductions (`sum`, `max`, `min`, ...) a loaded name flows into, directly or through one assignment."""
+    assigned = assignments(kernel)
+    users = {name} | {n for n, a in assigned.items() if any(name in names_in(x.value) for x in a)}
+    found: set[str] = set()
+    for node in ast.walk(kernel):
+        fn = call_name(node, last=True)
+        if (
+            fn in ("sum", "max", "min", "maximum", "minimum", "reduce", "cumsum", "argmax", "argmin")
+            and names_in(node) & users
+        ):
+            found.add(fn)
+    return found
+
+
+IDENTITIES = {
+    "sum": "0.0",
+    "cumsum": "0.0",
+    "max": "-float('inf')",
+    "maximum": "-float('inf')",
+    "argmax": "-float('inf')",
+    "min": "float('inf')",
+    "minimum": "float('inf')",
+    "argmin": "float('inf')",
+}
+
+
+@operator("other-identity", "padding-in-reduction")
+def other_identity(program: Program) -> Iterator[Edit]:
+    """A masked load's `other=` set to the identity of the reduction its value feeds (0, -inf, +inf, 1)."""
+    for kernel in program.kernels:
+        assigned = assignments(kernel)
+        for node in ast.walk(kernel):
+            if not (isinstance(node, ast.Call) and call_name(node) == "tl.load" and keyword_of(node, "mask")):
+                continue
+            target = next((n for n, a in assigned.items() if any(_contains(x.value, node) for x in a)), "")
+            feeds = _feeds(kernel, target) if target else set()
+            values = [IDENTITIES[f] for f in sorted(feeds) if f in IDENTITIES] + [
+                "0.0",
+                "-float('inf')",
+                "float('inf')",
+                "1.0",
+            ]
+            current = keyword_of(node, "other")
+            for value in dict.fromkeys(values):
+                if current is not None and ast.unparse(current.value).replace('"', "'") == value:
+                    continue
+                if current is not None:
+                    new = program.replace(current.value, value)
+                else:
+                    _, end = program.span(node)
+                    new = program.text[: end - 1].rstrip() + f", other={value})" + program.text[end:]
+                yield Edit("other-identity", "padding-in-reduction", node.lineno, f"`other={value}` on the load", new)
+
+
+def _contains(tree: ast.AST, node: ast.AST) -> bool:
+    return any(n is node for n in ast.walk(tree))
+
+
+@operator("reduction-init", "wrong-reduction-init")
+def reduction_init(program: Program) -> Iterator[Edit]:
+    """An accumulator's initial value (`tl.zeros`, `tl.full`) set to another reduction identity."""
+    for _, node in program.kernel_nodes():
+        fn = call_name(node)
+        if not isinstance(node, ast.Call) or fn not in ("tl.zeros", "tl.full") or not node.args:
+            continue
+        shape = ast.unparse(node.args[0])
+        dtype = keyword_of(node, "dtype")
+        dtype_text = (
+            ast.unparse(dtype.value)
+            if dtype
+            else (ast.unparse(node.args[-1]) if fn == "tl.zeros" and len(node.args) > 1 else "tl.float32")
+        )
+        if fn == "tl.full" and len(node.args) >= 3:
+            dtype_text = ast.unparse(node.args[2])
+        current = "0.0" if fn == "tl.zeros" else ast.unparse(node.args[1]) if len(node.args) > 1 else ""
+        for value in ("0.0", "-float('inf')", "float('inf')", "1.0"):
+            if value.replace("'", '"') == current.replace("'", '"'):
+                continue
+            new = f"tl.full({shape}, {value}, dtype={dtype_text})"
+            yield edit_at(program, "reduction-init", node, new, f"`{program.code(node)}` -> `{new}`")
+
+
+def _block_of(kernel: ast.FunctionDef, target: ast.stmt) -> tuple[list[ast.stmt], ast.AST | None]:
+    """The statement list holding `target` and the For that owns that list (None if not a loop body)."""
+    for node in ast.walk(kernel):
+        for attr in ("body", "orelse"):
+            block = getattr(node, attr, None)
+            if isinstance(block, list) and any(s is target for s in block):
+                return block, node if isinstance(node, ast.For) and attr == "body" else None
+    return [], None
+
+
+def _line_span(program: Program, statement: ast.stmt) -> tuple[int, int]:
+    start = program.parsed.line_offsets[statement.lineno - 1]
+    end = program.parsed.line_offsets[statement.end_lineno or statement.lineno]
+    return start, end
+
+
+def _indent(program: Program, statement: ast.stmt) -> str:
+    line = program.text[program.parsed.line_offsets[statement.lineno - 1] :].split("\n", 1)[0]
+    return line[: len(line) - len(line.lstrip())]
+
+
+@operator("accumulator-move", "accumulator-reset")
+def accumulator_move(program: Program) -> Iterator[Edit]:
+    """An accumulator's initialisation moved out of the loop that updates it, or into it."""
+    for kernel in program.kernels:
+        for node in ast.walk(kernel):
+            if not (
+                isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Call)
+                and call_name(node.value) in ("tl.zeros", "tl.full")
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+            ):
+                continue
+            name = node.targets[0].id
+            block, loop = _block_of(kernel, node)
+            start, end = _line_span(program, node)
+            statement = program.text[start:end].strip()
+            if isinstance(loop, ast.For):
+                loop_start, _ = _line_span(program, loop)
+                indent = _indent(program, loop)
+                text = program.text
+                new = text[:loop_start] + indent + statement + "\n" + text[loop_start:start] + text[end:]
+                yield Edit(
+                    "accumulator-move", "accumulator-reset", node.lineno, f"`{statement}` moved before the loop", new
+                )
+            index = next(i for i, s in enumerate(block) if s is node)
+            for later in block[index + 1 :]:
+                if isinstance(later, ast.For) and name in names_in(later) and later.body:
+                    first = later.body[0]
+                    first_start, _ = _line_span(program, first)
+                    indent = _indent(program, first)
+                    text = program.text
+                    new = text[:start] + text[end:first_start] + indent + statement + "\n" + text[first_start:]
+                    yield Edit(
+                        "accumulator-move", "accumulator-reset", node.lineno, f"`{statement}` moved into the loop", new
+                    )
+                    break
+
+
+@operator("scan-kind", "index-shift")
+def scan_kind(program: Program) -> Iterator[Edit]:
+    """Inclusive against exclusive scans: `tl.cumsum(x)` -> `tl.cumsum(x) - x` and back; `reverse` toggled."""
+    for _, node in program.kernel_nodes():
+        if isinstance(node, ast.Call) and call_name(node) in ("tl.cumsum", "tl.cumprod") and node.args:
+            x = ast.unparse(node.args[0])
+            op = "-" if node.func.attr == "cumsum" else "/"  # type: ignore[attr-defined]
+            new = f"({program.code(node)} {op} {x})"
+            yield edit_at(program, "scan-kind", node, new, f"inclusive -> exclusive: `{new}`")
+            reverse = keyword_of(node, "reverse")
+            if reverse is None:
+                _, end = program.span(node)
+                text = program.text[: end - 1].rstrip() + ", reverse=True)" + program.text[end:]
+                yield Edit("scan-kind", "index-shift", node.lineno, "scan reversed", text)
+        if (
+            isinstance(node, ast.BinOp)
+            and isinstance(node.op, ast.Sub | ast.Div)
+            and isinstance(node.left, ast.Call)
+            and call_name(node.left) in ("tl.cumsum", "tl.cumprod")
+            and node.left.args
+            and ast.unparse(node.left.args[0]) == ast.unparse(node.right)
+        ):
+            new = program.code(node.left)
+            yield edit_at(program, "scan-kind", node, new, f"exclusive -> inclusive: `{new}`")

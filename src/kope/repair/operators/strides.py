@@ -1,0 +1,136 @@
+"""Stride repairs: stride arguments at a launch and stride parameters in a kernel's addresses."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from collections.abc import Iterator
+
+from kope.repair.operators._core import (
+    Edit,
+    Program,
+    address_exprs,
+    edit_at,
+    launches_of,
+    names_in,
+    operator,
+    params_of,
+    strides_of,
+    terms_of,
+)
+
+
+def _stride_call(node: ast.AST) -> tuple[str, int] | None:
+    """`x.stride(1)` -> ("x", 1)."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "stride"
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, int)
+    ):
+        return ast.unparse(node.func.value), node.args[0].value
+    return None
+
+
+@operator("stride-argument", "wrong-stride")
+def stride_argument(program: Program) -> Iterator[Edit]:
+    """At a launch: a `t.stride(i)` argument replaced by the tensor's other strides or another tensor's
+    stride of the same dimension; two stride arguments swapped."""
+    for call in launches_of(program):
+        strides = [(i, arg, s) for i, arg in enumerate(call.args) if (s := _stride_call(arg)) is not None]
+        if not strides:
+            continue
+        tensors = list(dict.fromkeys(s[0] for _, _, s in strides))
+        dims = max(2, max(s[1] for _, _, s in strides) + 1)
+        for _, arg, (tensor, dim) in strides:
+            for other in range(dims):
+                if other != dim:
+                    new = f"{tensor}.stride({other})"
+                    yield edit_at(
+                        program, "stride-argument", arg, new, f"launch argument `{program.code(arg)}` -> `{new}`"
+                    )
+            for other_tensor in tensors:
+                if other_tensor != tensor:
+                    new = f"{other_tensor}.stride({dim})"
+                    yield edit_at(
+                        program, "stride-argument", arg, new, f"launch argument `{program.code(arg)}` -> `{new}`"
+                    )
+        for (_, a, sa), (_, b, sb) in itertools.combinations(strides, 2):
+            if sa[0] == sb[0] and sa != sb:
+                first, second = sorted((a, b), key=lambda n: (n.lineno, n.col_offset))
+                s1, e1 = program.span(first)
+                s2, e2 = program.span(second)
+                text = program.text
+                swapped = text[:s1] + text[s2:e2] + text[e1:s2] + text[s1:e1] + text[e2:]
+                yield Edit(
+                    "stride-argument",
+                    "wrong-stride",
+                    first.lineno,
+                    f"swap launch arguments `{text[s1:e1]}` and `{text[s2:e2]}`",
+                    swapped,
+                )
+
+
+@operator("stride-name", "wrong-stride")
+def stride_name(program: Program) -> Iterator[Edit]:
+    """In a kernel's address arithmetic: one stride parameter replaced by another of the same kernel."""
+    for kernel in program.kernels:
+        strides = strides_of(kernel)
+        if len(strides) < 2:
+            continue
+        for node in ast.walk(kernel):
+            if isinstance(node, ast.Name) and node.id in strides and isinstance(node.ctx, ast.Load):
+                for other in strides:
+                    if other != node.id:
+                        yield edit_at(
+                            program, "stride-name", node, other, f"`{node.id}` -> `{other}` (line {node.lineno})"
+                        )
+
+
+@operator("stride-swap", "wrong-stride")
+def stride_swap(program: Program) -> Iterator[Edit]:
+    """Two stride parameters swapped within one address expression (dimensions exchanged)."""
+    for kernel in program.kernels:
+        strides = set(strides_of(kernel))
+        for expr in address_exprs(kernel):
+            used = [n for n in ast.walk(expr) if isinstance(n, ast.Name) and n.id in strides]
+            for a, b in itertools.combinations(used, 2):
+                if a.id == b.id:
+                    continue
+                first, second = sorted((a, b), key=lambda n: (n.lineno, n.col_offset))
+                s1, e1 = program.span(first)
+                s2, e2 = program.span(second)
+                text = program.text
+                swapped = text[:s1] + text[s2:e2] + text[e1:s2] + text[s1:e1] + text[e2:]
+                yield Edit(
+                    "stride-swap",
+                    "wrong-stride",
+                    first.lineno,
+                    f"swap `{a.id}` and `{b.id}` in `{ast.unparse(expr)}`",
+                    swapped,
+                )
+
+
+@operator("stride-factor", "wrong-stride")
+def stride_factor(program: Program) -> Iterator[Edit]:
+    """An address term not scaled by any stride, multiplied by a stride parameter the kernel never uses
+    (a stride dropped for a transposed or non-contiguous operand)."""
+    for kernel in program.kernels:
+        strides = strides_of(kernel)
+        body_names: set[str] = set()
+        for statement in kernel.body:
+            body_names |= names_in(statement)
+        unused = [s for s in strides if s not in body_names]
+        if not unused:
+            continue
+        for expr in address_exprs(kernel):
+            for term in terms_of(expr):
+                if names_in(term) & set(strides) or isinstance(term, ast.Constant):
+                    continue
+                if isinstance(term, ast.Name) and term.id in params_of(kernel):
+                    continue
+                for stride in unused:
+                    new = f"({ast.unparse(term)}) * {stride}"
+                    yield edit_at(program, "stride-factor", term, new, f"`{program.code(term)}` -> `{new}`")
