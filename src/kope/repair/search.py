@@ -32,7 +32,7 @@ from kope.evaluate import EvalOptions, EvalResult, Evaluator
 from kope.knowledge.recipes import apply
 from kope.loop import Score, content_hash, version_score
 from kope.repair.operators import Program, edits
-from kope.repair.sites import Evidence, priority
+from kope.repair.sites import SAME_OPERATOR_PENALTY, Evidence, priority
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ class OperatorEdits:
     name = "operators"
 
     def propose(self, source: str, diagnosis: Diagnosis | None, evidence: Evidence, reference: str) -> list[Candidate]:
-        program = Program.parse(source, reference)
+        program = Program.parse(source, reference, scale=evidence.scale)
         if program is None:
             return []
         launches = _launch_lines(program)
@@ -109,11 +109,28 @@ class OperatorEdits:
                 line=e.line,
                 description=e.description,
                 source=e.source,
-                priority=priority(evidence, e.operator, e.label, e.line, launch_lines=launches),
-                why=evidence.why(e.operator, e.label, e.line),
+                priority=priority(evidence, e.operator, e.label, e.line, launch_lines=launches, cue=e.cue),
+                why=evidence.why(e.operator, e.label, e.line, e.cue),
             )
             for e in edits(program)
         ]
+
+
+def diversified(found: list[Candidate]) -> list[Candidate]:
+    """Best first, each candidate's priority lowered by SAME_OPERATOR_PENALTY for every better one of its operator
+    (so the families take turns); ties: the operator with fewer candidates first (the more specific edit)."""
+    family: dict[str, int] = {}
+    for candidate in found:
+        family[candidate.operator] = family.get(candidate.operator, 0) + 1
+    ranked = sorted(found, key=lambda c: (-round(c.priority, 6), family[c.operator]))
+    seen: dict[str, int] = {}
+    out = []
+    for candidate in ranked:
+        k = seen.get(candidate.operator, 0)
+        seen[candidate.operator] = k + 1
+        out.append(replace(candidate, priority=candidate.priority - SAME_OPERATOR_PENALTY * k))
+    out.sort(key=lambda c: (-round(c.priority, 6), family[c.operator]))
+    return out
 
 
 def _launch_lines(program: Program) -> list[int]:
@@ -213,13 +230,7 @@ class RepairSearch:
                 if key not in seen:
                     seen.add(key)
                     found.append(candidate)
-        # Ties: the operator with fewer candidates first (its family is cheaper to exhaust; it is the more
-        # specific edit).
-        family: dict[str, int] = {}
-        for candidate in found:
-            family[candidate.operator] = family.get(candidate.operator, 0) + 1
-        found.sort(key=lambda c: (-round(c.priority, 6), family[c.operator]))
-        return found
+        return diversified(found)
 
     def run(  # noqa: C901 - the search's bounded rounds, with its budget stops where they are checked
         self,

@@ -34,8 +34,25 @@ RELATED: dict[str, tuple[str, ...]] = {
     "add-mask": ("padding-in-reduction", "mask-off-by-one"),
     "max-subtraction": ("wrong-constant",),
     "broadcast-swap": ("wrong-stride",),
+    "compare-operand": ("mask-off-by-one", "padding-in-reduction", "loop-bound", "broadcast-error"),
+    "grid-swap": ("uninitialized-output", "missing-batch-offset", "wrong-stride"),
+    "pid-swap": ("wrong-stride", "missing-batch-offset", "uninitialized-output", "grid-too-small"),
+    "floor-mod": ("index-shift", "wrong-stride"),
+    "sibling-offset": ("missing-batch-offset", "wrong-stride"),
+    "loop-offset": ("missing-batch-offset", "loop-bound"),
+    "divisor": ("wrong-constant", "wrong-epsilon"),
+    "upcast": ("wrong-constant", "numerical-instability", "dtype-mismatch"),
+    "advance-stride": ("loop-bound", "missing-batch-offset"),
 }
 """Operator -> other taxonomy ids its edits often repair (counted at half weight)."""
+
+CUE_WEIGHT = 2.5
+"""What a site an operator finds suspicious on its own (`Edit.cue`) adds: as much as a hypothesis ranked half as
+high as the first, so that a bug the diagnosis does not name is still tried early where the code says so."""
+
+SAME_OPERATOR_PENALTY = 0.35
+"""Subtracted from a candidate's priority for each better-ranked candidate of the same operator: one operator
+with many sites does not use the whole budget before the other families are tried."""
 
 LAYOUT_FEATURES = (
     "prefix_correct",
@@ -58,6 +75,8 @@ class Evidence:
     patterns: dict[str, float] = field(default_factory=dict)
     pattern_rank: dict[str, int] = field(default_factory=dict)
     layout: bool = False
+    scale: float | None = None
+    """The measured constant c of output = c x reference (the diagnosis's `scale`), when the output is scaled."""
 
     @classmethod
     def of(cls, diagnosis: Diagnosis | None) -> Evidence:
@@ -79,6 +98,8 @@ class Evidence:
         for cue in diagnosis.cues:
             evidence.add(cue.line, 2.0, f"code cue {cue.cue}")
         evidence.layout = any(getattr(diagnosis.features, name) for name in LAYOUT_FEATURES)
+        if diagnosis.features.scaled and diagnosis.features.scale:
+            evidence.scale = diagnosis.features.scale
         return evidence
 
     def add(self, line: int, weight: float, reason: str) -> None:
@@ -93,16 +114,16 @@ class Evidence:
             weight = max(weight, 0.5 * self.patterns.get(other, 0.0))
         return weight
 
-    def site_weight(self, operator: str, line: int, launch_lines: Sequence[int] = ()) -> float:
-        weight = self.lines.get(line, 0.0)
+    def site_weight(self, operator: str, line: int, launch_lines: Sequence[int] = (), cue: str = "") -> float:
+        weight = self.lines.get(line, 0.0) + (CUE_WEIGHT if cue else 0.0)
         if self.layout and operator.startswith("stride") and (operator != "stride-argument" or line in launch_lines):
             weight += 2.0
         elif self.layout and operator == "offset-term":
             weight += 1.0
         return weight
 
-    def why(self, operator: str, label: str, line: int) -> str:
-        parts = []
+    def why(self, operator: str, label: str, line: int, cue: str = "") -> str:
+        parts = [cue] if cue else []
         if label in self.pattern_rank:
             parts.append(f"hypothesis #{self.pattern_rank[label]} {label}")
         else:
@@ -116,12 +137,19 @@ class Evidence:
 
 
 def priority(
-    evidence: Evidence, operator: str, label: str, line: int, *, recipe: bool = False, launch_lines: Sequence[int] = ()
+    evidence: Evidence,
+    operator: str,
+    label: str,
+    line: int,
+    *,
+    recipe: bool = False,
+    launch_lines: Sequence[int] = (),
+    cue: str = "",
 ) -> float:
     """Best-first order: the hypothesis weight counts most, then the site's evidence; a recipe (a fix
     written for the pattern) goes before a generic edit of the same hypothesis."""
     return (
         4.0 * evidence.hypothesis_weight(operator, label)
-        + evidence.site_weight(operator, line, launch_lines)
+        + evidence.site_weight(operator, line, launch_lines, cue)
         + (3.0 if recipe else 0.0)
     )

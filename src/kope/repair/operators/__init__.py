@@ -42,6 +42,15 @@ ORDER = (
     "add-mask",
     "max-subtraction",
     "broadcast-swap",
+    "compare-operand",
+    "grid-swap",
+    "pid-swap",
+    "floor-mod",
+    "sibling-offset",
+    "loop-offset",
+    "advance-stride",
+    "divisor",
+    "upcast",
 )
 """The registry's order; an operator missing here comes after these."""
 

@@ -11,6 +11,7 @@ import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from kope.repair.formulas import constants_of_calls
 from kope.source import ParsedSource, call_name
 
 
@@ -22,6 +23,9 @@ class Edit:
     line: int
     description: str
     source: str
+    cue: str = ""
+    """Why the operator finds this site suspicious on its own (two loads of one address, a loop-invariant load
+    in a loop, one bound for two axes...); empty when it does not. The search ranks cued sites earlier."""
 
 
 @dataclass
@@ -30,14 +34,50 @@ class Program:
 
     parsed: ParsedSource
     reference_constants: list[float] = field(default_factory=list)
+    scale: float | None = None
+    """The diagnosis's `scale` (output = scale x reference), when it measured one."""
 
     @classmethod
-    def parse(cls, text: str, reference: str = "") -> Program | None:
+    def parse(cls, text: str, reference: str = "", *, scale: float | None = None) -> Program | None:
         """None when the source does not parse (no operator applies)."""
         parsed = ParsedSource.parse(text)
         if parsed is None:
             return None
-        return cls(parsed=parsed, reference_constants=_constants(reference))
+        return cls(parsed=parsed, reference_constants=formula_constants(reference), scale=scale)
+
+    def launch_arguments(self, kernel: ast.FunctionDef) -> dict[str, ast.expr]:
+        """The kernel's parameters mapped to the arguments of its first launch that passes them."""
+        names = params_of(kernel)
+        found: dict[str, ast.expr] = {}
+        for site in self.parsed.launches:
+            if site.kernel is not kernel:
+                continue
+            if any(isinstance(a, ast.Starred) for a in site.call.args):
+                continue
+            for name, arg in zip(names, site.call.args, strict=False):
+                found.setdefault(name, arg)
+            for keyword in site.call.keywords:
+                if keyword.arg in names:
+                    found.setdefault(keyword.arg, keyword.value)
+        return found
+
+    def strides(self, kernel: ast.FunctionDef) -> list[str]:
+        """Stride parameters: named so, or passed `t.stride(i)` at a launch (`sxb`, `s_q`...)."""
+        launched = self.launch_arguments(kernel)
+        return [
+            p
+            for p in params_of(kernel)
+            if "stride" in p.lower() or (p in launched and ".stride(" in ast.unparse(launched[p]))
+        ]
+
+    def scalars(self, kernel: ast.FunctionDef) -> list[str]:
+        """Scalar parameters: neither pointers (bare terms of an address), strides nor `tl.constexpr`."""
+        pointers = pointers_of(kernel)
+        strides = set(self.strides(kernel))
+        constexpr = {
+            a.arg for a in kernel.args.args if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)
+        }
+        return [p for p in params_of(kernel) if p not in pointers and p not in strides and p not in constexpr]
 
     @property
     def text(self) -> str:
@@ -76,8 +116,9 @@ class Program:
                 yield node
 
 
-def _constants(reference: str) -> list[float]:
-    """Float literals of the reference's formula (0 and 1 excluded), in order of appearance."""
+def formula_constants(reference: str) -> list[float]:
+    """The constants of the reference's formula (0 and 1 excluded): its float literals in order of appearance,
+    then the constants and float defaults of the PyTorch functions it calls (kope.repair.formulas)."""
     try:
         tree = ast.parse(reference)
     except (SyntaxError, ValueError):
@@ -86,6 +127,9 @@ def _constants(reference: str) -> list[float]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, float) and node.value not in (0.0, 1.0, *found):
             found.append(node.value)
+    for value in constants_of_calls(tree):
+        if value not in (0.0, 1.0, *found):
+            found.append(value)
     return found
 
 
@@ -97,8 +141,12 @@ def params_of(kernel: ast.FunctionDef) -> list[str]:
     return [a.arg for a in kernel.args.args]
 
 
-def strides_of(kernel: ast.FunctionDef) -> list[str]:
-    return [p for p in params_of(kernel) if "stride" in p.lower()]
+def pointers_of(kernel: ast.FunctionDef) -> set[str]:
+    """Parameters that appear as a bare term of an address expression (the base of a load or store)."""
+    params = set(params_of(kernel))
+    return {
+        t.id for expr in address_exprs(kernel) for t in terms_of(expr) if isinstance(t, ast.Name) and t.id in params
+    }
 
 
 def names_in(node: ast.AST) -> set[str]:

@@ -6,7 +6,9 @@ import ast
 import itertools
 import math
 from collections.abc import Iterator
+from dataclasses import replace
 
+from kope.repair.formulas import MATH
 from kope.repair.operators._core import Edit, Program, assignments, edit_at, operator
 from kope.source import call_name
 
@@ -39,32 +41,142 @@ def _typos(text: str) -> list[str]:
     return out
 
 
+def _transforms(value: float) -> list[float]:
+    """What a formula's constant becomes when one step of its derivation is lost: sqrt, square, inverse, x2, /2."""
+    found = [value * 2.0, value / 2.0]
+    if value > 0:
+        found += [math.sqrt(value), value * value, 1.0 / value]
+    return found
+
+
+def _near(a: float, b: float, tolerance: float = 2e-2) -> bool:
+    return a != b and abs(a - b) <= tolerance * max(abs(a), abs(b))
+
+
+def _float_literals(program: Program) -> Iterator[ast.Constant]:
+    """Float literals other than 0 and 1, in kernels and in the host code (an `eps` set in `__init__`)."""
+    for node in ast.walk(program.tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, float) and node.value not in (0.0, 1.0):
+            yield node
+
+
 @operator("constant", "wrong-constant")
 def constant(program: Program) -> Iterator[Edit]:
-    """A float literal in a kernel replaced by the reference's constants (nearest first) and by nearby typos."""
-    for _, node in program.kernel_nodes():
-        if not (isinstance(node, ast.Constant) and isinstance(node.value, float)) or node.value in (0.0, 1.0):
-            continue
+    """A float literal (in a kernel or the host code around it) replaced by the reference's constants (nearest
+    first), by what a constant becomes when a derivation step is lost (sqrt, square, inverse, x2, /2), by
+    common mathematical constants and by nearby decimal typos."""
+    references = program.reference_constants
+    for node in _float_literals(program):
         text = program.code(node)
-        value = float(node.value)
-        ranked = sorted(program.reference_constants, key=lambda c: abs(math.log(abs(c) / abs(value))) if c else 9e9)
-        for replacement in [repr(c) for c in ranked if c != value] + _typos(text):
-            yield edit_at(program, "constant", node, replacement, f"constant `{text}` -> `{replacement}`")
+        value = node.value
+        assert isinstance(value, float)
+
+        def distance(c: float, value: float = value) -> float:
+            return abs(math.log(abs(c) / abs(value))) if c and value else 9e9
+
+        derived = [d for c in references for d in _transforms(c)]
+        cue = ""
+        if any(_near(c, value) for c in references):
+            cue = f"`{text}` is close to, not equal to, a constant of the reference's formula"
+        elif any(_near(d, value, 1e-6) for d in derived):
+            cue = f"`{text}` is a transform (sqrt, square, inverse, x2, /2) of a constant of the reference's formula"
+        candidates = sorted(references, key=distance)
+        candidates += sorted((t for t in _transforms(value) if t not in candidates), key=distance)
+        candidates += sorted((m for m in MATH if m not in candidates), key=distance)[:3]
+        replacements = [repr(c) for c in candidates if c != value] + _typos(text)
+        for replacement in dict.fromkeys(replacements):
+            edit = edit_at(program, "constant", node, replacement, f"constant `{text}` -> `{replacement}`")
+            close = cue and any(_near(float(replacement), c, 1e-9) or float(replacement) == c for c in references)
+            yield replace(edit, cue=cue if close else "")
+
+
+def _stored_values(program: Program) -> Iterator[tuple[ast.FunctionDef, ast.expr]]:
+    """The values kernels store, and the right-hand sides of the last assignments of stored names (one level)."""
+    for kernel in program.kernels:
+        assigned = assignments(kernel)
+        for node in ast.walk(kernel):
+            if isinstance(node, ast.Call) and call_name(node) == "tl.store" and len(node.args) >= 2:
+                value = node.args[1]
+                if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to":
+                    value = value.func.value
+                yield kernel, value
+                for name in sorted(n.id for n in ast.walk(value) if isinstance(n, ast.Name)):
+                    earlier = [a for a in assigned.get(name, []) if a.lineno < node.lineno]
+                    if earlier:
+                        yield kernel, earlier[-1].value
+
+
+def _value_scalars(program: Program, kernel: ast.FunctionDef) -> list[str]:
+    """Scalar parameters given a value, not a size, at the launch (`self.beta`, a float): formula parameters."""
+    launched = program.launch_arguments(kernel)
+    found = []
+    for name in program.scalars(kernel):
+        arg = launched.get(name)
+        text = ast.unparse(arg) if arg is not None else ""
+        if arg is None or any(s in text for s in (".shape", "numel", "size(", "len(", "//")):
+            continue
+        if isinstance(arg, ast.Constant) and not isinstance(arg.value, float):
+            continue
+        found.append(name)
+    return found
+
+
+SIMPLE_FACTORS = (0.5, 2.0, 0.25, 4.0)
+"""Factors a formula loses whole (GELU's 0.5, a doubled sum): offered from a measured scale even when the reference
+does not hold them."""
+
+
+def _factors_of_scale(scale: float, references: list[float]) -> list[float]:
+    """The factor that undoes a measured scale, as the constant it most likely is: a reference constant or a simple
+    factor within 0.5%. None otherwise: a fitted number would hide the bug, not repair it."""
+    value = 1.0 / scale
+    return [c for c in (*references, *SIMPLE_FACTORS) if abs(c - value) <= 5e-3 * abs(value)][:1]
 
 
 @operator("missing-factor", "wrong-constant")
 def missing_factor(program: Program) -> Iterator[Edit]:
-    """A reference constant the kernel never uses, as a factor of the value a kernel stores."""
+    """A missing factor put back where a result is stored or computed: 1/scale when the diagnosis measured the
+    output as a constant multiple of the reference, a constant of the reference's formula the kernel never uses,
+    or a multiplication or division by a formula parameter (`beta`) passed to the kernel."""
     used = {n.value for n in ast.walk(program.tree) if isinstance(n, ast.Constant) and isinstance(n.value, float)}
-    missing = [c for c in program.reference_constants if c not in used]
-    if not missing:
-        return
-    for _, node in program.kernel_nodes():
-        if isinstance(node, ast.Call) and call_name(node) == "tl.store" and len(node.args) >= 2:
-            value = node.args[1]
-            for c in missing:
-                new = f"({program.code(value)}) * {c!r}"
-                yield edit_at(program, "missing-factor", value, new, f"stored value times {c!r}")
+    factors: list[tuple[str, str]] = []
+    if program.scale is not None and program.scale and abs(program.scale - 1.0) > 1e-3:
+        for c in _factors_of_scale(program.scale, program.reference_constants):
+            factors.append((f"* {c!r}", f"the output is {program.scale:.4g} x the reference"))
+    factors += [(f"* {c!r}", "") for c in program.reference_constants if c not in used]
+    seen: set[tuple[int, str]] = set()
+    for kernel, value in _stored_values(program):
+        ops = factors + [(f"{op} {p}", "") for p in _value_scalars(program, kernel) for op in ("/", "*")]
+        for factor, cue in ops:
+            if (id(value), factor) in seen:
+                continue
+            seen.add((id(value), factor))
+            new = f"({program.code(value)}) {factor}"
+            edit = edit_at(program, "missing-factor", value, new, f"`{program.code(value)}` {factor}")
+            yield replace(edit, cue=cue)
+
+
+@operator("divisor", "wrong-normalizer")
+def divisor(program: Program) -> Iterator[Edit]:
+    """A division's divisor replaced: by another scalar parameter of the kernel (the count of elements, not of
+    partial sums), or by its square root (`1/D` for `1/sqrt(D)`), in a kernel or the host code."""
+    for node in ast.walk(program.tree):
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)):
+            continue
+        right = node.right
+        if isinstance(right, ast.Constant):
+            continue
+        inside = program.in_kernel(node)
+        text = program.code(right)
+        root = f"tl.sqrt(({text}) * 1.0)" if inside else f"({text}) ** 0.5"
+        yield edit_at(program, "divisor", right, root, f"divisor `{text}` -> `{root}`")
+        if inside and isinstance(right, ast.Name):
+            kernel = next(k for k in program.kernels if k.lineno <= node.lineno <= (k.end_lineno or k.lineno))
+            scalars = program.scalars(kernel)
+            if right.id in scalars:
+                for other in scalars:
+                    if other != right.id:
+                        yield edit_at(program, "divisor", right, other, f"divisor `{text}` -> `{other}`")
 
 
 @operator("drop-operation", "wrong-normalizer")

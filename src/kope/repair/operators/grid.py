@@ -1,4 +1,4 @@
-"""Launch-grid repairs: ceiling division and axes fixed at 1."""
+"""Launch-grid repairs: ceiling division, axes fixed at 1, axes exchanged."""
 
 from __future__ import annotations
 
@@ -44,3 +44,39 @@ def grid_axis(program: Program) -> Iterator[Edit]:
                     for size, block in itertools.islice(itertools.product(dict.fromkeys(sizes), blocks or ["1"]), 16):
                         new = f"triton.cdiv({size}, {block})" if block != "1" else size
                         yield edit_at(program, "grid-axis", element, new, f"grid axis `1` -> `{new}`")
+
+
+def _grid_tuples(program: Program) -> Iterator[ast.Tuple]:
+    """The tuples launch grids are made of: written at the launch, bound to the grid's name, or returned by a
+    `lambda META: (...)`."""
+    for site in program.parsed.launches:
+        grid = site.grid
+        if isinstance(grid, ast.Name) and site.host is not None:
+            name = grid.id
+            bound = [
+                a.value
+                for a in ast.walk(site.host)
+                if isinstance(a, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in a.targets)
+            ]
+            grid = bound[-1] if bound else None
+        if isinstance(grid, ast.Lambda):
+            grid = grid.body
+        if isinstance(grid, ast.Tuple) and len(grid.elts) >= 2:
+            yield grid
+
+
+@operator("grid-swap", "grid-too-small")
+def grid_swap(program: Program) -> Iterator[Edit]:
+    """Two axes of a launch grid exchanged (the kernel reads axis 0 as the other dimension's blocks)."""
+    seen: set[int] = set()
+    for grid in _grid_tuples(program):
+        if id(grid) in seen:
+            continue
+        seen.add(id(grid))
+        for a, b in itertools.combinations(range(len(grid.elts)), 2):
+            elements = [program.code(e) for e in grid.elts]
+            elements[a], elements[b] = elements[b], elements[a]
+            if elements[a] == elements[b]:
+                continue
+            new = "(" + ", ".join(elements) + ")"
+            yield edit_at(program, "grid-swap", grid, new, f"grid `{program.code(grid)}` -> `{new}`")

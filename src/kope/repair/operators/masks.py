@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+import itertools
 from collections.abc import Iterator
+from dataclasses import replace
 
 from kope.repair.operators._core import Edit, Program, assignments, edit_at, keyword_of, operator
 from kope.source import call_name
@@ -46,3 +48,45 @@ def add_mask(program: Program) -> Iterator[Edit]:
                     yield Edit(
                         "add-mask", "missing-mask", node.lineno, f"`mask={mask}` on the {fn.split('.')[-1]}", new
                     )
+
+
+def _bound_names(node: ast.AST) -> list[tuple[ast.Compare, str, str]]:
+    """Comparisons `index < bound` with a name on each side: (node, index's root name, bound)."""
+    found = []
+    for compare in ast.walk(node):
+        if isinstance(compare, ast.Compare) and len(compare.ops) == 1 and isinstance(compare.comparators[0], ast.Name):
+            left = compare.left
+            root = left.value if isinstance(left, ast.Subscript) else left
+            if isinstance(root, ast.Name):
+                found.append((compare, root.id, compare.comparators[0].id))
+    return found
+
+
+@operator("compare-operand", "missing-mask")
+def compare_operand(program: Program) -> Iterator[Edit]:
+    """A comparison's bound replaced by another scalar parameter of the kernel (a mask on the wrong dimension:
+    the columns compared with `n_rows`)."""
+    for kernel in program.kernels:
+        scalars = program.scalars(kernel)
+        suspicious: set[int] = set()
+        for statement in ast.walk(kernel):
+            if isinstance(statement, ast.BinOp) and isinstance(statement.op, ast.BitAnd):
+                bounds = _bound_names(statement)
+                for (a, ia, ba), (b, ib, bb) in itertools.combinations(bounds, 2):
+                    if ba == bb and ia != ib:
+                        suspicious |= {id(a), id(b)}
+        for compare, index, bound in _bound_names(kernel):
+            if bound not in scalars:
+                continue
+            cue = f"`{index}` and another index are both compared with `{bound}`" if id(compare) in suspicious else ""
+            for other in scalars:
+                if other != bound:
+                    target = compare.comparators[0]
+                    edit = edit_at(
+                        program,
+                        "compare-operand",
+                        target,
+                        other,
+                        f"bound `{bound}` -> `{other}` in `{program.code(compare)}`",
+                    )
+                    yield replace(edit, cue=cue)

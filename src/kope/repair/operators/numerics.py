@@ -1,4 +1,4 @@
-"""Numerical-stability repairs."""
+"""Numerical repairs: stability (a running max subtracted) and precision (an upcast)."""
 
 from __future__ import annotations
 
@@ -24,3 +24,11 @@ def max_subtraction(program: Program) -> Iterator[Edit]:
                 for m in maxima:
                     new = f"{call_name(node)}({ast.unparse(inner)} - {m})"
                     yield edit_at(program, "max-subtraction", node, new, f"`{program.code(node)}` -> `{new}`")
+
+
+@operator("upcast", "precision-loss")
+def upcast(program: Program) -> Iterator[Edit]:
+    """A loaded block computed on in its stored precision (float16, bfloat16) upcast: `tl.load(...).to(tl.float32)`."""
+    for _, node in program.kernel_nodes():
+        if isinstance(node, ast.Call) and call_name(node) == "tl.load":
+            yield edit_at(program, "upcast", node, f"{program.code(node)}.to(tl.float32)", "the load upcast to float32")

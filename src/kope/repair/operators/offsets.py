@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from dataclasses import replace
 
 from kope.repair.operators._core import (
     Edit,
@@ -14,9 +15,9 @@ from kope.repair.operators._core import (
     names_in,
     operator,
     program_id_names,
-    strides_of,
     terms_of,
 )
+from kope.source import call_name
 
 
 @operator("offset-term", "missing-batch-offset")
@@ -26,7 +27,7 @@ def offset_term(program: Program) -> Iterator[Edit]:
     for kernel in program.kernels:
         pids = program_id_names(kernel)
         direct = [n for n, a in assignments(kernel).items() if any("program_id" in ast.unparse(x.value) for x in a)]
-        strides = strides_of(kernel)
+        strides = program.strides(kernel)
         exprs = list(address_exprs(kernel))
         offsets: list[ast.expr] = []
         for expr in exprs:
@@ -42,8 +43,12 @@ def offset_term(program: Program) -> Iterator[Edit]:
                 for offset in offsets:
                     pid_side = offset.left if names_in(offset.left) & pids else offset.right  # type: ignore[attr-defined]
                     texts += [ast.unparse(offset)] + [f"{ast.unparse(pid_side)} * {s}" for s in strides]
-                texts += [f"{pid} * {s}" for pid in direct for s in strides]
+                texts += [f"{pid} * {s}" for pid in direct for s in strides] + list(direct)
                 for text in dict.fromkeys(texts):
+                    new = f"{ast.unparse(base)} + {text}"
+                    yield edit_at(program, "offset-term", base, new, f"add `+ {text}` to `{program.code(expr)}`")
+            else:
+                for text in _missing_pid_terms(expr, direct, strides):
                     new = f"{ast.unparse(base)} + {text}"
                     yield edit_at(program, "offset-term", base, new, f"add `+ {text}` to `{program.code(expr)}`")
             for term in terms[1:]:
@@ -92,3 +97,127 @@ def broadcast_swap(program: Program) -> Iterator[Edit]:
                 swapped = "[None, :]" if kinds[0] == "slice" else "[:, None]"
                 new = f"{ast.unparse(node.value)}{swapped}"
                 yield edit_at(program, "broadcast-swap", node, new, f"`{program.code(node)}` -> `{new}`")
+
+
+def _missing_pid_terms(expr: ast.expr, direct: list[str], strides: list[str]) -> list[str]:
+    """`pid * stride` for program ids an address lacks while it has another one, with the strides of the same
+    tensor (those sharing a name prefix with the strides it uses: `svb` -> `svh`; `stride_qb` -> `stride_qh`)."""
+    used = names_in(expr)
+    own = [s for s in strides if s in used]
+    family = [
+        s
+        for s in strides
+        if s not in used and any(s[:-1] == o[:-1] or s.rstrip("0123456789")[:-1] == o[:-1] for o in own)
+    ]
+    return [f"{pid} * {s}" for pid in direct if pid not in used for s in family]
+
+
+def _enclosing_kernel(program: Program, node: ast.AST) -> ast.FunctionDef | None:
+    line = getattr(node, "lineno", 0)
+    return next((k for k in program.kernels if k.lineno <= line <= (k.end_lineno or k.lineno)), None)
+
+
+@operator("pid-swap", "index-shift")
+def pid_swap(program: Program) -> Iterator[Edit]:
+    """A program id used where the kernel's other program id belongs (`pid_m * BLOCK_N` for the column block)."""
+    for kernel in program.kernels:
+        direct = [n for n, a in assignments(kernel).items() if any("program_id" in ast.unparse(x.value) for x in a)]
+        if len(direct) < 2:
+            continue
+        for node in ast.walk(kernel):
+            if isinstance(node, ast.Name) and node.id in direct and isinstance(node.ctx, ast.Load):
+                for other in direct:
+                    if other != node.id:
+                        yield edit_at(
+                            program, "pid-swap", node, other, f"`{node.id}` -> `{other}` (line {node.lineno})"
+                        )
+
+
+@operator("floor-mod", "broadcast-error")
+def floor_mod(program: Program) -> Iterator[Edit]:
+    """`i // n` and `i % n` exchanged in a kernel (the row index taken for the column, or back)."""
+    for _, node in program.kernel_nodes():
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv | ast.Mod):
+            op = "%" if isinstance(node.op, ast.FloorDiv) else "//"
+            new = f"{ast.unparse(node.left)} {op} {ast.unparse(node.right)}"
+            yield edit_at(program, "floor-mod", node, new, f"`{program.code(node)}` -> `{new}`")
+
+
+def _loads(kernel: ast.FunctionDef) -> list[ast.Call]:
+    return [n for n in ast.walk(kernel) if isinstance(n, ast.Call) and call_name(n) == "tl.load" and n.args]
+
+
+@operator("sibling-offset", "index-shift")
+def sibling_offset(program: Program) -> Iterator[Edit]:
+    """Two loads of one address: one of them offset by a scalar parameter of the kernel (the second half of a
+    row, the next tensor packed after the first)."""
+    for kernel in program.kernels:
+        by_address: dict[str, list[ast.Call]] = {}
+        for load in _loads(kernel):
+            by_address.setdefault(ast.unparse(load.args[0]), []).append(load)
+        for address, loads in by_address.items():
+            if len(loads) < 2:
+                continue
+            cue = f"two loads read the same address `{address}`"
+            for load in loads:
+                for scalar in program.scalars(kernel):
+                    new = f"{program.code(load.args[0])} + {scalar}"
+                    edit = edit_at(program, "sibling-offset", load.args[0], new, f"`{address}` -> `{new}`")
+                    yield replace(edit, cue=cue)
+
+
+def _loop_var(loop: ast.For) -> str | None:
+    return loop.target.id if isinstance(loop.target, ast.Name) else None
+
+
+def _arange_names(kernel: ast.FunctionDef) -> set[str]:
+    return {n for n, a in assignments(kernel).items() if any("arange" in ast.unparse(x.value) for x in a)}
+
+
+@operator("loop-offset", "index-shift")
+def loop_offset(program: Program) -> Iterator[Edit]:
+    """A value inside a loop that ignores the loop's variable given it: a load whose address does not use it
+    (every tap reads the same input), or an `argmax`/`argmin` taken in a chunk and not offset by the chunk start."""
+    for kernel in program.kernels:
+        ranges = _arange_names(kernel)
+        for loop in (n for n in ast.walk(kernel) if isinstance(n, ast.For)):
+            var = _loop_var(loop)
+            if var is None:
+                continue
+            for node in (n for s in loop.body for n in ast.walk(s)):
+                if isinstance(node, ast.Call) and call_name(node) == "tl.load" and node.args:
+                    address = node.args[0]
+                    if var in names_in(address) or _depends_on(kernel, address, var):
+                        continue
+                    cue = f"the load `{program.code(address)}` does not change with the loop's `{var}`"
+                    for index in (n for n in ast.walk(address) if _is_index(n, ranges)):
+                        new = f"({program.code(index)} + {var})"
+                        edit = edit_at(program, "loop-offset", index, new, f"`{program.code(index)}` -> `{new}`")
+                        yield replace(edit, cue=cue)
+                if isinstance(node, ast.Call) and call_name(node, last=True) in ("argmax", "argmin"):
+                    new = f"({program.code(node)} + {var})"
+                    yield edit_at(program, "loop-offset", node, new, f"`{program.code(node)}` -> `{new}`")
+
+
+def _is_index(node: ast.AST, ranges: set[str]) -> bool:
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+        return node.value.id in ranges
+    return isinstance(node, ast.Name) and node.id in ranges
+
+
+def _depends_on(kernel: ast.FunctionDef, expr: ast.expr, var: str) -> bool:
+    """Whether an expression uses a name assigned from `var` (transitively)."""
+    assigned = assignments(kernel)
+    seen: set[str] = set()
+    stack = list(names_in(expr))
+    while stack:
+        name = stack.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for a in assigned.get(name, []):
+            used = names_in(a.value)
+            if var in used:
+                return True
+            stack += list(used)
+    return False

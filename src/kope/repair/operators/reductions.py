@@ -113,15 +113,25 @@ def _indent(program: Program, statement: ast.stmt) -> str:
     return line[: len(line) - len(line.lstrip())]
 
 
+def _initial_value(value: ast.expr) -> bool:
+    if isinstance(value, ast.Call):
+        return call_name(value) in ("tl.zeros", "tl.full")
+    if isinstance(value, ast.UnaryOp):
+        value = value.operand
+    return (
+        isinstance(value, ast.Constant) and isinstance(value.value, int | float) and not isinstance(value.value, bool)
+    )
+
+
 @operator("accumulator-move", "accumulator-reset")
 def accumulator_move(program: Program) -> Iterator[Edit]:
-    """An accumulator's initialisation moved out of the loop that updates it, or into it."""
+    """An accumulator's initialisation (`tl.zeros`, `tl.full`, or a scalar `carry = 0.0`) moved out of the loop
+    that updates it, or into it."""
     for kernel in program.kernels:
         for node in ast.walk(kernel):
             if not (
                 isinstance(node, ast.Assign)
-                and isinstance(node.value, ast.Call)
-                and call_name(node.value) in ("tl.zeros", "tl.full")
+                and _initial_value(node.value)
                 and len(node.targets) == 1
                 and isinstance(node.targets[0], ast.Name)
             ):

@@ -15,7 +15,6 @@ from kope.repair.operators._core import (
     names_in,
     operator,
     params_of,
-    strides_of,
     terms_of,
 )
 
@@ -77,7 +76,7 @@ def stride_argument(program: Program) -> Iterator[Edit]:
 def stride_name(program: Program) -> Iterator[Edit]:
     """In a kernel's address arithmetic: one stride parameter replaced by another of the same kernel."""
     for kernel in program.kernels:
-        strides = strides_of(kernel)
+        strides = program.strides(kernel)
         if len(strides) < 2:
             continue
         for node in ast.walk(kernel):
@@ -93,7 +92,7 @@ def stride_name(program: Program) -> Iterator[Edit]:
 def stride_swap(program: Program) -> Iterator[Edit]:
     """Two stride parameters swapped within one address expression (dimensions exchanged)."""
     for kernel in program.kernels:
-        strides = set(strides_of(kernel))
+        strides = set(program.strides(kernel))
         for expr in address_exprs(kernel):
             used = [n for n in ast.walk(expr) if isinstance(n, ast.Name) and n.id in strides]
             for a, b in itertools.combinations(used, 2):
@@ -118,7 +117,7 @@ def stride_factor(program: Program) -> Iterator[Edit]:
     """An address term not scaled by any stride, multiplied by a stride parameter the kernel never uses
     (a stride dropped for a transposed or non-contiguous operand)."""
     for kernel in program.kernels:
-        strides = strides_of(kernel)
+        strides = program.strides(kernel)
         body_names: set[str] = set()
         for statement in kernel.body:
             body_names |= names_in(statement)
@@ -134,3 +133,21 @@ def stride_factor(program: Program) -> Iterator[Edit]:
                 for stride in unused:
                     new = f"({ast.unparse(term)}) * {stride}"
                     yield edit_at(program, "stride-factor", term, new, f"`{program.code(term)}` -> `{new}`")
+
+
+@operator("advance-stride", "wrong-stride")
+def advance_stride(program: Program) -> Iterator[Edit]:
+    """A pointer advanced by a count of elements (`b_ptrs += BLOCK_K`) scaled by a stride of the kernel: the
+    count of rows it means."""
+    for kernel in program.kernels:
+        strides = program.strides(kernel)
+        for node in ast.walk(kernel):
+            if not (isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add)):
+                continue
+            if names_in(node.value) & set(strides):
+                continue
+            for stride in strides:
+                new = f"({program.code(node.value)}) * {stride}"
+                yield edit_at(
+                    program, "advance-stride", node.value, new, f"advance `{program.code(node.value)}` -> `{new}`"
+                )
