@@ -117,20 +117,43 @@ class Program:
 
 
 def formula_constants(reference: str) -> list[float]:
-    """The constants of the reference's formula (0 and 1 excluded): its float literals in order of appearance,
-    then the constants and float defaults of the PyTorch functions it calls (kope.repair.formulas)."""
+    """The constants of the reference's formula (0 and 1 excluded): the float literals of its `Model` and of what
+    builds it (`get_init_inputs` and the module's names it uses) in order of appearance, then the constants and
+    float defaults of the PyTorch functions it calls (kope.repair.formulas). The literals that only make inputs
+    (`torch.randn(...) * 3.0`) are not the formula's."""
     try:
         tree = ast.parse(reference)
     except (SyntaxError, ValueError):
         return []
     found: list[float] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, float) and node.value not in (0.0, 1.0, *found):
-            found.append(node.value)
+    for part in _formula_parts(tree):
+        for node in ast.walk(part):
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, float)
+                and node.value not in (0.0, 1.0, *found)
+            ):
+                found.append(node.value)
     for value in constants_of_calls(tree):
         if value not in (0.0, 1.0, *found):
             found.append(value)
     return found
+
+
+def _formula_parts(tree: ast.Module) -> list[ast.AST]:
+    """The `Model` class, `get_init_inputs` and the module-level assignments of the names those use; the whole
+    module when it has no `Model`."""
+    model = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model"]
+    if not model:
+        return [tree]
+    init = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "get_init_inputs"]
+    used = set().union(*(names_in(n) for n in model + init))
+    module = [
+        n
+        for n in tree.body
+        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id in used for t in n.targets)
+    ]
+    return [*model, *init, *module]
 
 
 def keyword_of(call: ast.Call, name: str) -> ast.keyword | None:
@@ -162,7 +185,8 @@ def assignments(kernel: ast.FunctionDef) -> dict[str, list[ast.Assign]]:
 
 
 def program_id_names(kernel: ast.FunctionDef) -> set[str]:
-    """Names derived from tl.program_id (rows, batches, heads), transitively."""
+    """Names derived from tl.program_id (rows, batches, heads), transitively; a value loaded from memory (a target
+    class read at the row's address) is data, not a position, and does not count."""
     assigned = assignments(kernel)
     pids: set[str] = set()
     changed = True
@@ -172,9 +196,8 @@ def program_id_names(kernel: ast.FunctionDef) -> set[str]:
             if name in pids:
                 continue
             for a in assigns:
-                if "program_id" in ast.unparse(a.value) or (
-                    names_in(a.value) & pids and "arange" not in ast.unparse(a.value)
-                ):
+                text = ast.unparse(a.value)
+                if "program_id" in text or (names_in(a.value) & pids and "arange" not in text and "load(" not in text):
                     pids.add(name)
                     changed = True
                     break

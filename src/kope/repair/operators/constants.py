@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from kope.repair.formulas import MATH
-from kope.repair.operators._core import Edit, Program, assignments, edit_at, operator
+from kope.repair.operators._core import Edit, Program, assignments, edit_at, operator, params_of
 from kope.source import call_name
 
 
@@ -90,25 +90,44 @@ def constant(program: Program) -> Iterator[Edit]:
             yield replace(edit, cue=cue if close else "")
 
 
-def _stored_values(program: Program) -> Iterator[tuple[ast.FunctionDef, ast.expr]]:
-    """The values kernels store, and the right-hand sides of the last assignments of stored names (one level)."""
+def _stored_values(program: Program, depth: int = 2) -> Iterator[tuple[ast.FunctionDef, ast.expr]]:
+    """The values kernels store, then the right-hand sides of the last assignments of the names they use, up to
+    `depth` assignments back (`soft` in `y = tl.where(c, x, soft)`; `tl.store(p, y)`); a `@triton.jit` helper's
+    returned value counts as stored."""
     for kernel in program.kernels:
         assigned = assignments(kernel)
         for node in ast.walk(kernel):
-            if isinstance(node, ast.Call) and call_name(node) == "tl.store" and len(node.args) >= 2:
+            if isinstance(node, ast.Return) and node.value is not None:
+                value = node.value  # a helper's result is stored by its caller
+            elif isinstance(node, ast.Call) and call_name(node) == "tl.store" and len(node.args) >= 2:
                 value = node.args[1]
-                if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to":
-                    value = value.func.value
-                yield kernel, value
-                for name in sorted(n.id for n in ast.walk(value) if isinstance(n, ast.Name)):
-                    earlier = [a for a in assigned.get(name, []) if a.lineno < node.lineno]
-                    if earlier:
-                        yield kernel, earlier[-1].value
+            else:
+                continue
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to":
+                value = value.func.value
+            yield kernel, value
+            frontier, seen = [value], {id(value)}
+            for _ in range(depth):
+                following = []
+                for expr in frontier:
+                    for name in sorted(n.id for n in ast.walk(expr) if isinstance(n, ast.Name)):
+                        earlier = [a for a in assigned.get(name, []) if a.lineno < node.lineno]
+                        if earlier and id(earlier[-1].value) not in seen:
+                            seen.add(id(earlier[-1].value))
+                            following.append(earlier[-1].value)
+                            yield kernel, earlier[-1].value
+                frontier = following
 
 
 def _value_scalars(program: Program, kernel: ast.FunctionDef) -> list[str]:
-    """Scalar parameters given a value, not a size, at the launch (`self.beta`, a float): formula parameters."""
+    """Scalar parameters given a value, not a size, at the launch (`self.beta`, a float): formula parameters. A
+    helper that is never launched takes those of the launched kernels, by name."""
     launched = program.launch_arguments(kernel)
+    if not launched:
+        names = set(params_of(kernel))
+        return [
+            s for k in program.kernels if program.launch_arguments(k) for s in _value_scalars(program, k) if s in names
+        ]
     found = []
     for name in program.scalars(kernel):
         arg = launched.get(name)
@@ -186,9 +205,12 @@ def drop_operation(program: Program) -> Iterator[Edit]:
     for kernel in program.kernels:
         assigned = assignments(kernel)
         for node in ast.walk(kernel):
-            if not (isinstance(node, ast.Call) and call_name(node) == "tl.store" and len(node.args) >= 2):
+            if isinstance(node, ast.Return) and node.value is not None:
+                value = node.value  # a helper's result is stored by its caller
+            elif isinstance(node, ast.Call) and call_name(node) == "tl.store" and len(node.args) >= 2:
+                value = node.args[1]
+            else:
                 continue
-            value = node.args[1]
             if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to":
                 value = value.func.value
             targets: list[ast.expr] = [value]

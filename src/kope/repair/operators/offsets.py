@@ -14,6 +14,7 @@ from kope.repair.operators._core import (
     edit_at,
     names_in,
     operator,
+    pointers_of,
     program_id_names,
     terms_of,
 )
@@ -23,12 +24,17 @@ from kope.source import call_name
 @operator("offset-term", "missing-batch-offset")
 def offset_term(program: Program) -> Iterator[Edit]:
     """Add or remove an offset term `pid * stride` in an address expression: a term another address
-    expression of the kernel has, with this pointer's stride; or every program-id term dropped."""
+    expression of the kernel has, with this pointer's stride; a program id the address lacks, alone or with a
+    stride; or every program-id term dropped. An address of a pointer that lacks a program id the kernel's
+    other addresses use is cued (`tl.load(mean_ptr)` in a kernel with one program per row)."""
     for kernel in program.kernels:
         pids = program_id_names(kernel)
         direct = [n for n, a in assignments(kernel).items() if any("program_id" in ast.unparse(x.value) for x in a)]
         strides = program.strides(kernel)
         exprs = list(address_exprs(kernel))
+        pointers = pointers_of(kernel)
+        used = {id(e): _pid_roots(kernel, e, direct) for e in exprs}
+        elsewhere = set().union(*used.values()) if used else set()
         offsets: list[ast.expr] = []
         for expr in exprs:
             for term in terms_of(expr):
@@ -38,19 +44,22 @@ def offset_term(program: Program) -> Iterator[Edit]:
             terms = terms_of(expr)
             has_pid = any(names_in(t) & pids for t in terms)
             base = terms[0]
+            lacking = sorted(elsewhere - used[id(expr)])
+            cue = ""
+            if isinstance(base, ast.Name) and base.id in pointers and lacking:
+                cue = f"`{program.code(expr)}` lacks the program id `{lacking[0]}` the kernel's other addresses use"
+            texts: list[str] = []
             if not has_pid:
-                texts: list[str] = []
                 for offset in offsets:
                     pid_side = offset.left if names_in(offset.left) & pids else offset.right  # type: ignore[attr-defined]
                     texts += [ast.unparse(offset)] + [f"{ast.unparse(pid_side)} * {s}" for s in strides]
                 texts += [f"{pid} * {s}" for pid in direct for s in strides] + list(direct)
-                for text in dict.fromkeys(texts):
-                    new = f"{ast.unparse(base)} + {text}"
-                    yield edit_at(program, "offset-term", base, new, f"add `+ {text}` to `{program.code(expr)}`")
             else:
-                for text in _missing_pid_terms(expr, direct, strides):
-                    new = f"{ast.unparse(base)} + {text}"
-                    yield edit_at(program, "offset-term", base, new, f"add `+ {text}` to `{program.code(expr)}`")
+                texts += _missing_pid_terms(expr, direct, strides)
+            for text in dict.fromkeys(texts):
+                new = f"{ast.unparse(base)} + {text}"
+                edit = edit_at(program, "offset-term", base, new, f"add `+ {text}` to `{program.code(expr)}`")
+                yield replace(edit, cue=cue if any(p in text for p in lacking) else "")
             for term in terms[1:]:
                 if names_in(term) & pids:
                     kept = " + ".join(ast.unparse(t) for t in terms if t is not term)
@@ -61,6 +70,26 @@ def offset_term(program: Program) -> Iterator[Edit]:
                         f"({kept})",
                         f"drop `{ast.unparse(term)}` from `{program.code(expr)}`",
                     )
+
+
+def _pid_roots(kernel: ast.FunctionDef, expr: ast.expr, direct: list[str]) -> set[str]:
+    """The program ids an expression depends on, through the names assigned from them."""
+    assigned = assignments(kernel)
+    found: set[str] = set()
+    seen: set[str] = set()
+    stack = list(names_in(expr))
+    while stack:
+        name = stack.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if name in direct:
+            found.add(name)
+            continue
+        for a in assigned.get(name, []):
+            if "load(" not in ast.unparse(a.value):
+                stack += list(names_in(a.value))
+    return found
 
 
 @operator("index-shift", "index-shift")
