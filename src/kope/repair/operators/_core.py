@@ -52,9 +52,10 @@ class Program:
         for site in self.parsed.launches:
             if site.kernel is not kernel:
                 continue
-            if any(isinstance(a, ast.Starred) for a in site.call.args):
+            args = _unstarred(site.call, len(names))
+            if args is None:
                 continue
-            for name, arg in zip(names, site.call.args, strict=False):
+            for name, arg in zip(names, args, strict=False):
                 found.setdefault(name, arg)
             for keyword in site.call.keywords:
                 if keyword.arg in names:
@@ -156,6 +157,29 @@ def _formula_parts(tree: ast.Module) -> list[ast.AST]:
     return [*model, *init, *module]
 
 
+def _unstarred(call: ast.Call, params: int) -> list[ast.expr] | None:
+    """A launch's positional arguments with each `*t.stride()` spread into `t.stride(0)`, `t.stride(1)`...: the
+    parameters the named arguments leave, shared equally. None when another starred argument makes it unknown."""
+    starred = [a for a in call.args if isinstance(a, ast.Starred)]
+    if not starred:
+        return list(call.args)
+    if not all(isinstance(s.value, ast.Call) and ast.unparse(s.value).endswith(".stride()") for s in starred):
+        return None
+    named = {k.arg for k in call.keywords}
+    left = params - (len(call.args) - len(starred)) - len(named)
+    if left <= 0 or left % len(starred):
+        return None
+    each = left // len(starred)
+    out: list[ast.expr] = []
+    for arg in call.args:
+        if isinstance(arg, ast.Starred):
+            tensor = ast.unparse(arg.value.func.value)  # type: ignore[attr-defined]
+            out += [ast.parse(f"{tensor}.stride({i})", mode="eval").body for i in range(each)]
+        else:
+            out.append(arg)
+    return out
+
+
 def keyword_of(call: ast.Call, name: str) -> ast.keyword | None:
     return next((k for k in call.keywords if k.arg == name), None)
 
@@ -204,10 +228,8 @@ def program_id_names(kernel: ast.FunctionDef) -> set[str]:
     return pids
 
 
-def address_exprs(kernel: ast.FunctionDef) -> Iterator[ast.expr]:
-    """The address expressions of the kernel's loads and stores, and the values assigned to names used as such."""
-    assigned = assignments(kernel)
-    seen: set[int] = set()
+def memory_accesses(kernel: ast.FunctionDef) -> Iterator[ast.Call]:
+    """The kernel's loads, stores and atomics."""
     for node in ast.walk(kernel):
         name = call_name(node)
         if (
@@ -216,18 +238,36 @@ def address_exprs(kernel: ast.FunctionDef) -> Iterator[ast.expr]:
             and name.split(".")[-1] in ("load", "store", "atomic_add", "atomic_max", "atomic_min")
             and node.args
         ):
-            pointer = node.args[0]
-            stack: list[ast.expr] = [pointer]
-            while stack:
-                expr = stack.pop()
-                if id(expr) in seen:
-                    continue
+            yield node
+
+
+def feeding(kernel: ast.FunctionDef, pointer: ast.expr) -> list[ast.expr]:
+    """An address and the values assigned to the names it uses (transitively, arithmetic only)."""
+    assigned = assignments(kernel)
+    seen: set[int] = set()
+    found: list[ast.expr] = []
+    stack: list[ast.expr] = [pointer]
+    while stack:
+        expr = stack.pop()
+        if id(expr) in seen:
+            continue
+        seen.add(id(expr))
+        found.append(expr)
+        for used in names_in(expr):
+            for a in assigned.get(used, []):
+                if isinstance(a.value, ast.BinOp | ast.Name):
+                    stack.append(a.value)
+    return found
+
+
+def address_exprs(kernel: ast.FunctionDef) -> Iterator[ast.expr]:
+    """The address expressions of the kernel's loads and stores, and the values assigned to names used as such."""
+    seen: set[int] = set()
+    for access in memory_accesses(kernel):
+        for expr in feeding(kernel, access.args[0]):
+            if id(expr) not in seen:
                 seen.add(id(expr))
                 yield expr
-                for used in names_in(expr):
-                    for a in assigned.get(used, []):
-                        if isinstance(a.value, ast.BinOp | ast.Name):
-                            stack.append(a.value)
 
 
 def terms_of(expr: ast.expr) -> list[ast.expr]:

@@ -12,6 +12,8 @@ from kope.repair.operators._core import (
     address_exprs,
     assignments,
     edit_at,
+    feeding,
+    memory_accesses,
     names_in,
     operator,
     pointers_of,
@@ -33,8 +35,8 @@ def offset_term(program: Program) -> Iterator[Edit]:
         strides = program.strides(kernel)
         exprs = list(address_exprs(kernel))
         pointers = pointers_of(kernel)
-        used = {id(e): _pid_roots(kernel, e, direct) for e in exprs}
-        elsewhere = set().union(*used.values()) if used else set()
+        indices = _pid_indices(kernel, pids, direct, pointers)
+        missing = _lacking(kernel, indices, pointers)
         offsets: list[ast.expr] = []
         for expr in exprs:
             for term in terms_of(expr):
@@ -44,9 +46,9 @@ def offset_term(program: Program) -> Iterator[Edit]:
             terms = terms_of(expr)
             has_pid = any(names_in(t) & pids for t in terms)
             base = terms[0]
-            lacking = sorted(elsewhere - used[id(expr)])
+            lacking = missing.get(id(expr), [])
             cue = ""
-            if isinstance(base, ast.Name) and base.id in pointers and lacking:
+            if lacking:
                 cue = f"`{program.code(expr)}` lacks the program id `{lacking[0]}` the kernel's other addresses use"
             texts: list[str] = []
             if not has_pid:
@@ -55,11 +57,15 @@ def offset_term(program: Program) -> Iterator[Edit]:
                     texts += [ast.unparse(offset)] + [f"{ast.unparse(pid_side)} * {s}" for s in strides]
                 texts += [f"{pid} * {s}" for pid in direct for s in strides] + list(direct)
             else:
-                texts += _missing_pid_terms(expr, direct, strides)
-            for text in dict.fromkeys(texts):
+                texts += _missing_pid_terms(expr, indices, strides)
+
+            def supplies(text: str, lacking: list[str] = lacking) -> bool:
+                return bool(names_in(ast.parse(text, mode="eval")) & set(lacking))
+
+            for text in sorted(dict.fromkeys(texts), key=lambda x: not supplies(x)):
                 new = f"{ast.unparse(base)} + {text}"
                 edit = edit_at(program, "offset-term", base, new, f"add `+ {text}` to `{program.code(expr)}`")
-                yield replace(edit, cue=cue if any(p in text for p in lacking) else "")
+                yield replace(edit, cue=cue if supplies(text) else "")
             for term in terms[1:]:
                 if names_in(term) & pids:
                     kept = " + ".join(ast.unparse(t) for t in terms if t is not term)
@@ -72,8 +78,46 @@ def offset_term(program: Program) -> Iterator[Edit]:
                     )
 
 
+def _lacking(kernel: ast.FunctionDef, indices: list[str], pointers: set[str]) -> dict[int, list[str]]:
+    """For the expressions feeding each memory access: the program indices every other pointer's accesses use and
+    this access does not (V's address without the head `h` that Q's, K's and O's have)."""
+    by_pointer: dict[str, list[tuple[ast.Call, set[str]]]] = {}
+    for access in memory_accesses(kernel):
+        fed = feeding(kernel, access.args[0])
+        bases = [t.id for e in fed for t in terms_of(e) if isinstance(t, ast.Name) and t.id in pointers]
+        if bases:
+            by_pointer.setdefault(bases[-1], []).append((access, _pid_roots(kernel, access.args[0], indices)))
+    found: dict[int, list[str]] = {}
+    for pointer, accesses in by_pointer.items():
+        others = [roots for p, group in by_pointer.items() if p != pointer for _, roots in group]
+        if not others:
+            continue
+        common = set.intersection(*others)
+        for access, roots in accesses:
+            lacking = sorted(common - roots)
+            if lacking:
+                for expr in feeding(kernel, access.args[0]):
+                    found.setdefault(id(expr), lacking)
+    return found
+
+
+def _pid_indices(kernel: ast.FunctionDef, pids: set[str], direct: list[str], pointers: set[str]) -> list[str]:
+    """The program ids and the scalar indices made from them (`b = pid_bh // H`, `h = pid_bh % H`), not the
+    pointers and offsets built from them."""
+    assigned = assignments(kernel)
+    found = list(direct)
+    for name in sorted(pids):
+        if name in found:
+            continue
+        values = [a.value for a in assigned.get(name, [])]
+        if values and all(not (names_in(v) & pointers) and "arange" not in ast.unparse(v) for v in values):
+            found.append(name)
+    return found
+
+
 def _pid_roots(kernel: ast.FunctionDef, expr: ast.expr, direct: list[str]) -> set[str]:
-    """The program ids an expression depends on, through the names assigned from them."""
+    """The program ids (or indices made from them) an expression depends on, through the names assigned from
+    them; the first index met on each path counts."""
     assigned = assignments(kernel)
     found: set[str] = set()
     seen: set[str] = set()

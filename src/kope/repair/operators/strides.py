@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import itertools
 from collections.abc import Iterator
+from dataclasses import replace
 
 from kope.repair.operators._core import (
     Edit,
@@ -138,16 +139,26 @@ def stride_factor(program: Program) -> Iterator[Edit]:
 @operator("advance-stride", "wrong-stride")
 def advance_stride(program: Program) -> Iterator[Edit]:
     """A pointer advanced by a count of elements (`b_ptrs += BLOCK_K`) scaled by a stride of the kernel: the
-    count of rows it means."""
+    count of rows it means. Cued when another pointer of the same loop advances by a stride."""
     for kernel in program.kernels:
         strides = program.strides(kernel)
-        for node in ast.walk(kernel):
-            if not (isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add)):
-                continue
-            if names_in(node.value) & set(strides):
-                continue
-            for stride in strides:
-                new = f"({program.code(node.value)}) * {stride}"
-                yield edit_at(
-                    program, "advance-stride", node.value, new, f"advance `{program.code(node.value)}` -> `{new}`"
+        for loop in (n for n in ast.walk(kernel) if isinstance(n, ast.For)):
+            advances = [
+                n
+                for s in loop.body
+                for n in ast.walk(s)
+                if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add) and isinstance(n.target, ast.Name)
+            ]
+            strided = [a for a in advances if names_in(a.value) & set(strides)]
+            for node in advances:
+                if node in strided:
+                    continue
+                cue = (
+                    f"`{program.code(node)}` advances without a stride while `{program.code(strided[0])}` has one"
+                    if strided
+                    else ""
                 )
+                for stride in strides:
+                    new = f"({program.code(node.value)}) * {stride}"
+                    description = f"advance `{program.code(node.value)}` -> `{new}`"
+                    yield replace(edit_at(program, "advance-stride", node.value, new, description), cue=cue)
