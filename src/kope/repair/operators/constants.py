@@ -74,20 +74,21 @@ def constant(program: Program) -> Iterator[Edit]:
         def distance(c: float, value: float = value) -> float:
             return abs(math.log(abs(c) / abs(value))) if c and value else 9e9
 
-        derived = [d for c in references for d in _transforms(c)]
+        close = [c for c in references if _near(c, value)]
+        derived = [c for c in references if any(abs(d - value) <= 1e-6 * abs(value) for d in _transforms(c))]
         cue = ""
-        if any(_near(c, value) for c in references):
+        if close:
             cue = f"`{text}` is close to, not equal to, a constant of the reference's formula"
-        elif any(_near(d, value, 1e-6) for d in derived):
+        elif derived:
             cue = f"`{text}` is a transform (sqrt, square, inverse, x2, /2) of a constant of the reference's formula"
+        cued = close or derived
         candidates = sorted(references, key=distance)
         candidates += sorted((t for t in _transforms(value) if t not in candidates), key=distance)
         candidates += sorted((m for m in MATH if m not in candidates), key=distance)[:3]
         replacements = [repr(c) for c in candidates if c != value] + _typos(text)
         for replacement in dict.fromkeys(replacements):
             edit = edit_at(program, "constant", node, replacement, f"constant `{text}` -> `{replacement}`")
-            close = cue and any(_near(float(replacement), c, 1e-9) or float(replacement) == c for c in references)
-            yield replace(edit, cue=cue if close else "")
+            yield replace(edit, cue=cue if float(replacement) in cued else "")
 
 
 def _stored_values(program: Program, depth: int = 2) -> Iterator[tuple[ast.FunctionDef, ast.expr]]:
