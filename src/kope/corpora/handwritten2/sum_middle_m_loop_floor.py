@@ -7,7 +7,7 @@ import triton.language as tl
 @triton.autotune(
     configs=[
         triton.Config({"BLOCK_M": 32, "BLOCK_N": 32}, num_warps=4),
-        triton.Config({"BLOCK_M": 16, "BLOCK_N": 64}, num_warps=4),
+        triton.Config({"BLOCK_M": 32, "BLOCK_N": 64}, num_warps=4),
     ],
     key=["M", "N"],
 )
