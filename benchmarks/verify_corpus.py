@@ -1,6 +1,7 @@
 """Verify a near-miss corpus: every entry runs and fails the way its bug label says it should.
 
-For each entry of a manifest (src/kope/corpora/handwritten/manifest.json by default) the candidate is
+For each entry of a manifest (src/kope/corpora/handwritten/manifest.json by default; `--manifest
+src/kope/corpora/handwritten2/manifest.json` for the second hand-written corpus) the candidate is
 evaluated with kope's evaluator on all its task's cases, one file at a time, and a table is printed:
 file, label, status, error kind, wrong elements (over all cases), whether the visible case fails
 too, seconds. A near miss must fail with
@@ -8,10 +9,11 @@ wrong values (status `fail`, no error); an entry whose `expect` names an error k
 kind. The script exits 1 if any entry passes, is rejected, or fails some other way, so a corpus whose
 bugs were fixed by accident, or which broke for an unrelated reason, is caught before it is measured on.
 
-Entries marked `"needs": "autotune"` use `@triton.autotune`, which the CPU interpreter cannot run yet.
-With `--autotune-shim` (the default) they are evaluated through a copy whose autotune decorator is
-removed and the first config's values passed at the launch, i.e. the same kernel without the
-decorator; `--no-autotune-shim` evaluates the file as written.
+Entries marked `"needs": "autotune"` (the first corpus's, written before the CPU interpreter ran
+`@triton.autotune`) are, with `--autotune-shim` (the default), evaluated through a copy whose autotune
+decorator is removed and the first config's values passed at the launch, i.e. the same kernel without
+the decorator; `--no-autotune-shim` evaluates the file as written. Autotuned entries without the
+marker (the second corpus's) are always evaluated as written: the interpreter runs their configs.
 
 Usage: .venv/bin/python benchmarks/verify_corpus.py [--manifest PATH] [--only NAME ...] [--no-autotune-shim]
 """
