@@ -17,6 +17,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,10 @@ from kope.knowledge.cues import CueHit, detect
 from kope.knowledge.retrieval import rank
 
 DiagnosisProgress = Callable[[str], None]
+
+
+PROBE_WORKERS = 2
+"""Probes run at once (each is its own sandboxed job; the evaluator's reference cache and fork server are shared)."""
 
 
 class Diagnoser:
@@ -148,6 +153,9 @@ class Diagnoser:
         blocks: set[int],
         say: DiagnosisProgress,
     ) -> None:
+        """The probes are independent sandboxed runs: they run `PROBE_WORKERS` at a time, and their findings are
+        recorded in one fixed order (bounds, determinism, sizes, structured inputs, layout) whatever finishes
+        first."""
         quick = EvalOptions(
             device=options.device,
             trials=1,
@@ -162,43 +170,65 @@ class Diagnoser:
         ]
         by_name = {c.name: c for c in cases}
         targets = [by_name[c.name] for c in failing[:2] if c.name in by_name]
+        runs: list[tuple[str, Callable[[], tuple[list[Probe], list[Any]]]]] = []
         if options.device == "cpu" and targets:
-            say("checking bounds")
-            checked = self.evaluator.evaluate(
-                task, candidate, options=_replace(quick, bounds_check=True), cases=targets
-            )
-            for case_result in checked.cases:
-                diagnosis.bounds.extend(case_result.bounds)
-            diagnosis.probes.append(
-                Probe(
-                    name="bounds",
-                    passed=not diagnosis.bounds,
-                    detail=f"{len(diagnosis.bounds)} out-of-bounds access site(s)"
-                    if diagnosis.bounds
-                    else "every load and store stayed inside its tensors",
-                )
-            )
+            runs.append(("checking bounds", lambda: self._bounds(task, candidate, quick, targets)))
         if targets and failing[0].error_kind is None:
-            say("rerunning for determinism")
-            diagnosis.probes.append(self._determinism(task, candidate, quick, targets[0]))
+            runs.append(
+                ("rerunning for determinism", lambda: ([self._determinism(task, candidate, quick, targets[0])], []))
+            )
         sweep = sweep_cases(task, cases, blocks, failing=[c.name for c in result.cases if not c.passed])
         if sweep:
-            say(f"sweeping {len(sweep)} sizes around the block size")
-            swept = self.evaluator.evaluate(task, candidate, options=quick, cases=sweep)
-            for case_result in swept.cases:
-                outcome = (
-                    "right"
-                    if case_result.passed
-                    else (f"wrong ({case_result.error.kind})" if case_result.error else "wrong")
-                )
-                diagnosis.probes.append(
-                    Probe(name=f"size {case_result.name}", passed=case_result.passed, detail=outcome)
-                )
+            message = f"sweeping {len(sweep)} sizes around the block size"
+            runs.append((message, lambda: (self._sizes(task, candidate, quick, sweep), [])))
         if not any(p.name.startswith("inputs ") for p in diagnosis.probes):
-            say("trying structured inputs")
-            self._structured(diagnosis, task, candidate, options, cases)
+            structured = structured_cases(cases)
+            runs.append(
+                (
+                    "trying structured inputs",
+                    lambda: (self._probe_list(task, candidate, options, structured, "inputs"), []),
+                )
+            )
         if failing and failing[0].error_kind is None and failing[0].visible:
-            self._layout(diagnosis, task, candidate, options, cases)
+            square = square_cases(cases)
+            runs.append(
+                ("trying square sizes", lambda: (self._probe_list(task, candidate, options, square, "layout"), []))
+            )
+
+        def run(job: tuple[str, Callable[[], tuple[list[Probe], list[Any]]]]) -> tuple[list[Probe], list[Any]]:
+            say(job[0])
+            return job[1]()
+
+        with ThreadPoolExecutor(max_workers=PROBE_WORKERS, thread_name_prefix="kope-probe") as pool:
+            for probes, bounds in pool.map(run, runs):
+                diagnosis.bounds.extend(bounds)
+                diagnosis.probes.extend(probes)
+
+    def _bounds(
+        self, task: Task, candidate: Path, quick: EvalOptions, targets: list[Case]
+    ) -> tuple[list[Probe], list[Any]]:
+        checked = self.evaluator.evaluate(task, candidate, options=_replace(quick, bounds_check=True), cases=targets)
+        bounds = [event for case_result in checked.cases for event in case_result.bounds]
+        probe = Probe(
+            name="bounds",
+            passed=not bounds,
+            detail=f"{len(bounds)} out-of-bounds access site(s)"
+            if bounds
+            else "every load and store stayed inside its tensors",
+        )
+        return [probe], bounds
+
+    def _sizes(self, task: Task, candidate: Path, quick: EvalOptions, sweep: list[Case]) -> list[Probe]:
+        swept = self.evaluator.evaluate(task, candidate, options=quick, cases=sweep)
+        found = []
+        for case_result in swept.cases:
+            outcome = (
+                "right"
+                if case_result.passed
+                else (f"wrong ({case_result.error.kind})" if case_result.error else "wrong")
+            )
+            found.append(Probe(name=f"size {case_result.name}", passed=case_result.passed, detail=outcome))
+        return found
 
     def _structured(
         self, diagnosis: Diagnosis, task: Task, candidate: Path, options: EvalOptions, cases: list[Case]
@@ -218,10 +248,16 @@ class Diagnoser:
         self, diagnosis: Diagnosis, task: Task, candidate: Path, options: EvalOptions, probes: list[Case], kind: str
     ) -> None:
         """Run probe cases once, without the gates, and record each as a `Probe` named `KIND CASE`."""
+        diagnosis.probes.extend(self._probe_list(task, candidate, options, probes, kind))
+
+    def _probe_list(
+        self, task: Task, candidate: Path, options: EvalOptions, probes: list[Case], kind: str
+    ) -> list[Probe]:
         if not probes:
-            return
+            return []
         quick = _replace(options, trials=1, integrity=False)
         tried = self.evaluator.evaluate(task, candidate, options=quick, cases=probes)
+        found = []
         for case_result in tried.cases:
             outcome = (
                 "right"
@@ -232,7 +268,8 @@ class Diagnoser:
                     else f"wrong ({(case_result.mismatch_fraction or 0):.0%} of elements)"
                 )
             )
-            diagnosis.probes.append(Probe(name=f"{kind} {case_result.name}", passed=case_result.passed, detail=outcome))
+            found.append(Probe(name=f"{kind} {case_result.name}", passed=case_result.passed, detail=outcome))
+        return found
 
     def _plot(
         self,

@@ -202,7 +202,7 @@ Accept = Callable[[str], bool]
 class SearchConfig:
     max_evaluations: int = 36
     max_seconds: float = 120.0
-    max_acceptance_checks: int = 4
+    max_acceptance_checks: int = 8
     batch: int = 2
     """Candidates evaluated at once (parallel sandboxed jobs)."""
     second_edits: int = 12
