@@ -1,8 +1,10 @@
 """Compare two `kope bench run` result directories on the same suite, entry by entry.
 
 For each run: Pass@1 (accepted repairs), diagnosis top-1 / top-3 (the entry's label first / among the
-first three hypotheses), and the median and mean seconds per attempt; then the entries whose outcome
-differs. Typical use: the same corpus before and after a change (two commits, or two arms).
+first three hypotheses), and the median and mean seconds per attempt; then evaluations and seconds per
+repair (from each attempt's transcript: the debug report's `evaluations`, every version the loop and its
+search evaluated, acceptance checks included); then the entries whose outcome differs. Typical use: the
+same corpus before and after a change (two commits, or two arms).
 
 Usage: .venv/bin/python benchmarks/compare_runs.py BEFORE_DIR AFTER_DIR [--names "before|after"]
 """
@@ -47,6 +49,37 @@ def _summary(rows: dict[str, dict[str, Any]]) -> tuple[str, str, str, str, str]:
     )
 
 
+def _evaluations(row: dict[str, Any]) -> int | None:
+    """The debug report's evaluation count, read from the attempt's transcript (None when it is missing)."""
+    output = row.get("output")
+    if not output:
+        return None
+    transcript = Path(output).with_name("transcript.jsonl")
+    if not transcript.exists():
+        return None
+    for line in reversed(transcript.read_text().splitlines()):
+        event = json.loads(line) if line.strip() else {}
+        if event.get("event") == "end":
+            value = event.get("report", {}).get("evaluations")
+            return int(value) if value is not None else None
+    return None
+
+
+def _costs(rows: dict[str, dict[str, Any]]) -> tuple[str, str, str, str]:
+    def median(values: list[float]) -> str:
+        return f"{statistics.median(values):.1f}" if values else "-"
+
+    every = [e for r in rows.values() if (e := _evaluations(r)) is not None]
+    repaired = [r for r in rows.values() if r["accepted"]]
+    per_repair = [e for r in repaired if (e := _evaluations(r)) is not None]
+    return (
+        median([float(e) for e in every]),
+        median([float(e) for e in per_repair]),
+        median([float(r["wall_s"]) for r in repaired]),
+        median([float(r["wall_s"]) for r in rows.values() if not r["accepted"]]),
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("before", type=Path)
@@ -62,6 +95,12 @@ def main() -> None:
     for name, rows in zip(names, runs, strict=True):
         table.add_row(name, *_summary(rows))
     console.print(table)
+    costs = Table(title="evaluations and seconds (medians)")
+    for column in ("run", "evaluations per attempt", "evaluations per repair", "s per repair", "s per failure"):
+        costs.add_column(column)
+    for name, rows in zip(names, runs, strict=True):
+        costs.add_row(name, *_costs(rows))
+    console.print(costs)
     changed = Table(title="entries whose outcome differs")
     for column in ("entry", "label", names[0], names[1]):
         changed.add_column(column)
