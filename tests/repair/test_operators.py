@@ -472,3 +472,67 @@ def test_divisor_takes_a_square_root_or_another_count() -> None:
     texts = {changed(e, source)[1] for e in of("divisor", source)}
     assert "total = tl.max(acc, axis=0) / tl.sqrt((n_cols) * 1.0)" in texts
     assert "scale = 1.0 / (n_cols) ** 0.5" in texts
+
+
+RUNNING = textwrap.dedent("""
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def running_kernel(x_ptr, y_ptr, n, win, step, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        offs = pid + tl.arange(0, BLOCK)
+        keep = offs < n
+        m = tl.min(tl.load(x_ptr + offs * win, mask=keep, other=0.0), axis=0)
+        carry = 1.0
+        for start in range(0, n, BLOCK):
+            p = tl.reduce(tl.load(x_ptr + start + offs, mask=keep, other=1.0), 0, _mul)
+            carry = p
+        y = tl.where(offs > 2, offs * 1.0, tl.sigmoid(offs * 1.0))
+        tl.store(y_ptr + offs, y * carry - m, mask=keep & (offs > 0))
+
+
+    class ModelNew(torch.nn.Module):
+        def forward(self, x, idx):
+            out = torch.empty_like(x)
+            running_kernel[(4,)](x, out, x.numel(), 2, 3, BLOCK=16)
+            return out, idx.view(torch.int32)
+""")
+
+
+def test_reduction_swap_exchanges_min_and_max() -> None:
+    (edit,) = of("reduction-swap", RUNNING)
+    assert changed(edit, RUNNING)[1].startswith("m = tl.max(")
+
+
+def test_index_scalar_replaces_the_factor_of_an_index() -> None:
+    texts = {changed(e, RUNNING)[1] for e in of("index-scalar", RUNNING)}
+    assert "m = tl.min(tl.load(x_ptr + offs * step, mask=keep, other=0.0), axis=0)" in texts
+
+
+def test_block_scale_multiplies_an_unscaled_program_id_by_a_block_size() -> None:
+    (edit,) = of("block-scale", RUNNING)
+    assert changed(edit, RUNNING)[1] == "offs = pid * BLOCK + tl.arange(0, BLOCK)"
+
+
+def test_mask_clause_drops_an_extra_condition_from_a_store_mask() -> None:
+    texts = {changed(e, RUNNING)[1] for e in of("mask-clause", RUNNING)}
+    assert "tl.store(y_ptr + offs, y * carry - m, mask=(keep))" in texts
+
+
+def test_accumulate_combines_an_overwritten_running_value_with_itself() -> None:
+    texts = {changed(e, RUNNING)[1] for e in of("accumulate", RUNNING)}
+    assert "carry = carry * (p)" in texts and "carry = tl.maximum(carry, p)" in texts
+
+
+def test_nested_factor_multiplies_a_branch_or_an_argument() -> None:
+    texts = {changed(e, RUNNING)[1] for e in of("nested-factor", RUNNING, "")}
+    assert "y = tl.where(offs > 2, (0.5 * offs * 1.0), tl.sigmoid(offs * 1.0))" in texts
+    assert "y = tl.where(offs > 2, offs * 1.0, tl.sigmoid((0.5 * offs * 1.0)))" in texts
+
+
+def test_host_dtype_converts_instead_of_reinterpreting() -> None:
+    (edit,) = of("host-dtype", RUNNING)
+    assert changed(edit, RUNNING)[1] == "return out, idx.to(torch.int32)"

@@ -97,3 +97,20 @@ def test_with_recipes_first_an_llm_sees_the_search_summary_in_its_prompt(evaluat
     assert report.search[0].evaluations == 0 and report.search[0].stop_reason == "exhausted"
     prompt = "\n".join(m.content for m in model.calls[0])
     assert "kope's offline search tried 0 small edit(s)" in prompt
+
+
+def test_families_take_turns_but_the_first_hypothesis_is_not_cut_short() -> None:
+    from kope.repair.search import Candidate, diversified
+
+    def many(operator: str, hypothesis: float, n: int) -> list[Candidate]:
+        return [
+            Candidate(operator, "x", i, f"{operator} {i}", f"{operator}{i}", priority=2.0, hypothesis=hypothesis)
+            for i in range(n)
+        ]
+
+    # Two unranked families of equal priority alternate instead of one using the budget first.
+    order = [c.operator for c in diversified(many("a", 0.0, 6) + many("b", 0.0, 6))][:6]
+    assert order.count("a") == order.count("b") == 3
+    # The family of the first hypothesis keeps most of its lead over an unranked one.
+    ranked = diversified(many("top", 1.0, 12) + many("other", 0.0, 12))
+    assert [c.operator for c in ranked[:8]].count("top") >= 6

@@ -47,6 +47,8 @@ class Candidate:
     depth: int = 1
     parent: str = ""
     """The description of the edit this one was made on top of (depth 2)."""
+    hypothesis: float = 0.0
+    """How strongly the diagnosis's hypotheses point at this edit's taxonomy id (1: the first hypothesis's)."""
 
 
 class EditSource(Protocol):
@@ -86,6 +88,7 @@ class RecipeEdits:
                         description=f"the recipe {hypothesis.recipe} of hypothesis #{rank + 1}",
                         source=edit,
                         priority=priority(evidence, "recipe", hypothesis.pattern, line, recipe=True),
+                        hypothesis=evidence.hypothesis_weight("recipe", hypothesis.pattern),
                         why=evidence.why("recipe", hypothesis.pattern, line),
                     )
                 )
@@ -110,6 +113,7 @@ class OperatorEdits:
                 description=e.description,
                 source=e.source,
                 priority=priority(evidence, e.operator, e.label, e.line, launch_lines=launches, cue=e.cue),
+                hypothesis=evidence.hypothesis_weight(e.operator, e.label),
                 why=evidence.why(e.operator, e.label, e.line, e.cue),
             )
             for e in edits(program)
@@ -118,7 +122,8 @@ class OperatorEdits:
 
 def diversified(found: list[Candidate]) -> list[Candidate]:
     """Best first, each candidate's priority lowered by SAME_OPERATOR_PENALTY for every better one of its operator
-    (so the families take turns); ties: the operator with fewer candidates first (the more specific edit)."""
+    (so the families take turns), less so the more the hypotheses point at its taxonomy id (the family of the
+    first hypothesis is not cut short); ties: the operator with fewer candidates first (the more specific edit)."""
     family: dict[str, int] = {}
     for candidate in found:
         family[candidate.operator] = family.get(candidate.operator, 0) + 1
@@ -128,7 +133,8 @@ def diversified(found: list[Candidate]) -> list[Candidate]:
     for candidate in ranked:
         k = seen.get(candidate.operator, 0)
         seen[candidate.operator] = k + 1
-        out.append(replace(candidate, priority=candidate.priority - SAME_OPERATOR_PENALTY * k))
+        penalty = SAME_OPERATOR_PENALTY * k * (1.0 - 0.75 * min(1.0, candidate.hypothesis))
+        out.append(replace(candidate, priority=candidate.priority - penalty))
     out.sort(key=lambda c: (-round(c.priority, 6), family[c.operator]))
     return out
 

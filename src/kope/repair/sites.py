@@ -43,6 +43,13 @@ RELATED: dict[str, tuple[str, ...]] = {
     "divisor": ("wrong-constant", "wrong-epsilon"),
     "upcast": ("wrong-constant", "numerical-instability", "dtype-mismatch"),
     "advance-stride": ("loop-bound", "missing-batch-offset"),
+    "reduction-swap": ("wrong-reduction-init", "padding-in-reduction", "index-shift"),
+    "index-scalar": ("index-shift", "missing-batch-offset", "loop-bound"),
+    "block-scale": ("grid-too-small", "index-shift", "missing-batch-offset"),
+    "mask-clause": ("missing-mask", "mask-off-by-one"),
+    "accumulate": ("wrong-reduction-init",),
+    "nested-factor": ("wrong-normalizer", "wrong-epsilon"),
+    "host-dtype": ("precision-loss", "index-shift"),
 }
 """Operator -> other taxonomy ids its edits often repair (counted at half weight)."""
 

@@ -51,6 +51,13 @@ ORDER = (
     "advance-stride",
     "divisor",
     "upcast",
+    "reduction-swap",
+    "index-scalar",
+    "block-scale",
+    "mask-clause",
+    "accumulate",
+    "nested-factor",
+    "host-dtype",
 )
 """The registry's order; an operator missing here comes after these."""
 

@@ -239,3 +239,50 @@ def _operands(expr: ast.expr) -> list[ast.expr]:
     if isinstance(expr, ast.Call) and call_name(expr).startswith("tl.") and len(expr.args) == 1 and not expr.keywords:
         return [expr.args[0]]
     return []
+
+
+def _nested_sites(value: ast.expr) -> Iterator[ast.expr]:
+    """The parts of a computed value a factor is often missing from: the operands of its arithmetic and the
+    arguments of the calls in it (a `tl.where` branch, a `tl.sigmoid` argument), not names or literals alone."""
+    for node in ast.walk(value):
+        if node is value:
+            continue
+        if isinstance(node, ast.BinOp | ast.Call) or (isinstance(node, ast.Name) and _in_call_argument(value, node)):
+            yield node
+
+
+def _in_call_argument(value: ast.expr, target: ast.expr) -> bool:
+    return any(isinstance(c, ast.Call) and any(a is target for a in c.args) for c in ast.walk(value))
+
+
+@operator("nested-factor", "wrong-constant")
+def nested_factor(program: Program) -> Iterator[Edit]:
+    """A factor missing inside a computed value: a term, a branch of a `tl.where` or a function's argument
+    multiplied by 0.5, 2, an unused formula constant, or a formula parameter passed to the kernel (`beta`)."""
+    used = {n.value for n in ast.walk(program.tree) if isinstance(n, ast.Constant) and isinstance(n.value, float)}
+    constants = [c for c in (0.5, 2.0, *program.reference_constants) if c not in used or c in (0.5, 2.0)]
+    seen: set[int] = set()
+    for kernel, value in _stored_values(program):
+        factors = [repr(c) for c in dict.fromkeys(constants)] + _value_scalars(program, kernel)
+        for site in _nested_sites(value):
+            if id(site) in seen:
+                continue
+            seen.add(id(site))
+            for factor in factors:
+                new = f"({factor} * {program.code(site)})"
+                yield edit_at(program, "nested-factor", site, new, f"`{program.code(site)}` -> `{new}`")
+
+
+@operator("host-dtype", "dtype-mismatch")
+def host_dtype(program: Program) -> Iterator[Edit]:
+    """A tensor reinterpreted on the host (`t.view(torch.int32)`) converted instead (`t.to(torch.int32)`)."""
+    for node in program.host_nodes():
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "view"
+            and len(node.args) == 1
+            and "torch." in ast.unparse(node.args[0])
+        ):
+            new = f"{program.code(node.func.value)}.to({program.code(node.args[0])})"
+            yield edit_at(program, "host-dtype", node, new, f"`{program.code(node)}` -> `{new}`")

@@ -90,3 +90,33 @@ def compare_operand(program: Program) -> Iterator[Edit]:
                         f"bound `{bound}` -> `{other}` in `{program.code(compare)}`",
                     )
                     yield replace(edit, cue=cue)
+
+
+def _clauses(expr: ast.expr) -> list[ast.expr]:
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.BitAnd):
+        return _clauses(expr.left) + _clauses(expr.right)
+    return [expr]
+
+
+@operator("mask-clause", "uninitialized-output")
+def mask_clause(program: Program) -> Iterator[Edit]:
+    """A clause dropped from a store's mask `a & b` (written inline or bound to a name): an extra condition that
+    keeps part of the output unwritten."""
+    for kernel in program.kernels:
+        assigned = assignments(kernel)
+        for node in ast.walk(kernel):
+            if not (isinstance(node, ast.Call) and call_name(node) == "tl.store"):
+                continue
+            mask = keyword_of(node, "mask")
+            expr = mask.value if mask is not None else (node.args[2] if len(node.args) > 2 else None)
+            if isinstance(expr, ast.Name) and assigned.get(expr.id):
+                expr = assigned[expr.id][-1].value
+            if expr is None:
+                continue
+            clauses = _clauses(expr)
+            if len(clauses) < 2:
+                continue
+            for dropped in clauses:
+                kept = " & ".join(f"({program.code(c)})" for c in clauses if c is not dropped)
+                description = f"mask `{program.code(expr)}` without `{program.code(dropped)}`"
+                yield edit_at(program, "mask-clause", expr, kept, description)

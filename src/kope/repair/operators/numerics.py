@@ -32,3 +32,23 @@ def upcast(program: Program) -> Iterator[Edit]:
     for _, node in program.kernel_nodes():
         if isinstance(node, ast.Call) and call_name(node) == "tl.load":
             yield edit_at(program, "upcast", node, f"{program.code(node)}.to(tl.float32)", "the load upcast to float32")
+
+
+_OPPOSITE = {
+    "min": "max",
+    "max": "min",
+    "minimum": "maximum",
+    "maximum": "minimum",
+    "argmin": "argmax",
+    "argmax": "argmin",
+}
+
+
+@operator("reduction-swap", "numerical-instability")
+def reduction_swap(program: Program) -> Iterator[Edit]:
+    """`tl.min` <-> `tl.max` (and `minimum`/`maximum`, `argmin`/`argmax`): a softmax shifted by the row minimum."""
+    for _, node in program.kernel_nodes():
+        name = call_name(node)
+        if isinstance(node, ast.Call) and name.startswith("tl.") and name[3:] in _OPPOSITE:
+            new = f"tl.{_OPPOSITE[name[3:]]}"
+            yield edit_at(program, "reduction-swap", node.func, new, f"`{name}` -> `{new}` (line {node.lineno})")

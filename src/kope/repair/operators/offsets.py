@@ -294,3 +294,49 @@ def _depends_on(kernel: ast.FunctionDef, expr: ast.expr, var: str) -> bool:
                 return True
             stack += list(used)
     return False
+
+
+def _constexprs(kernel: ast.FunctionDef) -> list[str]:
+    return [a.arg for a in kernel.args.args if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)]
+
+
+@operator("index-scalar", "wrong-stride")
+def index_scalar(program: Program) -> Iterator[Edit]:
+    """A scalar or block-size parameter scaling an index replaced by another (`o * kernel_size` for `o * stride`):
+    the factors of products in the kernel's index arithmetic."""
+    for kernel in program.kernels:
+        names = [*program.scalars(kernel), *_constexprs(kernel)]
+        ranges = _arange_names(kernel)
+        indexed = {id(n) for e in address_exprs(kernel) for n in ast.walk(e)}
+        for name, assigns in assignments(kernel).items():
+            if name in ranges:
+                indexed |= {id(n) for a in assigns for n in ast.walk(a.value)}
+        for node in ast.walk(kernel):
+            if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and id(node) in indexed):
+                continue
+            for side in (node.left, node.right):
+                if isinstance(side, ast.Name) and side.id in names:
+                    for other in names:
+                        if other != side.id:
+                            description = f"`{program.code(node)}`: `{side.id}` -> `{other}`"
+                            yield edit_at(program, "index-scalar", side, other, description)
+
+
+@operator("block-scale", "uninitialized-output")
+def block_scale(program: Program) -> Iterator[Edit]:
+    """A program id used unscaled as the start of a block of indices (`pid + tl.arange(0, B)`) multiplied by a
+    block size: the programs' blocks overlap otherwise and part of the output is never written."""
+    for kernel in program.kernels:
+        direct = [n for n, a in assignments(kernel).items() if any("program_id" in ast.unparse(x.value) for x in a)]
+        blocks = _constexprs(kernel)
+        for assigns in assignments(kernel).values():
+            for a in assigns:
+                if "arange" not in ast.unparse(a.value):
+                    continue
+                for term in terms_of(a.value):
+                    if isinstance(term, ast.Name) and term.id in direct:
+                        for block in blocks:
+                            new = f"{term.id} * {block}"
+                            yield edit_at(
+                                program, "block-scale", term, new, f"`{term.id}` -> `{new}` (line {term.lineno})"
+                            )

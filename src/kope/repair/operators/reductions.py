@@ -186,3 +186,33 @@ def scan_kind(program: Program) -> Iterator[Edit]:
         ):
             new = program.code(node.left)
             yield edit_at(program, "scan-kind", node, new, f"exclusive -> inclusive: `{new}`")
+
+
+@operator("accumulate", "accumulator-reset")
+def accumulate(program: Program) -> Iterator[Edit]:
+    """A running value overwritten in its loop (`carry = p`) combined with itself instead (`carry = carry * p`,
+    `+`, `tl.maximum`, `tl.minimum`): the name is set before the loop and read after it."""
+    for kernel in program.kernels:
+        assigned = assignments(kernel)
+        for loop in (n for n in ast.walk(kernel) if isinstance(n, ast.For)):
+            for statement in loop.body:
+                if not (
+                    isinstance(statement, ast.Assign)
+                    and len(statement.targets) == 1
+                    and isinstance(statement.targets[0], ast.Name)
+                ):
+                    continue
+                name = statement.targets[0].id
+                before = [a for a in assigned.get(name, []) if a.lineno < loop.lineno]
+                if not before or name in names_in(statement.value):
+                    continue
+                value = program.code(statement.value)
+                for new in (
+                    f"{name} * ({value})",
+                    f"{name} + ({value})",
+                    f"tl.maximum({name}, {value})",
+                    f"tl.minimum({name}, {value})",
+                ):
+                    yield edit_at(
+                        program, "accumulate", statement.value, new, f"`{name} = {value}` -> `{name} = {new}`"
+                    )
