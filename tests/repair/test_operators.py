@@ -536,3 +536,28 @@ def test_nested_factor_multiplies_a_branch_or_an_argument() -> None:
 def test_host_dtype_converts_instead_of_reinterpreting() -> None:
     (edit,) = of("host-dtype", RUNNING)
     assert changed(edit, RUNNING)[1] == "return out, idx.to(torch.int32)"
+
+
+def test_edits_and_their_order_do_not_depend_on_the_string_hash_seed() -> None:
+    # The search breaks ties by the order of the edits: a set's order would make runs irreproducible.
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import sys; sys.path.insert(0, 'tests/repair'); import test_operators as t\n"
+        "from kope.repair.operators import Program, edits\n"
+        "for s in (t.KERNEL, t.TWO_D, t.CONV, t.RUNNING):\n"
+        "    print([(e.operator, e.line, e.description) for e in edits(Program.parse(s))])\n"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        ).stdout
+        for seed in ("1", "2", "3")
+    }
+    assert len(outputs) == 1

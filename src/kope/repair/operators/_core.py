@@ -253,7 +253,7 @@ def feeding(kernel: ast.FunctionDef, pointer: ast.expr) -> list[ast.expr]:
             continue
         seen.add(id(expr))
         found.append(expr)
-        for used in names_in(expr):
+        for used in sorted(names_in(expr)):
             for a in assigned.get(used, []):
                 if isinstance(a.value, ast.BinOp | ast.Name):
                     stack.append(a.value)
@@ -268,6 +268,31 @@ def address_exprs(kernel: ast.FunctionDef) -> Iterator[ast.expr]:
             if id(expr) not in seen:
                 seen.add(id(expr))
                 yield expr
+
+
+def swapped(program: Program, a: ast.AST, b: ast.AST) -> tuple[ast.AST, str, str, str]:
+    """The source with the texts of two nodes exchanged: (the earlier node, the new source, its text, the other's)."""
+    first, second = sorted((a, b), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
+    s1, e1 = program.span(first)
+    s2, e2 = program.span(second)
+    text = program.text
+    return first, text[:s1] + text[s2:e2] + text[e1:s2] + text[s1:e1] + text[e2:], text[s1:e1], text[s2:e2]
+
+
+def stored_results(program: Program) -> Iterator[tuple[ast.FunctionDef, ast.stmt | ast.expr, ast.expr]]:
+    """(kernel, node, value) for every value a kernel stores (`tl.store(p, v)`, without a final `.to(...)`) and
+    every value a `@triton.jit` helper returns (its caller stores it)."""
+    for kernel in program.kernels:
+        for node in ast.walk(kernel):
+            if isinstance(node, ast.Return) and node.value is not None:
+                value = node.value
+            elif isinstance(node, ast.Call) and call_name(node) == "tl.store" and len(node.args) >= 2:
+                value = node.args[1]
+            else:
+                continue
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to":
+                value = value.func.value
+            yield kernel, node, value
 
 
 def terms_of(expr: ast.expr) -> list[ast.expr]:

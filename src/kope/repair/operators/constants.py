@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from kope.repair.formulas import MATH
-from kope.repair.operators._core import Edit, Program, assignments, edit_at, operator, params_of
+from kope.repair.operators._core import Edit, Program, assignments, edit_at, operator, params_of, stored_results
 from kope.source import call_name
 
 
@@ -95,29 +95,20 @@ def _stored_values(program: Program, depth: int = 2) -> Iterator[tuple[ast.Funct
     """The values kernels store, then the right-hand sides of the last assignments of the names they use, up to
     `depth` assignments back (`soft` in `y = tl.where(c, x, soft)`; `tl.store(p, y)`); a `@triton.jit` helper's
     returned value counts as stored."""
-    for kernel in program.kernels:
+    for kernel, node, value in stored_results(program):
         assigned = assignments(kernel)
-        for node in ast.walk(kernel):
-            if isinstance(node, ast.Return) and node.value is not None:
-                value = node.value  # a helper's result is stored by its caller
-            elif isinstance(node, ast.Call) and call_name(node) == "tl.store" and len(node.args) >= 2:
-                value = node.args[1]
-            else:
-                continue
-            if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to":
-                value = value.func.value
-            yield kernel, value
-            frontier, seen = [value], {id(value)}
-            for _ in range(depth):
-                following = []
-                for expr in frontier:
-                    for name in sorted(n.id for n in ast.walk(expr) if isinstance(n, ast.Name)):
-                        earlier = [a for a in assigned.get(name, []) if a.lineno < node.lineno]
-                        if earlier and id(earlier[-1].value) not in seen:
-                            seen.add(id(earlier[-1].value))
-                            following.append(earlier[-1].value)
-                            yield kernel, earlier[-1].value
-                frontier = following
+        yield kernel, value
+        frontier, seen = [value], {id(value)}
+        for _ in range(depth):
+            following = []
+            for expr in frontier:
+                for name in sorted(n.id for n in ast.walk(expr) if isinstance(n, ast.Name)):
+                    earlier = [a for a in assigned.get(name, []) if a.lineno < node.lineno]
+                    if earlier and id(earlier[-1].value) not in seen:
+                        seen.add(id(earlier[-1].value))
+                        following.append(earlier[-1].value)
+                        yield kernel, earlier[-1].value
+            frontier = following
 
 
 def _value_scalars(program: Program, kernel: ast.FunctionDef) -> list[str]:
@@ -203,32 +194,23 @@ def divisor(program: Program) -> Iterator[Edit]:
 def drop_operation(program: Program) -> Iterator[Edit]:
     """An extra operation on a result just before its store taken away: the stored value, or the last
     assignment of the stored name, replaced by one of its operands."""
-    for kernel in program.kernels:
+    for kernel, node, value in stored_results(program):
         assigned = assignments(kernel)
-        for node in ast.walk(kernel):
-            if isinstance(node, ast.Return) and node.value is not None:
-                value = node.value  # a helper's result is stored by its caller
-            elif isinstance(node, ast.Call) and call_name(node) == "tl.store" and len(node.args) >= 2:
-                value = node.args[1]
-            else:
-                continue
-            if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to":
-                value = value.func.value
-            targets: list[ast.expr] = [value]
-            if isinstance(value, ast.Name):
-                earlier = [a for a in assigned.get(value.id, []) if a.lineno < node.lineno]
-                if earlier:
-                    targets.append(earlier[-1].value)
-            for target in targets:
-                for operand in _operands(target):
-                    new = program.code(operand)
-                    yield edit_at(
-                        program,
-                        "drop-operation",
-                        target,
-                        f"({new})" if isinstance(operand, ast.BinOp) else new,
-                        f"`{program.code(target)}` -> `{new}`",
-                    )
+        targets: list[ast.expr] = [value]
+        if isinstance(value, ast.Name):
+            earlier = [a for a in assigned.get(value.id, []) if a.lineno < node.lineno]
+            if earlier:
+                targets.append(earlier[-1].value)
+        for target in targets:
+            for operand in _operands(target):
+                new = program.code(operand)
+                yield edit_at(
+                    program,
+                    "drop-operation",
+                    target,
+                    f"({new})" if isinstance(operand, ast.BinOp) else new,
+                    f"`{program.code(target)}` -> `{new}`",
+                )
 
 
 def _operands(expr: ast.expr) -> list[ast.expr]:

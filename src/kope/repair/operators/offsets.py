@@ -117,22 +117,28 @@ def _pid_indices(kernel: ast.FunctionDef, pids: set[str], direct: list[str], poi
 
 def _pid_roots(kernel: ast.FunctionDef, expr: ast.expr, direct: list[str]) -> set[str]:
     """The program ids (or indices made from them) an expression depends on, through the names assigned from
-    them; the first index met on each path counts."""
+    them (not through loaded values); the first index met on each path counts."""
+    return reached(kernel, expr, set(direct), through_loads=False)
+
+
+def reached(kernel: ast.FunctionDef, expr: ast.expr, targets: set[str], *, through_loads: bool) -> set[str]:
+    """The `targets` an expression uses, directly or through the names assigned before it (transitively),
+    stopping at the first target on each path; `through_loads=False` does not follow a loaded value."""
     assigned = assignments(kernel)
     found: set[str] = set()
     seen: set[str] = set()
-    stack = list(names_in(expr))
+    stack = sorted(names_in(expr))
     while stack:
         name = stack.pop()
         if name in seen:
             continue
         seen.add(name)
-        if name in direct:
+        if name in targets:
             found.add(name)
             continue
         for a in assigned.get(name, []):
-            if "load(" not in ast.unparse(a.value):
-                stack += list(names_in(a.value))
+            if through_loads or "load(" not in ast.unparse(a.value):
+                stack += sorted(names_in(a.value))
     return found
 
 
@@ -260,7 +266,7 @@ def loop_offset(program: Program) -> Iterator[Edit]:
             for node in (n for s in loop.body for n in ast.walk(s)):
                 if isinstance(node, ast.Call) and call_name(node) == "tl.load" and node.args:
                     address = node.args[0]
-                    if var in names_in(address) or _depends_on(kernel, address, var):
+                    if reached(kernel, address, {var}, through_loads=True):
                         continue
                     cue = f"the load `{program.code(address)}` does not change with the loop's `{var}`"
                     for index in (n for n in ast.walk(address) if _is_index(n, ranges)):
@@ -276,24 +282,6 @@ def _is_index(node: ast.AST, ranges: set[str]) -> bool:
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
         return node.value.id in ranges
     return isinstance(node, ast.Name) and node.id in ranges
-
-
-def _depends_on(kernel: ast.FunctionDef, expr: ast.expr, var: str) -> bool:
-    """Whether an expression uses a name assigned from `var` (transitively)."""
-    assigned = assignments(kernel)
-    seen: set[str] = set()
-    stack = list(names_in(expr))
-    while stack:
-        name = stack.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        for a in assigned.get(name, []):
-            used = names_in(a.value)
-            if var in used:
-                return True
-            stack += list(used)
-    return False
 
 
 def _constexprs(kernel: ast.FunctionDef) -> list[str]:

@@ -16,6 +16,7 @@ from kope.repair.operators._core import (
     names_in,
     operator,
     params_of,
+    swapped,
     terms_of,
 )
 
@@ -59,17 +60,13 @@ def stride_argument(program: Program) -> Iterator[Edit]:
                     )
         for (_, a, sa), (_, b, sb) in itertools.combinations(strides, 2):
             if sa[0] == sb[0] and sa != sb:
-                first, second = sorted((a, b), key=lambda n: (n.lineno, n.col_offset))
-                s1, e1 = program.span(first)
-                s2, e2 = program.span(second)
-                text = program.text
-                swapped = text[:s1] + text[s2:e2] + text[e1:s2] + text[s1:e1] + text[e2:]
+                first, new, one, two = swapped(program, a, b)
                 yield Edit(
                     "stride-argument",
                     "wrong-stride",
-                    first.lineno,
-                    f"swap launch arguments `{text[s1:e1]}` and `{text[s2:e2]}`",
-                    swapped,
+                    getattr(first, "lineno", 0),
+                    f"swap launch arguments `{one}` and `{two}`",
+                    new,
                 )
 
 
@@ -99,17 +96,13 @@ def stride_swap(program: Program) -> Iterator[Edit]:
             for a, b in itertools.combinations(used, 2):
                 if a.id == b.id:
                     continue
-                first, second = sorted((a, b), key=lambda n: (n.lineno, n.col_offset))
-                s1, e1 = program.span(first)
-                s2, e2 = program.span(second)
-                text = program.text
-                swapped = text[:s1] + text[s2:e2] + text[e1:s2] + text[s1:e1] + text[e2:]
+                first, new, _, _ = swapped(program, a, b)
                 yield Edit(
                     "stride-swap",
                     "wrong-stride",
-                    first.lineno,
+                    getattr(first, "lineno", 0),
                     f"swap `{a.id}` and `{b.id}` in `{ast.unparse(expr)}`",
-                    swapped,
+                    new,
                 )
 
 
