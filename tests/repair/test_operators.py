@@ -547,7 +547,9 @@ def test_edits_and_their_order_do_not_depend_on_the_string_hash_seed() -> None:
     script = (
         "import sys; sys.path.insert(0, 'tests/repair'); import test_operators as t\n"
         "from kope.repair.operators import Program, edits\n"
-        "for s in (t.KERNEL, t.TWO_D, t.CONV, t.RUNNING):\n"
+        "from pathlib import Path\n"
+        "examples = [Path('src/kope/corpora/examples') / f'{n}.py' for n in ('accumulator-reset', 'wrong-stride')]\n"
+        "for s in [t.KERNEL, t.TWO_D, t.CONV, t.RUNNING] + [p.read_text() for p in examples]:\n"
         "    print([(e.operator, e.line, e.description) for e in edits(Program.parse(s))])\n"
     )
     outputs = {
