@@ -104,7 +104,7 @@ def test_families_take_turns_but_the_first_hypothesis_is_not_cut_short() -> None
 
     def many(operator: str, hypothesis: float, n: int) -> list[Candidate]:
         return [
-            Candidate(operator, "x", i, f"{operator} {i}", f"{operator}{i}", priority=2.0, hypothesis=hypothesis)
+            Candidate(operator, operator, i, f"{operator} {i}", f"{operator}{i}", priority=2.0, hypothesis=hypothesis)
             for i in range(n)
         ]
 

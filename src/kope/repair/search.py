@@ -121,9 +121,10 @@ class OperatorEdits:
 
 
 def diversified(found: list[Candidate]) -> list[Candidate]:
-    """Best first, each candidate's priority lowered by SAME_OPERATOR_PENALTY for every better one of its operator
-    (so the families take turns), less so the more the hypotheses point at its taxonomy id (the family of the
-    first hypothesis is not cut short); ties: the operator with fewer candidates first (the more specific edit)."""
+    """Best first, each candidate's priority lowered by SAME_OPERATOR_PENALTY for every better one of its taxonomy
+    id, whichever operator made it (so the bug families take turns), less so the more the hypotheses point at that
+    id (the family of the first hypothesis is not cut short); ties: the operator with fewer candidates first (the
+    more specific edit)."""
     family: dict[str, int] = {}
     for candidate in found:
         family[candidate.operator] = family.get(candidate.operator, 0) + 1
@@ -131,8 +132,8 @@ def diversified(found: list[Candidate]) -> list[Candidate]:
     seen: dict[str, int] = {}
     out = []
     for candidate in ranked:
-        k = seen.get(candidate.operator, 0)
-        seen[candidate.operator] = k + 1
+        k = seen.get(candidate.label, 0)
+        seen[candidate.label] = k + 1
         penalty = SAME_OPERATOR_PENALTY * k * (1.0 - 0.75 * min(1.0, candidate.hypothesis))
         out.append(replace(candidate, priority=candidate.priority - penalty))
     out.sort(key=lambda c: (-round(c.priority, 6), family[c.operator]))

@@ -58,8 +58,9 @@ CUE_WEIGHT = 2.5
 high as the first, so that a bug the diagnosis does not name is still tried early where the code says so."""
 
 SAME_OPERATOR_PENALTY = 0.35
-"""Subtracted from a candidate's priority for each better-ranked candidate of the same operator: one operator
-with many sites does not use the whole budget before the other families are tried."""
+"""Subtracted from a candidate's priority for each better-ranked candidate of the same taxonomy id (scaled down
+the more the hypotheses name that id): one family with many sites does not use the whole budget before the
+others are tried."""
 
 LAYOUT_FEATURES = (
     "prefix_correct",

@@ -9,7 +9,16 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from kope.repair.formulas import MATH
-from kope.repair.operators._core import Edit, Program, assignments, edit_at, operator, params_of, stored_results
+from kope.repair.operators._core import (
+    Edit,
+    Program,
+    assignments,
+    edit_at,
+    names_in,
+    operator,
+    params_of,
+    stored_results,
+)
 from kope.source import call_name
 
 
@@ -120,16 +129,43 @@ def _value_scalars(program: Program, kernel: ast.FunctionDef) -> list[str]:
         return [
             s for k in program.kernels if program.launch_arguments(k) for s in _value_scalars(program, k) if s in names
         ]
+    sizes = _host_sizes(program)
     found = []
     for name in program.scalars(kernel):
         arg = launched.get(name)
-        text = ast.unparse(arg) if arg is not None else ""
-        if arg is None or any(s in text for s in (".shape", "numel", "size(", "len(", "//")):
+        if arg is None or _is_size(arg, sizes):
             continue
         if isinstance(arg, ast.Constant) and not isinstance(arg.value, float):
             continue
         found.append(name)
     return found
+
+
+_SIZE_MARKS = (".shape", "numel", "size(", "len(", "//", "cdiv", "next_power_of_2", ".stride(")
+
+
+def _is_size(arg: ast.expr, sizes: set[str]) -> bool:
+    text = ast.unparse(arg)
+    return any(mark in text for mark in _SIZE_MARKS) or bool(names_in(arg) & sizes)
+
+
+def _host_sizes(program: Program) -> set[str]:
+    """Host names bound to sizes (`M, K = x.shape`, `n = x.numel()`, `half = width // 2`), transitively."""
+    sizes: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for node in program.host_nodes():
+            if not isinstance(node, ast.Assign):
+                continue
+            if not _is_size(node.value, sizes):
+                continue
+            for target in node.targets:
+                for name in names_in(target):
+                    if name not in sizes:
+                        sizes.add(name)
+                        changed = True
+    return sizes
 
 
 SIMPLE_FACTORS = (0.5, 2.0, 0.25, 4.0)
