@@ -190,6 +190,8 @@ class Diagnoser:
                 )
             )
         if failing and failing[0].error_kind is None and failing[0].visible:
+            # The visible case with its sizes made equal, random then symmetric inputs: right on square shapes,
+            # a stride or broadcast of the wrong dimension; right only on symmetric operands, one read transposed.
             square = square_cases(cases)
             runs.append(
                 ("trying square sizes", lambda: (self._probe_list(task, candidate, options, square, "layout"), []))
@@ -234,25 +236,12 @@ class Diagnoser:
         self, diagnosis: Diagnosis, task: Task, candidate: Path, options: EvalOptions, cases: list[Case]
     ) -> None:
         """Rerun the visible case with structured inputs (ones, zeros, arange, one-hot, x100)."""
-        self._probe(diagnosis, task, candidate, options, structured_cases(cases), "inputs")
-
-    def _layout(
-        self, diagnosis: Diagnosis, task: Task, candidate: Path, options: EvalOptions, cases: list[Case]
-    ) -> None:
-        """Rerun the visible case with its sizes made equal, with random then symmetric inputs: a kernel right
-        on square shapes uses a stride or a broadcast of the wrong dimension; right only on symmetric
-        operands, it reads one transposed."""
-        self._probe(diagnosis, task, candidate, options, square_cases(cases), "layout")
-
-    def _probe(
-        self, diagnosis: Diagnosis, task: Task, candidate: Path, options: EvalOptions, probes: list[Case], kind: str
-    ) -> None:
-        """Run probe cases once, without the gates, and record each as a `Probe` named `KIND CASE`."""
-        diagnosis.probes.extend(self._probe_list(task, candidate, options, probes, kind))
+        diagnosis.probes.extend(self._probe_list(task, candidate, options, structured_cases(cases), "inputs"))
 
     def _probe_list(
         self, task: Task, candidate: Path, options: EvalOptions, probes: list[Case], kind: str
     ) -> list[Probe]:
+        """Run probe cases once, without the gates: one `Probe` named `KIND CASE` each."""
         if not probes:
             return []
         quick = _replace(options, trials=1, integrity=False)

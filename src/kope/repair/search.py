@@ -32,7 +32,7 @@ from kope.evaluate import EvalOptions, EvalResult, Evaluator
 from kope.knowledge.recipes import apply
 from kope.loop import Score, content_hash, version_score
 from kope.repair.operators import Program, edits
-from kope.repair.sites import SAME_OPERATOR_PENALTY, Evidence, priority
+from kope.repair.sites import Evidence, family_penalty, priority
 
 
 @dataclass(frozen=True)
@@ -121,10 +121,9 @@ class OperatorEdits:
 
 
 def diversified(found: list[Candidate]) -> list[Candidate]:
-    """Best first, each candidate's priority lowered by SAME_OPERATOR_PENALTY for every better one of its taxonomy
-    id, whichever operator made it (so the bug families take turns), less so the more the hypotheses point at that
-    id (the family of the first hypothesis is not cut short); ties: the operator with fewer candidates first (the
-    more specific edit)."""
+    """Best first, each candidate's priority lowered for every better one of its taxonomy id, whichever operator
+    made it (`kope.repair.sites.family_penalty`: the bug families take turns, the first hypothesis's keeps most of
+    its lead); ties: the operator with fewer candidates first (the more specific edit)."""
     family: dict[str, int] = {}
     for candidate in found:
         family[candidate.operator] = family.get(candidate.operator, 0) + 1
@@ -134,8 +133,7 @@ def diversified(found: list[Candidate]) -> list[Candidate]:
     for candidate in ranked:
         k = seen.get(candidate.label, 0)
         seen[candidate.label] = k + 1
-        penalty = SAME_OPERATOR_PENALTY * k * (1.0 - 0.75 * min(1.0, candidate.hypothesis))
-        out.append(replace(candidate, priority=candidate.priority - penalty))
+        out.append(replace(candidate, priority=candidate.priority - family_penalty(k, candidate.hypothesis)))
     out.sort(key=lambda c: (-round(c.priority, 6), family[c.operator]))
     return out
 
