@@ -8,6 +8,7 @@ kept byte for byte.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -36,6 +37,8 @@ class Program:
     reference_constants: list[float] = field(default_factory=list)
     scale: float | None = None
     """The diagnosis's `scale` (output = scale x reference), when it measured one."""
+    _per_kernel: dict[tuple[str, int], list[str]] = field(default_factory=dict, repr=False, compare=False)
+    """`strides` and `scalars` by kernel: every operator asks for them, often once per site."""
 
     @classmethod
     def parse(cls, text: str, reference: str = "", *, scale: float | None = None) -> Program | None:
@@ -64,21 +67,23 @@ class Program:
 
     def strides(self, kernel: ast.FunctionDef) -> list[str]:
         """Stride parameters: named so, or passed `t.stride(i)` at a launch (`sxb`, `s_q`...)."""
-        launched = self.launch_arguments(kernel)
-        return [
-            p
-            for p in params_of(kernel)
-            if "stride" in p.lower() or (p in launched and ".stride(" in ast.unparse(launched[p]))
-        ]
+        key = ("strides", id(kernel))
+        if key not in self._per_kernel:
+            launched = self.launch_arguments(kernel)
+            self._per_kernel[key] = [
+                p
+                for p in params_of(kernel)
+                if "stride" in p.lower() or (p in launched and ".stride(" in ast.unparse(launched[p]))
+            ]
+        return list(self._per_kernel[key])
 
     def scalars(self, kernel: ast.FunctionDef) -> list[str]:
         """Scalar parameters: neither pointers (bare terms of an address), strides nor `tl.constexpr`."""
-        pointers = pointers_of(kernel)
-        strides = set(self.strides(kernel))
-        constexpr = {
-            a.arg for a in kernel.args.args if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)
-        }
-        return [p for p in params_of(kernel) if p not in pointers and p not in strides and p not in constexpr]
+        key = ("scalars", id(kernel))
+        if key not in self._per_kernel:
+            excluded = pointers_of(kernel) | set(self.strides(kernel)) | set(constexprs_of(kernel))
+            self._per_kernel[key] = [p for p in params_of(kernel) if p not in excluded]
+        return list(self._per_kernel[key])
 
     @property
     def text(self) -> str:
@@ -188,19 +193,31 @@ def params_of(kernel: ast.FunctionDef) -> list[str]:
     return [a.arg for a in kernel.args.args]
 
 
-def pointers_of(kernel: ast.FunctionDef) -> set[str]:
+def constexprs_of(kernel: ast.FunctionDef) -> list[str]:
+    """Parameters annotated `tl.constexpr` (block sizes, flags)."""
+    return [a.arg for a in kernel.args.args if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)]
+
+
+# The per-kernel analyses below are asked for by every operator, often once per site; they are cached by the
+# kernel's node (identity), a bounded number of kernels at a time. Their results are shared: do not mutate them.
+
+
+@functools.lru_cache(maxsize=256)
+def pointers_of(kernel: ast.FunctionDef) -> frozenset[str]:
     """Parameters that appear as a bare term of an address expression (the base of a load or store)."""
     params = set(params_of(kernel))
-    return {
+    return frozenset(
         t.id for expr in address_exprs(kernel) for t in terms_of(expr) if isinstance(t, ast.Name) and t.id in params
-    }
+    )
 
 
 def names_in(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
+@functools.lru_cache(maxsize=256)
 def assignments(kernel: ast.FunctionDef) -> dict[str, list[ast.Assign]]:
+    """Single-name assignments by name, in source order."""
     found: dict[str, list[ast.Assign]] = {}
     for node in ast.walk(kernel):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
@@ -260,14 +277,17 @@ def feeding(kernel: ast.FunctionDef, pointer: ast.expr) -> list[ast.expr]:
     return found
 
 
-def address_exprs(kernel: ast.FunctionDef) -> Iterator[ast.expr]:
+@functools.lru_cache(maxsize=256)
+def address_exprs(kernel: ast.FunctionDef) -> tuple[ast.expr, ...]:
     """The address expressions of the kernel's loads and stores, and the values assigned to names used as such."""
     seen: set[int] = set()
+    found: list[ast.expr] = []
     for access in memory_accesses(kernel):
         for expr in feeding(kernel, access.args[0]):
             if id(expr) not in seen:
                 seen.add(id(expr))
-                yield expr
+                found.append(expr)
+    return tuple(found)
 
 
 def swapped(program: Program, a: ast.AST, b: ast.AST) -> tuple[ast.AST, str, str, str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
 from kope.repair.operators._core import (
@@ -11,6 +12,7 @@ from kope.repair.operators._core import (
     Program,
     address_exprs,
     assignments,
+    constexprs_of,
     edit_at,
     feeding,
     memory_accesses,
@@ -78,7 +80,7 @@ def offset_term(program: Program) -> Iterator[Edit]:
                     )
 
 
-def _lacking(kernel: ast.FunctionDef, indices: list[str], pointers: set[str]) -> dict[int, list[str]]:
+def _lacking(kernel: ast.FunctionDef, indices: list[str], pointers: AbstractSet[str]) -> dict[int, list[str]]:
     """For the expressions feeding each memory access: the program indices every other pointer's accesses use and
     this access does not (V's address without the head `h` that Q's, K's and O's have)."""
     by_pointer: dict[str, list[tuple[ast.Call, set[str]]]] = {}
@@ -101,7 +103,7 @@ def _lacking(kernel: ast.FunctionDef, indices: list[str], pointers: set[str]) ->
     return found
 
 
-def _pid_indices(kernel: ast.FunctionDef, pids: set[str], direct: list[str], pointers: set[str]) -> list[str]:
+def _pid_indices(kernel: ast.FunctionDef, pids: set[str], direct: list[str], pointers: AbstractSet[str]) -> list[str]:
     """The program ids and the scalar indices made from them (`b = pid_bh // H`, `h = pid_bh % H`), not the
     pointers and offsets built from them."""
     assigned = assignments(kernel)
@@ -284,16 +286,12 @@ def _is_index(node: ast.AST, ranges: set[str]) -> bool:
     return isinstance(node, ast.Name) and node.id in ranges
 
 
-def _constexprs(kernel: ast.FunctionDef) -> list[str]:
-    return [a.arg for a in kernel.args.args if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)]
-
-
 @operator("index-scalar", "wrong-stride")
 def index_scalar(program: Program) -> Iterator[Edit]:
     """A scalar or block-size parameter scaling an index replaced by another (`o * kernel_size` for `o * stride`):
     the factors of products in the kernel's index arithmetic."""
     for kernel in program.kernels:
-        names = [*program.scalars(kernel), *_constexprs(kernel)]
+        names = [*program.scalars(kernel), *constexprs_of(kernel)]
         ranges = _arange_names(kernel)
         indexed = {id(n) for e in address_exprs(kernel) for n in ast.walk(e)}
         for name, assigns in assignments(kernel).items():
@@ -316,7 +314,7 @@ def block_scale(program: Program) -> Iterator[Edit]:
     block size: the programs' blocks overlap otherwise and part of the output is never written."""
     for kernel in program.kernels:
         direct = [n for n, a in assignments(kernel).items() if any("program_id" in ast.unparse(x.value) for x in a)]
-        blocks = _constexprs(kernel)
+        blocks = constexprs_of(kernel)
         for assigns in assignments(kernel).values():
             for a in assigns:
                 if "arange" not in ast.unparse(a.value):
