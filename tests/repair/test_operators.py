@@ -563,3 +563,18 @@ def test_edits_and_their_order_do_not_depend_on_the_string_hash_seed() -> None:
         for seed in ("1", "2", "3")
     }
     assert len(outputs) == 1
+
+
+@pytest.mark.parametrize("terms", [500, 3000])
+def test_a_candidate_nested_deeper_than_the_analysis_gets_no_edits_instead_of_a_crash(terms: int) -> None:
+    # 500 terms parse but are deeper than the operators' recursion; 3000 do not even parse. A hostile (or
+    # generated) candidate must not take the repair down with a RecursionError.
+    deep = " + ".join(["cols"] * terms)
+    source = KERNEL.replace("x_row + start + cols + 1", deep)
+    program = Program.parse(source, REFERENCE)
+    if program is None:
+        assert terms == 3000
+        return
+    found = edits(program)
+    assert all(e.source != source for e in found)
+    assert {e.operator for e in found} >= {"compare-flip", "floor-to-cdiv"}  # the shallow sites are still edited

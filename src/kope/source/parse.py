@@ -131,10 +131,10 @@ class ParsedSource:
 
     @classmethod
     def parse(cls, text: str) -> Self | None:
-        """None when the text is not Python."""
+        """None when the text is not Python (or is nested too deep to parse)."""
         try:
             tree = syntax.parse(text)
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
             return None
         return cls(text, tree)
 

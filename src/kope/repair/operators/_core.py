@@ -12,6 +12,7 @@ import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from kope import syntax
 from kope.repair.formulas import constants_of_calls
 from kope.source import ParsedSource, call_name
 
@@ -128,8 +129,8 @@ def formula_constants(reference: str) -> list[float]:
     float defaults of the PyTorch functions it calls (kope.repair.formulas). The literals that only make inputs
     (`torch.randn(...) * 3.0`) are not the formula's."""
     try:
-        tree = ast.parse(reference)
-    except (SyntaxError, ValueError):
+        tree = syntax.parse(reference)
+    except (SyntaxError, ValueError, RecursionError):
         return []
     found: list[float] = []
     for part in _formula_parts(tree):
@@ -178,8 +179,8 @@ def _unstarred(call: ast.Call, params: int) -> list[ast.expr] | None:
     out: list[ast.expr] = []
     for arg in call.args:
         if isinstance(arg, ast.Starred):
-            tensor = ast.unparse(arg.value.func.value)  # type: ignore[attr-defined]
-            out += [ast.parse(f"{tensor}.stride({i})", mode="eval").body for i in range(each)]
+            tensor = arg.value.func.value  # type: ignore[attr-defined]
+            out += [ast.Call(ast.Attribute(tensor, "stride", ast.Load()), [ast.Constant(i)], []) for i in range(each)]
         else:
             out.append(arg)
     return out
@@ -342,12 +343,16 @@ def edits(program: Program, names: list[str] | None = None) -> list[Edit]:
     found: list[Edit] = []
     sources = {program.text}
     for name in names or list(OPERATORS):
-        for edit in OPERATORS[name][1](program):
+        try:
+            made = list(OPERATORS[name][1](program))
+        except RecursionError:  # nested deeper than the analysis recurses (hostile or generated): no edit of it
+            continue
+        for edit in made:
             if edit.source in sources:
                 continue
             try:
-                ast.parse(edit.source)
-            except SyntaxError:
+                syntax.parse(edit.source)
+            except (SyntaxError, ValueError, RecursionError):
                 continue
             sources.add(edit.source)
             found.append(edit)

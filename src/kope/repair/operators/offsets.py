@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
@@ -62,7 +63,7 @@ def offset_term(program: Program) -> Iterator[Edit]:
                 texts += _missing_pid_terms(expr, indices, strides)
 
             def supplies(text: str, lacking: list[str] = lacking) -> bool:
-                return bool(names_in(ast.parse(text, mode="eval")) & set(lacking))
+                return any(re.search(rf"\b{re.escape(name)}\b", text) for name in lacking)
 
             for text in sorted(dict.fromkeys(texts), key=lambda x: not supplies(x)):
                 new = f"{ast.unparse(base)} + {text}"
