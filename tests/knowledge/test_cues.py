@@ -299,3 +299,16 @@ def test_unparsable_source_has_no_cues() -> None:
 
 def test_every_cue_of_every_family_runs_in_the_listed_order() -> None:
     assert list(CUES) == list(DESCRIPTIONS) == list(ORDER), "a new cue goes into ORDER, where it should run"
+
+
+def test_a_candidate_nested_deeper_than_a_cue_recurses_gets_the_other_cues_not_a_crash() -> None:
+    deep = " + ".join(["offs"] * 400)
+    source = (
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        f"    x = tl.load(x_ptr + 0 * ({deep}) + offs)\n"
+        "    tl.store(y_ptr + offs, x)\n"
+    )
+    hits = detect(source)
+    assert isinstance(hits, list)

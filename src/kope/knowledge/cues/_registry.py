@@ -69,7 +69,11 @@ def detect(source_text: str, names: list[str] | None = None) -> list[CueHit]:
         if detector is None:
             continue
         seen: set[int] = set()
-        for node in detector(source):
+        try:
+            nodes = list(detector(source))
+        except RecursionError:  # nested deeper than the cue recurses (hostile or generated): no hit, no crash
+            continue
+        for node in nodes:
             number = getattr(node, "lineno", 0)
             if number not in seen:
                 seen.add(number)
