@@ -183,3 +183,77 @@ def test_spawn_runner_gives_the_same_result(tmp_path: Path, fast: EvalOptions) -
     with Evaluator(runner="spawn", cache_dir=tmp_path) as spawned:
         result = spawned.evaluate(SCALE_TASK, SCALE_GOOD, options=fast, which="visible")
     assert result.status == "pass"
+
+
+_SCALE_KERNEL = """
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _scale(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(y_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * 2.0, mask=mask)
+
+
+def scale(x):
+    y = torch.empty_like(x)
+    _scale[(triton.cdiv(x.numel(), 128),)](x, y, x.numel(), BLOCK=128)
+    return y
+"""
+
+
+def test_a_wrong_result_on_the_caching_probe_fails_the_case_without_a_caching_verdict(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """Right on both trials, wrong (but not stale) when called again on the first trial's storage: a wrong
+    result, which fails the case; only a stale one is output caching."""
+    candidate = tmp_path / "second_call_off.py"
+    candidate.write_text(
+        _SCALE_KERNEL
+        + """
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        y = scale(x)
+        return y + 1.0 if self.calls == 2 else y
+"""
+    )
+    result = evaluator.evaluate(SCALE_TASK, candidate, options=EvalOptions(trials=2), which=["N=257"])
+    assert result.status == "fail", (result.status, result.error)
+    assert not [f for f in result.integrity.findings if f.rule == "output-caching"]
+    assert result.cases[0].trials == 2 and result.cases[0].mismatch_count == 257
+
+
+def test_a_cached_output_nudged_off_the_old_result_still_cannot_pass(evaluator: Evaluator, tmp_path: Path) -> None:
+    """An attacker who read the staleness check returns its cached output shifted: not stale, so not called
+    caching, but wrong on the probe, so the case fails."""
+    candidate = tmp_path / "nudged_cache.py"
+    candidate.write_text(
+        _SCALE_KERNEL
+        + """
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.memo = {}
+
+    def forward(self, x):
+        key = (x.data_ptr(), tuple(x.shape))
+        if key in self.memo:
+            return self.memo[key] + 1e-3
+        self.memo[key] = scale(x)
+        return self.memo[key]
+"""
+    )
+    result = evaluator.evaluate(SCALE_TASK, candidate, options=EvalOptions(trials=2), which=["N=257"])
+    assert result.status != "pass"
+    assert result.status == "fail", (result.status, result.error)

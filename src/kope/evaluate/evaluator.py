@@ -385,8 +385,11 @@ class Evaluator:
                 message = f"the candidate's results are malformed: {exc}"
                 return failed.model_copy(update={"error": EvalError(kind="exit", message=message)})
             timing = _timing(reference.result, result)
+            trials = len(diffs)
             if options.integrity:
-                findings = findings + self._caching_findings(reference, job_dir, result, diffs, case, run)
+                caching, rerun = self._caching_probe(reference, job_dir, result, diffs, case, run)
+                findings = findings + caching
+                diffs = diffs + rerun
                 findings += gate.implausible_speedup(
                     case.name,
                     timing,
@@ -397,14 +400,14 @@ class Evaluator:
             return failed.model_copy(
                 update={
                     **compare.summarize(diffs),
-                    "trials": len(diffs),
+                    "trials": trials,
                     "timing": timing,
                     "reference_precision": reference.result.precision,
                     "findings": findings,
                 }
             )
 
-    def _caching_findings(
+    def _caching_probe(
         self,
         reference: _Reference,
         job_dir: Path,
@@ -412,18 +415,28 @@ class Evaluator:
         diffs: list[list[OutputDiff]],
         case: Case,
         run: _Run,
-    ) -> list[Finding]:
-        """The caching probe reran trial 1's values in trial 0's storage: it must match trial 1's reference."""
+    ) -> tuple[list[Finding], list[list[OutputDiff]]]:
+        """The caching probe reran trial 1's values in trial 0's storage (with trial 0's autotune config): it must
+        match trial 1's reference. A mismatch is caching only when the probe returned the old inputs' result
+        (trial 0's reference); when trial 0 itself was wrong, the probe says nothing the case does not already
+        fail on (an autotuned kernel wrong under trial 0's config is wrong under it again). A probe that is
+        neither right nor stale is a wrong result on a re-run: its mismatches are returned to count as a failed
+        trial of the case, so it cannot pass."""
         observations = result.observations
         if observations is None or observations.cache_probe is None or len(diffs) < 2:
-            return []
-        if any(d.mismatch_count for d in diffs[1]):
-            return []
+            return [], []
+        if any(d.mismatch_count for d in diffs[1]) or any(d.mismatch_count for d in diffs[0]):
+            return [], []
         try:
             probe = self._compare_trial(reference, job_dir, 1, protocol.CACHE_PROBE_FILE, run.tolerances)
         except (compare.StructureMismatch, ValueError):
-            return [gate.cache_probe_finding(case.name)]
-        return [gate.cache_probe_finding(case.name)] if any(d.mismatch_count for d in probe) else []
+            return [gate.cache_probe_finding(case.name)], []
+        if not any(d.mismatch_count for d in probe):
+            return [], []
+        stale = self._compare_trial(reference, job_dir, 0, protocol.CACHE_PROBE_FILE, run.tolerances)
+        if not any(d.mismatch_count for d in stale):
+            return [gate.cache_probe_finding(case.name)], []
+        return [], [probe]
 
     def _compare_trial(
         self, reference: _Reference, job_dir: Path, index: int, filename: str, tolerances: Mapping[str, Tolerance]

@@ -55,3 +55,15 @@ def test_libdevice_symbols_map_to_cpu_functions() -> None:
     names = {s: _function(s) for s in ("__nv_tanhf", "__nv_fast_expf", "__nv_fdiv_rn", "__nv_powif", "__ocml_erf_f32")}
     assert all(f is not None for f in names.values()), names
     assert _function("__nv_no_such_thing") is None
+
+
+def test_a_kernel_wrong_under_one_autotune_config_fails_and_is_not_called_caching(evaluator: Evaluator) -> None:
+    """Trial 0 runs the first config (wrong), trial 1 the second (right), and the caching probe reruns the first
+    config on trial 1's values: its mismatch is the first config's bug again, not a stale output."""
+    result = evaluator.evaluate(
+        SCALE_TASK, KERNELS / "autotune_wrong_first_config.py", options=THREE_TRIALS, which=["N=1000"]
+    )
+    assert result.status == "fail", (result.status, result.error, result.integrity)
+    assert not [f for f in result.integrity.findings if f.rule == "output-caching"]
+    (case,) = result.cases
+    assert not case.passed and case.mismatch_count > 0
