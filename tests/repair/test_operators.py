@@ -578,3 +578,41 @@ def test_a_candidate_nested_deeper_than_the_analysis_gets_no_edits_instead_of_a_
     found = edits(program)
     assert all(e.source != source for e in found)
     assert {e.operator for e in found} >= {"compare-flip", "floor-to-cdiv"}  # the shallow sites are still edited
+
+
+REDEFINED = textwrap.dedent("""
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def clipped_kernel(a_ptr, b_ptr, o_ptr, total, gain, BLOCK: tl.constexpr):
+        idx = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        live = (idx < total) & (idx >= 0)
+        u = tl.load(a_ptr + idx, mask=live, other=0.0) - tl.load(b_ptr + idx, mask=live, other=0.0)
+        v = tl.where(u > gain, u - gain // 2, u * u)
+        v = tl.where(live, v, 0.0)
+        tl.store(o_ptr + idx, v, mask=live)
+
+
+    class ModelNew(torch.nn.Module):
+        def forward(self, a, b):
+            o = torch.empty_like(a)
+            clipped_kernel[(triton.cdiv(a.numel(), 64),)](a, b, o, a.numel(), 0.7, BLOCK=64)
+            return o
+""")
+
+
+def test_factors_reach_a_name_redefined_from_itself_and_keep_precedence_and_skip_masks() -> None:
+    nested = of("nested-factor", REDEFINED, "")
+    texts = {changed(e, REDEFINED)[1] for e in nested}
+    # `v = tl.where(live, v, 0.0)` reaches the first `v = ...`, two assignments before the store.
+    assert "v = tl.where(u > gain, u - gain // 2, (0.5 * u * u))" in texts
+    # A factor on a difference multiplies all of it.
+    assert "v = tl.where(u > gain, (0.5 * (u - gain // 2)), u * u)" in texts
+    # Never on a mask: the condition of a tl.where, a comparison, `live`'s definition.
+    assert not any("* live" in t or "* (u > gain)" in t or "* idx <" in t or "(0.5 * (idx" in t for t in texts)
+    missing = {changed(e, REDEFINED)[1] for e in of("missing-factor", REDEFINED, "")}
+    assert not any(t.startswith("live =") for t in missing)
+    assert any(t.startswith("v = (tl.where(u > gain") for t in missing)

@@ -101,23 +101,38 @@ def constant(program: Program) -> Iterator[Edit]:
 
 
 def _stored_values(program: Program, depth: int = 2) -> Iterator[tuple[ast.FunctionDef, ast.expr]]:
-    """The values kernels store, then the right-hand sides of the last assignments of the names they use, up to
-    `depth` assignments back (`soft` in `y = tl.where(c, x, soft)`; `tl.store(p, y)`); a `@triton.jit` helper's
-    returned value counts as stored."""
+    """The values kernels store, then the right-hand sides of the assignments that reach the names they use, up to
+    `depth` assignments back (`soft` in `y = tl.where(c, x, soft)`; `tl.store(p, y)`): for a name used in an
+    assignment, the last assignment to it before that one (`loss = f(x)`, then `loss = tl.where(m, loss, 0.0)`
+    reaches `f(x)`). A `@triton.jit` helper's returned value counts as stored. Comparisons are masks, not values."""
     for kernel, node, value in stored_results(program):
         assigned = assignments(kernel)
         yield kernel, value
-        frontier, seen = [value], {id(value)}
+        frontier: list[tuple[ast.expr, int]] = [(value, node.lineno)]
+        seen = {id(value)}
         for _ in range(depth):
             following = []
-            for expr in frontier:
+            for expr, line in frontier:
                 for name in sorted(n.id for n in ast.walk(expr) if isinstance(n, ast.Name)):
-                    earlier = [a for a in assigned.get(name, []) if a.lineno < node.lineno]
-                    if earlier and id(earlier[-1].value) not in seen:
-                        seen.add(id(earlier[-1].value))
-                        following.append(earlier[-1].value)
+                    earlier = [a for a in assigned.get(name, []) if a.lineno < line]
+                    if not earlier or id(earlier[-1].value) in seen:
+                        continue
+                    seen.add(id(earlier[-1].value))
+                    following.append((earlier[-1].value, earlier[-1].lineno))
+                    if not _boolean(earlier[-1].value):
                         yield kernel, earlier[-1].value
             frontier = following
+
+
+def _boolean(expr: ast.expr) -> bool:
+    """A comparison or a combination of them: a mask, which no factor belongs on."""
+    if isinstance(expr, ast.Compare | ast.BoolOp):
+        return True
+    return (
+        isinstance(expr, ast.BinOp)
+        and isinstance(expr.op, ast.BitAnd | ast.BitOr)
+        and (_boolean(expr.left) or _boolean(expr.right))
+    )
 
 
 def _value_scalars(program: Program, kernel: ast.FunctionDef) -> list[str]:
@@ -262,8 +277,14 @@ def _operands(expr: ast.expr) -> list[ast.expr]:
 def _nested_sites(value: ast.expr) -> Iterator[ast.expr]:
     """The parts of a computed value a factor is often missing from: the operands of its arithmetic and the
     arguments of the calls in it (a `tl.where` branch, a `tl.sigmoid` argument), not names or literals alone."""
+    conditions = {
+        id(n)
+        for call in ast.walk(value)
+        if isinstance(call, ast.Call) and call_name(call) == "tl.where" and call.args
+        for n in ast.walk(call.args[0])
+    }
     for node in ast.walk(value):
-        if node is value:
+        if node is value or id(node) in conditions or _boolean(node):
             continue
         if isinstance(node, ast.BinOp | ast.Call) or (isinstance(node, ast.Name) and _in_call_argument(value, node)):
             yield node
@@ -286,8 +307,11 @@ def nested_factor(program: Program) -> Iterator[Edit]:
             if id(site) in seen:
                 continue
             seen.add(id(site))
+            code = program.code(site)
+            if isinstance(site, ast.BinOp) and not isinstance(site.op, ast.Mult | ast.Div | ast.Pow):
+                code = f"({code})"
             for factor in factors:
-                new = f"({factor} * {program.code(site)})"
+                new = f"({factor} * {code})"
                 yield edit_at(program, "nested-factor", site, new, f"`{program.code(site)}` -> `{new}`")
 
 
