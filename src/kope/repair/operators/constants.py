@@ -284,7 +284,7 @@ def _nested_sites(value: ast.expr) -> Iterator[ast.expr]:
         for n in ast.walk(call.args[0])
     }
     for node in ast.walk(value):
-        if node is value or id(node) in conditions or _boolean(node):
+        if node is value or id(node) in conditions or not isinstance(node, ast.expr) or _boolean(node):
             continue
         if isinstance(node, ast.BinOp | ast.Call) or (isinstance(node, ast.Name) and _in_call_argument(value, node)):
             yield node
