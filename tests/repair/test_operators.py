@@ -616,3 +616,49 @@ def test_factors_reach_a_name_redefined_from_itself_and_keep_precedence_and_skip
     missing = {changed(e, REDEFINED)[1] for e in of("missing-factor", REDEFINED, "")}
     assert not any(t.startswith("live =") for t in missing)
     assert any(t.startswith("v = (tl.where(u > gain") for t in missing)
+
+
+VALUES = textwrap.dedent("""
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def gate_kernel(p_ptr, q_ptr, o_ptr, rows, cols, sp, so, BR: tl.constexpr, BC: tl.constexpr):
+        r = tl.program_id(0) * BR + tl.arange(0, BR)
+        c = tl.arange(0, BC)
+        keep = (r[:, None] < rows) & (c[None, :] < cols)
+        p = tl.load(p_ptr + r[:, None] * sp + c[None, :], mask=keep, other=0.0)
+        q = tl.load(q_ptr + r[:, None] * sp + c[None, :], mask=keep, other=1.0)
+        g = 1.0 / (1.0 + tl.exp(p))
+        h = tl.where(p > 0, p - q, -q)
+        kl = tl.where(keep, p * tl.log(p / q), 0.0)
+        tl.store(o_ptr + r * so, tl.sum(g * h + kl, axis=0), mask=r < rows)
+""")
+
+
+def test_sign_flips_a_difference_an_exponent_and_a_negation_in_values_only() -> None:
+    texts = {changed(e, VALUES)[1] for e in of("sign", VALUES, "")}
+    assert "g = 1.0 / (1.0 + tl.exp(-p))" in texts
+    assert "h = tl.where(p > 0, (p + q), -q)" in texts and "h = tl.where(p > 0, (q - p), -q)" in texts
+    assert "h = tl.where(p > 0, p - q, q)" in texts
+    # Never in an address, a mask or a position.
+    assert not any(t.startswith(("r =", "keep =", "p = tl.load", "q = tl.load")) for t in texts)
+    assert not any("r[:, None] * sp -" in t for t in texts)
+
+
+def test_branch_swap_exchanges_a_computed_where_but_not_a_padding_mask() -> None:
+    texts = {changed(e, VALUES)[1] for e in of("branch-swap", VALUES, "")}
+    assert texts == {"h = tl.where(p > 0, -q, p - q)"}
+
+
+def test_reduce_axis_offers_the_other_axis_of_a_2d_block() -> None:
+    (edit,) = of("reduce-axis", VALUES, "")
+    assert changed(edit, VALUES)[1] == "tl.store(o_ptr + r * so, tl.sum(g * h + kl, axis=1), mask=r < rows)"
+    assert of("reduce-axis", KERNEL) == []  # 1-D blocks: no other axis
+
+
+def test_xlogy_guards_a_product_with_a_log_where_the_factor_is_zero() -> None:
+    texts = {changed(e, VALUES)[1] for e in of("xlogy", VALUES, "")}
+    assert texts == {"kl = tl.where(keep, tl.where(p == 0, 0.0, p * tl.log(p / q)), 0.0)"}

@@ -50,6 +50,10 @@ RELATED: dict[str, tuple[str, ...]] = {
     "accumulate": ("wrong-reduction-init",),
     "nested-factor": ("wrong-normalizer", "wrong-epsilon"),
     "host-dtype": ("precision-loss", "index-shift"),
+    "sign": ("numerical-instability", "wrong-normalizer"),
+    "branch-swap": ("numerical-instability", "padding-in-reduction"),
+    "reduce-axis": ("wrong-stride", "index-shift"),
+    "xlogy": ("wrong-constant", "padding-in-reduction"),
 }
 """Operator -> other taxonomy ids its edits often repair (counted at half weight)."""
 

@@ -316,6 +316,69 @@ def stored_results(program: Program) -> Iterator[tuple[ast.FunctionDef, ast.stmt
             yield kernel, node, value
 
 
+def value_flow(program: Program, depth: int = 2) -> Iterator[tuple[ast.FunctionDef, ast.expr]]:
+    """The values kernels store, then the right-hand sides of the assignments that reach the names they use, up to
+    `depth` assignments back (`soft` in `y = tl.where(c, x, soft)`; `tl.store(p, y)`): for a name used in an
+    assignment, the last assignment to it before that one (`loss = f(x)`, then `loss = tl.where(m, loss, 0.0)`
+    reaches `f(x)`). A `@triton.jit` helper's returned value counts as stored. Only values are followed: not the
+    addresses and masks of loads, not a `tl.where`'s condition, not comparisons, not positions (`tl.arange`,
+    `tl.program_id`)."""
+    for kernel, node, value in stored_results(program):
+        assigned = assignments(kernel)
+        yield kernel, value
+        frontier: list[tuple[ast.expr, int]] = [(value, node.lineno)]
+        seen = {id(value)}
+        for _ in range(depth):
+            following = []
+            for expr, line in frontier:
+                for name in value_names(expr):
+                    earlier = [a for a in assigned.get(name, []) if a.lineno < line]
+                    if not earlier or id(earlier[-1].value) in seen:
+                        continue
+                    reaching = earlier[-1].value
+                    seen.add(id(reaching))
+                    if boolean(reaching) or _position(reaching):
+                        continue
+                    following.append((reaching, earlier[-1].lineno))
+                    yield kernel, reaching
+            frontier = following
+
+
+def value_names(expr: ast.expr) -> list[str]:
+    """The names an expression computes with (sorted): not those only in its loads' addresses and masks, a
+    `tl.where`'s condition, or a comparison."""
+    found: set[str] = set()
+    stack: list[ast.AST] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.Call) and call_name(node) in ("tl.load", "tl.store"):
+            continue
+        elif isinstance(node, ast.Call) and call_name(node) == "tl.where" and node.args:
+            stack += node.args[1:]
+        elif isinstance(node, ast.expr) and boolean(node):
+            continue
+        else:
+            stack += list(ast.iter_child_nodes(node))
+    return sorted(found)
+
+
+def _position(expr: ast.expr) -> bool:
+    return any(isinstance(n, ast.Call) and call_name(n) in ("tl.arange", "tl.program_id") for n in ast.walk(expr))
+
+
+def boolean(expr: ast.expr) -> bool:
+    """A comparison or a combination of them: a mask, which no factor belongs on."""
+    if isinstance(expr, ast.Compare | ast.BoolOp):
+        return True
+    return (
+        isinstance(expr, ast.BinOp)
+        and isinstance(expr.op, ast.BitAnd | ast.BitOr)
+        and (boolean(expr.left) or boolean(expr.right))
+    )
+
+
 def terms_of(expr: ast.expr) -> list[ast.expr]:
     """The additive terms of `a + b + c` (a single term otherwise)."""
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):

@@ -13,11 +13,13 @@ from kope.repair.operators._core import (
     Edit,
     Program,
     assignments,
+    boolean,
     edit_at,
     names_in,
     operator,
     params_of,
     stored_results,
+    value_flow,
 )
 from kope.source import call_name
 
@@ -100,41 +102,6 @@ def constant(program: Program) -> Iterator[Edit]:
             yield replace(edit, cue=cue if float(replacement) in cued else "")
 
 
-def _stored_values(program: Program, depth: int = 2) -> Iterator[tuple[ast.FunctionDef, ast.expr]]:
-    """The values kernels store, then the right-hand sides of the assignments that reach the names they use, up to
-    `depth` assignments back (`soft` in `y = tl.where(c, x, soft)`; `tl.store(p, y)`): for a name used in an
-    assignment, the last assignment to it before that one (`loss = f(x)`, then `loss = tl.where(m, loss, 0.0)`
-    reaches `f(x)`). A `@triton.jit` helper's returned value counts as stored. Comparisons are masks, not values."""
-    for kernel, node, value in stored_results(program):
-        assigned = assignments(kernel)
-        yield kernel, value
-        frontier: list[tuple[ast.expr, int]] = [(value, node.lineno)]
-        seen = {id(value)}
-        for _ in range(depth):
-            following = []
-            for expr, line in frontier:
-                for name in sorted(n.id for n in ast.walk(expr) if isinstance(n, ast.Name)):
-                    earlier = [a for a in assigned.get(name, []) if a.lineno < line]
-                    if not earlier or id(earlier[-1].value) in seen:
-                        continue
-                    seen.add(id(earlier[-1].value))
-                    following.append((earlier[-1].value, earlier[-1].lineno))
-                    if not _boolean(earlier[-1].value):
-                        yield kernel, earlier[-1].value
-            frontier = following
-
-
-def _boolean(expr: ast.expr) -> bool:
-    """A comparison or a combination of them: a mask, which no factor belongs on."""
-    if isinstance(expr, ast.Compare | ast.BoolOp):
-        return True
-    return (
-        isinstance(expr, ast.BinOp)
-        and isinstance(expr.op, ast.BitAnd | ast.BitOr)
-        and (_boolean(expr.left) or _boolean(expr.right))
-    )
-
-
 def _value_scalars(program: Program, kernel: ast.FunctionDef) -> list[str]:
     """Scalar parameters given a value, not a size, at the launch (`self.beta`, a float): formula parameters. A
     helper that is never launched takes those of the launched kernels, by name."""
@@ -207,7 +174,7 @@ def missing_factor(program: Program) -> Iterator[Edit]:
             factors.append((f"* {c!r}", f"the output is {program.scale:.4g} x the reference"))
     factors += [(f"* {c!r}", "") for c in program.reference_constants if c not in used]
     seen: set[tuple[int, str]] = set()
-    for kernel, value in _stored_values(program):
+    for kernel, value in value_flow(program):
         ops = factors + [(f"{op} {p}", "") for p in _value_scalars(program, kernel) for op in ("/", "*")]
         for factor, cue in ops:
             if (id(value), factor) in seen:
@@ -284,7 +251,7 @@ def _nested_sites(value: ast.expr) -> Iterator[ast.expr]:
         for n in ast.walk(call.args[0])
     }
     for node in ast.walk(value):
-        if node is value or id(node) in conditions or not isinstance(node, ast.expr) or _boolean(node):
+        if node is value or id(node) in conditions or not isinstance(node, ast.expr) or boolean(node):
             continue
         if isinstance(node, ast.BinOp | ast.Call) or (isinstance(node, ast.Name) and _in_call_argument(value, node)):
             yield node
@@ -301,7 +268,7 @@ def nested_factor(program: Program) -> Iterator[Edit]:
     used = {n.value for n in ast.walk(program.tree) if isinstance(n, ast.Constant) and isinstance(n.value, float)}
     constants = [c for c in (0.5, 2.0, *program.reference_constants) if c not in used or c in (0.5, 2.0)]
     seen: set[int] = set()
-    for kernel, value in _stored_values(program):
+    for kernel, value in value_flow(program):
         factors = [repr(c) for c in dict.fromkeys(constants)] + _value_scalars(program, kernel)
         for site in _nested_sites(value):
             if id(site) in seen:

@@ -1,0 +1,124 @@
+"""Edits inside a computed value (not its addresses or masks): a sign, the branches of a `tl.where`, the axis of a
+reduction, a `0 * log(0)` left unguarded.
+
+Their sites are the values a kernel stores and the assignments that reach them (`value_flow`), so an edit never
+lands on an address, a mask or a position.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from kope.repair.operators._core import Edit, Program, boolean, edit_at, operator, value_flow
+from kope.source import call_name
+
+
+def _value_nodes(program: Program) -> Iterator[ast.expr]:
+    """Every node of the stored values and the assignments reaching them, once, outside loads' arguments and
+    `tl.where` conditions and comparisons."""
+    seen: set[int] = set()
+    for _, value in value_flow(program):
+        stack: list[ast.AST] = [value]
+        while stack:
+            node = stack.pop()
+            if id(node) in seen or not isinstance(node, ast.expr) or boolean(node):
+                continue
+            seen.add(id(node))
+            yield node
+            if isinstance(node, ast.Call) and call_name(node) in ("tl.load", "tl.store"):
+                continue
+            if isinstance(node, ast.Call) and call_name(node) == "tl.where" and node.args:
+                stack += reversed(node.args[1:])
+                continue
+            stack += reversed(list(ast.iter_child_nodes(node)))
+
+
+def _grouped(program: Program, node: ast.expr) -> str:
+    text = program.code(node)
+    return f"({text})" if isinstance(node, ast.BinOp | ast.UnaryOp | ast.IfExp) else text
+
+
+@operator("sign", "wrong-constant")
+def sign(program: Program) -> Iterator[Edit]:
+    """A sign wrong in a computed value: `a - b` <-> `a + b`, `a - b` -> `b - a`, `tl.exp(x)` <-> `tl.exp(-x)`
+    (a sigmoid written with `exp(x)`), a negation dropped."""
+    for node in _value_nodes(program):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
+            left, right = program.code(node.left), _grouped(program, node.right)
+            yield edit_at(program, "sign", node, f"({left} + {right})", f"`{program.code(node)}` -> `{left} + {right}`")
+            swapped = f"({program.code(node.right)} - {_grouped(program, node.left)})"
+            yield edit_at(program, "sign", node, swapped, f"`{program.code(node)}` -> `{swapped[1:-1]}`")
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = program.code(node.left), _grouped(program, node.right)
+            yield edit_at(program, "sign", node, f"({left} - {right})", f"`{program.code(node)}` -> `{left} - {right}`")
+        elif isinstance(node, ast.Call) and call_name(node) in ("tl.exp", "tl.exp2") and len(node.args) == 1:
+            inner = node.args[0]
+            if isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.USub):
+                flipped = program.code(inner.operand)
+            else:
+                flipped = f"-{_grouped(program, inner)}"
+            new = f"{call_name(node)}({flipped})"
+            yield edit_at(program, "sign", node, new, f"`{program.code(node)}` -> `{new}`")
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            operand = _grouped(program, node.operand)
+            yield edit_at(program, "sign", node, operand, f"`{program.code(node)}` -> `{operand}`")
+
+
+@operator("branch-swap", "wrong-constant")
+def branch_swap(program: Program) -> Iterator[Edit]:
+    """The two branches of a `tl.where` exchanged (the condition written the other way round: `x > 0` for
+    `x <= 0`), where the value is computed, not where padding is masked out."""
+    for node in _value_nodes(program):
+        if not (isinstance(node, ast.Call) and call_name(node) == "tl.where" and len(node.args) == 3):
+            continue
+        condition, yes, no = node.args
+        if isinstance(condition, ast.Name | ast.Subscript):
+            continue  # tl.where(mask, value, 0.0): padding, which the mask operators repair
+        new = f"tl.where({program.code(condition)}, {program.code(no)}, {program.code(yes)})"
+        yield edit_at(program, "branch-swap", node, new, f"the branches of `{program.code(node)}` exchanged")
+
+
+_AXIS_REDUCTIONS = ("tl.sum", "tl.max", "tl.min", "tl.argmax", "tl.argmin", "tl.cumsum", "tl.cumprod", "tl.reduce")
+
+
+@operator("reduce-axis", "broadcast-error")
+def reduce_axis(program: Program) -> Iterator[Edit]:
+    """A reduction over a 2-D block along the other axis: `axis=0` <-> `axis=1` (rows summed where columns belong),
+    in kernels that build 2-D blocks (`x[:, None]`)."""
+    for kernel in program.kernels:
+        text = ast.unparse(kernel)
+        if "None]" not in text and "[None" not in text:
+            continue
+        for node in ast.walk(kernel):
+            if not (isinstance(node, ast.Call) and call_name(node) in _AXIS_REDUCTIONS):
+                continue
+            axis: ast.expr | None = next((k.value for k in node.keywords if k.arg == "axis"), None)
+            if axis is None and len(node.args) >= 2 and call_name(node) != "tl.reduce":
+                axis = node.args[1]
+            if isinstance(axis, ast.Constant) and axis.value in (0, 1):
+                other = str(1 - int(axis.value))
+                yield edit_at(
+                    program,
+                    "reduce-axis",
+                    axis,
+                    other,
+                    f"`{call_name(node)}` over axis {other}, not {axis.value} (line {node.lineno})",
+                )
+
+
+@operator("xlogy", "numerical-instability")
+def xlogy(program: Program) -> Iterator[Edit]:
+    """`t * tl.log(u)` guarded where `t` is 0 (0 * log(0) is 0 in the reference's `xlogy`, NaN unguarded): KL
+    divergence, entropy, cross-entropy against soft targets."""
+    for node in _value_nodes(program):
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
+            continue
+        for factor, other in ((node.left, node.right), (node.right, node.left)):
+            logs = [n for n in ast.walk(other) if isinstance(n, ast.Call) and call_name(n) in ("tl.log", "tl.log2")]
+            if logs and not isinstance(factor, ast.Constant):
+                new = f"tl.where({_grouped(program, factor)} == 0, 0.0, {program.code(node)})"
+                yield edit_at(
+                    program, "xlogy", node, new, f"`{program.code(node)}` is 0 where `{program.code(factor)}` is"
+                )
+                break
