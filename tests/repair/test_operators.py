@@ -662,3 +662,28 @@ def test_reduce_axis_offers_the_other_axis_of_a_2d_block() -> None:
 def test_xlogy_guards_a_product_with_a_log_where_the_factor_is_zero() -> None:
     texts = {changed(e, VALUES)[1] for e in of("xlogy", VALUES, "")}
     assert texts == {"kl = tl.where(keep, tl.where(p == 0, 0.0, p * tl.log(p / q)), 0.0)"}
+
+
+ATOMIC = textwrap.dedent("""
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def entropy_kernel(p_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        total = tl.zeros([BLOCK], dtype=tl.float32)
+        for lo in range(0, n, BLOCK):
+            at = lo + tl.arange(0, BLOCK)
+            w = tl.load(p_ptr + at, mask=at < n, other=0.0)
+            part = w * tl.log(w)
+            total += part
+        tl.atomic_add(out_ptr, -tl.sum(total, axis=0))
+""")
+
+
+def test_the_value_flow_reaches_through_an_atomic_store_and_an_augmented_assignment() -> None:
+    texts = {changed(e, ATOMIC)[1] for e in of("xlogy", ATOMIC, "")}
+    assert texts == {"part = tl.where(w == 0, 0.0, w * tl.log(w))"}
+    signs = {changed(e, ATOMIC)[1] for e in of("sign", ATOMIC, "")}
+    assert "tl.atomic_add(out_ptr, tl.sum(total, axis=0))" in signs

@@ -300,6 +300,10 @@ def swapped(program: Program, a: ast.AST, b: ast.AST) -> tuple[ast.AST, str, str
     return first, text[:s1] + text[s2:e2] + text[e1:s2] + text[s1:e1] + text[e2:], text[s1:e1], text[s2:e2]
 
 
+STORING = ("tl.store", "tl.atomic_add", "tl.atomic_max", "tl.atomic_min", "tl.atomic_xchg")
+"""The calls that write a value to memory (the value is their second argument)."""
+
+
 def stored_results(program: Program) -> Iterator[tuple[ast.FunctionDef, ast.stmt | ast.expr, ast.expr]]:
     """(kernel, node, value) for every value a kernel stores (`tl.store(p, v)`, without a final `.to(...)`) and
     every value a `@triton.jit` helper returns (its caller stores it)."""
@@ -307,7 +311,7 @@ def stored_results(program: Program) -> Iterator[tuple[ast.FunctionDef, ast.stmt
         for node in ast.walk(kernel):
             if isinstance(node, ast.Return) and node.value is not None:
                 value = node.value
-            elif isinstance(node, ast.Call) and call_name(node) == "tl.store" and len(node.args) >= 2:
+            elif isinstance(node, ast.Call) and call_name(node) in STORING and len(node.args) >= 2:
                 value = node.args[1]
             else:
                 continue
@@ -324,13 +328,13 @@ def value_flow(program: Program, depth: int = 2) -> Iterator[tuple[ast.FunctionD
     addresses and masks of loads, not a `tl.where`'s condition, not comparisons, not positions (`tl.arange`,
     `tl.program_id`)."""
     for kernel, node, value in stored_results(program):
-        assigned = assignments(kernel)
+        assigned = _definitions(kernel)
         yield kernel, value
-        frontier: list[tuple[ast.expr, int]] = [(value, node.lineno)]
+        frontier: list[tuple[ast.expr, int, int]] = [(value, node.lineno, depth)]
         seen = {id(value)}
-        for _ in range(depth):
+        while frontier:
             following = []
-            for expr, line in frontier:
+            for expr, line, left in frontier:
                 for name in value_names(expr):
                     earlier = [a for a in assigned.get(name, []) if a.lineno < line]
                     if not earlier or id(earlier[-1].value) in seen:
@@ -339,9 +343,25 @@ def value_flow(program: Program, depth: int = 2) -> Iterator[tuple[ast.FunctionD
                     seen.add(id(reaching))
                     if boolean(reaching) or _position(reaching):
                         continue
-                    following.append((reaching, earlier[-1].lineno))
-                    yield kernel, reaching
+                    # a bare name (`acc += term`, `y = x`) passes the value on: it costs no step
+                    rest = left if isinstance(reaching, ast.Name) else left - 1
+                    if rest >= 0:
+                        yield kernel, reaching
+                    if rest > 0 or (rest == 0 and isinstance(reaching, ast.Name)):
+                        following.append((reaching, earlier[-1].lineno, rest))
             frontier = following
+
+
+@functools.lru_cache(maxsize=256)
+def _definitions(kernel: ast.FunctionDef) -> dict[str, list[ast.Assign | ast.AugAssign]]:
+    """Assignments and augmented assignments (`acc += term`) to single names, by name, in source order."""
+    found: dict[str, list[ast.Assign | ast.AugAssign]] = {}
+    for node in ast.walk(kernel):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            found.setdefault(node.targets[0].id, []).append(node)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            found.setdefault(node.target.id, []).append(node)
+    return {name: sorted(nodes, key=lambda n: (n.lineno, n.col_offset)) for name, nodes in found.items()}
 
 
 def value_names(expr: ast.expr) -> list[str]:
