@@ -96,8 +96,8 @@ def reduce_axis(program: Program) -> Iterator[Edit]:
             axis: ast.expr | None = next((k.value for k in node.keywords if k.arg == "axis"), None)
             if axis is None and len(node.args) >= 2 and call_name(node) != "tl.reduce":
                 axis = node.args[1]
-            if isinstance(axis, ast.Constant) and axis.value in (0, 1):
-                other = str(1 - int(axis.value))
+            if isinstance(axis, ast.Constant) and isinstance(axis.value, int) and axis.value in (0, 1):
+                other = str(1 - axis.value)
                 yield edit_at(
                     program,
                     "reduce-axis",
