@@ -40,6 +40,7 @@ def offset_term(program: Program) -> Iterator[Edit]:
         pointers = pointers_of(kernel)
         indices = _pid_indices(kernel, pids, direct, pointers)
         missing = _lacking(kernel, indices, pointers)
+        targets = {id(a.value): name for name, assigns in assignments(kernel).items() for a in assigns}
         offsets: list[ast.expr] = []
         for expr in exprs:
             for term in terms_of(expr):
@@ -58,6 +59,8 @@ def offset_term(program: Program) -> Iterator[Edit]:
                 for offset in offsets:
                     pid_side = offset.left if names_in(offset.left) & pids else offset.right  # type: ignore[attr-defined]
                     texts += [ast.unparse(offset)] + [f"{ast.unparse(pid_side)} * {s}" for s in strides]
+                    if isinstance(pid_side, ast.BinOp):
+                        texts.append(ast.unparse(pid_side))  # a contiguous tensor's unit stride, not passed
                 texts += [f"{pid} * {s}" for pid in direct for s in strides] + list(direct)
             else:
                 texts += _missing_pid_terms(expr, indices, strides)
@@ -65,7 +68,10 @@ def offset_term(program: Program) -> Iterator[Edit]:
             def supplies(text: str, lacking: list[str] = lacking) -> bool:
                 return any(re.search(rf"\b{re.escape(name)}\b", text) for name in lacking)
 
+            defined = targets.get(id(expr), "")
             for text in sorted(dict.fromkeys(texts), key=lambda x: not supplies(x)):
+                if defined and re.search(rf"\b{re.escape(defined)}\b", text):
+                    continue  # `cpg = C // G + g * cpg`: a name in its own definition
                 new = f"{ast.unparse(base)} + {text}"
                 edit = edit_at(program, "offset-term", base, new, f"add `+ {text}` to `{program.code(expr)}`")
                 yield replace(edit, cue=cue if supplies(text) else "")
