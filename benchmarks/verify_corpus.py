@@ -1,7 +1,8 @@
 """Verify a near-miss corpus: every entry runs and fails the way its bug label says it should.
 
 For each entry of a manifest (src/kope/corpora/handwritten/manifest.json by default; `--manifest
-src/kope/corpora/handwritten2/manifest.json` for the second hand-written corpus) the candidate is
+src/kope/corpora/handwritten2/manifest.json` for the second hand-written corpus, `handwritten3/` for the
+third) the candidate is
 evaluated with kope's evaluator on all its task's cases, one file at a time, and a table is printed:
 file, label, status, error kind, wrong elements (over all cases), whether the visible case fails
 too, seconds. A near miss must fail with

@@ -1,4 +1,4 @@
-"""The hand-written held-out near-miss corpora (corpora/handwritten/ and handwritten2/): their manifests are sound.
+"""The hand-written near-miss corpora (corpora/handwritten/, handwritten2/, handwritten3/): their manifests are sound.
 
 No evaluation here (benchmarks/verify_corpus.py runs and checks every entry, and its tables are in
 docs/guide/near-miss-corpora.md); this only guards the manifests against rot: files and tasks exist and parse,
@@ -51,13 +51,20 @@ class Spec:
     needs_autotune_marker: bool
     """The first corpus was written before `@triton.autotune` ran on the CPU interpreter: its autotuned
     entries carry `"needs": "autotune"` (verify_corpus.py shims them). The second was written after:
-    its autotuned entries run as written and carry no marker."""
+    its autotuned entries run as written and carry no marker, and so do the third's."""
 
 
 SPECS = [
     Spec("handwritten", 44, 16, 12, None, None, needs_autotune_marker=True),
     Spec("handwritten2", 42, 15, 12, 6, 4, needs_autotune_marker=False),
+    Spec("handwritten3", 40, 16, 14, 5, 0, needs_autotune_marker=False),
 ]
+NEW_TASK_CORPORA = ["handwritten2", "handwritten3"]
+"""The corpora whose tasks are all new: other operators than the earlier corpora's tasks and kope's ops."""
+
+
+def _task_names(name: str) -> set[str]:
+    return {p.name for p in (CORPORA / name / "tasks").iterdir() if p.is_dir()}
 
 
 @pytest.fixture(scope="module", params=SPECS, ids=lambda s: s.name)
@@ -123,16 +130,21 @@ def test_corpus_size_spread_and_styles(corpus: tuple[Spec, Path, list[dict]]) ->
         assert len({e["op"] for e in entries if "op" in e}) <= spec.max_kope_ops
 
 
-def test_the_second_corpus_has_new_tasks_with_hidden_cases() -> None:
-    """handwritten2's tasks are other operators than the first corpus's, each with 3-4 cases (the first visible)."""
-    first = {p.name for p in (CORPORA / "handwritten" / "tasks").iterdir() if p.is_dir()}
-    second = {p.name for p in (CORPORA / "handwritten2" / "tasks").iterdir() if p.is_dir()}
-    assert len(second) >= 15 and not first & second
-    for name in second:
-        tree = ast.parse((CORPORA / "handwritten2" / "tasks" / name / "task.py").read_text())
+@pytest.mark.parametrize("name", NEW_TASK_CORPORA)
+def test_the_later_corpora_have_new_tasks_with_hidden_cases(name: str) -> None:
+    """handwritten2's and handwritten3's tasks are other operators than every earlier corpus's tasks and than
+    kope's ops, each with 3-4 cases (the first visible)."""
+    earlier = ["handwritten", *NEW_TASK_CORPORA[: NEW_TASK_CORPORA.index(name)]]
+    tasks = _task_names(name)
+    assert len(tasks) >= 15
+    for other in earlier:
+        assert not tasks & _task_names(other), other
+    assert not tasks & {o.name for o in list_ops()}
+    for task in tasks:
+        tree = ast.parse((CORPORA / name / "tasks" / task / "task.py").read_text())
         get_cases = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "get_cases")
         returned = next(n for n in ast.walk(get_cases) if isinstance(n, ast.Return))
-        assert isinstance(returned.value, ast.List) and 3 <= len(returned.value.elts) <= 4, name
+        assert isinstance(returned.value, ast.List) and 3 <= len(returned.value.elts) <= 4, task
 
 
 def test_autotune_entries_have_a_runnable_form_without_the_decorator(corpus: tuple[Spec, Path, list[dict]]) -> None:
