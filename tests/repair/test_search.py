@@ -99,18 +99,17 @@ def test_with_recipes_first_an_llm_sees_the_search_summary_in_its_prompt(evaluat
     assert "kope's offline search tried 0 small edit(s)" in prompt
 
 
-def test_families_take_turns_but_the_first_hypothesis_is_not_cut_short() -> None:
+def test_operators_take_turns() -> None:
     from kope.repair.search import Candidate, diversified
 
-    def many(operator: str, hypothesis: float, n: int) -> list[Candidate]:
+    def many(operator: str, priority: float, n: int) -> list[Candidate]:
         return [
-            Candidate(operator, operator, i, f"{operator} {i}", f"{operator}{i}", priority=2.0, hypothesis=hypothesis)
-            for i in range(n)
+            Candidate(operator, "same-id", i, f"{operator} {i}", f"{operator}{i}", priority=priority) for i in range(n)
         ]
 
-    # Two unranked families of equal priority alternate instead of one using the budget first.
-    order = [c.operator for c in diversified(many("a", 0.0, 6) + many("b", 0.0, 6))][:6]
+    # Two operators of equal priority alternate instead of one using the budget first, even under one taxonomy id.
+    order = [c.operator for c in diversified(many("a", 2.0, 6) + many("b", 2.0, 6))][:6]
     assert order.count("a") == order.count("b") == 3
-    # The family of the first hypothesis keeps most of its lead over an unranked one.
-    ranked = diversified(many("top", 1.0, 12) + many("other", 0.0, 12))
-    assert [c.operator for c in ranked[:8]].count("top") >= 6
+    # A lead of one point lasts about three turns.
+    ranked = diversified(many("top", 3.0, 12) + many("other", 2.0, 12))
+    assert [c.operator for c in ranked[:5]] == ["top", "top", "top", "other", "top"]

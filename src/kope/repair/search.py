@@ -32,7 +32,7 @@ from kope.evaluate import EvalOptions, EvalResult, Evaluator
 from kope.knowledge.recipes import apply
 from kope.loop import Score, content_hash, version_score
 from kope.repair.operators import Program, edits
-from kope.repair.sites import Evidence, family_penalty, priority
+from kope.repair.sites import Evidence, operator_penalty, priority
 
 
 @dataclass(frozen=True)
@@ -121,9 +121,9 @@ class OperatorEdits:
 
 
 def diversified(found: list[Candidate]) -> list[Candidate]:
-    """Best first, each candidate's priority lowered for every better one of its taxonomy id, whichever operator
-    made it (`kope.repair.sites.family_penalty`: the bug families take turns, the first hypothesis's keeps most of
-    its lead); ties: the operator with fewer candidates first (the more specific edit)."""
+    """Best first, each candidate's priority lowered for every better one of its operator
+    (`kope.repair.sites.operator_penalty`: the operators take turns); ties: the operator with fewer candidates first
+    (the more specific edit)."""
     family: dict[str, int] = {}
     for candidate in found:
         family[candidate.operator] = family.get(candidate.operator, 0) + 1
@@ -131,9 +131,9 @@ def diversified(found: list[Candidate]) -> list[Candidate]:
     seen: dict[str, int] = {}
     out = []
     for candidate in ranked:
-        k = seen.get(candidate.label, 0)
-        seen[candidate.label] = k + 1
-        out.append(replace(candidate, priority=candidate.priority - family_penalty(k, candidate.hypothesis)))
+        k = seen.get(candidate.operator, 0)
+        seen[candidate.operator] = k + 1
+        out.append(replace(candidate, priority=candidate.priority - operator_penalty(k)))
     out.sort(key=lambda c: (-round(c.priority, 6), family[c.operator]))
     return out
 
