@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from kope.evaluate.protocol import Observations, OutputPart, Provenance
-from kope.evaluate.protocol.policy import EPILOGUE_RATIO, Policy, is_timer
+from kope.evaluate.protocol.policy import EPILOGUE_RATIO, MOVING, Policy, is_timer
 from kope.evaluate.results import CaseResult, Finding, Integrity, Timing
 
 PEAK_BANDWIDTH_GBS: dict[str, float] = {
@@ -205,6 +205,9 @@ def copy_kernel(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
         return  # the reference itself only moves data (copying is the task), or a hidden case
     kernels = ", ".join(prov.copy_kernels) or "the candidate's kernels"
     needed = ctx.reference_inputs or frozenset()
+    # When the reference only moves data (a gather, a flip, a concatenation), a kernel's copy of input elements is
+    # the task, unless PyTorch moved the data first (a rearrangement, an index tensor: PyTorch did the task).
+    task_moves = frozenset(ctx.reference_ops or ()) if set(ctx.reference_ops or ()) <= MOVING else frozenset()
     for part in _parts(prov):
         if part.host or (part.constant and not part.inputs):
             continue  # host data is host-compute; a constant output is for the numeric check
@@ -222,7 +225,11 @@ def copy_kernel(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
                 )
             continue
         if part.copied:
-            if part.torch_ops:
+            if task_moves and part.inputs and not (part.torch_ops or part.init_ops or part.moves):
+                continue
+            if task_moves and part.moves:
+                origin = f"the task's input, which PyTorch moved first ({', '.join(part.moves[:6])})"
+            elif part.torch_ops:
                 origin = f"a result PyTorch computed ({', '.join(part.torch_ops[:6])})"
             elif part.init_ops:
                 origin = f"a table PyTorch computed in __init__ ({', '.join(part.init_ops[:6])})"

@@ -658,18 +658,22 @@ class Monitor:
                 self.shadow.write(*span(tensor), FILL)
             return
         if name in policy.REARRANGES:
-            label = union([self.shadow.tensor_label(t) for t in sources])
+            label = union([self.shadow.tensor_label(t) for t in sources]).moved_by_torch(name)
             for tensor in outputs:
                 self.shadow.write(*span(tensor), label)
             return
         if name in policy.VIEWS or name in policy.MOVES:
+            indexed = name in ("__getitem__", "__setitem__") and len(args) >= 2 and any(True for _ in _tensors(args[1]))
             if name == "__setitem__" and len(args) >= 3 and isinstance(args[0], torch.Tensor):
                 target = args[0]
                 value = args[2]
                 label = self.shadow.tensor_label(target)
                 if isinstance(value, torch.Tensor):
                     label = label.union(self.shadow.tensor_label(value))
-                self.shadow.write(*span(target), label)
+                self.shadow.write(*span(target), label.moved_by_torch("index_put") if indexed else label)
+            elif indexed and isinstance(result, torch.Tensor) and isinstance(args[0], torch.Tensor):
+                # advanced indexing (`x[rows, idx]`) gathers: a fresh tensor of the source's elements
+                self.shadow.write(*span(result), self.shadow.tensor_label(args[0]).moved_by_torch("index"))
             elif name == "copy_" and len(args) >= 2 and isinstance(args[0], torch.Tensor):
                 if isinstance(args[1], torch.Tensor):
                     self.shadow.write(*span(args[0]), self.shadow.tensor_label(args[1]))
@@ -896,6 +900,7 @@ class Monitor:
                 state=label.state,
                 unknown=label.unknown,
                 constant=constant,
+                moves=sorted(label.moves),
             )
             key = part.model_dump(exclude={"fraction"})
             if all(p.model_dump(exclude={"fraction"}) != key for p in self.provenance.outputs):

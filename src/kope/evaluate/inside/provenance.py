@@ -45,6 +45,9 @@ class Label:
     """The model's parameters and buffers (copied from the reference where names agree)."""
     unknown: bool = False
     """Memory no tracked kernel, PyTorch call or allocation wrote."""
+    moves: frozenset[str] = _EMPTY
+    """PyTorch rearrangements (`policy.REARRANGES`: flip, cat, pad...) on its path: no compute, but when the task
+    itself is such a rearrangement, PyTorch did the task."""
 
     def union(self, other: Label) -> Label:
         if self == other:
@@ -59,6 +62,7 @@ class Label:
             fill=self.fill and other.fill,
             state=self.state or other.state,
             unknown=self.unknown or other.unknown,
+            moves=self.moves | other.moves,
         )
 
     def computed_by_kernel(self) -> Label:
@@ -66,6 +70,9 @@ class Label:
 
     def copied_by_kernel(self) -> Label:
         return replace(self, copied=True)
+
+    def moved_by_torch(self, op: str) -> Label:
+        return replace(self, moves=self.moves | {op})
 
     def computed_by_torch(self, op: str) -> Label:
         return replace(self, torch_ops=self.torch_ops | {op}, fill=False, unknown=False)

@@ -189,6 +189,8 @@ class OutputPart(BaseModel):
     constant: bool = False
     """Parts no computing kernel wrote: every element holds one value (a fill, a constant), which
     the numeric check judges (a constant output is wrong, not a cheat, unless the task is degenerate)."""
+    moves: list[str] = Field(default_factory=list)
+    """PyTorch rearrangements (flip, cat, pad...) on its path."""
 
 
 class Provenance(BaseModel):

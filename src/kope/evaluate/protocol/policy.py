@@ -221,6 +221,26 @@ REARRANGES = frozenset(
 )
 """Operations that only rearrange or replicate data (padding with a constant, concatenation): they pass
 their inputs' provenance on without computing."""
+SELECTS = frozenset(
+    {
+        "gather",
+        "index_select",
+        "take",
+        "take_along_dim",
+        "embedding",
+        "masked_select",
+        "diagonal",
+        "diag",
+        "tril",
+        "triu",
+        "narrow_copy",
+    }
+)
+"""Operations that select elements of their inputs by position or by an index tensor. In a candidate they are
+PyTorch doing the work (a gather is the whole of a gather task); in a reference they make a task that only moves
+data, together with the rearrangements."""
+MOVING = REARRANGES | SELECTS
+"""A reference whose operators are all here only moves data: a kernel that copies elements is doing the task."""
 EPILOGUE_RATIO = 1.5
 """Under `strict`, the elements PyTorch epilogue operations read and wrote must stay below this many
 per element the candidate's kernels loaded or stored: a division of a reduction by a count, an
