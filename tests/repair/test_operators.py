@@ -687,3 +687,24 @@ def test_the_value_flow_reaches_through_an_atomic_store_and_an_augmented_assignm
     assert texts == {"part = tl.where(w == 0, 0.0, w * tl.log(w))"}
     signs = {changed(e, ATOMIC)[1] for e in of("sign", ATOMIC, "")}
     assert "tl.atomic_add(out_ptr, tl.sum(total, axis=0))" in signs
+
+
+def test_broadcast_swap_cues_a_vector_broadcast_against_its_index() -> None:
+    source = textwrap.dedent("""
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def affine_kernel(x_ptr, g_ptr, h_ptr, y_ptr, F, T, BF: tl.constexpr, BT: tl.constexpr):
+            f = tl.program_id(0) * BF + tl.arange(0, BF)
+            t = tl.arange(0, BT)
+            at = f[:, None] * T + t[None, :]
+            keep = (f[:, None] < F) & (t[None, :] < T)
+            gain = tl.load(g_ptr + f, mask=f < F, other=1.0)
+            bias = tl.load(h_ptr + f, mask=f < F, other=0.0) * 2.0
+            y = tl.load(x_ptr + at, mask=keep) * gain[:, None] + bias[None, :]
+            tl.store(y_ptr + at, y, mask=keep)
+    """)
+    cued = {changed(e, source)[1] for e in of("broadcast-swap", source, "") if e.cue}
+    assert cued == {"y = tl.load(x_ptr + at, mask=keep) * gain[:, None] + bias[:, None]"}

@@ -205,7 +205,7 @@ Accept = Callable[[str], bool]
 
 @dataclass
 class SearchConfig:
-    max_evaluations: int = 60
+    max_evaluations: int = 100
     max_seconds: float = 120.0
     max_acceptance_checks: int = 8
     batch: int = 2

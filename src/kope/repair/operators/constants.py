@@ -242,18 +242,27 @@ def _operands(expr: ast.expr) -> list[ast.expr]:
 
 
 def _nested_sites(value: ast.expr) -> Iterator[ast.expr]:
-    """The parts of a computed value a factor is often missing from: the operands of its arithmetic and the
-    arguments of the calls in it (a `tl.where` branch, a `tl.sigmoid` argument), not names or literals alone."""
+    """The parts of a computed value a factor is often missing from: the operands of its arithmetic, the terms of
+    its sums and differences (`diff - beta` for `diff - 0.5 * beta`) and the arguments of the calls in it (a
+    `tl.where` branch, a `tl.sigmoid` argument), not other names or literals alone."""
     conditions = {
         id(n)
         for call in ast.walk(value)
         if isinstance(call, ast.Call) and call_name(call) == "tl.where" and call.args
         for n in ast.walk(call.args[0])
     }
+    terms = {
+        id(side)
+        for n in ast.walk(value)
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add | ast.Sub)
+        for side in (n.left, n.right)
+    }
     for node in ast.walk(value):
         if node is value or id(node) in conditions or not isinstance(node, ast.expr) or boolean(node):
             continue
-        if isinstance(node, ast.BinOp | ast.Call) or (isinstance(node, ast.Name) and _in_call_argument(value, node)):
+        if isinstance(node, ast.BinOp | ast.Call) or (
+            isinstance(node, ast.Name | ast.Attribute) and (id(node) in terms or _in_call_argument(value, node))
+        ):
             yield node
 
 

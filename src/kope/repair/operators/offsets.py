@@ -168,23 +168,43 @@ def index_shift(program: Program) -> Iterator[Edit]:
                     yield edit_at(program, "index-shift", node, new, f"`{program.code(node)}` -> `{new}`")
 
 
+def _broadcast_axis(node: ast.AST) -> int | None:
+    """0 for `v[:, None]`, 1 for `v[None, :]`, None for anything else."""
+    if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) and len(node.slice.elts) == 2):
+        return None
+    kinds = [
+        "none" if isinstance(e, ast.Constant) and e.value is None else "slice" if isinstance(e, ast.Slice) else "?"
+        for e in node.slice.elts
+    ]
+    return {("slice", "none"): 0, ("none", "slice"): 1}.get((kinds[0], kinds[1]))
+
+
 @operator("broadcast-swap", "broadcast-error")
 def broadcast_swap(program: Program) -> Iterator[Edit]:
-    """`x[:, None]` <-> `x[None, :]`: broadcasting along the other axis."""
-    for _, node in program.kernel_nodes():
-        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) and len(node.slice.elts) == 2:
-            kinds = [
-                "none"
-                if isinstance(e, ast.Constant) and e.value is None
-                else "slice"
-                if isinstance(e, ast.Slice)
-                else "?"
-                for e in node.slice.elts
-            ]
-            if sorted(kinds) == ["none", "slice"]:
-                swapped = "[None, :]" if kinds[0] == "slice" else "[:, None]"
-                new = f"{ast.unparse(node.value)}{swapped}"
-                yield edit_at(program, "broadcast-swap", node, new, f"`{program.code(node)}` -> `{new}`")
+    """`x[:, None]` <-> `x[None, :]`: broadcasting along the other axis. Cued where a vector computed from an index
+    is broadcast along another axis than the index runs along everywhere else (`shift[None, :]` for a `shift`
+    loaded at `ch`, which the kernel's addresses use as `ch[:, None]`)."""
+    for kernel in program.kernels:
+        axes: dict[str, set[int]] = {}
+        for node in ast.walk(kernel):
+            axis = _broadcast_axis(node)
+            if axis is not None and isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+                axes.setdefault(node.value.id, set()).add(axis)
+        for node in ast.walk(kernel):
+            axis = _broadcast_axis(node)
+            if axis is None or not isinstance(node, ast.Subscript):
+                continue
+            swapped = "[None, :]" if axis == 0 else "[:, None]"
+            new = f"{ast.unparse(node.value)}{swapped}"
+            edit = edit_at(program, "broadcast-swap", node, new, f"`{program.code(node)}` -> `{new}`")
+            cue = ""
+            if isinstance(node.value, ast.Name):
+                roots = reached(kernel, node.value, set(axes) - {node.value.id}, through_loads=True)
+                along = {a for root in roots for a in axes[root]}
+                if len(along) == 1 and axis not in along:
+                    root = sorted(roots)[0]
+                    cue = f"`{node.value.id}` comes from `{root}`, which runs along axis {along.pop()}, not {axis}"
+            yield replace(edit, cue=cue)
 
 
 def _missing_pid_terms(expr: ast.expr, direct: list[str], strides: list[str]) -> list[str]:
