@@ -47,8 +47,6 @@ class Candidate:
     depth: int = 1
     parent: str = ""
     """The description of the edit this one was made on top of (depth 2)."""
-    hypothesis: float = 0.0
-    """How strongly the diagnosis's hypotheses point at this edit's taxonomy id (1: the first hypothesis's)."""
 
 
 class EditSource(Protocol):
@@ -88,7 +86,6 @@ class RecipeEdits:
                         description=f"the recipe {hypothesis.recipe} of hypothesis #{rank + 1}",
                         source=edit,
                         priority=priority(evidence, "recipe", hypothesis.pattern, line, recipe=True),
-                        hypothesis=evidence.hypothesis_weight("recipe", hypothesis.pattern),
                         why=evidence.why("recipe", hypothesis.pattern, line),
                     )
                 )
@@ -113,7 +110,6 @@ class OperatorEdits:
                 description=e.description,
                 source=e.source,
                 priority=priority(evidence, e.operator, e.label, e.line, launch_lines=launches, cue=e.cue),
-                hypothesis=evidence.hypothesis_weight(e.operator, e.label),
                 why=evidence.why(e.operator, e.label, e.line, e.cue),
             )
             for e in edits(program)
