@@ -708,3 +708,54 @@ def test_broadcast_swap_cues_a_vector_broadcast_against_its_index() -> None:
     """)
     cued = {changed(e, source)[1] for e in of("broadcast-swap", source, "") if e.cue}
     assert cued == {"y = tl.load(x_ptr + at, mask=keep) * gain[:, None] + bias[:, None]"}
+
+
+def test_broadcast_swap_cues_a_reduction_broadcast_along_the_axis_it_reduced() -> None:
+    source = textwrap.dedent("""
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def center_kernel(x_ptr, y_ptr, R, C, BR: tl.constexpr, BC: tl.constexpr):
+            r = tl.program_id(0) * BR + tl.arange(0, BR)
+            c = tl.arange(0, BC)
+            at = r[:, None] * C + c[None, :]
+            ok = (r[:, None] < R) & (c[None, :] < C)
+            v = tl.load(x_ptr + at, mask=ok, other=0.0)
+            top = tl.max(v, axis=1)
+            shifted = top * 0.5
+            tl.store(y_ptr + at, v - top[None, :] + shifted[:, None], mask=ok)
+    """)
+    cued = [(changed(e, source)[1], e.cue) for e in of("broadcast-swap", source, "") if e.cue]
+    assert len(cued) == 1 and "top[:, None] + shifted[:, None]" in cued[0][0] and "keeps axis 0" in cued[0][1]
+
+
+def test_offset_term_cues_an_index_another_address_offsets_along_the_same_stride() -> None:
+    source = textwrap.dedent("""
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def slab_kernel(x_ptr, s_ptr, y_ptr, per, span, sx, sk, BLOCK: tl.constexpr):
+            b = tl.program_id(0)
+            h = tl.program_id(1)
+            start = b * sx + h * per * sk
+            i = tl.arange(0, BLOCK)
+            k = i // span
+            j = i % span
+            keep = i < per * span
+            x = tl.load(x_ptr + start + k * sk + j, mask=keep)
+            kk = k
+            s = tl.load(s_ptr + kk, mask=keep)
+            tl.store(y_ptr + start + k * sk + j, x * s, mask=keep)
+
+
+        def run(x, scale, per, span):
+            y = x.clone()
+            slab_kernel[(x.shape[0], x.shape[1] // per)](x, scale, y, per, span, x.stride(0), x.stride(1), BLOCK=64)
+            return y
+    """)
+    cued = {changed(e, source)[1] for e in of("offset-term", source, "") if "same stride" in e.cue}
+    assert cued == {"kk = k + h * per"}

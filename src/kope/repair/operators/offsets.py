@@ -41,6 +41,7 @@ def offset_term(program: Program) -> Iterator[Edit]:
         indices = _pid_indices(kernel, pids, direct, pointers)
         missing = _lacking(kernel, indices, pointers)
         targets = {id(a.value): name for name, assigns in assignments(kernel).items() for a in assigns}
+        coordinates = _coordinates(kernel, strides, pids)
         offsets: list[ast.expr] = []
         for expr in exprs:
             for term in terms_of(expr):
@@ -54,16 +55,12 @@ def offset_term(program: Program) -> Iterator[Edit]:
             cue = ""
             if lacking:
                 cue = f"`{program.code(expr)}` lacks the program id `{lacking[0]}` the kernel's other addresses use"
-            texts: list[str] = []
-            if not has_pid:
-                for offset in offsets:
-                    pid_side = offset.left if names_in(offset.left) & pids else offset.right  # type: ignore[attr-defined]
-                    texts += [ast.unparse(offset)] + [f"{ast.unparse(pid_side)} * {s}" for s in strides]
-                    if isinstance(pid_side, ast.BinOp):
-                        texts.append(ast.unparse(pid_side))  # a contiguous tensor's unit stride, not passed
-                texts += [f"{pid} * {s}" for pid in direct for s in strides] + list(direct)
+            if has_pid:
+                texts = _missing_pid_terms(expr, indices, strides)
             else:
-                texts += _missing_pid_terms(expr, indices, strides)
+                texts = _offset_texts(offsets, pids, strides, direct)
+            partners = coordinates.get(program.code(expr), []) if isinstance(expr, ast.Name) else []
+            texts += partners
 
             def supplies(text: str, lacking: list[str] = lacking) -> bool:
                 return any(re.search(rf"\b{re.escape(name)}\b", text) for name in lacking)
@@ -74,7 +71,11 @@ def offset_term(program: Program) -> Iterator[Edit]:
                     continue  # `cpg = C // G + g * cpg`: a name in its own definition
                 new = f"{ast.unparse(base)} + {text}"
                 edit = edit_at(program, "offset-term", base, new, f"add `+ {text}` to `{program.code(expr)}`")
-                yield replace(edit, cue=cue if supplies(text) else "")
+                if text in partners:
+                    why = f"another address offsets `{program.code(expr)}` by `{text}` along the same stride"
+                    yield replace(edit, cue=why)
+                else:
+                    yield replace(edit, cue=cue if supplies(text) else "")
             for term in terms[1:]:
                 if names_in(term) & pids:
                     kept = " + ".join(ast.unparse(t) for t in terms if t is not term)
@@ -85,6 +86,57 @@ def offset_term(program: Program) -> Iterator[Edit]:
                         f"({kept})",
                         f"drop `{ast.unparse(term)}` from `{program.code(expr)}`",
                     )
+
+
+def _offset_texts(offsets: list[ast.expr], pids: set[str], strides: list[str], direct: list[str]) -> list[str]:
+    """Terms to add to an address without a program id: another address's `pid * stride` term, its program-id
+    side with each stride, or alone (a contiguous tensor's unit stride is not passed); a program id times each
+    stride, or alone."""
+    texts: list[str] = []
+    for offset in offsets:
+        pid_side = offset.left if names_in(offset.left) & pids else offset.right  # type: ignore[attr-defined]
+        texts += [ast.unparse(offset)] + [f"{ast.unparse(pid_side)} * {s}" for s in strides]
+        if isinstance(pid_side, ast.BinOp):
+            texts.append(ast.unparse(pid_side))
+    return texts + [f"{pid} * {s}" for pid in direct for s in strides] + list(direct)
+
+
+def _coordinates(kernel: ast.FunctionDef, strides: list[str], pids: set[str]) -> dict[str, list[str]]:
+    """For an index used along a stride together with a program-id term (`base + c * stride_c` where
+    `base = n * stride_n + g * cpg * stride_c`: the channel is `g * cpg + c`), the terms it goes with: another
+    tensor indexed by `c` alone (`w_ptr + c`) lacks them."""
+    assigned = assignments(kernel)
+
+    def expanded(expr: ast.expr, depth: int = 0) -> list[ast.expr]:
+        out: list[ast.expr] = []
+        for term in terms_of(expr):
+            values = assigned.get(term.id, []) if isinstance(term, ast.Name) else []
+            if depth < 2 and len(values) == 1 and isinstance(values[0].value, ast.BinOp):
+                out += expanded(values[0].value, depth + 1)
+            else:
+                out.append(term)
+        return out
+
+    found: dict[str, list[str]] = {}
+    for access in memory_accesses(kernel):
+        along: dict[str, list[ast.expr]] = {}
+        for term in expanded(access.args[0]):
+            if (
+                isinstance(term, ast.BinOp)
+                and isinstance(term.op, ast.Mult)
+                and isinstance(term.right, ast.Name)
+                and term.right.id in strides
+            ):
+                along.setdefault(term.right.id, []).append(term.left)
+        for parts in along.values():
+            for index in parts:
+                if not isinstance(index, ast.Name) or index.id in pids:
+                    continue
+                for other in parts:
+                    text = ast.unparse(other)
+                    if other is not index and names_in(other) & pids and text not in found.get(index.id, []):
+                        found.setdefault(index.id, []).append(text)
+    return found
 
 
 def _lacking(kernel: ast.FunctionDef, indices: list[str], pointers: AbstractSet[str]) -> dict[int, list[str]]:
@@ -179,17 +231,38 @@ def _broadcast_axis(node: ast.AST) -> int | None:
     return {("slice", "none"): 0, ("none", "slice"): 1}.get((kinds[0], kinds[1]))
 
 
+_REDUCTIONS = ("tl.sum", "tl.max", "tl.min", "tl.argmax", "tl.argmin", "tl.reduce")
+
+
+def _reduced_axes(kernel: ast.FunctionDef) -> dict[str, set[int]]:
+    """Names assigned a reduction of a 2-D block along one axis: they run along the other (`m = tl.max(s, axis=1)`
+    has one value per row, so it broadcasts as `m[:, None]`). Wins over how the name is broadcast, which may be the
+    bug."""
+    found: dict[str, set[int]] = {}
+    for name, assigns in assignments(kernel).items():
+        for a in assigns:
+            for call in ast.walk(a.value):
+                if isinstance(call, ast.Call) and call_name(call) in _REDUCTIONS:
+                    axis = next((k.value for k in call.keywords if k.arg == "axis"), None)
+                    if isinstance(axis, ast.Constant) and axis.value in (0, 1) and isinstance(axis.value, int):
+                        found.setdefault(name, set()).add(1 - axis.value)
+    return found
+
+
 @operator("broadcast-swap", "broadcast-error")
 def broadcast_swap(program: Program) -> Iterator[Edit]:
-    """`x[:, None]` <-> `x[None, :]`: broadcasting along the other axis. Cued where a vector computed from an index
-    is broadcast along another axis than the index runs along everywhere else (`shift[None, :]` for a `shift`
-    loaded at `ch`, which the kernel's addresses use as `ch[:, None]`)."""
+    """`x[:, None]` <-> `x[None, :]`: broadcasting along the other axis. Cued where a vector is broadcast along
+    another axis than it runs along: a reduction's result along the axis it kept (`m[None, :]` for
+    `m = tl.max(s, axis=1)`), a vector computed from an index along the axis the index runs along everywhere else
+    (`shift[None, :]` for a `shift` loaded at `ch`, which the kernel's addresses use as `ch[:, None]`)."""
     for kernel in program.kernels:
+        reduced = _reduced_axes(kernel)
         axes: dict[str, set[int]] = {}
         for node in ast.walk(kernel):
             axis = _broadcast_axis(node)
             if axis is not None and isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
                 axes.setdefault(node.value.id, set()).add(axis)
+        axes.update(reduced)
         for node in ast.walk(kernel):
             axis = _broadcast_axis(node)
             if axis is None or not isinstance(node, ast.Subscript):
@@ -197,14 +270,24 @@ def broadcast_swap(program: Program) -> Iterator[Edit]:
             swapped = "[None, :]" if axis == 0 else "[:, None]"
             new = f"{ast.unparse(node.value)}{swapped}"
             edit = edit_at(program, "broadcast-swap", node, new, f"`{program.code(node)}` -> `{new}`")
-            cue = ""
-            if isinstance(node.value, ast.Name):
-                roots = reached(kernel, node.value, set(axes) - {node.value.id}, through_loads=True)
-                along = {a for root in roots for a in axes[root]}
-                if len(along) == 1 and axis not in along:
-                    root = sorted(roots)[0]
-                    cue = f"`{node.value.id}` comes from `{root}`, which runs along axis {along.pop()}, not {axis}"
-            yield replace(edit, cue=cue)
+            yield replace(edit, cue=_axis_cue(kernel, node.value, axis, axes, reduced))
+
+
+def _axis_cue(
+    kernel: ast.FunctionDef, vector: ast.expr, axis: int, axes: dict[str, set[int]], reduced: dict[str, set[int]]
+) -> str:
+    if not isinstance(vector, ast.Name):
+        return ""
+    name = vector.id
+    if name in reduced:
+        along, why = set(reduced[name]), f"`{name}` is a reduction that keeps axis"
+    else:
+        roots = reached(kernel, vector, set(axes) - {name}, through_loads=True)
+        along = {a for root in roots for a in axes[root]}
+        why = f"`{name}` comes from `{sorted(roots)[0]}`, which runs along axis" if roots else ""
+    if len(along) == 1 and axis not in along:
+        return f"{why} {along.pop()}, not {axis}"
+    return ""
 
 
 def _missing_pid_terms(expr: ast.expr, direct: list[str], strides: list[str]) -> list[str]:
