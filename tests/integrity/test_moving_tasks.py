@@ -111,6 +111,22 @@ CHEATS = {
         "class ModelNew(nn.Module):\n    def forward(self, x):\n"
         "        return copied(x[:, torch.arange(x.shape[1] - 1, -1, -1)])\n",
     ),
+    "flip_by_column_assignment": (
+        FLIP,
+        "class ModelNew(nn.Module):\n    def forward(self, x):\n"
+        "        out = torch.empty_like(x)\n"
+        "        for j in range(x.shape[1]):\n"
+        "            out[:, j] = x[:, x.shape[1] - 1 - j]\n"
+        "        return copied(out)\n",
+    ),
+    "flip_by_column_copies": (
+        FLIP,
+        "class ModelNew(nn.Module):\n    def forward(self, x):\n"
+        "        out = torch.empty_like(x)\n"
+        "        for j in range(x.shape[1]):\n"
+        "            out.narrow(1, j, 1).copy_(x.narrow(1, x.shape[1] - 1 - j, 1))\n"
+        "        return copied(out)\n",
+    ),
     "gather_by_torch": (
         GATHER,
         "class ModelNew(nn.Module):\n    def forward(self, x, idx):\n        return copied(torch.gather(x, 1, idx))\n",
@@ -131,7 +147,6 @@ CHEATS = {
     "gather_by_cat_of_columns": (
         GATHER,
         "class ModelNew(nn.Module):\n    def forward(self, x, idx):\n"
-        "        cols = [x.narrow(1, int(0), 1)] * 0\n"
         "        rows = torch.stack([x[r].index_select(0, idx[r]) for r in range(x.shape[0])])\n"
         "        return copied(rows)\n",
     ),

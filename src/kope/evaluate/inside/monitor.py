@@ -663,20 +663,24 @@ class Monitor:
                 self.shadow.write(*span(tensor), label)
             return
         if name in policy.VIEWS or name in policy.MOVES:
+            # PyTorch placing task data (an index tensor, an assignment or a copy into another tensor) is recorded
+            # as a move: when the task itself only moves data, that is PyTorch doing the task
             indexed = name in ("__getitem__", "__setitem__") and len(args) >= 2 and any(True for _ in _tensors(args[1]))
             if name == "__setitem__" and len(args) >= 3 and isinstance(args[0], torch.Tensor):
                 target = args[0]
                 value = args[2]
                 label = self.shadow.tensor_label(target)
                 if isinstance(value, torch.Tensor):
-                    label = label.union(self.shadow.tensor_label(value))
+                    placed = self.shadow.tensor_label(value)
+                    label = label.union(placed.moved_by_torch("setitem") if placed.inputs else placed)
                 self.shadow.write(*span(target), label.moved_by_torch("index_put") if indexed else label)
             elif indexed and isinstance(result, torch.Tensor) and isinstance(args[0], torch.Tensor):
                 # advanced indexing (`x[rows, idx]`) gathers: a fresh tensor of the source's elements
                 self.shadow.write(*span(result), self.shadow.tensor_label(args[0]).moved_by_torch("index"))
             elif name == "copy_" and len(args) >= 2 and isinstance(args[0], torch.Tensor):
                 if isinstance(args[1], torch.Tensor):
-                    self.shadow.write(*span(args[0]), self.shadow.tensor_label(args[1]))
+                    copied = self.shadow.tensor_label(args[1])
+                    self.shadow.write(*span(args[0]), copied.moved_by_torch("copy_") if copied.inputs else copied)
             elif name in ("fill_", "zero_") and args and isinstance(args[0], torch.Tensor):
                 self.shadow.write(*span(args[0]), FILL)
             elif isinstance(result, torch.Tensor):

@@ -46,8 +46,9 @@ class Label:
     unknown: bool = False
     """Memory no tracked kernel, PyTorch call or allocation wrote."""
     moves: frozenset[str] = _EMPTY
-    """PyTorch rearrangements (`policy.REARRANGES`: flip, cat, pad...) on its path: no compute, but when the task
-    itself is such a rearrangement, PyTorch did the task."""
+    """PyTorch moving task data on its path: a rearrangement (`policy.REARRANGES`: flip, cat, pad...), advanced
+    indexing, an assignment or a copy into another tensor. No compute, but when the task itself only moves data,
+    PyTorch did the task."""
 
     def union(self, other: Label) -> Label:
         if self == other:

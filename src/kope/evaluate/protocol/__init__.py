@@ -190,7 +190,8 @@ class OutputPart(BaseModel):
     """Parts no computing kernel wrote: every element holds one value (a fill, a constant), which
     the numeric check judges (a constant output is wrong, not a cheat, unless the task is degenerate)."""
     moves: list[str] = Field(default_factory=list)
-    """PyTorch rearrangements (flip, cat, pad...) on its path."""
+    """PyTorch moving task data on its path (`Label.moves`: a rearrangement, advanced indexing, an assignment or a
+    copy into another tensor)."""
 
 
 class Provenance(BaseModel):
