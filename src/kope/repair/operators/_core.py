@@ -300,6 +300,9 @@ def swapped(program: Program, a: ast.AST, b: ast.AST) -> tuple[ast.AST, str, str
     return first, text[:s1] + text[s2:e2] + text[e1:s2] + text[s1:e1] + text[e2:], text[s1:e1], text[s2:e2]
 
 
+REDUCTIONS = ("tl.sum", "tl.max", "tl.min", "tl.argmax", "tl.argmin", "tl.reduce")
+"""Reductions along an `axis`: a 2-D block reduced along one axis runs along the other."""
+
 STORING = ("tl.store", "tl.atomic_add", "tl.atomic_max", "tl.atomic_min", "tl.atomic_xchg")
 """The calls that write a value to memory (the value is their second argument)."""
 
@@ -343,11 +346,12 @@ def value_flow(program: Program, depth: int = 2) -> Iterator[tuple[ast.FunctionD
                     seen.add(id(reaching))
                     if boolean(reaching) or _position(reaching):
                         continue
-                    # a bare name (`acc += term`, `y = x`) passes the value on: it costs no step
-                    rest = left if isinstance(reaching, ast.Name) else left - 1
-                    if rest >= 0:
-                        yield kernel, reaching
-                    if rest > 0 or (rest == 0 and isinstance(reaching, ast.Name)):
+                    renamed = isinstance(reaching, ast.Name)  # `acc += term`, `y = x`: passes the value on, no step
+                    rest = left if renamed else left - 1
+                    if rest < 0:
+                        continue
+                    yield kernel, reaching
+                    if rest > 0 or renamed:
                         following.append((reaching, earlier[-1].lineno, rest))
             frontier = following
 
@@ -355,33 +359,34 @@ def value_flow(program: Program, depth: int = 2) -> Iterator[tuple[ast.FunctionD
 @functools.lru_cache(maxsize=256)
 def _definitions(kernel: ast.FunctionDef) -> dict[str, list[ast.Assign | ast.AugAssign]]:
     """Assignments and augmented assignments (`acc += term`) to single names, by name, in source order."""
-    found: dict[str, list[ast.Assign | ast.AugAssign]] = {}
+    found: dict[str, list[ast.Assign | ast.AugAssign]] = {name: list(a) for name, a in assignments(kernel).items()}
     for node in ast.walk(kernel):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            found.setdefault(node.targets[0].id, []).append(node)
-        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
             found.setdefault(node.target.id, []).append(node)
     return {name: sorted(nodes, key=lambda n: (n.lineno, n.col_offset)) for name, nodes in found.items()}
 
 
-def value_names(expr: ast.expr) -> list[str]:
-    """The names an expression computes with (sorted): not those only in its loads' addresses and masks, a
-    `tl.where`'s condition, or a comparison."""
-    found: set[str] = set()
+def value_nodes(expr: ast.expr) -> Iterator[ast.expr]:
+    """The expressions a value computes with, outermost first: not inside its loads' and stores' arguments
+    (addresses, masks), a `tl.where`'s condition, or a comparison."""
     stack: list[ast.AST] = [expr]
     while stack:
         node = stack.pop()
-        if isinstance(node, ast.Name):
-            found.add(node.id)
-        elif isinstance(node, ast.Call) and call_name(node) in ("tl.load", "tl.store"):
-            continue
-        elif isinstance(node, ast.Call) and call_name(node) == "tl.where" and node.args:
-            stack += node.args[1:]
-        elif isinstance(node, ast.expr) and boolean(node):
-            continue
-        else:
-            stack += list(ast.iter_child_nodes(node))
-    return sorted(found)
+        if isinstance(node, ast.expr):
+            if boolean(node):
+                continue
+            yield node
+            if isinstance(node, ast.Call) and call_name(node) in ("tl.load", "tl.store"):
+                continue
+            if isinstance(node, ast.Call) and call_name(node) == "tl.where" and node.args:
+                stack += reversed(node.args[1:])
+                continue
+        stack += reversed(list(ast.iter_child_nodes(node)))
+
+
+def value_names(expr: ast.expr) -> list[str]:
+    """The names an expression computes with (`value_nodes`), sorted."""
+    return sorted({n.id for n in value_nodes(expr) if isinstance(n, ast.Name)})
 
 
 def _position(expr: ast.expr) -> bool:

@@ -9,6 +9,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
 from kope.repair.operators._core import (
+    REDUCTIONS,
     Edit,
     Program,
     address_exprs,
@@ -231,9 +232,6 @@ def _broadcast_axis(node: ast.AST) -> int | None:
     return {("slice", "none"): 0, ("none", "slice"): 1}.get((kinds[0], kinds[1]))
 
 
-_REDUCTIONS = ("tl.sum", "tl.max", "tl.min", "tl.argmax", "tl.argmin", "tl.reduce")
-
-
 def _reduced_axes(kernel: ast.FunctionDef) -> dict[str, set[int]]:
     """Names assigned a reduction of a 2-D block along one axis: they run along the other (`m = tl.max(s, axis=1)`
     has one value per row, so it broadcasts as `m[:, None]`). Wins over how the name is broadcast, which may be the
@@ -242,7 +240,7 @@ def _reduced_axes(kernel: ast.FunctionDef) -> dict[str, set[int]]:
     for name, assigns in assignments(kernel).items():
         for a in assigns:
             for call in ast.walk(a.value):
-                if isinstance(call, ast.Call) and call_name(call) in _REDUCTIONS:
+                if isinstance(call, ast.Call) and call_name(call) in REDUCTIONS:
                     axis = next((k.value for k in call.keywords if k.arg == "axis"), None)
                     if isinstance(axis, ast.Constant) and axis.value in (0, 1) and isinstance(axis.value, int):
                         found.setdefault(name, set()).add(1 - axis.value)

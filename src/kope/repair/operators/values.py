@@ -10,28 +10,18 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from kope.repair.operators._core import Edit, Program, boolean, edit_at, operator, value_flow
+from kope.repair.operators._core import REDUCTIONS, Edit, Program, edit_at, operator, value_flow, value_nodes
 from kope.source import call_name
 
 
 def _value_nodes(program: Program) -> Iterator[ast.expr]:
-    """Every node of the stored values and the assignments reaching them, once, outside loads' arguments and
-    `tl.where` conditions and comparisons."""
+    """Every node of the stored values and the assignments reaching them (`value_nodes`), once."""
     seen: set[int] = set()
     for _, value in value_flow(program):
-        stack: list[ast.AST] = [value]
-        while stack:
-            node = stack.pop()
-            if id(node) in seen or not isinstance(node, ast.expr) or boolean(node):
-                continue
-            seen.add(id(node))
-            yield node
-            if isinstance(node, ast.Call) and call_name(node) in ("tl.load", "tl.store"):
-                continue
-            if isinstance(node, ast.Call) and call_name(node) == "tl.where" and node.args:
-                stack += reversed(node.args[1:])
-                continue
-            stack += reversed(list(ast.iter_child_nodes(node)))
+        for node in value_nodes(value):
+            if id(node) not in seen:
+                seen.add(id(node))
+                yield node
 
 
 def _grouped(program: Program, node: ast.expr) -> str:
@@ -79,7 +69,7 @@ def branch_swap(program: Program) -> Iterator[Edit]:
         yield edit_at(program, "branch-swap", node, new, f"the branches of `{program.code(node)}` exchanged")
 
 
-_AXIS_REDUCTIONS = ("tl.sum", "tl.max", "tl.min", "tl.argmax", "tl.argmin", "tl.cumsum", "tl.cumprod", "tl.reduce")
+_AXIS_REDUCTIONS = (*REDUCTIONS, "tl.cumsum", "tl.cumprod")
 
 
 @operator("reduce-axis", "broadcast-error")
