@@ -54,6 +54,8 @@ RELATED: dict[str, tuple[str, ...]] = {
     "branch-swap": ("numerical-instability", "padding-in-reduction"),
     "reduce-axis": ("wrong-stride", "index-shift"),
     "xlogy": ("wrong-constant", "padding-in-reduction"),
+    "dead-value": ("wrong-normalizer", "wrong-epsilon", "precision-loss", "accumulator-reset", "numerical-instability"),
+    "dead-position": ("index-shift", "wrong-stride", "uninitialized-output", "grid-too-small"),
 }
 """Operator -> other taxonomy ids its edits often repair (counted at half weight)."""
 

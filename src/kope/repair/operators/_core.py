@@ -86,6 +86,45 @@ class Program:
             self._per_kernel[key] = [p for p in params_of(kernel) if p not in excluded]
         return list(self._per_kernel[key])
 
+    def value_scalars(self, kernel: ast.FunctionDef) -> list[str]:
+        """Scalar parameters given a value, not a size, at the launch (`self.beta`, a float): formula parameters. A
+        helper that is never launched takes those of the launched kernels, by name."""
+        key = ("values", id(kernel))
+        if key in self._per_kernel:
+            return list(self._per_kernel[key])
+        launched = self.launch_arguments(kernel)
+        if not launched:
+            names = set(params_of(kernel))
+            found = [s for k in self.kernels if self.launch_arguments(k) for s in self.value_scalars(k) if s in names]
+        else:
+            sizes = self.host_sizes()
+            found = []
+            for name in self.scalars(kernel):
+                arg = launched.get(name)
+                if arg is None or _is_size(arg, sizes):
+                    continue
+                if isinstance(arg, ast.Constant) and not isinstance(arg.value, float):
+                    continue
+                found.append(name)
+        self._per_kernel[key] = found
+        return list(found)
+
+    def host_sizes(self) -> set[str]:
+        """Host names bound to sizes (`M, K = x.shape`, `n = x.numel()`, `half = width // 2`), transitively."""
+        sizes: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for node in self.host_nodes():
+                if not isinstance(node, ast.Assign) or not _is_size(node.value, sizes):
+                    continue
+                for target in node.targets:
+                    for name in names_in(target):
+                        if name not in sizes:
+                            sizes.add(name)
+                            changed = True
+        return sizes
+
     @property
     def text(self) -> str:
         return self.parsed.text
@@ -121,6 +160,14 @@ class Program:
         for node in ast.walk(self.tree):
             if hasattr(node, "lineno") and not self.in_kernel(node):
                 yield node
+
+
+_SIZE_MARKS = (".shape", "numel", "size(", "len(", "//", "cdiv", "next_power_of_2", ".stride(")
+
+
+def _is_size(arg: ast.expr, sizes: set[str]) -> bool:
+    text = ast.unparse(arg)
+    return any(mark in text for mark in _SIZE_MARKS) or bool(names_in(arg) & sizes)
 
 
 def formula_constants(reference: str) -> list[float]:

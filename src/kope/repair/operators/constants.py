@@ -15,9 +15,7 @@ from kope.repair.operators._core import (
     assignments,
     boolean,
     edit_at,
-    names_in,
     operator,
-    params_of,
     stored_results,
     value_flow,
 )
@@ -102,54 +100,6 @@ def constant(program: Program) -> Iterator[Edit]:
             yield replace(edit, cue=cue if float(replacement) in cued else "")
 
 
-def _value_scalars(program: Program, kernel: ast.FunctionDef) -> list[str]:
-    """Scalar parameters given a value, not a size, at the launch (`self.beta`, a float): formula parameters. A
-    helper that is never launched takes those of the launched kernels, by name."""
-    launched = program.launch_arguments(kernel)
-    if not launched:
-        names = set(params_of(kernel))
-        return [
-            s for k in program.kernels if program.launch_arguments(k) for s in _value_scalars(program, k) if s in names
-        ]
-    sizes = _host_sizes(program)
-    found = []
-    for name in program.scalars(kernel):
-        arg = launched.get(name)
-        if arg is None or _is_size(arg, sizes):
-            continue
-        if isinstance(arg, ast.Constant) and not isinstance(arg.value, float):
-            continue
-        found.append(name)
-    return found
-
-
-_SIZE_MARKS = (".shape", "numel", "size(", "len(", "//", "cdiv", "next_power_of_2", ".stride(")
-
-
-def _is_size(arg: ast.expr, sizes: set[str]) -> bool:
-    text = ast.unparse(arg)
-    return any(mark in text for mark in _SIZE_MARKS) or bool(names_in(arg) & sizes)
-
-
-def _host_sizes(program: Program) -> set[str]:
-    """Host names bound to sizes (`M, K = x.shape`, `n = x.numel()`, `half = width // 2`), transitively."""
-    sizes: set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        for node in program.host_nodes():
-            if not isinstance(node, ast.Assign):
-                continue
-            if not _is_size(node.value, sizes):
-                continue
-            for target in node.targets:
-                for name in names_in(target):
-                    if name not in sizes:
-                        sizes.add(name)
-                        changed = True
-    return sizes
-
-
 SIMPLE_FACTORS = (0.5, 2.0, 0.25, 4.0)
 """Factors a formula loses whole (GELU's 0.5, a doubled sum): offered from a measured scale even when the reference
 does not hold them."""
@@ -175,7 +125,7 @@ def missing_factor(program: Program) -> Iterator[Edit]:
     factors += [(f"* {c!r}", "") for c in program.reference_constants if c not in used]
     seen: set[tuple[int, str]] = set()
     for kernel, value in value_flow(program):
-        ops = factors + [(f"{op} {p}", "") for p in _value_scalars(program, kernel) for op in ("/", "*")]
+        ops = factors + [(f"{op} {p}", "") for p in program.value_scalars(kernel) for op in ("/", "*")]
         for factor, cue in ops:
             if (id(value), factor) in seen:
                 continue
@@ -273,12 +223,14 @@ def _in_call_argument(value: ast.expr, target: ast.expr) -> bool:
 @operator("nested-factor", "wrong-constant")
 def nested_factor(program: Program) -> Iterator[Edit]:
     """A factor missing inside a computed value: a term, a branch of a `tl.where` or a function's argument
-    multiplied by 0.5, 2, an unused formula constant, or a formula parameter passed to the kernel (`beta`)."""
+    multiplied by a formula parameter passed to the kernel (`beta`), 0.5, 2 or an unused formula constant. The
+    parameter goes first: the reference's constants include the task's init values (`beta = 1.7`), and a kernel that
+    bakes one in where it is passed the parameter is right only for that value."""
     used = {n.value for n in ast.walk(program.tree) if isinstance(n, ast.Constant) and isinstance(n.value, float)}
     constants = [c for c in (0.5, 2.0, *program.reference_constants) if c not in used or c in (0.5, 2.0)]
     seen: set[int] = set()
     for kernel, value in value_flow(program):
-        factors = [repr(c) for c in dict.fromkeys(constants)] + _value_scalars(program, kernel)
+        factors = program.value_scalars(kernel) + [repr(c) for c in dict.fromkeys(constants)]
         for site in _nested_sites(value):
             if id(site) in seen:
                 continue

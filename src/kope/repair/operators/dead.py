@@ -1,0 +1,252 @@
+"""Edits that put a dead value back to use: a name a kernel computes (or takes as a parameter) and never reads.
+
+A near miss often keeps what its bug dropped: `beta = tl.load(beta_ptr)` loaded and never multiplied in,
+`x_f = x.to(tl.float32)` made and the raw `x` used after it, `row_start = row * stride` computed and left out of
+the address, `acc += v` accumulated and something else stored. The dead name is the cue; the edits are the few
+places it can go back:
+
+- after its definition, a use of a name its definition reads (`x` for `x_f`), or of the sub-expression it
+  computes (`tl.arange(0, BLOCK)` for `offs = start + tl.arange(0, BLOCK)`), replaced by it;
+- a value (loaded or computed from loaded data, or a scalar parameter given a value at the launch) put back as a
+  factor or a term of the values the kernel stores and the assignments reaching them;
+- a position (derived from a program id or an `arange`) put back as a term of an address;
+- a use of a name of its kind (another value, another position) replaced by it.
+
+A name read only by its own augmented assignments (`acc += v`, never stored) counts as dead. Pointers and
+`tl.constexpr` parameters never count, nor do sizes (an unused output pointer, an autotune key or a size says nothing
+about a term): of the parameters, only scalars the launch gives a value (`Program.value_scalars`) do.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+from kope.repair.operators._core import (
+    Edit,
+    Program,
+    address_exprs,
+    assignments,
+    edit_at,
+    operator,
+    params_of,
+    pointers_of,
+    program_id_names,
+    value_flow,
+    value_nodes,
+)
+from kope.source import call_name
+
+
+@dataclass(frozen=True)
+class Dead:
+    """A dead name of a kernel: what it is (`value` or `position`), where it is defined and from what."""
+
+    name: str
+    kind: str
+    line: int
+    definition: ast.expr | None
+    """None for a parameter."""
+
+    @property
+    def cue(self) -> str:
+        made = "taken as a parameter" if self.definition is None else f"computed at line {self.line}"
+        return f"`{self.name}` is {made} but never used"
+
+
+def dead_names(program: Program, kernel: ast.FunctionDef) -> list[Dead]:
+    """The kernel's dead names, in source order: assigned (or scalar parameters) and never read, except by their own
+    augmented assignments."""
+    read: set[str] = set()
+    own: dict[str, int] = {}
+    for node in ast.walk(kernel):
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            own[node.target.id] = own.get(node.target.id, 0) + 1
+            read |= {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name) and n.id != node.target.id}
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            read.add(node.id)
+    pids = program_id_names(kernel)
+    launched = program.launch_arguments(kernel)
+    found = [
+        Dead(name, "value", kernel.lineno, None)
+        for name in program.value_scalars(kernel)
+        if name not in read and "ptr" not in name.lower() and not _tensor(program, launched.get(name))
+    ]
+    seen: set[str] = set()
+    for node in ast.walk(kernel):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            continue
+        name = node.targets[0].id
+        if name in read or name in seen or name.startswith("_"):
+            continue
+        seen.add(name)
+        found.append(Dead(name, _kind(node.value, pids), node.lineno, node.value))
+    for name in own:
+        if name not in read and name not in seen:
+            first = next(
+                n for n in ast.walk(kernel) if isinstance(n, ast.AugAssign) and getattr(n.target, "id", "") == name
+            )
+            found.append(Dead(name, "value", first.lineno, None))
+    return sorted(found, key=lambda d: d.line)
+
+
+def _tensor(program: Program, argument: ast.expr | None) -> bool:
+    """A launch argument that is a tensor: a parameter of the host function (`forward(self, x, w)`), or a host name
+    made by a `torch.` call or a tensor method (`torch.empty_like(x)`, `x.contiguous()`)."""
+    if not isinstance(argument, ast.Name):
+        return False
+    for node in program.host_nodes():
+        if isinstance(node, ast.FunctionDef) and argument.id in {a.arg for a in node.args.args} - {"self"}:
+            return True
+        if (
+            isinstance(node, ast.Assign)
+            and any(argument.id in {n.id for n in ast.walk(t) if isinstance(n, ast.Name)} for t in node.targets)
+            and isinstance(node.value, ast.Call)
+            and (call_name(node.value).startswith("torch.") or call_name(node.value, last=True) in TENSOR_METHODS)
+        ):
+            return True
+    return False
+
+
+TENSOR_METHODS = frozenset({"contiguous", "view", "reshape", "to", "float", "half", "flatten", "empty_like", "clone"})
+
+
+def _kind(value: ast.expr, pids: set[str]) -> str:
+    calls = {call_name(n) for n in ast.walk(value) if isinstance(n, ast.Call)}
+    if "tl.load" in calls:
+        return "value"
+    if calls & {"tl.program_id", "tl.arange"} or {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} & pids:
+        return "position"
+    return "value"
+
+
+def _enclosing(kernel: ast.FunctionDef, line: int) -> ast.AST:
+    """The innermost loop or the kernel around a line: a dead name defined in a loop belongs in that loop."""
+    best: ast.AST = kernel
+    for node in ast.walk(kernel):
+        if isinstance(node, ast.For | ast.While) and node.lineno <= line <= (node.end_lineno or node.lineno):
+            best = node
+    return best
+
+
+def _after(node: ast.AST, dead: Dead, scope: ast.AST) -> bool:
+    line = getattr(node, "lineno", 0)
+    return line > dead.line and getattr(scope, "lineno", 0) <= line <= (getattr(scope, "end_lineno", None) or line)
+
+
+def _substitutions(program: Program, kernel: ast.FunctionDef, dead: Dead) -> Iterator[tuple[ast.expr, str]]:
+    """(node, why) for the uses a dead name most likely replaces, read after it: the names and sub-expressions its
+    definition reads, then the names defined the same way (`pid_m` for a dead `pid_n`, both `tl.program_id`)."""
+    if dead.definition is None:
+        return
+    scope = _enclosing(kernel, dead.line) if dead.kind == "value" else kernel
+    defined = set(params_of(kernel)) - pointers_of(kernel) | set(assignments(kernel))
+    inputs = {n.id for n in ast.walk(dead.definition) if isinstance(n, ast.Name)} & defined - {dead.name}
+    parts = {
+        ast.unparse(n)
+        for n in ast.walk(dead.definition)
+        if n is not dead.definition and isinstance(n, ast.BinOp | ast.Call) and call_name(n) != "tl.load"
+    }
+    shape = _shape(dead.definition)
+    alike = {
+        name
+        for name, assigns in assignments(kernel).items()
+        if name != dead.name and name not in inputs and len(assigns) == 1 and _shape(assigns[0].value) == shape
+    }
+    later: list[tuple[ast.expr, str]] = []
+    for node in ast.walk(scope):
+        if not _after(node, dead, scope) or not isinstance(node, ast.expr):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in inputs:
+            yield node, f"`{node.id}` is what `{dead.name}` is made from"
+        elif isinstance(node, ast.BinOp | ast.Call) and ast.unparse(node) in parts:
+            yield node, f"`{ast.unparse(node)}` is part of `{dead.name}`"
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in alike:
+            later.append((node, f"`{node.id}` is made the way `{dead.name}` is"))
+    yield from later
+
+
+def _shape(value: ast.expr) -> tuple[str, ...]:
+    """What a definition calls, and whether it loads: `pid_m = tl.program_id(0)` and `pid_n = tl.program_id(1)`
+    have one shape, `offs_m` and `offs_n` (each a block start plus an `arange`) another."""
+    return tuple(sorted({call_name(n) for n in ast.walk(value) if isinstance(n, ast.Call)}))
+
+
+def _stored_sites(program: Program, kernel: ast.FunctionDef, dead: Dead) -> list[ast.expr]:
+    """The stored values, the values reaching them and what they compute with (`value_nodes`: not addresses, masks
+    or conditions), after the dead name's definition, outermost first; no literals."""
+    found: dict[int, ast.expr] = {}
+    for k, value in value_flow(program):
+        if k is not kernel:
+            continue
+        callees = {id(n) for c in ast.walk(value) if isinstance(c, ast.Call) for n in ast.walk(c.func)}
+        for node in value_nodes(value):
+            if (
+                getattr(node, "lineno", 0) >= dead.line
+                and not isinstance(node, ast.Constant)
+                and id(node) not in callees
+            ):
+                found.setdefault(id(node), node)
+    return list(found.values())
+
+
+def _grouped(program: Program, node: ast.expr) -> str:
+    text = program.code(node)
+    return f"({text})" if isinstance(node, ast.BinOp | ast.UnaryOp | ast.IfExp | ast.Compare) else text
+
+
+@operator("dead-value", "wrong-constant")
+def dead_value(program: Program) -> Iterator[Edit]:
+    """A value the kernel computes or takes and never uses, put back: in place of what it is made from, or as a
+    factor or term of a stored value."""
+    for kernel in program.kernels:
+        for dead in dead_names(program, kernel):
+            if dead.kind != "value":
+                continue
+            for node, why in _substitutions(program, kernel, dead):
+                edit = edit_at(
+                    program, "dead-value", node, dead.name, f"`{program.code(node)}` -> `{dead.name}` ({why})"
+                )
+                yield replace(edit, cue=dead.cue)
+            sites = _stored_sites(program, kernel, dead)
+            for op in ("*", "/", "+"):
+                for site in sites:
+                    new = f"{_grouped(program, site)} {op} {dead.name}"
+                    edit = edit_at(program, "dead-value", site, f"({new})", f"`{program.code(site)}` -> `{new}`")
+                    yield replace(edit, cue=dead.cue)
+
+
+@operator("dead-position", "missing-batch-offset")
+def dead_position(program: Program) -> Iterator[Edit]:
+    """A position (from a program id or an `arange`) the kernel computes and never uses, put back: in place of the
+    index it is made from, or as a term of an address after it."""
+    for kernel in program.kernels:
+        for dead in dead_names(program, kernel):
+            if dead.kind != "position":
+                continue
+            for node, why in _substitutions(program, kernel, dead):
+                edit = edit_at(
+                    program, "dead-position", node, dead.name, f"`{program.code(node)}` -> `{dead.name}` ({why})"
+                )
+                yield replace(edit, cue=dead.cue)
+            vector = dead.definition is not None and "tl.arange" in _shape(dead.definition)
+            terms = [dead.name] if vector else _strided(program, kernel, dead.name)
+            addressing = pointers_of(kernel) | set(program.strides(kernel))
+            for expr in sorted(address_exprs(kernel), key=lambda e: (e.lineno, e.col_offset)):
+                if getattr(expr, "lineno", 0) <= dead.line or isinstance(expr, ast.Name):
+                    continue
+                if not vector and not {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)} & addressing:
+                    continue  # an index (`pid * BLOCK + arange`), not an offset in memory: no stride term on it
+                for term in terms:
+                    new = f"{program.code(expr)} + {term}"
+                    edit = edit_at(program, "dead-position", expr, new, f"`{program.code(expr)}` -> `{new}`")
+                    yield replace(edit, cue=dead.cue)
+
+
+def _strided(program: Program, kernel: ast.FunctionDef, name: str) -> list[str]:
+    """A scalar position as an address term: times each stride of the kernel, those it never reads first; alone
+    when it has none (a contiguous tensor's unit stride is not passed)."""
+    read = {n.id for n in ast.walk(kernel) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    strides = sorted(program.strides(kernel), key=lambda s: s in read)
+    return [f"{name} * {s}" for s in strides] or [name]
