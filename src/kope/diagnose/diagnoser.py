@@ -40,6 +40,9 @@ from kope.knowledge.retrieval import rank
 DiagnosisProgress = Callable[[str], None]
 
 
+SHOWN = 5
+"""Hypotheses a diagnosis shows (and prompts carry); the rest are `Diagnosis.later_hypotheses`."""
+
 PROBE_WORKERS = 2
 """Probes run at once (each is its own sandboxed job; the evaluator's reference cache and fork server are shared)."""
 
@@ -112,7 +115,8 @@ class Diagnoser:
             diagnosis.cues = hits
             diagnosis.features = features
             say("ranking hypotheses")
-            diagnosis.hypotheses = rank(self.knowledge, features, hits, text=_query_text(diagnosis, hits))
+            ranked = rank(self.knowledge, features, hits, text=_query_text(diagnosis, hits), limit=len(self.knowledge))
+            diagnosis.hypotheses, diagnosis.later_hypotheses = ranked[:SHOWN], ranked[SHOWN:]
             diagnosis.seconds = round(time.monotonic() - began, 3)
             return diagnosis
         finally:

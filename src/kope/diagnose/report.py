@@ -44,6 +44,9 @@ class Diagnosis(BaseModel):
     task: str
     candidate: str
     hypotheses: list[Hypothesis] = Field(default_factory=list)
+    later_hypotheses: list[Hypothesis] = Field(default_factory=list)
+    """The patterns ranked after `hypotheses` (the first five): not shown nor prompted, but the repair search orders
+    its operators by them too, so that a bug ranked sixth is tried before one no evidence points to."""
     features: Features = Field(default_factory=Features, alias="signature")
     """The measured features (JSON key `signature`, as in the contract)."""
     cases: list[CaseDiagnosis] = Field(default_factory=list)

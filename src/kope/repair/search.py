@@ -62,7 +62,8 @@ class EditSource(Protocol):
 
 
 class RecipeEdits:
-    """The knowledge base's recipes of the top hypotheses (today's offline model), ranked first."""
+    """The knowledge base's recipes of the hypotheses (today's offline model): those of the first `max_hypotheses`
+    ranked first, the later ones' by their hypothesis's weight alone."""
 
     name = "recipes"
 
@@ -73,9 +74,10 @@ class RecipeEdits:
         if diagnosis is None:
             return []
         found: list[Candidate] = []
-        for rank, hypothesis in enumerate(diagnosis.hypotheses[: self.max_hypotheses]):
+        for rank, hypothesis in enumerate([*diagnosis.hypotheses, *diagnosis.later_hypotheses]):
             if not hypothesis.recipe:
                 continue
+            first = rank < self.max_hypotheses
             for edit in apply(hypothesis.recipe, source):
                 line = _first_changed_line(source, edit)
                 found.append(
@@ -85,7 +87,7 @@ class RecipeEdits:
                         line=line,
                         description=f"the recipe {hypothesis.recipe} of hypothesis #{rank + 1}",
                         source=edit,
-                        priority=priority(evidence, "recipe", hypothesis.pattern, line, recipe=True),
+                        priority=priority(evidence, "recipe", hypothesis.pattern, line, recipe=first),
                         why=evidence.why("recipe", hypothesis.pattern, line),
                     )
                 )

@@ -104,7 +104,7 @@ class Evidence:
         evidence = cls()
         if diagnosis is None:
             return evidence
-        hypotheses = diagnosis.hypotheses
+        hypotheses = [*diagnosis.hypotheses, *diagnosis.later_hypotheses]
         top = max((h.score for h in hypotheses), default=0.0) or 1.0
         for rank, hypothesis in enumerate(hypotheses):
             if hypothesis.pattern not in evidence.patterns:
