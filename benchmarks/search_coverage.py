@@ -3,12 +3,13 @@
 For each entry of a near-miss manifest whose correct kernel is known (`--good DIR`: `DIR/<task>.py`, the kernel the
 entry's bug was made from; kept outside the repository for the hand-written corpora), the repair search's candidates
 are generated (`RepairSearch.candidates`: the recipes of the top hypotheses and every repair operator's edits,
-deduplicated and ranked) and compared with the correct kernel by their syntax trees (`ast.dump`, so spacing,
-comments, redundant parentheses and the order of a product's or a sum's two operands do not count). The table says,
-per entry, whether a single edit gives the correct kernel, its place in the ranking (1 = tried first) and its
-operator; `--diagnose` ranks with the real diagnosis (each entry is diagnosed in kope's sandbox, a few seconds
-each), otherwise with no evidence. A fix that needs two edits, or that the search writes differently from the
-correct kernel (`beta * x` for `x * beta`), shows as not generated: read those by hand.
+deduplicated and ranked) and compared with the correct kernel by their syntax trees
+(`kope.repair.search.canonical_form`, so spacing, comments, redundant parentheses and the order of a product's or a
+sum's two operands do not count). The table says, per entry, whether a single edit gives the correct kernel, its
+place in the ranking (1 = tried first) and its operator; `--diagnose` ranks with the real diagnosis (each entry is
+diagnosed in kope's sandbox, a few seconds each), otherwise with no evidence. A fix that needs two edits, or that
+the search writes differently from the correct kernel (another but equal expression), shows as not generated: read
+those by hand.
 
 It separates the two ways a repair fails: the fix is never generated (an operator is missing), or it is generated
 but ranked beyond the search's budget (the evidence is missing).
@@ -32,7 +33,7 @@ from rich.table import Table
 from kope.cases.task import load_task
 from kope.diagnose import Diagnoser
 from kope.evaluate import EvalOptions, Evaluator
-from kope.repair.search import RepairSearch
+from kope.repair.search import RepairSearch, canonical_form
 
 
 @dataclass
@@ -46,21 +47,12 @@ class Coverage:
     top3: list[str]
 
 
-class _Commuted(ast.NodeTransformer):
-    """`a * b` and `b * a` (and `+`) alike: the two operands of a product or a sum in a fixed order."""
-
-    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
-        self.generic_visit(node)
-        if isinstance(node.op, ast.Mult | ast.Add) and ast.dump(node.right) < ast.dump(node.left):
-            node.left, node.right = node.right, node.left
-        return node
-
-
 def _shape(source: str) -> str | None:
     try:
-        return ast.dump(_Commuted().visit(ast.parse(source)))
+        ast.parse(source)
     except SyntaxError:
         return None
+    return canonical_form(source)
 
 
 def coverage(manifest: Path, good: Path, *, diagnose: bool, only: list[str]) -> list[Coverage]:

@@ -26,6 +26,7 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
+from kope import syntax
 from kope.cases.task import Case, Task
 from kope.diagnose.report import Diagnosis
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
@@ -136,6 +137,25 @@ def diversified(found: list[Candidate]) -> list[Candidate]:
     return out
 
 
+class _Commuted(ast.NodeTransformer):
+    """The two operands of a product or a sum in a fixed order: `a * b` and `b * a` read alike."""
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Mult | ast.Add) and ast.dump(node.right) < ast.dump(node.left):
+            node.left, node.right = node.right, node.left
+        return node
+
+
+def canonical_form(source: str) -> str:
+    """A source's syntax tree with a product's or a sum's two operands in a fixed order (so spacing, comments,
+    redundant parentheses and `a * b` against `b * a` do not count); its content hash when it does not parse."""
+    try:
+        return ast.dump(_Commuted().visit(syntax.parse(source)))
+    except (SyntaxError, ValueError, RecursionError):
+        return content_hash(source)
+
+
 def _launch_lines(program: Program) -> list[int]:
     lines: list[int] = []
     for node in ast.walk(program.tree):
@@ -223,13 +243,14 @@ class RepairSearch:
         self.config = config or SearchConfig()
 
     def candidates(self, source: str, diagnosis: Diagnosis | None, reference: str) -> list[Candidate]:
-        """Every proposer's candidates, deduplicated, best first."""
+        """Every proposer's candidates, deduplicated by their syntax (`canonical_form`: `(x * beta)` from one
+        operator and `beta * x` from another are evaluated once), best first."""
         evidence = Evidence.of(diagnosis)
-        seen = {content_hash(source)}
+        seen = {canonical_form(source)}
         found: list[Candidate] = []
         for proposer in self.config.proposers:
             for candidate in proposer.propose(source, diagnosis, evidence, reference):
-                key = content_hash(candidate.source)
+                key = canonical_form(candidate.source)
                 if key not in seen:
                     seen.add(key)
                     found.append(candidate)
