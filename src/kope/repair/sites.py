@@ -56,6 +56,9 @@ RELATED: dict[str, tuple[str, ...]] = {
     "xlogy": ("wrong-constant", "padding-in-reduction"),
     "dead-value": ("wrong-normalizer", "wrong-epsilon", "precision-loss", "accumulator-reset", "numerical-instability"),
     "dead-position": ("index-shift", "wrong-stride", "uninitialized-output", "grid-too-small"),
+    "name-swap": ("broadcast-error", "missing-batch-offset", "index-shift"),
+    "drop-term": ("wrong-constant", "index-shift"),
+    "int-literal": ("loop-bound", "mask-off-by-one"),
 }
 """Operator -> other taxonomy ids its edits often repair (counted at half weight)."""
 
@@ -68,6 +71,14 @@ SAME_OPERATOR_PENALTY = 0.35
 many sites does not use the whole budget before the others are tried. Measured against taking turns per taxonomy
 id with the first hypothesis's family spared (issue 13's second round): as good on the second hand-written corpus
 (44/50 both), better on the mutation suite (docs/results/benchmarks.md)."""
+
+
+GENERIC = frozenset({"name-swap", "drop-term", "int-literal"})
+"""The generic operators (`kope.repair.operators.generic`): one-token edits that know only the grammar."""
+
+GENERIC_OFFSET = -1.0
+"""What a generic operator's edit starts with: after the first turns of the specific operators, which know the form
+of the bug they repair, unless the evidence points at its line."""
 
 
 def operator_penalty(better: int) -> float:
@@ -173,4 +184,5 @@ def priority(
         4.0 * evidence.hypothesis_weight(operator, label)
         + evidence.site_weight(operator, line, launch_lines, cue)
         + (3.0 if recipe else 0.0)
+        + (GENERIC_OFFSET if operator in GENERIC else 0.0)
     )

@@ -4,8 +4,8 @@ An operator looks at a parsed candidate (`Program`) and yields every edit of its
 (`Edit`: operator, taxonomy id, the line it touches, a one-line description and the edited source).
 Operators do not judge; the search (kope.repair.search) decides which to try first from the diagnosis
 and keeps what the evaluator says is better. The operators live in one module per family (masks,
-grid, loops, strides, offsets, reductions, constants, numerics, values, dead); this package holds the registry, in
-one fixed order (the order of `edits` and of ties in the search).
+grid, loops, strides, offsets, reductions, constants, numerics, values, dead, generic); this package holds
+the registry, in one fixed order (the order of `edits` and of ties in the search).
 
     program = Program.parse(source, reference=task.source)
     for edit in edits(program):
@@ -14,12 +14,24 @@ one fixed order (the order of `edits` and of ties in the search).
 
 from __future__ import annotations
 
-from kope.repair.operators import constants, dead, grid, loops, masks, numerics, offsets, reductions, strides, values
+from kope.repair.operators import (
+    constants,
+    dead,
+    generic,
+    grid,
+    loops,
+    masks,
+    numerics,
+    offsets,
+    reductions,
+    strides,
+    values,
+)
 from kope.repair.operators._core import OPERATORS, Edit, Operator, Program, edits, operator
 
 __all__ = ["OPERATORS", "ORDER", "Edit", "Operator", "Program", "edits", "operator"]
 
-_FAMILIES = (masks, grid, loops, strides, offsets, reductions, constants, numerics, values, dead)
+_FAMILIES = (masks, grid, loops, strides, offsets, reductions, constants, numerics, values, dead, generic)
 
 ORDER = (
     "compare-flip",
@@ -64,6 +76,9 @@ ORDER = (
     "xlogy",
     "dead-value",
     "dead-position",
+    "name-swap",
+    "drop-term",
+    "int-literal",
 )
 """The registry's order; an operator missing here comes after these."""
 

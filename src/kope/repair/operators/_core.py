@@ -255,8 +255,17 @@ def pointers_of(kernel: ast.FunctionDef) -> frozenset[str]:
     """Parameters that appear as a bare term of an address expression (the base of a load or store)."""
     params = set(params_of(kernel))
     return frozenset(
-        t.id for expr in address_exprs(kernel) for t in terms_of(expr) if isinstance(t, ast.Name) and t.id in params
+        t.id for expr in address_exprs(kernel) for t in _leading(expr) if isinstance(t, ast.Name) and t.id in params
     )
+
+
+def _leading(expr: ast.expr) -> list[ast.expr]:
+    """The terms of a sum, and of what a difference subtracts from (`dst + i - 1`: `dst`, `i`)."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Sub):
+        return _leading(expr.left)
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        return _leading(expr.left) + _leading(expr.right)
+    return [expr]
 
 
 def names_in(node: ast.AST) -> set[str]:
