@@ -150,3 +150,25 @@ def test_a_kernel_without_dead_names_gets_no_edit() -> None:
     """)
     assert dead_names(parsed, parsed.kernels[0]) == []
     assert of(parsed, "dead-value") == [] and of(parsed, "dead-position") == []
+
+
+def test_a_mask_computed_and_never_used_is_joined_to_the_masks_after_it() -> None:
+    parsed = program("""
+        @triton.jit
+        def _k(x_ptr, w_ptr, o_ptr, L, sx, so, temperature, BLK: tl.constexpr):
+            rows = tl.program_id(0) * BLK + tl.arange(0, BLK)
+            cols = tl.arange(0, BLK)
+            row_ok = rows < L
+            col_ok = cols < L
+            v = tl.load(x_ptr + rows[:, None] * sx + cols[None, :], mask=row_ok[:, None], other=0.0)
+            tl.store(o_ptr + rows * so, tl.sum(v, axis=1) * temperature)
+    """)
+    (dead,) = dead_names(parsed, parsed.kernels[0])
+    assert (dead.name, dead.kind) == ("col_ok", "mask")
+    assert of(parsed, "dead-value") == []  # a mask is no factor
+    lines = [new_line(parsed, e) for e in of(parsed, "dead-mask")]
+    assert (
+        "v = tl.load(x_ptr + rows[:, None] * sx + cols[None, :], mask=row_ok[:, None] & col_ok[None, :], other=0.0)"
+        in lines
+    )
+    assert "tl.store(o_ptr + rows * so, tl.sum(v, axis=1) * temperature, mask=col_ok[:, None])" in lines

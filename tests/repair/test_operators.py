@@ -472,6 +472,21 @@ def test_divisor_takes_a_square_root_or_another_count() -> None:
     texts = {changed(e, source)[1] for e in of("divisor", source)}
     assert "total = tl.max(acc, axis=0) / tl.sqrt((n_cols) * 1.0)" in texts
     assert "scale = 1.0 / (n_cols) ** 0.5" in texts
+    assert "total = tl.max(acc, axis=0) / (n_cols - 1)" in texts  # an unbiased variance's n - 1
+
+
+def test_true_division_replaces_a_floor_division_in_a_stored_value_only() -> None:
+    source = RUNNING.replace("carry = p", "carry = p // win")
+    texts = {changed(e, source)[1] for e in of("true-division", source)}
+    assert texts == {"carry = p / win"}  # not `offs // ...` in an address, nor on the host
+
+
+def test_zero_init_zeroes_an_uninitialised_output_cued_by_atomics() -> None:
+    (plain,) = of("zero-init", RUNNING)
+    assert changed(plain, RUNNING)[1] == "out = torch.zeros_like(x)" and not plain.cue
+    atomic = RUNNING.replace("tl.store(y_ptr + offs,", "tl.atomic_add(y_ptr + offs,")
+    (cued,) = of("zero-init", atomic)
+    assert cued.cue == "a kernel adds into memory with atomics"
 
 
 RUNNING = textwrap.dedent("""

@@ -138,7 +138,8 @@ def missing_factor(program: Program) -> Iterator[Edit]:
 @operator("divisor", "wrong-normalizer")
 def divisor(program: Program) -> Iterator[Edit]:
     """A division's divisor replaced: by another scalar parameter of the kernel (the count of elements, not of
-    partial sums), or by its square root (`1/D` for `1/sqrt(D)`), in a kernel or the host code."""
+    partial sums), by its square root (`1/D` for `1/sqrt(D)`) or by one less (`n - 1`: an unbiased variance), in a
+    kernel or the host code."""
     for node in ast.walk(program.tree):
         if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)):
             continue
@@ -149,6 +150,9 @@ def divisor(program: Program) -> Iterator[Edit]:
         text = program.code(right)
         root = f"tl.sqrt(({text}) * 1.0)" if inside else f"({text}) ** 0.5"
         yield edit_at(program, "divisor", right, root, f"divisor `{text}` -> `{root}`")
+        if not (isinstance(right, ast.BinOp) and isinstance(right.op, ast.Sub)):
+            unbiased = f"({text} - 1)"
+            yield edit_at(program, "divisor", right, unbiased, f"divisor `{text}` -> `{unbiased[1:-1]}` (unbiased)")
         if inside and isinstance(right, ast.Name):
             kernel = next(k for k in program.kernels if k.lineno <= node.lineno <= (k.end_lineno or k.lineno))
             scalars = program.scalars(kernel)

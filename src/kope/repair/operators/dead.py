@@ -28,7 +28,9 @@ from kope.repair.operators._core import (
     Program,
     address_exprs,
     assignments,
+    boolean,
     edit_at,
+    keyword_of,
     operator,
     params_of,
     pointers_of,
@@ -113,6 +115,8 @@ TENSOR_METHODS = frozenset({"contiguous", "view", "reshape", "to", "float", "hal
 
 
 def _kind(value: ast.expr, pids: set[str]) -> str:
+    if boolean(value):
+        return "mask"
     calls = {call_name(n) for n in ast.walk(value) if isinstance(n, ast.Call)}
     if "tl.load" in calls:
         return "value"
@@ -250,3 +254,39 @@ def _strided(program: Program, kernel: ast.FunctionDef, name: str) -> list[str]:
     read = {n.id for n in ast.walk(kernel) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     strides = sorted(program.strides(kernel), key=lambda s: s in read)
     return [f"{name} * {s}" for s in strides] or [name]
+
+
+_MASKED = ("tl.load", "tl.store", "tl.atomic_add", "tl.atomic_max", "tl.atomic_min")
+
+
+@operator("dead-mask", "missing-mask")
+def dead_mask(program: Program) -> Iterator[Edit]:
+    """A mask the kernel computes and never uses, put back on the loads and stores after it: joined to their masks
+    (`rmask[:, None]` -> `rmask[:, None] & cmask[None, :]`), or as the mask of one that has none; along either axis
+    of a 2-D block."""
+    for kernel in program.kernels:
+        two_d = any(isinstance(n, ast.Subscript) and "None" in ast.unparse(n.slice) for n in ast.walk(kernel))
+        for dead in dead_names(program, kernel):
+            if dead.kind != "mask":
+                continue
+            forms = [dead.name, f"{dead.name}[:, None]", f"{dead.name}[None, :]"] if two_d else [dead.name]
+            for node in ast.walk(kernel):
+                if not (isinstance(node, ast.Call) and call_name(node) in _MASKED and node.lineno > dead.line):
+                    continue
+                mask = keyword_of(node, "mask")
+                fn = call_name(node, last=True)
+                for form in forms:
+                    if mask is not None:
+                        joined = program.code(mask.value)
+                        if not isinstance(mask.value, ast.Name | ast.Subscript | ast.Call | ast.Attribute):
+                            joined = f"({joined})"
+                        new = f"{joined} & {form}"
+                        edit = edit_at(program, "dead-mask", mask.value, new, f"the {fn}'s mask `{new}`")
+                    elif len(node.args) <= (1 if fn == "load" else 2):
+                        _, end = program.span(node)
+                        extra = f", mask={form}" + (", other=0.0" if fn == "load" else "")
+                        text = program.text[: end - 1].rstrip() + extra + ")" + program.text[end:]
+                        edit = Edit("dead-mask", "missing-mask", node.lineno, f"`mask={form}` on the {fn}", text)
+                    else:
+                        continue
+                    yield replace(edit, cue=dead.cue)

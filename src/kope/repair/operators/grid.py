@@ -1,4 +1,4 @@
-"""Launch-grid repairs: ceiling division, axes fixed at 1, axes exchanged."""
+"""Launch-grid and allocation repairs: ceiling division, axes fixed at 1, axes exchanged, outputs zeroed."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import itertools
 from collections.abc import Iterator
 
 from kope.repair.operators._core import Edit, Program, edit_at, operator
+from kope.source import call_name
 
 
 @operator("floor-to-cdiv", "grid-too-small")
@@ -80,3 +81,19 @@ def grid_swap(program: Program) -> Iterator[Edit]:
                 continue
             new = "(" + ", ".join(elements) + ")"
             yield edit_at(program, "grid-swap", grid, new, f"grid `{program.code(grid)}` -> `{new}`")
+
+
+@operator("zero-init", "uninitialized-output")
+def zero_init(program: Program) -> Iterator[Edit]:
+    """An output allocated uninitialised (`torch.empty`, `empty_like`) allocated as zeros: a kernel that adds into
+    it (atomics, `+=` across programs) or writes only part of it needs it zeroed. Cued where a kernel of the file
+    writes with atomics."""
+    atomics = any(isinstance(n, ast.Call) and call_name(n).startswith("tl.atomic_") for _, n in program.kernel_nodes())
+    cue = "a kernel adds into memory with atomics" if atomics else ""
+    for node in program.host_nodes():
+        name = call_name(node)
+        if isinstance(node, ast.Call) and name in ("torch.empty", "torch.empty_like"):
+            zeros = name.replace("empty", "zeros")
+            start, end = program.span(node.func)
+            text = program.text[:start] + zeros + program.text[end:]
+            yield Edit("zero-init", "uninitialized-output", node.lineno, f"`{name}(...)` -> `{zeros}(...)`", text, cue)

@@ -112,3 +112,13 @@ def xlogy(program: Program) -> Iterator[Edit]:
                     program, "xlogy", node, new, f"`{program.code(node)}` is 0 where `{program.code(factor)}` is"
                 )
                 break
+
+
+@operator("true-division", "dtype-mismatch")
+def true_division(program: Program) -> Iterator[Edit]:
+    """`a // b` in a computed value -> `a / b`: a floor division where a mean or a scale was meant (integer
+    arithmetic on a float result)."""
+    for node in _value_nodes(program):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
+            new = f"{_grouped(program, node.left)} / {_grouped(program, node.right)}"
+            yield edit_at(program, "true-division", node, new, f"`{program.code(node)}` -> `{new}`")
