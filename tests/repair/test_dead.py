@@ -80,6 +80,8 @@ def test_a_converted_value_left_unused_replaces_what_it_was_made_from_after_it()
     first = found[0]
     assert first.description.startswith("`raw` -> `wide`") and "made from" in first.description
     assert new_line(parsed, first) == "total = tl.sum(wide * raw, axis=0) * temperature"
+    everywhere = [e for e in found if "everywhere" in e.description]
+    assert [new_line(parsed, e) for e in everywhere] == ["total = tl.sum(wide * wide, axis=0) * temperature"]
     # only the uses after the definition: the load that makes `raw` is never rewritten
     assert not any("wide = wide" in new_line(parsed, e) for e in found)
 
@@ -99,6 +101,9 @@ def test_an_unused_batch_index_goes_back_into_the_addresses_with_a_stride() -> N
     assert "v = tl.load(x_ptr + j + b * sx, mask=j < L, other=0.0)" in lines
     assert "tl.store(o_ptr + j + b * so, v * temperature, mask=j < L)" in lines
     assert not any("j < L + b" in line for line in lines)
+    # and once on every strided access at once: the load's and the store's offsets were both left out
+    (both,) = [e for e in of(parsed, "dead-position") if "every" in e.description and "b * sx" in e.source]
+    assert "tl.load(x_ptr + j + b * sx," in both.source and "tl.store(o_ptr + j + b * sx," in both.source
 
 
 def test_a_program_id_left_unused_replaces_the_one_used_twice() -> None:

@@ -147,6 +147,13 @@ class Program:
     def replace(self, node: ast.AST, text: str) -> str:
         return self.parsed.replace(node, text)
 
+    def replace_all(self, changes: list[tuple[ast.AST, str]]) -> str:
+        """The source with several nodes' texts replaced at once (nodes that do not overlap)."""
+        text = self.text
+        for start, end, new in sorted(((*self.span(n), t) for n, t in changes), reverse=True):
+            text = text[:start] + new + text[end:]
+        return text
+
     def in_kernel(self, node: ast.AST) -> bool:
         line = getattr(node, "lineno", 0)
         return any(k.lineno <= line <= (k.end_lineno or k.lineno) for k in self.kernels)

@@ -24,13 +24,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from kope.repair.operators._core import (
+    OPERATORS,
     Edit,
     Program,
     address_exprs,
     assignments,
     boolean,
     edit_at,
+    feeding,
     keyword_of,
+    memory_accesses,
+    names_in,
     operator,
     params_of,
     pointers_of,
@@ -208,11 +212,7 @@ def dead_value(program: Program) -> Iterator[Edit]:
         for dead in dead_names(program, kernel):
             if dead.kind != "value":
                 continue
-            for node, why in _substitutions(program, kernel, dead):
-                edit = edit_at(
-                    program, "dead-value", node, dead.name, f"`{program.code(node)}` -> `{dead.name}` ({why})"
-                )
-                yield replace(edit, cue=dead.cue)
+            yield from _substitution_edits(program, kernel, dead, "dead-value")
             sites = _stored_sites(program, kernel, dead)
             for op in ("*", "/", "+"):
                 for site in sites:
@@ -224,28 +224,61 @@ def dead_value(program: Program) -> Iterator[Edit]:
 @operator("dead-position", "missing-batch-offset")
 def dead_position(program: Program) -> Iterator[Edit]:
     """A position (from a program id or an `arange`) the kernel computes and never uses, put back: in place of the
-    index it is made from, or as a term of an address after it."""
+    index it is made from, or as a term of an address after it (of one, or of every memory access at once: an
+    offset left out of the load's and the store's addresses alike)."""
     for kernel in program.kernels:
         for dead in dead_names(program, kernel):
             if dead.kind != "position":
                 continue
-            for node, why in _substitutions(program, kernel, dead):
-                edit = edit_at(
-                    program, "dead-position", node, dead.name, f"`{program.code(node)}` -> `{dead.name}` ({why})"
-                )
-                yield replace(edit, cue=dead.cue)
+            yield from _substitution_edits(program, kernel, dead, "dead-position")
             vector = dead.definition is not None and "tl.arange" in _shape(dead.definition)
             terms = [dead.name] if vector else _strided(program, kernel, dead.name)
             addressing = pointers_of(kernel) | set(program.strides(kernel))
+            sites = []
             for expr in sorted(address_exprs(kernel), key=lambda e: (e.lineno, e.col_offset)):
                 if getattr(expr, "lineno", 0) <= dead.line or isinstance(expr, ast.Name):
                     continue
                 if not vector and not {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)} & addressing:
                     continue  # an index (`pid * BLOCK + arange`), not an offset in memory: no stride term on it
-                for term in terms:
+                sites.append(expr)
+            for term in terms:
+                for expr in sites:
                     new = f"{program.code(expr)} + {term}"
                     edit = edit_at(program, "dead-position", expr, new, f"`{program.code(expr)}` -> `{new}`")
                     yield replace(edit, cue=dead.cue)
+            accessed = _accessed(program, kernel, sites)
+            if len(accessed) > 1:
+                for term in terms:
+                    text = program.replace_all([(e, f"{program.code(e)} + {term}") for e in accessed])
+                    description = f"`+ {term}` on every strided memory access's address ({len(accessed)})"
+                    yield Edit("dead-position", "missing-batch-offset", dead.line, description, text, dead.cue)
+
+
+def _accessed(program: Program, kernel: ast.FunctionDef, sites: list[ast.expr]) -> list[ast.expr]:
+    """Of the address sites, the loads' and stores' whole addresses that stride through memory (through the names
+    they use): the accesses of the tensors a position indexes, not those of a per-channel weight (`w_ptr + ch`); all
+    of them in a kernel that passes no strides."""
+    strides = set(program.strides(kernel))
+    strided = {
+        id(a.args[0]) for a in memory_accesses(kernel) if any(names_in(e) & strides for e in feeding(kernel, a.args[0]))
+    }
+    whole = {id(a.args[0]) for a in memory_accesses(kernel)}
+    return [e for e in sites if id(e) in (strided or whole)]
+
+
+def _substitution_edits(program: Program, kernel: ast.FunctionDef, dead: Dead, name: str) -> Iterator[Edit]:
+    """The dead name in place of each use it most likely replaces, then in place of all of them that read alike at
+    once (`raw` -> `wide` everywhere after `wide = raw.to(tl.float32)`)."""
+    groups: dict[str, list[ast.expr]] = {}
+    for node, why in _substitutions(program, kernel, dead):
+        edit = edit_at(program, name, node, dead.name, f"`{program.code(node)}` -> `{dead.name}` ({why})")
+        yield replace(edit, cue=dead.cue)
+        groups.setdefault(program.code(node), []).append(node)
+    for old, nodes in groups.items():
+        if len(nodes) > 1:
+            text = program.replace_all([(n, dead.name) for n in nodes])
+            description = f"`{old}` -> `{dead.name}` everywhere after line {dead.line} ({len(nodes)})"
+            yield Edit(name, OPERATORS[name][0], nodes[0].lineno, description, text, dead.cue)
 
 
 def _strided(program: Program, kernel: ast.FunctionDef, name: str) -> list[str]:
