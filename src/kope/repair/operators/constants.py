@@ -14,6 +14,7 @@ from kope.repair.operators._core import (
     Program,
     assignments,
     boolean,
+    constexprs_of,
     edit_at,
     operator,
     stored_results,
@@ -106,10 +107,11 @@ does not hold them."""
 
 
 def _factors_of_scale(scale: float, references: list[float]) -> list[float]:
-    """The factor that undoes a measured scale, as the constant it most likely is: a reference constant or a simple
-    factor within 0.5%. None otherwise: a fitted number would hide the bug, not repair it."""
+    """The factor that undoes a measured scale, as the constant it most likely is: a reference constant, a simple
+    factor or a mathematical constant (ln 2 for a `log2` left unscaled) within 0.5%. None otherwise: a fitted number
+    would hide the bug, not repair it."""
     value = 1.0 / scale
-    return [c for c in (*references, *SIMPLE_FACTORS) if abs(c - value) <= 5e-3 * abs(value)][:1]
+    return [c for c in (*references, *SIMPLE_FACTORS, *MATH) if abs(c - value) <= 5e-3 * abs(value)][:1]
 
 
 @operator("missing-factor", "wrong-constant")
@@ -137,9 +139,9 @@ def missing_factor(program: Program) -> Iterator[Edit]:
 
 @operator("divisor", "wrong-normalizer")
 def divisor(program: Program) -> Iterator[Edit]:
-    """A division's divisor replaced: by another scalar parameter of the kernel (the count of elements, not of
-    partial sums), by its square root (`1/D` for `1/sqrt(D)`) or by one less (`n - 1`: an unbiased variance), in a
-    kernel or the host code."""
+    """A division's divisor replaced: by another scalar or block-size parameter of the kernel (the count of elements,
+    not of partial sums or of a block's lanes), by its square root (`1/D` for `1/sqrt(D)`) or by one less (`n - 1`:
+    an unbiased variance), in a kernel or the host code."""
     for node in ast.walk(program.tree):
         if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)):
             continue
@@ -155,9 +157,9 @@ def divisor(program: Program) -> Iterator[Edit]:
             yield edit_at(program, "divisor", right, unbiased, f"divisor `{text}` -> `{unbiased[1:-1]}` (unbiased)")
         if inside and isinstance(right, ast.Name):
             kernel = next(k for k in program.kernels if k.lineno <= node.lineno <= (k.end_lineno or k.lineno))
-            scalars = program.scalars(kernel)
-            if right.id in scalars:
-                for other in scalars:
+            counts = program.scalars(kernel) + constexprs_of(kernel)
+            if right.id in counts:
+                for other in counts:
                     if other != right.id:
                         yield edit_at(program, "divisor", right, other, f"divisor `{text}` -> `{other}`")
 
@@ -226,15 +228,18 @@ def _in_call_argument(value: ast.expr, target: ast.expr) -> bool:
 
 @operator("nested-factor", "wrong-constant")
 def nested_factor(program: Program) -> Iterator[Edit]:
-    """A factor missing inside a computed value: a term, a branch of a `tl.where` or a function's argument
-    multiplied by a formula parameter passed to the kernel (`beta`), 0.5, 2 or an unused formula constant. The
-    parameter goes first: the reference's constants include the task's init values (`beta = 1.7`), and a kernel that
-    bakes one in where it is passed the parameter is right only for that value."""
+    """A factor missing inside a computed value: a term, a branch of a `tl.where` or a function's argument multiplied
+    by a formula parameter passed to the kernel (`beta`), 0.5, 2 or an unused formula constant, or divided by the
+    parameter (`exp(x / alpha)`) or given it as a term (`2 * inter + smooth`). The parameter goes first: the
+    reference's constants include the task's init values (`beta = 1.7`), and a kernel that bakes one in where it is
+    passed the parameter is right only for that value."""
     used = {n.value for n in ast.walk(program.tree) if isinstance(n, ast.Constant) and isinstance(n.value, float)}
     constants = [c for c in (0.5, 2.0, *program.reference_constants) if c not in used or c in (0.5, 2.0)]
     seen: set[int] = set()
     for kernel, value in value_flow(program):
-        factors = program.value_scalars(kernel) + [repr(c) for c in dict.fromkeys(constants)]
+        parameters = program.value_scalars(kernel)
+        factors = [f"{p} *" for p in parameters] + [f"{c!r} *" for c in dict.fromkeys(constants)]
+        after = [f"/ {p}" for p in parameters] + [f"+ {p}" for p in parameters]
         for site in _nested_sites(value):
             if id(site) in seen:
                 continue
@@ -242,8 +247,7 @@ def nested_factor(program: Program) -> Iterator[Edit]:
             code = program.code(site)
             if isinstance(site, ast.BinOp) and not isinstance(site.op, ast.Mult | ast.Div | ast.Pow):
                 code = f"({code})"
-            for factor in factors:
-                new = f"({factor} * {code})"
+            for new in [f"({factor} {code})" for factor in factors] + [f"({code} {op})" for op in after]:
                 yield edit_at(program, "nested-factor", site, new, f"`{program.code(site)}` -> `{new}`")
 
 

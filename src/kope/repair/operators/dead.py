@@ -207,14 +207,14 @@ def _grouped(program: Program, node: ast.expr) -> str:
 @operator("dead-value", "wrong-constant")
 def dead_value(program: Program) -> Iterator[Edit]:
     """A value the kernel computes or takes and never uses, put back: in place of what it is made from, or as a
-    factor or term of a stored value."""
+    factor or term (`+`, `-`) of a stored value."""
     for kernel in program.kernels:
         for dead in dead_names(program, kernel):
             if dead.kind != "value":
                 continue
             yield from _substitution_edits(program, kernel, dead, "dead-value")
             sites = _stored_sites(program, kernel, dead)
-            for op in ("*", "/", "+"):
+            for op in ("*", "/", "+", "-"):
                 for site in sites:
                     new = f"{_grouped(program, site)} {op} {dead.name}"
                     edit = edit_at(program, "dead-value", site, f"({new})", f"`{program.code(site)}` -> `{new}`")

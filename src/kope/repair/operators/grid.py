@@ -97,3 +97,55 @@ def zero_init(program: Program) -> Iterator[Edit]:
             start, end = program.span(node.func)
             text = program.text[:start] + zeros + program.text[end:]
             yield Edit("zero-init", "uninitialized-output", node.lineno, f"`{name}(...)` -> `{zeros}(...)`", text, cue)
+
+
+@operator("atomic-store", "missing-atomic")
+def atomic_store(program: Program) -> Iterator[Edit]:
+    """A kernel's store made an atomic add: programs that each hold part of one result (a partial sum per block, a
+    row scattered to an index another program also hits) must add into it, not overwrite it."""
+    for _, node in program.kernel_nodes():
+        if isinstance(node, ast.Call) and call_name(node) == "tl.store":
+            start, end = program.span(node.func)
+            text = program.text[:start] + "tl.atomic_add" + program.text[end:]
+            yield Edit("atomic-store", "missing-atomic", node.lineno, "`tl.store` -> `tl.atomic_add`", text)
+
+
+_ALLOCATIONS = ("torch.empty", "torch.zeros", "torch.empty_like", "torch.zeros_like", "torch.ones_like")
+
+
+@operator("alloc-dtype", "dtype-mismatch")
+def alloc_dtype(program: Program) -> Iterator[Edit]:
+    """An output allocated with another tensor's dtype given the dtype it must have: `torch.empty_like(target)` (an
+    index tensor) -> `torch.empty_like(target, dtype=x.dtype)` for the forward's other inputs, or float32."""
+    for function in (n for n in ast.walk(program.tree) if isinstance(n, ast.FunctionDef) and n.name == "forward"):
+        inputs = [a.arg for a in function.args.args if a.arg != "self"]
+        for node in ast.walk(function):
+            if not (isinstance(node, ast.Call) and call_name(node) in _ALLOCATIONS):
+                continue
+            current = next((k for k in node.keywords if k.arg == "dtype"), None)
+            for dtype in [f"{i}.dtype" for i in inputs] + ["torch.float32"]:
+                if current is not None:
+                    if program.code(current.value) == dtype:
+                        continue
+                    text = program.replace(current.value, dtype)
+                else:
+                    _, end = program.span(node)
+                    text = program.text[: end - 1].rstrip() + f", dtype={dtype})" + program.text[end:]
+                yield Edit(
+                    "alloc-dtype", "dtype-mismatch", node.lineno, f"`{call_name(node)}(..., dtype={dtype})`", text
+                )
+
+
+@operator("argument-swap", "wrong-normalizer")
+def argument_swap(program: Program) -> Iterator[Edit]:
+    """A size passed to a kernel replaced by another size of the host code: `mean_kernel[grid](losses, out, C)` ->
+    `..., N)` (the count of rows, not of classes)."""
+    sizes = sorted(program.host_sizes())
+    for site in program.parsed.launches:
+        for arg in [*site.call.args, *(k.value for k in site.call.keywords)]:
+            if isinstance(arg, ast.Name) and arg.id in sizes:
+                for other in sizes:
+                    if other != arg.id:
+                        text = program.replace(arg, other)
+                        description = f"launch argument `{arg.id}` -> `{other}` (line {arg.lineno})"
+                        yield Edit("argument-swap", "wrong-normalizer", arg.lineno, description, text)

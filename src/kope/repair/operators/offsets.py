@@ -434,3 +434,55 @@ def block_scale(program: Program) -> Iterator[Edit]:
                             yield edit_at(
                                 program, "block-scale", term, new, f"`{term.id}` -> `{new}` (line {term.lineno})"
                             )
+
+
+@operator("index-divide", "broadcast-error")
+def index_divide(program: Program) -> Iterator[Edit]:
+    """A flat index reduced modulo a size without dividing out the dimensions inside it: `i % C` -> `(i // L) % C`
+    (the channel of element i of a (B, C, L) tensor), for the kernel's other scalar and block-size parameters."""
+    for kernel in program.kernels:
+        counts = [*program.scalars(kernel), *constexprs_of(kernel)]
+        for node in ast.walk(kernel):
+            if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod)):
+                continue
+            if isinstance(node.left, ast.BinOp) and isinstance(node.left.op, ast.FloorDiv):
+                continue
+            modulus = program.code(node.right)
+            for inner in counts:
+                if inner == modulus:
+                    continue
+                new = f"({_group(program, node.left)} // {inner}) % {_group(program, node.right)}"
+                yield edit_at(program, "index-divide", node, new, f"`{program.code(node)}` -> `{new}`")
+
+
+def _group(program: Program, node: ast.expr) -> str:
+    text = program.code(node)
+    return f"({text})" if isinstance(node, ast.BinOp) else text
+
+
+@operator("named-index", "index-shift")
+def named_index(program: Program) -> Iterator[Edit]:
+    """An index written raw where the kernel has a name for the whole of it: `tl.arange(0, BLOCK)` in an address,
+    where `offs = start + tl.arange(0, BLOCK)` is defined before it (the block's start left out)."""
+    for kernel in program.kernels:
+        wholes: list[tuple[str, int, set[str]]] = []
+        for name, assigns in assignments(kernel).items():
+            if len(assigns) != 1 or "arange" not in ast.unparse(assigns[0].value):
+                continue
+            value = assigns[0].value
+            parts = {
+                ast.unparse(n)
+                for n in ast.walk(value)
+                if n is not value and isinstance(n, ast.Call | ast.BinOp) and "arange" in ast.unparse(n)
+            }
+            if parts:
+                wholes.append((name, assigns[0].lineno, parts))
+        for expr in address_exprs(kernel):
+            for node in ast.walk(expr):
+                if not isinstance(node, ast.Call | ast.BinOp):
+                    continue
+                text = ast.unparse(node)
+                for name, line, parts in wholes:
+                    if text in parts and node.lineno > line:
+                        edit = edit_at(program, "named-index", node, name, f"`{program.code(node)}` -> `{name}`")
+                        yield replace(edit, cue=f"`{name}` (line {line}) is `{text}` plus a start")

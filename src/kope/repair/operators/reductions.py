@@ -216,3 +216,59 @@ def accumulate(program: Program) -> Iterator[Edit]:
                     yield edit_at(
                         program, "accumulate", statement.value, new, f"`{name} = {value}` -> `{name} = {new}`"
                     )
+
+
+@operator("running-init", "wrong-reduction-init")
+def running_init(program: Program) -> Iterator[Edit]:
+    """A scalar carried through a loop started at the wrong identity: `carry = 0.0` before a loop that takes its
+    maximum or log-sum-exp -> `float("-inf")` (and `float("inf")`, 0.0, 1.0)."""
+    for kernel in program.kernels:
+        loops = [n for n in ast.walk(kernel) if isinstance(n, ast.For | ast.While)]
+        for node in ast.walk(kernel):
+            if not (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and _literal(node.value) is not None
+            ):
+                continue
+            name = node.targets[0].id
+            carried = any(
+                loop.lineno > node.lineno
+                and any(
+                    isinstance(n, ast.Assign | ast.AugAssign)
+                    and name in {t.id for t in ast.walk(n) if isinstance(t, ast.Name)}
+                    for n in ast.walk(loop)
+                )
+                for loop in loops
+            )
+            if not carried:
+                continue
+            current = _literal(node.value)
+            for value in ('float("-inf")', 'float("inf")', "0.0", "1.0"):
+                if _literal(ast.parse(value, mode="eval").body) == current:
+                    continue
+                yield edit_at(
+                    program, "running-init", node.value, value, f"`{name} = {program.code(node.value)}` -> `{value}`"
+                )
+
+
+def _literal(node: ast.expr) -> float | None:
+    """The value of a float literal, `float("inf")`-style constant or its negation; None for anything else."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(node.value, bool):
+        return float(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _literal(node.operand)
+        return -inner if inner is not None else None
+    if (
+        isinstance(node, ast.Call)
+        and call_name(node) == "float"
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    ):
+        try:
+            return float(node.args[0].value)
+        except ValueError:
+            return None
+    return None

@@ -122,3 +122,70 @@ def true_division(program: Program) -> Iterator[Edit]:
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
             new = f"{_grouped(program, node.left)} / {_grouped(program, node.right)}"
             yield edit_at(program, "true-division", node, new, f"`{program.code(node)}` -> `{new}`")
+
+
+_INSIDE = ("tl.sqrt", "tl.rsqrt", "tl.log", "tl.log2", "tl.exp", "libdevice.sqrt", "libdevice.rsqrt")
+
+
+@operator("into-call", "wrong-epsilon")
+def into_call(program: Program) -> Iterator[Edit]:
+    """A term added outside a call that belongs inside it: `tl.sqrt(v) + eps` -> `tl.sqrt(v + eps)` (and `rsqrt`,
+    `log`, `exp`), in a computed value."""
+    for node in _value_nodes(program):
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub)):
+            continue
+        call, term = node.left, node.right
+        if not (isinstance(call, ast.Call) and call_name(call) in _INSIDE and len(call.args) == 1):
+            continue
+        op = "+" if isinstance(node.op, ast.Add) else "-"
+        new = f"{call_name(call)}({program.code(call.args[0])} {op} {_grouped(program, term)})"
+        yield edit_at(program, "into-call", node, new, f"`{program.code(node)}` -> `{new}`")
+
+
+@operator("abs-argument", "numerical-instability")
+def abs_argument(program: Program) -> Iterator[Edit]:
+    """A name inside an exponential's argument taken in absolute value: `tl.exp(-x)` -> `tl.exp(-tl.abs(x))`, the
+    stable form of softplus, log-sigmoid and friends (the sign is handled by a `tl.where` around it)."""
+    for node in _value_nodes(program):
+        if not (isinstance(node, ast.Call) and call_name(node) in ("tl.exp", "tl.exp2") and node.args):
+            continue
+        for name in ast.walk(node.args[0]):
+            if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Load):
+                new = f"tl.abs({name.id})"
+                yield edit_at(program, "abs-argument", name, new, f"`{name.id}` -> `{new}` in `{program.code(node)}`")
+
+
+@operator("padding-where", "padding-in-reduction")
+def padding_where(program: Program) -> Iterator[Edit]:
+    """A computed block that a reduction sums zeroed where the kernel's mask is off: `d = x - mean` ->
+    `d = tl.where(mask, x - mean, 0.0)` (padded lanes loaded as 0 are not 0 after the subtraction)."""
+    for kernel in program.kernels:
+        masks = _mask_names(kernel)
+        if not masks:
+            continue
+        reduced = {
+            n.id
+            for call in ast.walk(kernel)
+            if isinstance(call, ast.Call) and call_name(call) in REDUCTIONS
+            for n in ast.walk(call)
+            if isinstance(n, ast.Name)
+        }
+        for node in ast.walk(kernel):
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+                continue
+            if node.targets[0].id not in reduced or not isinstance(node.value, ast.BinOp):
+                continue
+            for mask in masks:
+                new = f"tl.where({mask}, {program.code(node.value)}, 0.0)"
+                yield edit_at(program, "padding-where", node.value, new, f"`{program.code(node.value)}` -> `{new}`")
+
+
+def _mask_names(kernel: ast.FunctionDef) -> list[str]:
+    """The masks of the kernel's loads and stores that are names (`mask=cmask`), in source order."""
+    found: list[str] = []
+    for node in ast.walk(kernel):
+        if isinstance(node, ast.Call) and call_name(node) in ("tl.load", "tl.store"):
+            for keyword in node.keywords:
+                if keyword.arg == "mask" and isinstance(keyword.value, ast.Name) and keyword.value.id not in found:
+                    found.append(keyword.value.id)
+    return found
