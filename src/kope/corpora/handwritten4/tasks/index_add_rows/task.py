@@ -1,4 +1,5 @@
-"""Rows of src added into a zero (M, D) output at row indices idx: zeros.index_add_(0, idx, src).
+"""Rows of src, scaled by alpha, added into a zero (M, D) output at row indices idx:
+zeros.index_add_(0, idx, src, alpha=alpha).
 N > M, so indices repeat and the kernel needs atomic adds."""
 import torch
 import torch.nn as nn
@@ -6,16 +7,18 @@ import torch.nn as nn
 M = 32
 N = 256
 D = 128
+alpha = 0.5
 
 
 class Model(nn.Module):
-    def __init__(self, M: int):
+    def __init__(self, M: int, alpha: float):
         super().__init__()
         self.M = M
+        self.alpha = alpha
 
     def forward(self, src: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
         out = torch.zeros(self.M, src.shape[1], dtype=src.dtype, device=src.device)
-        return out.index_add_(0, idx, src)
+        return out.index_add_(0, idx, src, alpha=self.alpha)
 
 
 def get_inputs():
@@ -23,7 +26,7 @@ def get_inputs():
 
 
 def get_init_inputs():
-    return [M]
+    return [M, alpha]
 
 
 def get_cases():
