@@ -3,10 +3,10 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-batch_size = 4
-channels = 16
+batch_size = 2
+channels = 8
 length = 256
-output_size = 16
+output_size = 10
 
 
 class Model(nn.Module):
@@ -28,7 +28,7 @@ def get_init_inputs():
 
 def get_cases():
     return [
-        {"batch_size": 4, "channels": 16, "length": 256, "output_size": 16},
+        {"batch_size": 2, "channels": 8, "length": 256, "output_size": 10},
         {"batch_size": 1, "channels": 1, "length": 1, "output_size": 1},
         {"batch_size": 3, "channels": 7, "length": 101, "output_size": 9},
         {"batch_size": 2, "channels": 3, "length": 3000, "output_size": 7},

@@ -15,7 +15,7 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.randn(batch_size, dim) * 8.0]
+    return [torch.randn(batch_size, dim) * 30.0]
 
 
 def get_init_inputs():
