@@ -3,7 +3,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-batch_size = 64
+batch_size = 32
 dim = 1024
 
 
@@ -25,7 +25,7 @@ def get_init_inputs():
 
 def get_cases():
     return [
-        {"batch_size": 64, "dim": 1024},
+        {"batch_size": 32, "dim": 1024},
         {"batch_size": 1, "dim": 1},
         {"batch_size": 11, "dim": 1333},
         {"batch_size": 3, "dim": 6000},

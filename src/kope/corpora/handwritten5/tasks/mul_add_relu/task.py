@@ -1,4 +1,4 @@
-"""relu(x * y + z), elementwise over three float16 tensors."""
+"""relu(x * y + z), elementwise over three float16 tensors with wide-range values (products up to a few hundred)."""
 import torch
 import torch.nn as nn
 
@@ -16,9 +16,9 @@ class Model(nn.Module):
 
 def get_inputs():
     return [
-        torch.randn(batch_size, dim).half(),
-        torch.randn(batch_size, dim).half(),
-        torch.randn(batch_size, dim).half(),
+        (torch.randn(batch_size, dim) * 8.0).half(),
+        (torch.randn(batch_size, dim) * 8.0).half(),
+        (torch.randn(batch_size, dim) * 64.0).half(),
     ]
 
 

@@ -19,7 +19,7 @@ class Model(nn.Module):
 
 def get_inputs():
     anchor = torch.randn(batch_size, dim)
-    return [anchor, anchor + 0.5 * torch.randn(batch_size, dim), torch.randn(batch_size, dim)]
+    return [anchor, anchor + torch.randn(batch_size, dim), anchor + torch.randn(batch_size, dim)]
 
 
 def get_init_inputs():
