@@ -15,7 +15,7 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [(torch.randn(M, N) * 2.0 + 3.0).half()]
+    return [(torch.randn(M, N) * 2.0 + 6.0).half()]
 
 
 def get_init_inputs():
