@@ -138,7 +138,8 @@ def diversified(found: list[Candidate]) -> list[Candidate]:
 
 
 class _Commuted(ast.NodeTransformer):
-    """The two operands of a product or a sum in a fixed order: `a * b` and `b * a` read alike."""
+    """The two operands of a product or a sum in a fixed order (`a * b` and `b * a` read alike), and an augmented
+    assignment as the assignment it is (`acc += v` as `acc = acc + v`)."""
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
         self.generic_visit(node)
@@ -146,10 +147,18 @@ class _Commuted(ast.NodeTransformer):
             node.left, node.right = node.right, node.left
         return node
 
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
+        if not isinstance(node.target, ast.Name):
+            return self.generic_visit(node)
+        value = ast.BinOp(left=ast.Name(id=node.target.id, ctx=ast.Load()), op=node.op, right=node.value)
+        assign = ast.Assign(targets=[node.target], value=value, lineno=node.lineno)
+        return self.visit(assign)
+
 
 def canonical_form(source: str) -> str:
-    """A source's syntax tree with a product's or a sum's two operands in a fixed order (so spacing, comments,
-    redundant parentheses and `a * b` against `b * a` do not count); its content hash when it does not parse."""
+    """A source's syntax tree with a product's or a sum's two operands in a fixed order and augmented assignments
+    spelled out (so spacing, comments, redundant parentheses, `a * b` against `b * a` and `acc += v` against
+    `acc = acc + v` do not count); its content hash when it does not parse."""
     try:
         return ast.dump(_Commuted().visit(syntax.parse(source)))
     except (SyntaxError, ValueError, RecursionError):

@@ -88,6 +88,7 @@ ORDER = (
     "alloc-dtype",
     "argument-swap",
     "running-init",
+    "drop-downcast",
     "name-swap",
     "drop-term",
     "int-literal",

@@ -462,24 +462,31 @@ def _group(program: Program, node: ast.expr) -> str:
 
 @operator("named-index", "index-shift")
 def named_index(program: Program) -> Iterator[Edit]:
-    """An index written raw where the kernel has a name for the whole of it: `tl.arange(0, BLOCK)` in an address,
-    where `offs = start + tl.arange(0, BLOCK)` is defined before it (the block's start left out)."""
+    """An index written raw where the kernel has a name for the whole of it: `tl.arange(0, BLOCK)` (or `rk`) in an
+    address, where `offs = start + tl.arange(0, BLOCK)` (`kk = k + rk`) is defined before it (the start left out)."""
     for kernel in program.kernels:
         wholes: list[tuple[str, int, set[str]]] = []
+        ranges = _arange_names(kernel)
         for name, assigns in assignments(kernel).items():
-            if len(assigns) != 1 or "arange" not in ast.unparse(assigns[0].value):
+            if len(assigns) != 1:
                 continue
             value = assigns[0].value
+            if "arange" not in ast.unparse(value) and not names_in(value) & ranges:
+                continue
             parts = {
                 ast.unparse(n)
                 for n in ast.walk(value)
-                if n is not value and isinstance(n, ast.Call | ast.BinOp) and "arange" in ast.unparse(n)
+                if n is not value
+                and (
+                    (isinstance(n, ast.Call | ast.BinOp) and "arange" in ast.unparse(n))
+                    or (isinstance(n, ast.Name) and n.id in ranges and n.id != name)
+                )
             }
             if parts:
                 wholes.append((name, assigns[0].lineno, parts))
         for expr in address_exprs(kernel):
             for node in ast.walk(expr):
-                if not isinstance(node, ast.Call | ast.BinOp):
+                if not isinstance(node, ast.Call | ast.BinOp | ast.Name):
                     continue
                 text = ast.unparse(node)
                 for name, line, parts in wholes:

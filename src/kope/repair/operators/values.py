@@ -10,7 +10,16 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from kope.repair.operators._core import REDUCTIONS, Edit, Program, edit_at, operator, value_flow, value_nodes
+from kope.repair.operators._core import (
+    REDUCTIONS,
+    Edit,
+    Program,
+    edit_at,
+    operator,
+    stored_results,
+    value_flow,
+    value_nodes,
+)
 from kope.source import call_name
 
 
@@ -157,19 +166,15 @@ def abs_argument(program: Program) -> Iterator[Edit]:
 
 @operator("padding-where", "padding-in-reduction")
 def padding_where(program: Program) -> Iterator[Edit]:
-    """A computed block that a reduction sums zeroed where the kernel's mask is off: `d = x - mean` ->
+    """A computed block that a reduction or an accumulator sums zeroed where the kernel's mask is off: `d = x - mean` ->
     `d = tl.where(mask, x - mean, 0.0)` (padded lanes loaded as 0 are not 0 after the subtraction)."""
     for kernel in program.kernels:
         masks = _mask_names(kernel)
         if not masks:
             continue
-        reduced = {
-            n.id
-            for call in ast.walk(kernel)
-            if isinstance(call, ast.Call) and call_name(call) in REDUCTIONS
-            for n in ast.walk(call)
-            if isinstance(n, ast.Name)
-        }
+        summed: list[ast.expr] = [c for c in ast.walk(kernel) if isinstance(c, ast.Call) and call_name(c) in REDUCTIONS]
+        summed += [a.value for a in ast.walk(kernel) if isinstance(a, ast.AugAssign)]  # acc += d * d
+        reduced = {n.id for expr in summed for n in ast.walk(expr) if isinstance(n, ast.Name)}
         for node in ast.walk(kernel):
             if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
                 continue
@@ -189,3 +194,35 @@ def _mask_names(kernel: ast.FunctionDef) -> list[str]:
                 if keyword.arg == "mask" and isinstance(keyword.value, ast.Name) and keyword.value.id not in found:
                     found.append(keyword.value.id)
     return found
+
+
+_NARROW = ("tl.float16", "tl.bfloat16")
+
+
+@operator("drop-downcast", "precision-loss")
+def drop_downcast(program: Program) -> Iterator[Edit]:
+    """A cast to half precision inside a kernel's arithmetic taken away (`tl.dot(a.to(tl.float16), b.to(...))`): one
+    at a time, then all of them at once. Casts of a stored value are left alone (the output's dtype)."""
+    stored = {id(value) for _, _, value in stored_results(program)}
+    casts = [
+        node
+        for _, node in program.kernel_nodes()
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "to"
+        and len(node.args) == 1
+        and ast.unparse(node.args[0]) in _NARROW
+        and id(node) not in stored
+    ]
+    for node in casts:
+        inner = program.code(node.func.value)  # type: ignore[attr-defined]
+        yield edit_at(program, "drop-downcast", node, inner, f"`{program.code(node)}` -> `{inner}`")
+    if len(casts) > 1:
+        text = program.replace_all([(n, program.code(n.func.value)) for n in casts])  # type: ignore[attr-defined]
+        yield Edit(
+            "drop-downcast",
+            "precision-loss",
+            casts[0].lineno,
+            f"every half-precision cast dropped ({len(casts)})",
+            text,
+        )
