@@ -60,9 +60,9 @@ def test_a_loaded_scale_never_used_goes_back_as_a_factor_of_what_is_stored_and_i
     assert "tl.store(o_ptr + b * so + j, (squashed * gain), mask=keep)" in lines
     # the addresses and the mask are not values: no factor lands on them
     assert not any("j * gain" in line or "keep * gain" in line or "sx * gain" in line for line in lines)
-    # multiplications are offered before divisions, divisions before sums
+    # multiplications are offered before divisions, divisions before sums, sums before differences
     ops = [e.description.rsplit(" ", 2)[-2] for e in found if "made" not in e.description]
-    assert ops == sorted(ops, key=["*", "/", "+"].index)
+    assert ops == sorted(ops, key=["*", "/", "+", "-"].index)
 
 
 def test_a_converted_value_left_unused_replaces_what_it_was_made_from_after_it() -> None:

@@ -774,3 +774,117 @@ def test_offset_term_cues_an_index_another_address_offsets_along_the_same_stride
     """)
     cued = {changed(e, source)[1] for e in of("offset-term", source, "") if "same stride" in e.cue}
     assert cued == {"kk = k + h * per"}
+
+
+NORM = textwrap.dedent("""
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _norm_rows(inp, res, C, L, s_b, s_c, slope, eps, CB: tl.constexpr, LB: tl.constexpr):
+        b = tl.program_id(0)
+        lanes = tl.arange(0, CB)
+        base = b * s_b + lanes * s_c
+        ok = lanes < C
+        v = tl.load(inp + base, mask=ok, other=0.0)
+        ms = tl.sum(v * v, axis=0) / CB
+        inv = 1.0 / (tl.sqrt(ms) + eps)
+        ch = lanes % C
+        soft = tl.log2(1.0 + tl.exp(-v))
+        running = 0.0
+        for start in range(0, L, LB):
+            diff = v - ms
+            running += tl.sum(diff * diff, axis=0)
+            running = tl.maximum(running, 0.0)
+        w = tl.dot(v.to(tl.float16), v.to(tl.float16))
+        tl.store(res + b * s_b + tl.arange(0, CB), v * inv * tl.exp(soft) * ch * running * w, mask=ok)
+
+
+    class ModelNew(torch.nn.Module):
+        def __init__(self, slope, eps):
+            super().__init__()
+            self.slope, self.eps = slope, eps
+
+        def forward(self, x, target):
+            B, C = x.shape
+            N = target.numel()
+            out = torch.empty_like(target)
+            _norm_rows[(B,)](x, out, C, N, x.stride(0), x.stride(1), self.slope, self.eps, CB=64, LB=16)
+            return out
+""")
+
+
+def texts_of(name: str, source: str = NORM) -> set[str]:
+    return {changed(e, source)[1] for e in of(name, source, "")}
+
+
+def test_into_call_moves_a_term_inside_the_root() -> None:
+    assert "inv = 1.0 / (tl.sqrt(ms + eps))" in texts_of("into-call")
+
+
+def test_abs_argument_takes_the_exponent_in_absolute_value() -> None:
+    assert "soft = tl.log2(1.0 + tl.exp(-tl.abs(v)))" in texts_of("abs-argument")
+
+
+def test_padding_where_zeroes_an_accumulated_block_where_the_mask_is_off() -> None:
+    assert "diff = tl.where(ok, v - ms, 0.0)" in texts_of("padding-where")
+
+
+def test_index_divide_divides_a_flat_index_before_its_modulus() -> None:
+    texts = texts_of("index-divide")
+    assert "ch = (lanes // L) % C" in texts and not any("// C) % C" in t for t in texts)
+
+
+def test_named_index_uses_the_name_that_holds_the_whole_index() -> None:
+    source = NORM.replace("base = b * s_b + lanes * s_c", "base = b * s_b + lanes * s_c\n    cols = b * CB + lanes")
+    source = source.replace("res + b * s_b + tl.arange(0, CB)", "res + b * s_b + lanes")
+    assert "tl.store(res + b * s_b + cols, v * inv * tl.exp(soft) * ch * running * w, mask=ok)" in {
+        changed(e, source)[1] for e in of("named-index", source)
+    }
+
+
+def test_atomic_store_adds_instead_of_storing() -> None:
+    (text,) = texts_of("atomic-store")
+    assert text.startswith("tl.atomic_add(res + b * s_b")
+
+
+def test_alloc_dtype_gives_the_output_another_input_s_dtype() -> None:
+    texts = texts_of("alloc-dtype")
+    assert "out = torch.empty_like(target, dtype=x.dtype)" in texts
+    assert "out = torch.empty_like(target, dtype=torch.float32)" in texts
+
+
+def test_argument_swap_passes_another_host_size() -> None:
+    texts = texts_of("argument-swap")
+    assert any("_norm_rows[(B,)](x, out, C, B," in t for t in texts)
+    assert any("_norm_rows[(B,)](x, out, N, N," in t for t in texts)
+
+
+def test_running_init_starts_a_carried_scalar_at_another_identity() -> None:
+    texts = texts_of("running-init")
+    assert {'running = float("-inf")', 'running = float("inf")', "running = 1.0"} <= texts
+
+
+def test_drop_downcast_one_cast_or_all() -> None:
+    sources = [e.source for e in of("drop-downcast", NORM, "")]
+    assert any("tl.dot(v, v.to(tl.float16))" in s for s in sources)
+    assert any("tl.dot(v, v)" in s for s in sources)
+
+
+def test_nested_factor_divides_by_and_adds_a_formula_parameter() -> None:
+    texts = texts_of("nested-factor")
+    assert "soft = tl.log2(1.0 + (tl.exp(-v) / slope))" in texts
+    assert "soft = tl.log2(((1.0 + tl.exp(-v)) + slope))" in texts
+
+
+def test_divisor_takes_a_block_size_to_a_count() -> None:
+    assert "ms = tl.sum(v * v, axis=0) / C" in texts_of("divisor")
+
+
+def test_missing_factor_undoes_a_scale_of_a_mathematical_constant() -> None:
+    program = Program.parse(NORM, "", scale=1.0 / 0.6931471805599453)
+    assert program is not None
+    cued = [e for e in edits(program, ["missing-factor"]) if e.cue]
+    assert cued and all("0.693147" in e.description for e in cued)
