@@ -888,3 +888,8 @@ def test_missing_factor_undoes_a_scale_of_a_mathematical_constant() -> None:
     assert program is not None
     cued = [e for e in edits(program, ["missing-factor"]) if e.cue]
     assert cued and all("0.693147" in e.description for e in cued)
+
+
+def test_log_base_switches_a_logarithm_to_the_other_base() -> None:
+    texts = texts_of("log-base")
+    assert "soft = tl.log(1.0 + tl.exp(-v))" in texts and "soft = tl.log2(1.0 + tl.exp2(-v))" in texts

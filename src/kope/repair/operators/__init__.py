@@ -89,6 +89,7 @@ ORDER = (
     "argument-swap",
     "running-init",
     "drop-downcast",
+    "log-base",
     "name-swap",
     "drop-term",
     "int-literal",

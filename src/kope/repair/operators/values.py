@@ -226,3 +226,18 @@ def drop_downcast(program: Program) -> Iterator[Edit]:
             f"every half-precision cast dropped ({len(casts)})",
             text,
         )
+
+
+_BASES = {"tl.log2": "tl.log", "tl.log": "tl.log2", "tl.exp2": "tl.exp", "tl.exp": "tl.exp2"}
+
+
+@operator("log-base", "wrong-constant")
+def log_base(program: Program) -> Iterator[Edit]:
+    """A logarithm or exponential in the other base: `tl.log2(u)` -> `tl.log(u)` (a base-2 log left unscaled by
+    ln 2), `tl.exp2(v)` -> `tl.exp(v)` (its argument never scaled by log2(e)), and back, in a computed value."""
+    for node in _value_nodes(program):
+        if isinstance(node, ast.Call) and call_name(node) in _BASES and len(node.args) == 1:
+            start, end = program.span(node.func)
+            text = program.text[:start] + _BASES[call_name(node)] + program.text[end:]
+            description = f"`{call_name(node)}` -> `{_BASES[call_name(node)]}` (line {node.lineno})"
+            yield Edit("log-base", "wrong-constant", node.lineno, description, text)
