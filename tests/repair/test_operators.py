@@ -893,3 +893,47 @@ def test_missing_factor_undoes_a_scale_of_a_mathematical_constant() -> None:
 def test_log_base_switches_a_logarithm_to_the_other_base() -> None:
     texts = texts_of("log-base")
     assert "soft = tl.log(1.0 + tl.exp(-v))" in texts and "soft = tl.log2(1.0 + tl.exp2(-v))" in texts
+
+
+def test_shared_term_adds_the_denominator_s_smoothing_term_to_the_numerator() -> None:
+    source = NORM.replace("inv = 1.0 / (tl.sqrt(ms) + eps)", "inv = (2.0 * ms) / (ms + ms + eps)")
+    texts = {changed(e, source)[1] for e in of("shared-term", source, "")}
+    assert texts == {"inv = ((2.0 * ms) + eps) / (ms + ms + eps)"}
+
+
+def test_stride_argument_cues_another_tensor_s_stride_among_a_run_of_one_tensor_s() -> None:
+    source = RUNNING.replace(
+        "running_kernel[(4,)](x, out, x.numel(), 2, 3, BLOCK=16)",
+        "running_kernel[(4,)](x, out, x.stride(0), out.stride(1), x.stride(2), BLOCK=16)",
+    )
+    cued = [e for e in of("stride-argument", source) if e.cue]
+    assert [changed(e, source)[1] for e in cued] == [
+        "running_kernel[(4,)](x, out, x.stride(0), x.stride(1), x.stride(2), BLOCK=16)"
+    ]
+
+
+def test_offset_term_puts_the_address_s_own_tensor_s_stride_first() -> None:
+    source = textwrap.dedent("""
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def _k(a_ptr, w_ptr, b_ptr, C, sab, sac, sbb, sbc, CB: tl.constexpr):
+            n = tl.program_id(0)
+            c = tl.arange(0, CB)
+            v = tl.load(a_ptr + n * sab + c * sac) * tl.load(w_ptr + c)
+            tl.store(b_ptr + c * sbc, v)
+
+
+        class ModelNew(torch.nn.Module):
+            def forward(self, a):
+                b = torch.empty_like(a)
+                _k[(a.shape[0],)](a, self.w, b, a.shape[1], a.stride(0), a.stride(1), b.stride(0), b.stride(1), CB=64)
+                return b
+    """)
+    found = [e for e in of("offset-term", source) if "to `b_ptr" in e.description]
+    assert found[0].description == "add `+ n * sbb` to `b_ptr + c * sbc`" and found[0].cue
+    # the weight, passed without strides beside strided tensors, is a vector: no cue to offset it by the batch
+    assert not any(e.cue for e in of("offset-term", source) if "to `w_ptr" in e.description)

@@ -253,17 +253,16 @@ class RepairSearch:
 
     def candidates(self, source: str, diagnosis: Diagnosis | None, reference: str) -> list[Candidate]:
         """Every proposer's candidates, deduplicated by their syntax (`canonical_form`: `(x * beta)` from one
-        operator and `beta * x` from another are evaluated once), best first."""
+        operator and `beta * x` from another are evaluated once, as the better-ranked of the two), best first."""
         evidence = Evidence.of(diagnosis)
-        seen = {canonical_form(source)}
-        found: list[Candidate] = []
+        start = canonical_form(source)
+        found: dict[str, Candidate] = {}
         for proposer in self.config.proposers:
             for candidate in proposer.propose(source, diagnosis, evidence, reference):
                 key = canonical_form(candidate.source)
-                if key not in seen:
-                    seen.add(key)
-                    found.append(candidate)
-        return diversified(found)
+                if key != start and (key not in found or candidate.priority > found[key].priority):
+                    found[key] = candidate
+        return diversified(list(found.values()))
 
     def run(  # noqa: C901 - the search's bounded rounds, with its budget stops where they are checked
         self,

@@ -70,6 +70,7 @@ RELATED: dict[str, tuple[str, ...]] = {
     "running-init": ("accumulator-reset", "padding-in-reduction"),
     "drop-downcast": ("dtype-mismatch", "numerical-instability"),
     "log-base": ("numerical-instability", "wrong-normalizer"),
+    "shared-term": ("wrong-constant", "wrong-normalizer"),
     "name-swap": ("broadcast-error", "missing-batch-offset", "index-shift"),
     "drop-term": ("wrong-constant", "index-shift"),
     "int-literal": ("loop-bound", "mask-off-by-one"),

@@ -90,6 +90,7 @@ ORDER = (
     "running-init",
     "drop-downcast",
     "log-base",
+    "shared-term",
     "name-swap",
     "drop-term",
     "int-literal",

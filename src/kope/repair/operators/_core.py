@@ -86,6 +86,22 @@ class Program:
             self._per_kernel[key] = [p for p in params_of(kernel) if p not in excluded]
         return list(self._per_kernel[key])
 
+    def tensors(self, kernel: ast.FunctionDef) -> dict[str, str]:
+        """The host tensor behind each pointer and stride parameter, from the launch: `x_ptr` passed `x` (or
+        `x.contiguous()`) and `sxb` passed `x.stride(0)` both map to `x`."""
+        found: dict[str, str] = {}
+        for name, arg in self.launch_arguments(kernel).items():
+            if (
+                isinstance(arg, ast.Call)
+                and isinstance(arg.func, ast.Attribute)
+                and arg.func.attr in ("stride", "size")
+            ):
+                arg = arg.func.value
+            root = _tensor_root(arg)
+            if root:
+                found[name] = root
+        return found
+
     def value_scalars(self, kernel: ast.FunctionDef) -> list[str]:
         """Scalar parameters given a value, not a size, at the launch (`self.beta`, a float): formula parameters. A
         helper that is never launched takes those of the launched kernels, by name."""
@@ -147,6 +163,17 @@ class Program:
     def replace(self, node: ast.AST, text: str) -> str:
         return self.parsed.replace(node, text)
 
+    def fitted(self, node: ast.AST, text: str) -> str:
+        """`text` to put in a node's place, in parentheses only where they change the parse (not as a call's
+        argument or an assignment's value, nor where the node already sits in parentheses)."""
+        bare = text[1:-1] if text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]) else text
+        try:
+            plain = ast.dump(syntax.parse(self.replace(node, bare)))
+            grouped = ast.dump(syntax.parse(self.replace(node, f"({bare})")))
+        except (SyntaxError, ValueError, RecursionError):
+            return f"({bare})"
+        return bare if plain == grouped else f"({bare})"
+
     def replace_all(self, changes: list[tuple[ast.AST, str]]) -> str:
         """The source with several nodes' texts replaced at once (nodes that do not overlap)."""
         text = self.text
@@ -167,6 +194,29 @@ class Program:
         for node in ast.walk(self.tree):
             if hasattr(node, "lineno") and not self.in_kernel(node):
                 yield node
+
+
+def _balanced(text: str) -> bool:
+    """Whether a text's parentheses pair up without closing below zero (`a) + (b` does not)."""
+    depth = 0
+    for ch in text:
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _tensor_root(expr: ast.expr) -> str:
+    """`x` for `x`, `x.contiguous()`, `x.view(-1)`; `self.weight` for `self.weight`; "" for anything else."""
+    while True:
+        if isinstance(expr, ast.Name):
+            return expr.id
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+            return ast.unparse(expr)
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
+            expr = expr.func.value
+        else:
+            return ""
 
 
 _SIZE_MARKS = (".shape", "numel", "size(", "len(", "//", "cdiv", "next_power_of_2", ".stride(")

@@ -200,7 +200,8 @@ def _operands(expr: ast.expr) -> list[ast.expr]:
 def _nested_sites(value: ast.expr) -> Iterator[ast.expr]:
     """The parts of a computed value a factor is often missing from: the operands of its arithmetic, the terms of
     its sums and differences (`diff - beta` for `diff - 0.5 * beta`) and the arguments of the calls in it (a
-    `tl.where` branch, a `tl.sigmoid` argument), not other names or literals alone."""
+    `tl.where` branch, a `tl.sigmoid` argument), not other names or literals alone, nor anything inside a load's
+    address or mask."""
     conditions = {
         id(n)
         for call in ast.walk(value)
@@ -213,8 +214,17 @@ def _nested_sites(value: ast.expr) -> Iterator[ast.expr]:
         if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add | ast.Sub)
         for side in (n.left, n.right)
     }
+    addresses = {
+        id(n)
+        for call in ast.walk(value)
+        if isinstance(call, ast.Call) and call_name(call) in ("tl.load", "tl.store")
+        for argument in [*call.args, *(k.value for k in call.keywords)]
+        for n in ast.walk(argument)
+    }
     for node in ast.walk(value):
-        if node is value or id(node) in conditions or not isinstance(node, ast.expr) or boolean(node):
+        if node is value or id(node) in conditions or id(node) in addresses or not isinstance(node, ast.expr):
+            continue
+        if boolean(node):
             continue
         if isinstance(node, ast.BinOp | ast.Call) or (
             isinstance(node, ast.Name | ast.Attribute) and (id(node) in terms or _in_call_argument(value, node))

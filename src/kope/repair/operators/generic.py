@@ -16,7 +16,6 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from kope import syntax
 from kope.repair.operators._core import (
     Edit,
     Program,
@@ -123,19 +122,9 @@ def drop_term(program: Program) -> Iterator[Edit]:
             for side in sides:
                 text = program.code(side)
                 edit = edit_at(
-                    program, "drop-term", node, _bare(program, node, text), f"`{program.code(node)}` -> `{text}`"
+                    program, "drop-term", node, program.fitted(node, text), f"`{program.code(node)}` -> `{text}`"
                 )
                 yield Edit(edit.operator, label, edit.line, edit.description, edit.source)
-
-
-def _bare(program: Program, node: ast.expr, text: str) -> str:
-    """`text` without parentheses where they change nothing (a call's argument, an assignment's value)."""
-    try:
-        bare = syntax.parse(program.replace(node, text))
-        grouped = syntax.parse(program.replace(node, f"({text})"))
-    except (SyntaxError, ValueError, RecursionError):
-        return f"({text})"
-    return text if ast.dump(bare) == ast.dump(grouped) else f"({text})"
 
 
 _SHAPES = ("tl.arange", "tl.zeros", "tl.full", "tl.program_id", "tl.num_programs", "tl.reshape", "tl.view")

@@ -32,7 +32,9 @@ def offset_term(program: Program) -> Iterator[Edit]:
     """Add or remove an offset term `pid * stride` in an address expression: a term another address
     expression of the kernel has, with this pointer's stride; a program id the address lacks, alone or with a
     stride; or every program-id term dropped. An address of a pointer that lacks a program id the kernel's
-    other addresses use is cued (`tl.load(mean_ptr)` in a kernel with one program per row)."""
+    other addresses use is cued (`tl.load(mean_ptr)` in a kernel with one program per row). Terms with a stride of
+    the address's own tensor (the launch says which: `out_ptr` passed `out`, `stride_ob` passed `out.stride(0)`)
+    come first."""
     for kernel in program.kernels:
         pids = program_id_names(kernel)
         direct = [n for n, a in assignments(kernel).items() if any("program_id" in ast.unparse(x.value) for x in a)]
@@ -40,7 +42,10 @@ def offset_term(program: Program) -> Iterator[Edit]:
         exprs = list(address_exprs(kernel))
         pointers = pointers_of(kernel)
         indices = _pid_indices(kernel, pids, direct, pointers)
-        missing = _lacking(kernel, indices, pointers)
+        owners = program.tensors(kernel)
+        strided = {owners.get(st) for st in strides} - {None}
+        vectors = {p for p in pointers if strided and owners.get(p) and owners[p] not in strided}
+        missing = _lacking(kernel, indices, pointers - vectors)
         targets = {id(a.value): name for name, assigns in assignments(kernel).items() for a in assigns}
         coordinates = _coordinates(kernel, strides, pids)
         offsets: list[ast.expr] = []
@@ -48,11 +53,13 @@ def offset_term(program: Program) -> Iterator[Edit]:
             for term in terms_of(expr):
                 if names_in(term) & pids and isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult):
                     offsets.append(term)
+        made: list[tuple[int, int, Edit]] = []
         for expr in exprs:
             terms = terms_of(expr)
             has_pid = any(names_in(t) & pids for t in terms)
+            tensor = next((owners.get(t.id, "") for t in terms if isinstance(t, ast.Name) and t.id in pointers), "")
             base = terms[0]
-            lacking = missing.get(id(expr), [])
+            lacking = missing.get(id(expr), [])  # a tensor passed without strides beside strided ones is a vector
             cue = ""
             if lacking:
                 cue = f"`{program.code(expr)}` lacks the program id `{lacking[0]}` the kernel's other addresses use"
@@ -72,21 +79,20 @@ def offset_term(program: Program) -> Iterator[Edit]:
                     continue  # `cpg = C // G + g * cpg`: a name in its own definition
                 new = f"{ast.unparse(base)} + {text}"
                 edit = edit_at(program, "offset-term", base, new, f"add `+ {text}` to `{program.code(expr)}`")
+                own = bool(tensor) and any(owners.get(n) == tensor for n in names_in(ast.parse(text, mode="eval")))
                 if text in partners:
                     why = f"another address offsets `{program.code(expr)}` by `{text}` along the same stride"
-                    yield replace(edit, cue=why)
+                    made.append((0, len(made), replace(edit, cue=why)))
                 else:
-                    yield replace(edit, cue=cue if supplies(text) else "")
+                    made.append((0 if own else 1, len(made), replace(edit, cue=cue if supplies(text) else "")))
             for term in terms[1:]:
                 if names_in(term) & pids:
                     kept = " + ".join(ast.unparse(t) for t in terms if t is not term)
-                    yield edit_at(
-                        program,
-                        "offset-term",
-                        expr,
-                        f"({kept})",
-                        f"drop `{ast.unparse(term)}` from `{program.code(expr)}`",
-                    )
+                    description = f"drop `{ast.unparse(term)}` from `{program.code(expr)}`"
+                    made.append((1, len(made), edit_at(program, "offset-term", expr, f"({kept})", description)))
+        # a term with a stride of the address's own tensor (`out_ptr + ...` gets `pid_b * stride_ob`, which the
+        # launch passes as `out.stride(0)`) goes before the same term on another tensor's address
+        yield from (edit for _, _, edit in sorted(made, key=lambda m: (m[0], m[1])))
 
 
 def _offset_texts(offsets: list[ast.expr], pids: set[str], strides: list[str], direct: list[str]) -> list[str]:
@@ -471,16 +477,13 @@ def named_index(program: Program) -> Iterator[Edit]:
             if len(assigns) != 1:
                 continue
             value = assigns[0].value
-            if "arange" not in ast.unparse(value) and not names_in(value) & ranges:
-                continue
+            if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)) or "load(" in ast.unparse(value):
+                continue  # an index is a start plus a range: not a mask, a loaded block or a product
             parts = {
-                ast.unparse(n)
-                for n in ast.walk(value)
-                if n is not value
-                and (
-                    (isinstance(n, ast.Call | ast.BinOp) and "arange" in ast.unparse(n))
-                    or (isinstance(n, ast.Name) and n.id in ranges and n.id != name)
-                )
+                ast.unparse(t)
+                for t in terms_of(value)
+                if (isinstance(t, ast.Call | ast.BinOp) and "arange" in ast.unparse(t))
+                or (isinstance(t, ast.Name) and t.id in ranges and t.id != name)
             }
             if parts:
                 wholes.append((name, assigns[0].lineno, parts))

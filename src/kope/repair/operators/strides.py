@@ -35,6 +35,18 @@ def _stride_call(node: ast.AST) -> tuple[str, int] | None:
     return None
 
 
+def _odd_ones(strides: list[tuple[int, ast.expr, tuple[str, int]]]) -> dict[int, str]:
+    """Stride arguments of one tensor in the middle of a run of another's (`x.stride(1), out.stride(2),
+    x.stride(3)`): the argument's node id -> the run's tensor."""
+    found: dict[int, str] = {}
+    for (i0, _, (t0, d0)), (i1, arg, (t1, d1)), (i2, _, (t2, d2)) in zip(
+        strides, strides[1:], strides[2:], strict=False
+    ):
+        if i1 == i0 + 1 and i2 == i1 + 1 and t0 == t2 != t1 and d0 + 1 == d1 == d2 - 1:
+            found[id(arg)] = t0
+    return found
+
+
 @operator("stride-argument", "wrong-stride")
 def stride_argument(program: Program) -> Iterator[Edit]:
     """At a launch: a `t.stride(i)` argument replaced by the tensor's other strides or another tensor's
@@ -45,7 +57,15 @@ def stride_argument(program: Program) -> Iterator[Edit]:
             continue
         tensors = list(dict.fromkeys(s[0] for _, _, s in strides))
         dims = max(2, max(s[1] for _, _, s in strides) + 1)
+        odd = _odd_ones(strides)
         for _, arg, (tensor, dim) in strides:
+            if id(arg) in odd:  # first: the run's own tensor in place of the odd one
+                new = f"{odd[id(arg)]}.stride({dim})"
+                cue = f"`{program.code(arg)}` sits among `{odd[id(arg)]}`'s strides"
+                edit = edit_at(
+                    program, "stride-argument", arg, new, f"launch argument `{program.code(arg)}` -> `{new}`"
+                )
+                yield replace(edit, cue=cue)
             for other in range(dims):
                 if other != dim:
                     new = f"{tensor}.stride({other})"

@@ -241,3 +241,27 @@ def log_base(program: Program) -> Iterator[Edit]:
             text = program.text[:start] + _BASES[call_name(node)] + program.text[end:]
             description = f"`{call_name(node)}` -> `{_BASES[call_name(node)]}` (line {node.lineno})"
             yield Edit("log-base", "wrong-constant", node.lineno, description, text)
+
+
+@operator("shared-term", "wrong-epsilon")
+def shared_term(program: Program) -> Iterator[Edit]:
+    """A smoothing term the denominator of a quotient has and its numerator lacks, added to the numerator:
+    `(2 * inter) / (ps + ts + smooth)` -> `(2 * inter + smooth) / (...)` (Dice, Jaccard, Laplace smoothing)."""
+    for node in _value_nodes(program):
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)):
+            continue
+        numerator = {ast.unparse(n) for n in ast.walk(node.left)}
+        terms = _sum_terms(node.right)
+        if len(terms) < 2:
+            continue
+        for term in terms:
+            if isinstance(term, ast.Name | ast.Attribute) and ast.unparse(term) not in numerator:
+                new = f"{_grouped(program, node.left)} + {program.code(term)}"
+                description = f"numerator `{program.code(node.left)}` -> `{new}`"
+                yield edit_at(program, "shared-term", node.left, program.fitted(node.left, new), description)
+
+
+def _sum_terms(expr: ast.expr) -> list[ast.expr]:
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        return _sum_terms(expr.left) + _sum_terms(expr.right)
+    return [expr]
