@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import heapq
 import itertools
+import textwrap
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -165,6 +166,29 @@ def canonical_form(source: str) -> str:
         return content_hash(source)
 
 
+def change_key(base: str, edited: str) -> str:
+    """What an edit changes, as a key two edits share when they make the same program: the lines that differ from
+    `base` in their canonical form, with where they sit; "" when nothing changed. Cheap: only the changed lines are
+    parsed (the whole source when they do not parse alone: a statement cut in the middle)."""
+    if edited == base:
+        return ""
+    old, new = base.splitlines(), edited.splitlines()
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    changed = textwrap.dedent("\n".join(new[head : len(new) - tail]))
+    before = textwrap.dedent("\n".join(old[head : len(old) - tail]))
+    try:
+        mine, theirs = ast.parse(changed), ast.parse(before)
+    except (SyntaxError, ValueError, RecursionError):
+        return canonical_form(edited)
+    key = ast.dump(_Commuted().visit(mine))
+    return "" if key == ast.dump(_Commuted().visit(theirs)) else f"{head}:{tail}:{key}"
+
+
 def _launch_lines(program: Program) -> list[int]:
     lines: list[int] = []
     for node in ast.walk(program.tree):
@@ -252,15 +276,14 @@ class RepairSearch:
         self.config = config or SearchConfig()
 
     def candidates(self, source: str, diagnosis: Diagnosis | None, reference: str) -> list[Candidate]:
-        """Every proposer's candidates, deduplicated by their syntax (`canonical_form`: `(x * beta)` from one
-        operator and `beta * x` from another are evaluated once, as the better-ranked of the two), best first."""
+        """Every proposer's candidates, deduplicated by their syntax (`change_key`: `(x * beta)` from one operator
+        and `beta * x` from another are evaluated once, as the better-ranked of the two), best first."""
         evidence = Evidence.of(diagnosis)
-        start = canonical_form(source)
         found: dict[str, Candidate] = {}
         for proposer in self.config.proposers:
             for candidate in proposer.propose(source, diagnosis, evidence, reference):
-                key = canonical_form(candidate.source)
-                if key != start and (key not in found or candidate.priority > found[key].priority):
+                key = change_key(source, candidate.source)
+                if key and (key not in found or candidate.priority > found[key].priority):
                     found[key] = candidate
         return diversified(list(found.values()))
 
