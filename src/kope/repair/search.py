@@ -17,7 +17,6 @@ from __future__ import annotations
 import ast
 import heapq
 import itertools
-import textwrap
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -34,6 +33,7 @@ from kope.evaluate import EvalOptions, EvalResult, Evaluator
 from kope.knowledge.recipes import apply
 from kope.loop import Score, content_hash, version_score
 from kope.repair.operators import Program, edits
+from kope.repair.operators._core import changed_lines
 from kope.repair.sites import Evidence, operator_penalty, priority
 
 
@@ -172,21 +172,13 @@ def change_key(base: str, edited: str) -> str:
     parsed (the whole source when they do not parse alone: a statement cut in the middle)."""
     if edited == base:
         return ""
-    old, new = base.splitlines(), edited.splitlines()
-    head = 0
-    while head < min(len(old), len(new)) and old[head] == new[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
-        tail += 1
-    changed = textwrap.dedent("\n".join(new[head : len(new) - tail]))
-    before = textwrap.dedent("\n".join(old[head : len(old) - tail]))
+    change = changed_lines(base, edited)
     try:
-        mine, theirs = ast.parse(changed), ast.parse(before)
+        mine, theirs = ast.parse(change.after), ast.parse(change.before)
     except (SyntaxError, ValueError, RecursionError):
         return canonical_form(edited)
     key = ast.dump(_Commuted().visit(mine))
-    return "" if key == ast.dump(_Commuted().visit(theirs)) else f"{head}:{tail}:{key}"
+    return "" if key == ast.dump(_Commuted().visit(theirs)) else f"{change.head}:{change.tail}:{key}"
 
 
 def _launch_lines(program: Program) -> list[int]:

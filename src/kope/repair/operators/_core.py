@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import textwrap
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -549,15 +550,66 @@ def edits(program: Program, names: list[str] | None = None) -> list[Edit]:
         except RecursionError:  # nested deeper than the analysis recurses (hostile or generated): no edit of it
             continue
         for edit in made:
-            if edit.source in sources:
-                continue
-            try:
-                syntax.parse(edit.source)
-            except (SyntaxError, ValueError, RecursionError):
+            if edit.source in sources or not parses(program.text, edit.source):
                 continue
             sources.add(edit.source)
             found.append(edit)
     return found
+
+
+@dataclass(frozen=True)
+class Change:
+    """The lines an edit changed: how many lines before and after it are unchanged, and the old and new text of the
+    lines between, dedented."""
+
+    head: int
+    tail: int
+    before: str
+    after: str
+    indent: tuple[str, str]
+    """The common indentation of the old and the new lines."""
+
+
+def changed_lines(base: str, edited: str) -> Change:
+    old, new = base.splitlines(), edited.splitlines()
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    before, after = old[head : len(old) - tail], new[head : len(new) - tail]
+    return Change(
+        head,
+        tail,
+        textwrap.dedent("\n".join(before)),
+        textwrap.dedent("\n".join(after)),
+        (_indent(before), _indent(after)),
+    )
+
+
+def _indent(lines: list[str]) -> str:
+    found = [line[: len(line) - len(line.lstrip())] for line in lines if line.strip()]
+    return min(found, key=len) if found else ""
+
+
+def parses(base: str, edited: str) -> bool:
+    """Whether an edit of a source that parses still parses: checked on the changed lines alone where they were
+    whole statements at the same indentation before and after (a splice inside them cannot break the rest), else
+    on the whole source."""
+    change = changed_lines(base, edited)
+    try:
+        if change.indent[0] == change.indent[1]:
+            ast.parse(change.before)
+            ast.parse(change.after)
+            return True
+    except (SyntaxError, ValueError, RecursionError):
+        pass
+    try:
+        syntax.parse(edited)
+    except (SyntaxError, ValueError, RecursionError):
+        return False
+    return True
 
 
 def edit_at(program: Program, name: str, node: ast.AST, text: str, description: str) -> Edit:
