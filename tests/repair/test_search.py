@@ -113,3 +113,32 @@ def test_operators_take_turns() -> None:
     # A lead of one point lasts about three turns.
     ranked = diversified(many("top", 3.0, 12) + many("other", 2.0, 12))
     assert [c.operator for c in ranked[:5]] == ["top", "top", "top", "other", "top"]
+
+
+def test_an_edit_written_two_ways_is_one_candidate_and_keeps_its_better_rank(evaluator: Evaluator) -> None:
+    from kope.repair.search import change_key
+
+    base = "def f(x, beta):\n    y = g(x)\n    return y\n"
+    one = base.replace("g(x)", "g(x * beta)")
+    other = base.replace("g(x)", "g((beta * x))")
+    assert change_key(base, one) == change_key(base, other) != ""
+    assert change_key(base, base.replace("g(x)", "g((x))")) == ""  # parentheses alone change nothing
+    assert change_key(base, one) != change_key(base, base.replace("g(x)", "g(x / beta)"))
+    # acc += v and acc = acc + v are one program
+    loop = "def f(v):\n    acc = 0\n    for i in v:\n        acc = i\n    return acc\n"
+    assert change_key(loop, loop.replace("acc = i", "acc += i")) == change_key(
+        loop, loop.replace("acc = i", "acc = acc + i")
+    )
+    # in the search: two operators' spellings of one fix are evaluated once
+    source = (NEAR_MISS / "relu_grid_floor_div.py").read_text()
+    keys = [change_key(source, c.source) for c in RepairSearch(evaluator).candidates(source, None, "")]
+    assert len(keys) == len(set(keys))
+
+
+def test_an_edit_that_breaks_the_source_is_no_candidate() -> None:
+    from kope.repair.operators._core import parses
+
+    base = "def f(x):\n    if x:\n        y = x + 1\n    return y\n"
+    assert parses(base, base.replace("x + 1", "x + 2"))
+    assert not parses(base, base.replace("x + 1", "x + (1"))
+    assert not parses(base, base.replace("        y = x + 1", "    y = x + 1\n  z = 2"))  # indentation broken
