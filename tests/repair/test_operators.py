@@ -937,3 +937,77 @@ def test_offset_term_puts_the_address_s_own_tensor_s_stride_first() -> None:
     assert found[0].description == "add `+ n * sbb` to `b_ptr + c * sbc`" and found[0].cue
     # the weight, passed without strides beside strided tensors, is a vector: no cue to offset it by the batch
     assert not any(e.cue for e in of("offset-term", source) if "to `w_ptr" in e.description)
+
+
+POOL = textwrap.dedent("""
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _pool(src, dst, C, G, sb, sc, sh, db, OUTB: tl.constexpr):
+        pid = tl.program_id(0)
+        b = pid // G
+        g = pid % G
+        base = src + b * sb + g * sc
+        oh = tl.program_id(1) * OUTB + tl.arange(0, OUTB)
+        best = tl.full([OUTB], float("-inf"), dtype=tl.float32)
+        acc = tl.zeros([OUTB], dtype=tl.float32)
+        for kh in tl.static_range(2):
+            ih = oh + kh
+            best = tl.maximum(best, tl.load(base + ih * sh))
+            acc += tl.dot(best, best)
+        for off in range(0, C, OUTB):
+            cols = tl.arange(0, OUTB)
+            tl.store(dst + b * db + cols, best, mask=cols < C)
+
+
+    class ModelNew(torch.nn.Module):
+        def forward(self, x):
+            half = torch.float16 if x.dtype == torch.float16 else torch.float32
+            out = torch.empty(x.shape[0], device=x.device, dtype=half)
+            scale = 1.0 / (x.shape[1] ** 0.5)
+            _pool[(4, 2)](x, out, x.shape[1], 2, x.stride(1), x.stride(0), x.stride(2), out.stride(0), OUTB=16)
+            return out * scale
+""")
+
+
+def pool_texts(name: str) -> set[str]:
+    return {changed(e, POOL)[1] for e in of(name, POOL, "")}
+
+
+def test_index_factor_scales_an_index_by_what_it_steps_over() -> None:
+    texts = pool_texts("index-factor")
+    assert "base = src + b * sb + g * C * sc" in texts  # the group's first channel
+    assert "ih = oh * 2 + kh" in texts  # a window of stride 2
+
+
+def test_if_branch_keeps_one_branch_of_a_conditional() -> None:
+    found = of("if-branch", POOL, "")
+    assert {e.label for e in found} == {"precision-loss"}
+    assert "half = torch.float32" in pool_texts("if-branch")
+
+
+def test_loop_offset_puts_the_loop_s_offset_into_an_index_made_in_the_loop() -> None:
+    cued = [e for e in of("loop-offset", POOL, "") if e.cue]
+    assert [changed(e, POOL)[1] for e in cued] == ["cols = off + tl.arange(0, OUTB)"]
+
+
+def test_divisor_drops_an_inverse_too_many() -> None:
+    assert "scale = x.shape[1] ** 0.5" in pool_texts("divisor")
+
+
+def test_stride_argument_cues_strides_passed_in_falling_order_and_advance_stride_skips_accumulators() -> None:
+    cued = [e for e in of("stride-argument", POOL, "") if e.cue]
+    assert [changed(e, POOL)[1] for e in cued] == [
+        "_pool[(4, 2)](x, out, x.shape[1], 2, x.stride(0), x.stride(1), x.stride(2), out.stride(0), OUTB=16)"
+    ]
+    assert of("advance-stride", POOL, "") == []  # `acc += tl.dot(...)` is no pointer
+
+
+def test_padding_where_also_wraps_a_computed_call() -> None:
+    source = NORM.replace("diff = v - ms", "diff = tl.maximum(v - ms, 0.0)")
+    assert "diff = tl.where(ok, tl.maximum(v - ms, 0.0), 0.0)" in {
+        changed(e, source)[1] for e in of("padding-where", source, "")
+    }

@@ -71,6 +71,8 @@ RELATED: dict[str, tuple[str, ...]] = {
     "drop-downcast": ("dtype-mismatch", "numerical-instability"),
     "log-base": ("numerical-instability", "wrong-normalizer"),
     "shared-term": ("wrong-constant", "wrong-normalizer"),
+    "index-factor": ("wrong-stride", "missing-batch-offset"),
+    "if-branch": ("precision-loss", "dtype-mismatch"),
     "name-swap": ("broadcast-error", "missing-batch-offset", "index-shift"),
     "drop-term": ("wrong-constant", "index-shift"),
     "int-literal": ("loop-bound", "mask-off-by-one"),
@@ -88,7 +90,7 @@ id with the first hypothesis's family spared (issue 13's second round): as good 
 (44/50 both), better on the mutation suite (docs/results/benchmarks.md)."""
 
 
-GENERIC = frozenset({"name-swap", "drop-term", "int-literal"})
+GENERIC = frozenset({"name-swap", "drop-term", "int-literal", "if-branch"})
 """The generic operators (`kope.repair.operators.generic`): one-token edits that know only the grammar."""
 
 GENERIC_OFFSET = -1.0

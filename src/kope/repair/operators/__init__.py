@@ -91,9 +91,11 @@ ORDER = (
     "drop-downcast",
     "log-base",
     "shared-term",
+    "index-factor",
     "name-swap",
     "drop-term",
     "int-literal",
+    "if-branch",
 )
 """The registry's order; an operator missing here comes after these."""
 

@@ -152,6 +152,9 @@ def divisor(program: Program) -> Iterator[Edit]:
         text = program.code(right)
         root = f"tl.sqrt(({text}) * 1.0)" if inside else f"({text}) ** 0.5"
         yield edit_at(program, "divisor", right, root, f"divisor `{text}` -> `{root}`")
+        if isinstance(node.left, ast.Constant) and node.left.value == 1.0:  # an inverse too many: 1 / sqrt(d)
+            kept = program.fitted(node, text)
+            yield edit_at(program, "divisor", node, kept, f"`{program.code(node)}` -> `{text}` (not its inverse)")
         if not (isinstance(right, ast.BinOp) and isinstance(right.op, ast.Sub)):
             unbiased = f"({text} - 1)"
             yield edit_at(program, "divisor", right, unbiased, f"divisor `{text}` -> `{unbiased[1:-1]}` (unbiased)")

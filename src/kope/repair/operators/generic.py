@@ -164,3 +164,18 @@ def int_literal(program: Program) -> Iterator[Edit]:
                             program, "int-literal", operand, str(new), f"`{program.code(node)}`: {value} -> {new}"
                         )
                         yield Edit(edit.operator, label, edit.line, edit.description, edit.source)
+
+
+@operator("if-branch", "wrong-constant")
+def if_branch(program: Program) -> Iterator[Edit]:
+    """A conditional expression `a if c else b` replaced by one of its branches, in a kernel or on the host (a
+    half-precision accumulator chosen for half inputs: `ACC=tl.float16 if x.dtype == torch.float16 else
+    tl.float32`)."""
+    for node in ast.walk(program.tree):
+        if isinstance(node, ast.IfExp):
+            label = "precision-loss" if "float16" in program.code(node) else "wrong-constant"
+            for branch in (node.body, node.orelse):
+                text = program.code(branch)
+                description = f"`{program.code(node)}` -> `{text}`"
+                edit = edit_at(program, "if-branch", node, program.fitted(node, text), description)
+                yield Edit(edit.operator, label, edit.line, edit.description, edit.source)

@@ -380,6 +380,17 @@ def loop_offset(program: Program) -> Iterator[Edit]:
             if var is None:
                 continue
             for node in (n for s in loop.body for n in ast.walk(s)):
+                if (
+                    isinstance(node, ast.Assign)
+                    and len(node.targets) == 1
+                    and isinstance(node.targets[0], ast.Name)
+                    and "tl.arange" in ast.unparse(node.value)
+                    and not reached(kernel, node.value, {var}, through_loads=True)
+                ):  # an index made in the loop without the loop's offset (`cols = tl.arange(0, B)` for `off + ...`)
+                    new = f"{var} + {program.code(node.value)}"
+                    cue = f"`{node.targets[0].id}` is made in the loop over `{var}` without it"
+                    edit = edit_at(program, "loop-offset", node.value, new, f"`{program.code(node.value)}` -> `{new}`")
+                    yield replace(edit, cue=cue)
                 if isinstance(node, ast.Call) and call_name(node) == "tl.load" and node.args:
                     address = node.args[0]
                     if reached(kernel, address, {var}, through_loads=True):
@@ -496,3 +507,63 @@ def named_index(program: Program) -> Iterator[Edit]:
                     if text in parts and node.lineno > line:
                         edit = edit_at(program, "named-index", node, name, f"`{program.code(node)}` -> `{name}`")
                         yield replace(edit, cue=f"`{name}` (line {line}) is `{text}` plus a start")
+
+
+@operator("index-factor", "index-shift")
+def index_factor(program: Program) -> Iterator[Edit]:
+    """A scalar index scaled by what it steps over: `g * sxc` -> `g * group_size * sxc` in an address (the group's
+    first channel), `oh + kh` -> `oh * 2 + kh` in an index (a window of stride 2); by the kernel's scalar and
+    block-size parameters, and 2."""
+    for kernel in program.kernels:
+        factors = [*program.scalars(kernel), *constexprs_of(kernel), "2"]
+        for node, index in _scaled_sites(program, kernel):
+            for factor in factors:
+                if factor != index.id:
+                    new = f"{index.id} * {factor}"
+                    description = f"`{program.code(node)}`: `{index.id}` -> `{new}`"
+                    yield edit_at(program, "index-factor", index, new, description)
+
+
+def _scaled_sites(program: Program, kernel: ast.FunctionDef) -> Iterator[tuple[ast.BinOp, ast.Name]]:
+    """(node, index): a scalar index times a stride, or an index (a block of them too) as a term of an index sum."""
+    positions = program_id_names(kernel) | {
+        n.target.id for n in ast.walk(kernel) if isinstance(n, ast.For) and isinstance(n.target, ast.Name)
+    }
+    positions |= {n for n, a in assignments(kernel).items() if len(a) == 1 and _scalar_index(a[0].value, positions)}
+    strides = set(program.strides(kernel))
+    blocks = _arange_names(kernel)
+
+    def position(node: ast.expr, vectors: bool = False) -> bool:
+        return isinstance(node, ast.Name) and (node.id in positions or (vectors and node.id in blocks))
+
+    for node in ast.walk(kernel):
+        if not isinstance(node, ast.BinOp):
+            continue
+        if isinstance(node.op, ast.Mult):
+            for index, stride in ((node.left, node.right), (node.right, node.left)):
+                if position(index) and isinstance(stride, ast.Name) and stride.id in strides:
+                    yield node, index  # type: ignore[misc]
+        elif isinstance(node.op, ast.Add) and _in_index(node, kernel):
+            for side in (node.left, node.right):
+                if position(side, vectors=True):
+                    yield node, side  # type: ignore[misc]
+
+
+def _scalar_index(value: ast.expr, pids: set[str]) -> bool:
+    """An index made from program ids or loop variables by integer arithmetic (`oh = pid % OH`), not a block."""
+    text = ast.unparse(value)
+    return bool(names_in(value) & pids) and "arange" not in text and "load(" not in text
+
+
+def _in_index(node: ast.BinOp, kernel: ast.FunctionDef) -> bool:
+    """A sum that is an index: assigned to a name used in an address, or inside an address."""
+    addresses = address_exprs(kernel)
+    inside = {id(n) for e in addresses for n in ast.walk(e)}
+    if id(node) in inside:
+        return True
+    used = {n for e in addresses for n in names_in(e)}
+    return any(
+        a.value is node and a.targets[0].id in used
+        for a in ast.walk(kernel)
+        if isinstance(a, ast.Assign) and len(a.targets) == 1 and isinstance(a.targets[0], ast.Name)
+    )

@@ -78,15 +78,20 @@ def stride_argument(program: Program) -> Iterator[Edit]:
                     yield edit_at(
                         program, "stride-argument", arg, new, f"launch argument `{program.code(arg)}` -> `{new}`"
                     )
-        for (_, a, sa), (_, b, sb) in itertools.combinations(strides, 2):
+        for (i, a, sa), (j, b, sb) in itertools.combinations(strides, 2):
             if sa[0] == sb[0] and sa != sb:
                 first, new, one, two = swapped(program, a, b)
+                # a tensor's strides passed in falling order (`A.stride(1), A.stride(0)`): a transposed operand
+                # passed as stored, or the order mixed up; cued, it is tried early
+                falling = j == i + 1 and sb[1] < sa[1]
+                cue = f"`{one}` and `{two}` are passed in falling dimension order" if falling else ""
                 yield Edit(
                     "stride-argument",
                     "wrong-stride",
                     getattr(first, "lineno", 0),
                     f"swap launch arguments `{one}` and `{two}`",
                     new,
+                    cue,
                 )
 
 
@@ -156,11 +161,15 @@ def advance_stride(program: Program) -> Iterator[Edit]:
     for kernel in program.kernels:
         strides = program.strides(kernel)
         for loop in (n for n in ast.walk(kernel) if isinstance(n, ast.For)):
+            addressing = {n for e in address_exprs(kernel) for n in names_in(e)}
             advances = [
                 n
                 for s in loop.body
                 for n in ast.walk(s)
-                if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add) and isinstance(n.target, ast.Name)
+                if isinstance(n, ast.AugAssign)
+                and isinstance(n.op, ast.Add)
+                and isinstance(n.target, ast.Name)
+                and n.target.id in addressing  # a pointer, not an accumulator (`acc += tl.dot(a, b)`)
             ]
             strided = [a for a in advances if names_in(a.value) & set(strides)]
             for node in advances:

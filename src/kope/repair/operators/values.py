@@ -178,8 +178,11 @@ def padding_where(program: Program) -> Iterator[Edit]:
         for node in ast.walk(kernel):
             if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
                 continue
-            if node.targets[0].id not in reduced or not isinstance(node.value, ast.BinOp):
+            value = node.value
+            if node.targets[0].id not in reduced or not isinstance(value, ast.BinOp | ast.Call):
                 continue
+            if isinstance(value, ast.Call) and call_name(value) in ("tl.load", "tl.where", *REDUCTIONS):
+                continue  # a load's padding is its `other=`; a `tl.where` is masked already
             for mask in masks:
                 new = f"tl.where({mask}, {program.code(node.value)}, 0.0)"
                 yield edit_at(program, "padding-where", node.value, new, f"`{program.code(node.value)}` -> `{new}`")
