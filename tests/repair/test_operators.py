@@ -1011,3 +1011,11 @@ def test_padding_where_also_wraps_a_computed_call() -> None:
     assert "diff = tl.where(ok, tl.maximum(v - ms, 0.0), 0.0)" in {
         changed(e, source)[1] for e in of("padding-where", source, "")
     }
+
+
+def test_divisor_takes_the_count_a_loop_before_it_visits() -> None:
+    source = POOL.replace("for off in range(0, C, OUTB):", "for off in range(g, C, OUTB):").replace(
+        "tl.store(dst + b * db + cols, best, mask=cols < C)", "tl.store(dst + b * db + cols, best / G, mask=cols < C)"
+    )
+    texts = {changed(e, source)[1] for e in of("divisor", source, "")}
+    assert "tl.store(dst + b * db + cols, best / (C - g), mask=cols < C)" in texts

@@ -140,8 +140,8 @@ def missing_factor(program: Program) -> Iterator[Edit]:
 @operator("divisor", "wrong-normalizer")
 def divisor(program: Program) -> Iterator[Edit]:
     """A division's divisor replaced: by another scalar or block-size parameter of the kernel (the count of elements,
-    not of partial sums or of a block's lanes), by its square root (`1/D` for `1/sqrt(D)`) or by one less (`n - 1`:
-    an unbiased variance), in a kernel or the host code."""
+    not of partial sums or of a block's lanes), by its square root (`1/D` for `1/sqrt(D)`), by one less (`n - 1`:
+    an unbiased variance) or by the count a loop before it visits (`end - start`), in a kernel or the host code."""
     for node in ast.walk(program.tree):
         if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)):
             continue
@@ -158,13 +158,37 @@ def divisor(program: Program) -> Iterator[Edit]:
         if not (isinstance(right, ast.BinOp) and isinstance(right.op, ast.Sub)):
             unbiased = f"({text} - 1)"
             yield edit_at(program, "divisor", right, unbiased, f"divisor `{text}` -> `{unbiased[1:-1]}` (unbiased)")
-        if inside and isinstance(right, ast.Name):
+        if inside:
             kernel = next(k for k in program.kernels if k.lineno <= node.lineno <= (k.end_lineno or k.lineno))
             counts = program.scalars(kernel) + constexprs_of(kernel)
-            if right.id in counts:
+            if isinstance(right, ast.Name) and right.id in counts:
                 for other in counts:
                     if other != right.id:
                         yield edit_at(program, "divisor", right, other, f"divisor `{text}` -> `{other}`")
+            for span in _visited(kernel, node):
+                if span != text:
+                    yield edit_at(
+                        program, "divisor", right, f"({span})", f"divisor `{text}` -> `{span}` (the loop's count)"
+                    )
+
+
+def _visited(kernel: ast.FunctionDef, node: ast.AST) -> list[str]:
+    """How many elements the loops before a division visit, when they start other than at 0: `end - start` for
+    `for w in range(start, end, BLOCK)` (an adaptive pool's window, not a fixed size)."""
+    found = []
+    for loop in ast.walk(kernel):
+        if not (
+            isinstance(loop, ast.For)
+            and isinstance(loop.iter, ast.Call)
+            and call_name(loop.iter, last=True) in ("range", "static_range")
+            and len(loop.iter.args) >= 2
+            and loop.lineno < getattr(node, "lineno", 0)
+        ):
+            continue
+        start, stop = loop.iter.args[0], loop.iter.args[1]
+        if not (isinstance(start, ast.Constant) and start.value == 0):
+            found.append(f"{ast.unparse(stop)} - {ast.unparse(start)}")
+    return found
 
 
 @operator("drop-operation", "wrong-normalizer")
