@@ -1019,3 +1019,74 @@ def test_divisor_takes_the_count_a_loop_before_it_visits() -> None:
     )
     texts = {changed(e, source)[1] for e in of("divisor", source, "")}
     assert "tl.store(dst + b * db + cols, best / (C - g), mask=cols < C)" in texts
+
+
+SCAN = textwrap.dedent("""
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _scan(x_ptr, keep_ptr, o_ptr, n, lo, hi, B: tl.constexpr):
+        r = tl.program_id(0)
+        offs = tl.arange(0, B)
+        cols = r * B + offs
+        keep = tl.load(keep_ptr + cols) != 0
+        s = 0.0
+        v = tl.load(x_ptr + cols)
+        s += v
+        count = tl.sum(keep.to(tl.float32), axis=0)
+        mean = s / count + tl.log(tl.abs(v)) / (offs + 1)
+        tl.store(o_ptr + cols, tl.minimum(tl.maximum(mean, lo), hi))
+
+
+    class ModelNew(torch.nn.Module):
+        def __init__(self, lo, hi):
+            super().__init__()
+            self.lo = lo
+            self.hi = hi
+
+        def forward(self, x, keep):
+            out = torch.empty_like(x)
+            M, N = x.shape
+            n = x.shape[0]
+            grid = (triton.cdiv(M, 64),)
+            _scan[grid](x, keep, out, n, self.lo, self.lo, B=64)
+            return out
+""")
+
+
+def scan_texts(name: str) -> set[str]:
+    return {changed(e, SCAN)[1] for e in of(name, SCAN, "")}
+
+
+def test_argument_swap_also_in_the_grid_and_for_an_attribute_passed_twice() -> None:
+    texts = scan_texts("argument-swap")
+    assert "grid = (triton.cdiv(N, 64),)" in texts
+    assert "_scan[grid](x, keep, out, n, self.lo, self.hi, B=64)" in texts
+    cued = [e for e in of("argument-swap", SCAN, "") if e.cue]
+    assert cued and all(e.cue == "`self.lo` is passed twice" for e in cued)
+
+
+def test_host_size_takes_another_size_of_the_tensor() -> None:
+    assert "n = x.numel()" in scan_texts("host-size")
+
+
+def test_add_mask_makes_a_mask_from_the_block_index_and_pads_with_a_product_s_one() -> None:
+    assert "v = tl.load(x_ptr + cols, mask=cols < n, other=1.0)" in scan_texts("add-mask")
+
+
+def test_divisor_counts_from_one_and_never_divides_by_zero() -> None:
+    texts = scan_texts("divisor")
+    assert "mean = s / tl.maximum(count, 1.0) + tl.log(tl.abs(v)) / (offs + 1)" in texts
+    assert "mean = s / (count + 1) + tl.log(tl.abs(v)) / (offs + 1)" in texts
+
+
+def test_log_one_plus_and_padding_where_on_an_accumulated_name_with_a_loaded_selection() -> None:
+    assert "mean = s / count + tl.log(1.0 + tl.abs(v)) / (offs + 1)" in scan_texts("log-one-plus")
+    assert "s += tl.where(keep, v, 0.0)" in scan_texts("padding-where")
+
+
+def test_named_index_in_a_computed_value() -> None:
+    assert "mean = s / count + tl.log(tl.abs(v)) / (cols + 1)" in scan_texts("named-index")

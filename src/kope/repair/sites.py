@@ -73,6 +73,8 @@ RELATED: dict[str, tuple[str, ...]] = {
     "shared-term": ("wrong-constant", "wrong-normalizer"),
     "index-factor": ("wrong-stride", "missing-batch-offset"),
     "if-branch": ("precision-loss", "dtype-mismatch"),
+    "log-one-plus": ("numerical-instability",),
+    "host-size": ("grid-too-small", "wrong-normalizer"),
     "name-swap": ("broadcast-error", "missing-batch-offset", "index-shift"),
     "drop-term": ("wrong-constant", "index-shift"),
     "int-literal": ("loop-bound", "mask-off-by-one"),

@@ -92,6 +92,8 @@ ORDER = (
     "log-base",
     "shared-term",
     "index-factor",
+    "log-one-plus",
+    "host-size",
     "name-swap",
     "drop-term",
     "int-literal",

@@ -158,6 +158,12 @@ def divisor(program: Program) -> Iterator[Edit]:
         if not (isinstance(right, ast.BinOp) and isinstance(right.op, ast.Sub)):
             unbiased = f"({text} - 1)"
             yield edit_at(program, "divisor", right, unbiased, f"divisor `{text}` -> `{unbiased[1:-1]}` (unbiased)")
+        if not (isinstance(right, ast.BinOp) and isinstance(right.op, ast.Add)):
+            counted = f"({text} + 1)"  # a count of positions 0..i is i + 1
+            yield edit_at(program, "divisor", right, counted, f"divisor `{text}` -> `{counted[1:-1]}` (a count)")
+        if inside:  # a count that can be 0 (no element selected): the mean of nothing is 0, not NaN
+            guarded = f"tl.maximum({text}, 1.0)"
+            yield edit_at(program, "divisor", right, guarded, f"divisor `{text}` -> `{guarded}` (never 0)")
         if inside:
             kernel = next(k for k in program.kernels if k.lineno <= node.lineno <= (k.end_lineno or k.lineno))
             counts = program.scalars(kernel) + constexprs_of(kernel)

@@ -7,7 +7,7 @@ import itertools
 from collections.abc import Iterator
 
 from kope.repair.operators._core import Edit, Program, edit_at, operator
-from kope.source import call_name
+from kope.source import LaunchSite, call_name
 
 
 @operator("floor-to-cdiv", "grid-too-small")
@@ -138,14 +138,67 @@ def alloc_dtype(program: Program) -> Iterator[Edit]:
 
 @operator("argument-swap", "wrong-normalizer")
 def argument_swap(program: Program) -> Iterator[Edit]:
-    """A size passed to a kernel replaced by another size of the host code: `mean_kernel[grid](losses, out, C)` ->
-    `..., N)` (the count of rows, not of classes)."""
+    """A size passed to a kernel, or used in its grid, replaced by another size of the host code
+    (`mean_kernel[grid](losses, out, C)` -> `..., N)`; `triton.cdiv(M, BLOCK_N)` -> `triton.cdiv(N, BLOCK_N)`), and an
+    attribute of the module passed to a kernel replaced by another one passed to a launch (`self.lo, self.lo` ->
+    `self.lo, self.hi`; cued when one attribute is passed twice)."""
     sizes = sorted(program.host_sizes())
+    attributes = sorted(
+        {
+            ast.unparse(t)
+            for node in program.host_nodes()
+            if isinstance(node, ast.Assign)
+            for t in node.targets
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+        }
+    )
     for site in program.parsed.launches:
-        for arg in [*site.call.args, *(k.value for k in site.call.keywords)]:
+        arguments = [*site.call.args, *(k.value for k in site.call.keywords)]
+        texts = [ast.unparse(a) for a in arguments]
+        grid = [n for n in ast.walk(_grid_value(site)) if isinstance(n, ast.Name)] if site.grid is not None else []
+        for arg in [*arguments, *grid]:
             if isinstance(arg, ast.Name) and arg.id in sizes:
-                for other in sizes:
-                    if other != arg.id:
-                        text = program.replace(arg, other)
-                        description = f"launch argument `{arg.id}` -> `{other}` (line {arg.lineno})"
-                        yield Edit("argument-swap", "wrong-normalizer", arg.lineno, description, text)
+                others, cue = [o for o in sizes if o != arg.id], ""
+            elif ast.unparse(arg) in attributes:
+                others = [o for o in attributes if o != ast.unparse(arg)]
+                twice = texts.count(ast.unparse(arg)) > 1
+                cue = f"`{ast.unparse(arg)}` is passed twice" if twice else ""
+            else:
+                continue
+            for other in others:
+                text = program.replace(arg, other)
+                description = f"`{ast.unparse(arg)}` -> `{other}` at the launch (line {arg.lineno})"
+                yield Edit("argument-swap", "wrong-normalizer", arg.lineno, description, text, cue)
+
+
+def _grid_value(site: LaunchSite) -> ast.expr:
+    """A launch's grid, through the name it is bound to before the launch (`grid = (...)`; `kernel[grid](...)`)."""
+    grid = site.grid
+    assert grid is not None
+    if isinstance(grid, ast.Name) and site.host is not None:
+        bound = [
+            n.value
+            for n in ast.walk(site.host)
+            if isinstance(n, ast.Assign)
+            and n.lineno < site.call.lineno
+            and any(isinstance(t, ast.Name) and t.id == grid.id for t in n.targets)
+        ]
+        if bound:
+            return bound[-1]
+    return grid
+
+
+@operator("host-size", "uninitialized-output")
+def host_size(program: Program) -> Iterator[Edit]:
+    """A size taken from a tensor on the host replaced by another of its sizes: `n = x.shape[0]` -> `x.numel()`
+    (an elementwise kernel over only the first dimension's count) or another dimension."""
+    for node in program.host_nodes():
+        if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute)):
+            continue
+        if node.value.attr != "shape" or not isinstance(node.slice, ast.Constant):
+            continue
+        tensor = ast.unparse(node.value.value)
+        dim = node.slice.value
+        for new in [f"{tensor}.numel()", *(f"{tensor}.shape[{d}]" for d in (0, 1, 2, -1) if d != dim)]:
+            text = program.replace(node, new)
+            yield Edit("host-size", "uninitialized-output", node.lineno, f"`{program.code(node)}` -> `{new}`", text)

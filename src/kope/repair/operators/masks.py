@@ -7,7 +7,7 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import replace
 
-from kope.repair.operators._core import Edit, Program, assignments, edit_at, keyword_of, operator
+from kope.repair.operators._core import Edit, Program, assignments, boolean, edit_at, keyword_of, names_in, operator
 from kope.source import call_name
 
 _FLIP = {ast.Lt: "<=", ast.LtE: "<", ast.Gt: ">=", ast.GtE: ">"}
@@ -24,7 +24,9 @@ def compare_flip(program: Program) -> Iterator[Edit]:
 
 @operator("add-mask", "missing-mask")
 def add_mask(program: Program) -> Iterator[Edit]:
-    """A load or store without a mask given one of the kernel's masks (names bound to comparisons)."""
+    """A load or store without a mask given one of the kernel's masks (names bound to comparisons), or, after them,
+    its block index compared with a size parameter (`cols < n_cols`); a load's masked lanes read 0, then 1, then -inf
+    (a sum's, a product's, a maximum's identity)."""
     for kernel in program.kernels:
         masks = [
             n
@@ -42,12 +44,29 @@ def add_mask(program: Program) -> Iterator[Edit]:
                 if len(node.args) > limit:
                     continue
                 _, end = program.span(node)
-                for mask in masks:
-                    extra = f", mask={mask}" + (", other=0.0" if fn == "tl.load" else "")
-                    new = program.text[: end - 1].rstrip() + extra + ")" + program.text[end:]
-                    yield Edit(
-                        "add-mask", "missing-mask", node.lineno, f"`mask={mask}` on the {fn.split('.')[-1]}", new
-                    )
+                pads = ("0.0", "1.0", "float('-inf')") if fn == "tl.load" else ("",)
+                ranges = _block_indices(kernel)
+                indices = [n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name) and n.id in ranges]
+                sizes = [s for s in program.scalars(kernel) if s not in program.value_scalars(kernel)]
+                made = [f"{i} < {b}" for i in dict.fromkeys(indices) for b in sizes]  # none named: `cols < n_cols`
+                for pad in pads:  # the padding the reduction it feeds needs: a sum's 0, a product's 1, a max's -inf
+                    for mask in [*masks, *made]:
+                        extra = f", mask={mask}" + (f", other={pad}" if pad else "")
+                        new = program.text[: end - 1].rstrip() + extra + ")" + program.text[end:]
+                        description = f"`mask={mask}{', other=' + pad if pad else ''}` on the {fn.split('.')[-1]}"
+                        yield Edit("add-mask", "missing-mask", node.lineno, description, new)
+
+
+def _block_indices(kernel: ast.FunctionDef) -> set[str]:
+    """Names holding a block of indices: made by `tl.arange`, or from such a name (`cols = r * B + offs`)."""
+    found: set[str] = set()
+    for _ in range(3):
+        for name, assigns in assignments(kernel).items():
+            if any("tl.arange" in ast.unparse(a.value) or names_in(a.value) & found for a in assigns):
+                found.add(name)
+    return {
+        n for n in found if not any(boolean(a.value) or "load(" in ast.unparse(a.value) for a in assignments(kernel)[n])
+    }
 
 
 def _bound_names(node: ast.AST) -> list[tuple[ast.Compare, str, str]]:

@@ -498,9 +498,17 @@ def named_index(program: Program) -> Iterator[Edit]:
             }
             if parts:
                 wholes.append((name, assigns[0].lineno, parts))
-        for expr in address_exprs(kernel):
+        sites = [*address_exprs(kernel)]
+        sites += [  # a position used in a computed value (a running count `offs + 1` for `cols + 1`)
+            a.value for a in ast.walk(kernel) if isinstance(a, ast.Assign) and "load(" not in ast.unparse(a.value)
+        ]
+        seen: set[int] = set()
+        for expr in sites:
             for node in ast.walk(expr):
-                if not isinstance(node, ast.Call | ast.BinOp | ast.Name):
+                if id(node) in seen or not isinstance(node, ast.Call | ast.BinOp | ast.Name):
+                    continue
+                seen.add(id(node))
+                if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
                     continue
                 text = ast.unparse(node)
                 for name, line, parts in wholes:

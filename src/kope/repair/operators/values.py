@@ -14,6 +14,7 @@ from kope.repair.operators._core import (
     REDUCTIONS,
     Edit,
     Program,
+    boolean,
     edit_at,
     operator,
     stored_results,
@@ -186,16 +187,31 @@ def padding_where(program: Program) -> Iterator[Edit]:
             for mask in masks:
                 new = f"tl.where({mask}, {program.code(node.value)}, 0.0)"
                 yield edit_at(program, "padding-where", node.value, new, f"`{program.code(node.value)}` -> `{new}`")
+        for node in ast.walk(kernel):  # `s += x` where only the selected lanes count: `s += tl.where(keep, x, 0.0)`
+            if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and isinstance(node.value, ast.Name):
+                for mask in masks:
+                    new = f"tl.where({mask}, {node.value.id}, 0.0)"
+                    yield edit_at(program, "padding-where", node.value, new, f"`{node.value.id}` -> `{new}`")
 
 
 def _mask_names(kernel: ast.FunctionDef) -> list[str]:
-    """The masks of the kernel's loads and stores that are names (`mask=cmask`), in source order."""
+    """The kernel's masks: those of its loads and stores that are names (`mask=cmask`), then the other names bound to
+    comparisons (a selection read from memory: `keep = tl.load(m_ptr + offs) != 0`), in source order."""
     found: list[str] = []
     for node in ast.walk(kernel):
         if isinstance(node, ast.Call) and call_name(node) in ("tl.load", "tl.store"):
             for keyword in node.keywords:
                 if keyword.arg == "mask" and isinstance(keyword.value, ast.Name) and keyword.value.id not in found:
                     found.append(keyword.value.id)
+    for node in ast.walk(kernel):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and boolean(node.value)
+            and node.targets[0].id not in found
+        ):
+            found.append(node.targets[0].id)
     return found
 
 
@@ -268,3 +284,15 @@ def _sum_terms(expr: ast.expr) -> list[ast.expr]:
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
         return _sum_terms(expr.left) + _sum_terms(expr.right)
     return [expr]
+
+
+@operator("log-one-plus", "wrong-constant")
+def log_one_plus(program: Program) -> Iterator[Edit]:
+    """`tl.log(u)` -> `tl.log(1.0 + u)` in a computed value: a `log1p` written as a plain log."""
+    for node in _value_nodes(program):
+        if isinstance(node, ast.Call) and call_name(node) in ("tl.log", "tl.log2") and len(node.args) == 1:
+            inner = node.args[0]
+            if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Add):
+                continue
+            new = f"{call_name(node)}(1.0 + {_grouped(program, inner)})"
+            yield edit_at(program, "log-one-plus", node, new, f"`{program.code(node)}` -> `{new}`")
