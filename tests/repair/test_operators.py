@@ -542,6 +542,15 @@ def test_accumulate_combines_an_overwritten_running_value_with_itself() -> None:
     assert "carry = carry * (p)" in texts and "carry = tl.maximum(carry, p)" in texts
 
 
+def test_accumulate_puts_the_combination_of_the_partial_s_reduction_first() -> None:
+    source = RUNNING.replace("carry = p", "carry = tl.sum(p, axis=0)")
+    texts = [changed(e, source)[1] for e in of("accumulate", source)]
+    assert texts[0] == "carry = carry + (tl.sum(p, axis=0))" and len(texts) == 4
+    source = RUNNING.replace("carry = p", "carry = tl.max(p, axis=0)")
+    assert changed(of("accumulate", source)[0], source)[1] == "carry = tl.maximum(carry, tl.max(p, axis=0))"
+    assert changed(of("accumulate", RUNNING)[0], RUNNING)[1] == "carry = carry * (p)"  # no reduction: as before
+
+
 def test_nested_factor_multiplies_a_branch_or_an_argument() -> None:
     texts = {changed(e, RUNNING)[1] for e in of("nested-factor", RUNNING, "")}
     assert "y = tl.where(offs > 2, (0.5 * offs * 1.0), tl.sigmoid(offs * 1.0))" in texts
@@ -1006,6 +1015,16 @@ def test_stride_argument_cues_strides_passed_in_falling_order_and_advance_stride
     assert of("advance-stride", POOL, "") == []  # `acc += tl.dot(...)` is no pointer
 
 
+def test_padding_where_never_wraps_a_block_of_zeros() -> None:
+    source = NORM.replace(
+        "running += tl.sum(diff * diff, axis=0)",
+        "acc = tl.zeros((CB,), dtype=tl.float32)\n        acc += diff * diff\n        running += tl.sum(acc, axis=0)",
+    )
+    texts = {changed(e, source)[1] for e in of("padding-where", source, "")}
+    assert "diff = tl.where(ok, v - ms, 0.0)" in texts
+    assert not any("tl.where(ok, tl.zeros" in t for t in texts)  # masking zeros changes nothing
+
+
 def test_padding_where_also_wraps_a_computed_call() -> None:
     source = NORM.replace("diff = v - ms", "diff = tl.maximum(v - ms, 0.0)")
     assert "diff = tl.where(ok, tl.maximum(v - ms, 0.0), 0.0)" in {
@@ -1067,6 +1086,48 @@ def test_argument_swap_also_in_the_grid_and_for_an_attribute_passed_twice() -> N
     assert "_scan[grid](x, keep, out, n, self.lo, self.hi, B=64)" in texts
     cued = [e for e in of("argument-swap", SCAN, "") if e.cue]
     assert cued and all(e.cue == "`self.lo` is passed twice" for e in cued)
+
+
+PARTIALS = textwrap.dedent("""
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _finish(part, res, count, total, P: tl.constexpr):
+        i = tl.arange(0, P)
+        s = tl.sum(tl.load(part + i, mask=i < count, other=0.0), axis=0)
+        tl.store(res, s / total)
+
+    class ModelNew(torch.nn.Module):
+        def forward(self, x):
+            size = x.numel()
+            blocks = triton.cdiv(size, 256)
+            part = x.new_zeros(blocks)
+            res = torch.empty((), device=x.device)
+            grid = (1,)
+            _finish[grid](part, res, blocks, blocks, P=64)
+            return res
+""")
+
+
+def test_argument_swap_cues_a_size_passed_twice_and_never_offers_a_tensor_as_a_size() -> None:
+    found = of("argument-swap", PARTIALS, "")
+    texts = {changed(e, PARTIALS)[1] for e in found}
+    assert "_finish[grid](part, res, blocks, size, P=64)" in texts
+    offered = {e.description.split("->")[1].split("`")[1] for e in found}
+    assert offered == {"size"}  # not the buffers `part` and `res`, nor the grid
+    assert {e.cue for e in found} == {"`blocks` is passed twice"}
+
+
+def test_argument_swap_cues_one_size_for_two_axes_of_a_grid() -> None:
+    source = PARTIALS.replace(
+        "grid = (1,)", "rows, cols = x.shape\n        grid = (triton.cdiv(rows, 8), triton.cdiv(rows, 16))"
+    )
+    cued = [changed(e, source)[1] for e in of("argument-swap", source, "") if "two axes" in e.cue]
+    assert "grid = (triton.cdiv(cols, 8), triton.cdiv(rows, 16))" in cued
+    assert "grid = (triton.cdiv(rows, 8), triton.cdiv(cols, 16))" in cued
+    assert len(cued) == 6  # each of the two `rows` replaced by the three other sizes, and only those are cued
 
 
 def test_host_size_takes_another_size_of_the_tensor() -> None:

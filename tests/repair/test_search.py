@@ -142,3 +142,29 @@ def test_an_edit_that_breaks_the_source_is_no_candidate() -> None:
     assert parses(base, base.replace("x + 1", "x + 2"))
     assert not parses(base, base.replace("x + 1", "x + (1"))
     assert not parses(base, base.replace("        y = x + 1", "    y = x + 1\n  z = 2"))  # indentation broken
+
+
+def test_a_start_right_on_the_shown_case_gets_more_acceptance_checks(evaluator: Evaluator, tmp_path: Path) -> None:
+    # A bug that shows only on hidden cases: the start is right on the shown case, so most edits are right there
+    # too and only the full check tells them apart; the round spends more of its checks on them.
+    from conftest import SCALE_GOOD, SCALE_TASK
+
+    from kope.cases.task import load_task
+
+    task = load_task(SCALE_TASK)
+    shown = [c for c in evaluator.cases(task) if c.visible]
+    source = SCALE_GOOD.read_text()
+    checked: list[str] = []
+
+    def reject(version: str) -> bool:
+        checked.append(version)
+        return False
+
+    config = SearchConfig(max_evaluations=12, max_acceptance_checks=1, right_start_acceptance_checks=3)
+    search = RepairSearch(evaluator, config)
+    right = search.run(task, source, None, shown, reject, scratch=tmp_path / "a", start_score=(0, 0.0, 0.0))
+    right_on_shown = [t for t in right.trials if "right on the shown" in t.reason]
+    assert len(right_on_shown) > 3 and right.acceptance_checks == len(checked) == 3
+    checked.clear()
+    wrong = search.run(task, source, None, shown, reject, scratch=tmp_path / "b", start_score=(2, 1.0, 0.0))
+    assert wrong.acceptance_checks == len(checked) == 1

@@ -251,6 +251,9 @@ class SearchConfig:
     max_evaluations: int = 100
     max_seconds: float = 120.0
     max_acceptance_checks: int = 8
+    right_start_acceptance_checks: int = 24
+    """The acceptance checks of a round whose start is already right on the shown case(s) (a bug that shows only on
+    hidden cases): then every harmless edit is right there too, and only the full check tells them apart."""
     batch: int = 2
     """Candidates evaluated at once (parallel sandboxed jobs)."""
     second_edits: int = 12
@@ -312,6 +315,7 @@ class RepairSearch:
         best: tuple[Score, Candidate] | None = None
         expanded: set[str] = set()
         checks = 0
+        max_checks = config.right_start_acceptance_checks if base[0] == 0 else config.max_acceptance_checks
         accepted: str | None = None
         stop = "exhausted"
         scratch.mkdir(parents=True, exist_ok=True)
@@ -347,7 +351,7 @@ class RepairSearch:
                     score = version_score(result)
                     verdict, reason = "dropped", _describe(result, score, base)
                     if score[0] == 0:
-                        if checks < config.max_acceptance_checks:
+                        if checks < max_checks:
                             checks += 1
                             if accept(candidate.source):
                                 verdict, reason = "accepted", "right on every case and clean under the gates"

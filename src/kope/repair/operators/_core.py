@@ -135,6 +135,8 @@ class Program:
             for node in self.host_nodes():
                 if not isinstance(node, ast.Assign) or not _is_size(node.value, sizes):
                     continue
+                if isinstance(node.value, ast.Tuple) and any(isinstance(t, ast.Name) for t in node.targets):
+                    continue  # `grid = (triton.cdiv(n, B),)`: a tuple bound to one name is a grid, not a size
                 for target in node.targets:
                     for name in names_in(target):
                         if name not in sizes:
@@ -223,7 +225,26 @@ def _tensor_root(expr: ast.expr) -> str:
 _SIZE_MARKS = (".shape", "numel", "size(", "len(", "//", "cdiv", "next_power_of_2", ".stride(")
 
 
+# Methods that make a tensor from a tensor: a value they return is data, not a size, whatever sizes it is made with.
+_TENSOR_METHODS = frozenset(
+    {"view", "reshape", "contiguous", "to", "float", "half", "double", "int", "long", "flatten", "transpose"}
+    | {"permute", "expand", "clone", "new_empty", "new_zeros", "new_ones", "new_full", "t", "unsqueeze", "squeeze"}
+)
+
+
+def _makes_tensor(value: ast.expr) -> bool:
+    """`torch.empty(n)`, `x.new_zeros(n)`, `x.view(m, n)`: an allocation or a view, not a size."""
+    if not isinstance(value, ast.Call):
+        return False
+    name = call_name(value)
+    if name.startswith("torch.") and not name.startswith(("torch.numel", "torch.Size")):
+        return True
+    return isinstance(value.func, ast.Attribute) and value.func.attr in _TENSOR_METHODS
+
+
 def _is_size(arg: ast.expr, sizes: set[str]) -> bool:
+    if _makes_tensor(arg):
+        return False
     text = ast.unparse(arg)
     return any(mark in text for mark in _SIZE_MARKS) or bool(names_in(arg) & sizes)
 

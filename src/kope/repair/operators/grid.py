@@ -141,7 +141,8 @@ def argument_swap(program: Program) -> Iterator[Edit]:
     """A size passed to a kernel, or used in its grid, replaced by another size of the host code
     (`mean_kernel[grid](losses, out, C)` -> `..., N)`; `triton.cdiv(M, BLOCK_N)` -> `triton.cdiv(N, BLOCK_N)`), and an
     attribute of the module passed to a kernel replaced by another one passed to a launch (`self.lo, self.lo` ->
-    `self.lo, self.hi`; cued when one attribute is passed twice)."""
+    `self.lo, self.hi`). Cued when a size or an attribute is passed twice (`num_partials, num_partials`: a count
+    passed where another belongs), or one size gives two axes of a grid (`(cdiv(M, BM), cdiv(M, BN))`)."""
     sizes = sorted(program.host_sizes())
     attributes = sorted(
         {
@@ -158,13 +159,19 @@ def argument_swap(program: Program) -> Iterator[Edit]:
         grid = [n for n in ast.walk(_grid_value(site)) if isinstance(n, ast.Name)] if site.grid is not None else []
         for arg in [*arguments, *grid]:
             if isinstance(arg, ast.Name) and arg.id in sizes:
-                others, cue = [o for o in sizes if o != arg.id], ""
+                others = [o for o in sizes if o != arg.id]
             elif ast.unparse(arg) in attributes:
                 others = [o for o in attributes if o != ast.unparse(arg)]
-                twice = texts.count(ast.unparse(arg)) > 1
-                cue = f"`{ast.unparse(arg)}` is passed twice" if twice else ""
             else:
                 continue
+            cue = ""
+            if texts.count(ast.unparse(arg)) > 1 and any(arg is a for a in arguments):
+                cue = f"`{ast.unparse(arg)}` is passed twice"
+            elif any(arg is g for g in grid) and [g.id for g in grid].count(ast.unparse(arg)) > 1:
+                # `(cdiv(M, BM), cdiv(M, BN))`: one size for two axes; the sizes the grid lacks go first
+                cue = f"`{ast.unparse(arg)}` sizes two axes of the grid"
+                used = {g.id for g in grid}
+                others = sorted(others, key=lambda o: o in used)
             for other in others:
                 text = program.replace(arg, other)
                 description = f"`{ast.unparse(arg)}` -> `{other}` at the launch (line {arg.lineno})"

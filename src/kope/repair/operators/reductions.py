@@ -191,7 +191,8 @@ def scan_kind(program: Program) -> Iterator[Edit]:
 @operator("accumulate", "accumulator-reset")
 def accumulate(program: Program) -> Iterator[Edit]:
     """A running value overwritten in its loop (`carry = p`) combined with itself instead (`carry = carry * p`,
-    `+`, `tl.maximum`, `tl.minimum`): the name is set before the loop and read after it."""
+    `+`, `tl.maximum`, `tl.minimum`): the name is set before the loop and read after it. The combination the
+    reduction computing `p` names comes first (`carry + tl.sum(x)`)."""
     for kernel in program.kernels:
         assigned = assignments(kernel)
         for loop in (n for n in ast.walk(kernel) if isinstance(n, ast.For)):
@@ -207,15 +208,29 @@ def accumulate(program: Program) -> Iterator[Edit]:
                 if not before or name in names_in(statement.value):
                     continue
                 value = program.code(statement.value)
-                for new in (
-                    f"{name} * ({value})",
-                    f"{name} + ({value})",
-                    f"tl.maximum({name}, {value})",
-                    f"tl.minimum({name}, {value})",
-                ):
+                combined = {
+                    "*": f"{name} * ({value})",
+                    "+": f"{name} + ({value})",
+                    "max": f"tl.maximum({name}, {value})",
+                    "min": f"tl.minimum({name}, {value})",
+                }
+                first = _combination(statement.value)
+                for new in sorted(combined.values(), key=lambda text: text != combined.get(first, "")):
                     yield edit_at(
                         program, "accumulate", statement.value, new, f"`{name} = {value}` -> `{name} = {new}`"
                     )
+
+
+_COMBINE = {"tl.sum": "+", "tl.cumsum": "+", "tl.max": "max", "tl.cummax": "max", "tl.min": "min"}
+
+
+def _combination(value: ast.expr) -> str:
+    """How a running value is combined with what its loop computes, by the reduction that computes it: a sum's
+    partial is added, a maximum's taken the maximum of ("" when no reduction says)."""
+    for node in ast.walk(value):
+        if isinstance(node, ast.Call) and call_name(node) in _COMBINE:
+            return _COMBINE[call_name(node)]
+    return ""
 
 
 @operator("running-init", "wrong-reduction-init")

@@ -182,8 +182,9 @@ def padding_where(program: Program) -> Iterator[Edit]:
             value = node.value
             if node.targets[0].id not in reduced or not isinstance(value, ast.BinOp | ast.Call):
                 continue
-            if isinstance(value, ast.Call) and call_name(value) in ("tl.load", "tl.where", *REDUCTIONS):
-                continue  # a load's padding is its `other=`; a `tl.where` is masked already
+            skipped = ("tl.load", "tl.where", *_CONSTANT_BLOCKS, *REDUCTIONS)
+            if isinstance(value, ast.Call) and call_name(value) in skipped:
+                continue  # a load's padding is its `other=`; a `tl.where` is masked already; zeros are zeros
             for mask in masks:
                 new = f"tl.where({mask}, {program.code(node.value)}, 0.0)"
                 yield edit_at(program, "padding-where", node.value, new, f"`{program.code(node.value)}` -> `{new}`")
@@ -192,6 +193,9 @@ def padding_where(program: Program) -> Iterator[Edit]:
                 for mask in masks:
                     new = f"tl.where({mask}, {node.value.id}, 0.0)"
                     yield edit_at(program, "padding-where", node.value, new, f"`{node.value.id}` -> `{new}`")
+
+
+_CONSTANT_BLOCKS = ("tl.zeros", "tl.zeros_like", "tl.full")
 
 
 def _mask_names(kernel: ast.FunctionDef) -> list[str]:
