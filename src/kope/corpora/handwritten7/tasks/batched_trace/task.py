@@ -1,4 +1,5 @@
 """Trace of each matrix of a batch (B, N, N) -> (B,)."""
+
 import torch
 import torch.nn as nn
 

@@ -1,5 +1,6 @@
 """Batch normalisation in training mode without affine: (x - mean_0) / sqrt(var_0 + eps), biased variance
 over dim 0; eps an init argument; a few columns have a small spread."""
+
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,5 @@
 """relu(A @ B + bias) for batched A (Bt, M, K), B (Bt, K, N) and bias (N,)."""
+
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,5 @@
 """Charbonnier loss: mean(sqrt((x - y)^2 + eps^2)), eps an init argument; half of y equals x exactly."""
+
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,5 @@
 """Column maximum: x.max(dim=0).values for (M, N); the values are mostly negative."""
+
 import torch
 import torch.nn as nn
 

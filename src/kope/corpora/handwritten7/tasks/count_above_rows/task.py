@@ -1,4 +1,5 @@
 """Per-row count of elements above a threshold (an init argument, negative): (x > t).sum(dim=1), int64."""
+
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,5 @@
 """Running minimum along each row: torch.cummin(x, dim=1).values."""
+
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,5 @@
 """Inclusive cumulative sum along the last dimension of (B, M, N)."""
+
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,5 @@
 """Exponential moving average along rows: y[0] = x[0], y[t] = (1 - alpha) * y[t-1] + alpha * x[t]."""
+
 import torch
 import torch.nn as nn
 

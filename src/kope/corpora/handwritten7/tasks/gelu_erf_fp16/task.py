@@ -1,4 +1,5 @@
 """Exact (erf) GELU, float16 in and out."""
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

@@ -1,4 +1,5 @@
 """x[:, idx]: columns of x gathered by an int64 index (repeats allowed)."""
+
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,5 @@
 """Per-channel scale and shift over the last dimension, x * gamma + beta, gamma and beta nn.Parameters."""
+
 import torch
 import torch.nn as nn
 

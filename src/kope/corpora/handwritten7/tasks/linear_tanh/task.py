@@ -1,4 +1,5 @@
 """tanh(nn.Linear(x)); the inputs are large, so many outputs saturate."""
+
 import torch
 import torch.nn as nn
 

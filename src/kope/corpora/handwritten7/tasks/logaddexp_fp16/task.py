@@ -1,4 +1,5 @@
 """torch.logaddexp(a, b) on float16 inputs with large magnitudes (up to a few hundred)."""
+
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,5 @@
 """F.lp_pool1d with p = 2 on (B, C, L); kernel size and stride are init arguments."""
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

@@ -1,4 +1,5 @@
 """Mean over the middle dimension of (B, M, N), float16; values near 120, so sums pass float16's range."""
+
 import torch
 import torch.nn as nn
 

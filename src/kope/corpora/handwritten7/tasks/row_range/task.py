@@ -1,4 +1,5 @@
 """Per-row range: max(x, dim=1) - min(x, dim=1); the values are mostly positive."""
+
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,5 @@
 """SoftMarginLoss (mean of log(1 + exp(-y * x))) with labels y in {-1, 1}."""
+
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,5 @@
 """Softmax over the channel dimension of (B, C, L)."""
+
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,5 @@
 """F.threshold: x where x > threshold, else value; threshold and value are init arguments."""
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
