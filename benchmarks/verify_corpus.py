@@ -17,6 +17,7 @@ the decorator; `--no-autotune-shim` evaluates the file as written. Autotuned ent
 marker (the second corpus's) are always evaluated as written: the interpreter runs their configs.
 
 Usage: .venv/bin/python benchmarks/verify_corpus.py [--manifest PATH] [--only NAME ...] [--no-autotune-shim]
+       [--markdown VERIFIED.md]   (also write the table, file names whole, as Markdown)
 """
 
 from __future__ import annotations
@@ -195,11 +196,33 @@ def render(rows: list[Row], manifest: Path) -> Table:
     return table
 
 
+def markdown(rows: list[Row], manifest: Path, summary: str) -> str:
+    """The same table as Markdown, file names whole (a corpus's `VERIFIED.md`), then the summary line."""
+    name = manifest.relative_to(ROOT) if manifest.is_relative_to(ROOT) else manifest
+    lines = [
+        f"# Verified: `{name}`",
+        "",
+        "`benchmarks/verify_corpus.py --manifest " + str(name) + "`; one trial per case, every case.",
+        "",
+        "| file | label | status | error kind | wrong elements | visible case | seconds | as labelled |",
+        "|---|---|---|---|---:|---|---:|---|",
+    ]
+    for row in rows:
+        shim = " (shim)" if row.shimmed else ""
+        visible = "fails" if row.visible_fails else "passes"
+        lines.append(
+            f"| `{row.file}`{shim} | {row.label} | {row.status} | {row.error_kind or '-'} | {row.wrong} | "
+            f"{visible} | {row.seconds:.1f} | {'yes' if row.ok else 'NO'} |"
+        )
+    return "\n".join([*lines, "", summary, ""])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--manifest", type=Path, default=DEFAULT_MANIFEST)
     parser.add_argument("--only", nargs="*", default=[], help="file names (with or without .py) to verify")
     parser.add_argument("--autotune-shim", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--markdown", type=Path, help="also write the table as Markdown here (a VERIFIED.md)")
     args = parser.parse_args()
     manifest = args.manifest.resolve()
     rows = verify(manifest, set(args.only), args.autotune_shim)
@@ -207,11 +230,14 @@ def main() -> int:
     console.print(render(rows, manifest))
     bad = [row.file for row in rows if not row.ok]
     ops = len({json.dumps(e.get("op") or e.get("task")) for e in json.loads(manifest.read_text())})
-    console.print(
+    summary = (
         f"{len(rows)} entries over {ops} operators, {len(rows) - len(bad)} fail as labelled, "
         f"{sum(r.visible_fails for r in rows)} of them on the visible case; "
         f"{sum(r.seconds for r in rows):.0f} s in all; {platform.machine()}, Python {platform.python_version()}"
     )
+    console.print(summary)
+    if args.markdown:
+        args.markdown.write_text(markdown(rows, manifest, summary))
     if bad:
         console.print("not as labelled: " + ", ".join(bad))
     return 1 if bad else 0

@@ -177,3 +177,18 @@ def test_kope_loads_it_as_a_near_miss_suite(corpus: tuple[Spec, Path, list[dict]
     for entry in suite.manifest.entries:
         if not entry.task.startswith("op:"):
             assert (suite.root / entry.task).is_file(), entry.task
+
+
+def test_verify_corpus_writes_its_table_as_markdown_with_whole_file_names() -> None:
+    module = _verify_corpus()
+    long_name = "a_rather_long_near_miss_file_name_that_a_narrow_console_would_cut_short.py"
+    rows = [
+        module.Row(long_name, "wrong-stride", "fail", "", 12, False, 0.5, True, False),
+        module.Row("b.py", "loop-bound", "pass", "", 0, False, 0.4, False, True),
+    ]
+    text = module.markdown(rows, ROOT / "src" / "kope" / "corpora" / "x" / "manifest.json", "2 entries")
+    lines = text.splitlines()
+    assert lines[0] == "# Verified: `src/kope/corpora/x/manifest.json`"
+    assert f"| `{long_name}` | wrong-stride | fail | - | 12 | passes | 0.5 | yes |" in lines
+    assert "| `b.py` (shim) | loop-bound | pass | - | 0 | passes | 0.4 | NO |" in lines
+    assert lines[-1] == "2 entries"
