@@ -122,6 +122,23 @@ def test_a_program_id_left_unused_replaces_the_one_used_twice() -> None:
     assert "rows = c * BLK + tl.arange(0, BLK)" in lines
 
 
+def test_a_program_id_left_unused_starts_a_block_of_indices_made_without_one() -> None:
+    parsed = program("""
+        @triton.jit
+        def _k(x_ptr, w_ptr, o_ptr, L, sx, so, temperature, BR: tl.constexpr, BC: tl.constexpr):
+            r = tl.program_id(0)
+            c = tl.program_id(1)
+            rows = r * BR + tl.arange(0, BR)
+            cols = tl.arange(0, BC)
+            v = tl.load(x_ptr + rows[:, None] * sx + cols[None, :])
+            tl.store(o_ptr + rows[:, None] * so + cols[None, :], v * temperature)
+    """)
+    found = of(parsed, "dead-position")
+    starts = [new_line(parsed, e) for e in found if "a block's start" in e.description]
+    assert starts == ["cols = c * BC + tl.arange(0, BC)"]  # not the rows, which have their program id
+    assert all(e.cue.startswith("`c` is computed at line") for e in found if "a block's start" in e.description)
+
+
 def test_an_accumulator_only_its_own_updates_read_is_dead_and_sizes_pointers_constexprs_are_not() -> None:
     parsed = program("""
         @triton.jit

@@ -139,6 +139,36 @@ def test_other_identity_offers_the_identity_of_the_reduction_it_feeds() -> None:
     assert {e.label for e in found} == {"padding-in-reduction"}
 
 
+RANGE = textwrap.dedent("""
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _least(a, b):
+        return tl.minimum(a, b)
+
+    @triton.jit
+    def _span(x_ptr, o_ptr, n, BLOCK: tl.constexpr):
+        r = tl.program_id(0)
+        i = tl.arange(0, BLOCK)
+        keep = i < n
+        v = tl.load(x_ptr + r * n + i, mask=keep, other=0.0)
+        top = tl.max(tl.where(keep, v, -float("inf")), axis=0)
+        low = tl.where(keep, v, 0.0)
+        bottom = tl.reduce(low, 0, _least)
+        scaled = tl.where(keep, v * 2.0, 0)
+        tl.store(o_ptr + r, top - bottom + tl.sum(scaled, axis=0))
+""")
+
+
+def test_other_identity_sets_a_where_padding_to_the_identity_of_the_reduction_it_feeds() -> None:
+    found = [e for e in of("other-identity", RANGE, "") if "`tl.where` padding" in e.description]
+    # `low` feeds a tl.reduce whose combine takes the minimum: +inf; `scaled` feeds a sum and pads with 0 already;
+    # the max's padding is inline (no name feeds the max) and stays
+    assert [changed(e, RANGE)[1] for e in found] == ["low = tl.where(keep, v, float('inf'))"]
+
+
 def test_reduction_init_changes_the_initial_value() -> None:
     texts = {changed(e)[1] for e in of("reduction-init")}
     assert "acc = tl.full([BLOCK], -float('inf'), dtype=tl.float32)" in texts
@@ -1128,6 +1158,21 @@ def test_argument_swap_cues_one_size_for_two_axes_of_a_grid() -> None:
     assert "grid = (triton.cdiv(cols, 8), triton.cdiv(rows, 16))" in cued
     assert "grid = (triton.cdiv(rows, 8), triton.cdiv(cols, 16))" in cued
     assert len(cued) == 6  # each of the two `rows` replaced by the three other sizes, and only those are cued
+
+
+def test_grid_product_makes_an_axis_count_flattened_rows() -> None:
+    source = PARTIALS.replace("grid = (1,)", "grid = (size, blocks)")
+    texts = {changed(e, source)[1] for e in of("grid-product", source, "")}
+    assert texts == {"grid = (size * blocks, blocks)", "grid = (size, blocks * size)"}
+
+
+def test_complement_offers_one_minus_a_formula_parameter() -> None:
+    source = SCAN.replace("self.lo, self.lo", "self.lo, self.hi")
+    texts = {changed(e, source)[1] for e in of("complement", source, "")}
+    assert texts == {
+        "tl.store(o_ptr + cols, tl.minimum(tl.maximum(mean, (1.0 - lo)), hi))",
+        "tl.store(o_ptr + cols, tl.minimum(tl.maximum(mean, lo), (1.0 - hi)))",
+    }  # the two formula parameters; not `n`, a size
 
 
 def test_host_size_takes_another_size_of_the_tensor() -> None:

@@ -22,6 +22,8 @@ RELATED: dict[str, tuple[str, ...]] = {
     "stride-factor": ("broadcast-error",),
     "stride-swap": ("broadcast-error", "transposed"),
     "grid-axis": ("grid-too-small", "missing-batch-offset"),
+    "grid-product": ("grid-too-small", "missing-batch-offset"),
+    "complement": ("wrong-normalizer", "wrong-epsilon"),
     "offset-term": ("index-shift", "wrong-stride", "uninitialized-output"),
     "index-shift": ("wrong-stride",),
     "other-identity": ("missing-mask", "wrong-reduction-init", "numerical-instability"),

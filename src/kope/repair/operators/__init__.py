@@ -94,6 +94,8 @@ ORDER = (
     "index-factor",
     "log-one-plus",
     "host-size",
+    "grid-product",
+    "complement",
     "name-swap",
     "drop-term",
     "int-literal",

@@ -269,6 +269,18 @@ def _in_call_argument(value: ast.expr, target: ast.expr) -> bool:
     return any(isinstance(c, ast.Call) and any(a is target for a in c.args) for c in ast.walk(value))
 
 
+@operator("complement", "wrong-constant")
+def complement(program: Program) -> Iterator[Edit]:
+    """A formula parameter read where its complement belongs: `decay = alpha` -> `decay = (1.0 - alpha)` (a decay
+    against a smoothing factor, a keep against a drop probability, a momentum written the other way round)."""
+    for kernel in program.kernels:
+        parameters = set(program.value_scalars(kernel))
+        for node in ast.walk(kernel):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in parameters:
+                new = f"(1.0 - {node.id})"
+                yield edit_at(program, "complement", node, new, f"`{node.id}` -> `{new}` (line {node.lineno})")
+
+
 @operator("nested-factor", "wrong-constant")
 def nested_factor(program: Program) -> Iterator[Edit]:
     """A factor missing inside a computed value: a term, a branch of a `tl.where` or a function's argument multiplied

@@ -231,6 +231,7 @@ def dead_position(program: Program) -> Iterator[Edit]:
             if dead.kind != "position":
                 continue
             yield from _substitution_edits(program, kernel, dead, "dead-position")
+            yield from _block_starts(program, kernel, dead)
             vector = dead.definition is not None and "tl.arange" in _shape(dead.definition)
             terms = [dead.name] if vector else _strided(program, kernel, dead.name)
             addressing = pointers_of(kernel) | set(program.strides(kernel))
@@ -252,6 +253,26 @@ def dead_position(program: Program) -> Iterator[Edit]:
                     text = program.replace_all([(e, f"{program.code(e)} + {term}") for e in accessed])
                     description = f"`+ {term}` on every strided memory access's address ({len(accessed)})"
                     yield Edit("dead-position", "missing-batch-offset", dead.line, description, text, dead.cue)
+
+
+def _block_starts(program: Program, kernel: ast.FunctionDef, dead: Dead) -> Iterator[Edit]:
+    """A dead program id as the start of a block of indices made without one: `offs_k = tl.arange(0, BLOCK_K)` ->
+    `offs_k = pid_k * BLOCK_K + tl.arange(0, BLOCK_K)` (every program of that axis would do the first block)."""
+    definition = dead.definition
+    if definition is None or not any(
+        isinstance(n, ast.Call) and call_name(n) == "tl.program_id" for n in ast.walk(definition)
+    ):
+        return
+    for node in ast.walk(kernel):
+        if not (isinstance(node, ast.Assign) and node.lineno > dead.line and isinstance(node.value, ast.Call)):
+            continue
+        block = node.value
+        if call_name(block) != "tl.arange" or len(block.args) != 2 or program.code(block.args[0]) != "0":
+            continue
+        size = program.code(block.args[1])
+        new = f"{dead.name} * {size} + {program.code(block)}"
+        edit = edit_at(program, "dead-position", block, new, f"`{program.code(block)}` -> `{new}` (a block's start)")
+        yield replace(edit, cue=dead.cue)
 
 
 def _accessed(program: Program, kernel: ast.FunctionDef, sites: list[ast.expr]) -> list[ast.expr]:

@@ -178,6 +178,30 @@ def argument_swap(program: Program) -> Iterator[Edit]:
                 yield Edit("argument-swap", "wrong-normalizer", arg.lineno, description, text, cue)
 
 
+@operator("grid-product", "uninitialized-output")
+def grid_product(program: Program) -> Iterator[Edit]:
+    """A grid axis that counts one dimension where the kernel's programs walk several flattened ones: `(B, ...)` ->
+    `(B * C, ...)` for another size of the host code (one program per row of a (B, C, L) tensor)."""
+    sizes = sorted(program.host_sizes())
+    seen: set[int] = set()
+    for site in program.parsed.launches:
+        if site.grid is None:
+            continue
+        grid = _grid_value(site)
+        if isinstance(grid, ast.Lambda):
+            grid = grid.body
+        if not isinstance(grid, ast.Tuple) or id(grid) in seen:
+            continue
+        seen.add(id(grid))
+        for element in grid.elts:
+            if not (isinstance(element, ast.Name) and element.id in sizes):
+                continue
+            for other in sizes:
+                if other != element.id:
+                    new = f"{element.id} * {other}"
+                    yield edit_at(program, "grid-product", element, new, f"grid axis `{element.id}` -> `{new}`")
+
+
 def _grid_value(site: LaunchSite) -> ast.expr:
     """A launch's grid, through the name it is bound to before the launch (`grid = (...)`; `kernel[grid](...)`)."""
     grid = site.grid

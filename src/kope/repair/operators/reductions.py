@@ -9,8 +9,9 @@ from kope.repair.operators._core import Edit, Program, assignments, edit_at, key
 from kope.source import call_name
 
 
-def _feeds(kernel: ast.FunctionDef, name: str) -> set[str]:
-    """The reductions (`sum`, `max`, `min`, ...) a loaded name flows into, directly or through one assignment."""
+def _feeds(kernel: ast.FunctionDef, name: str, tree: ast.Module | None = None) -> set[str]:
+    """The reductions (`sum`, `max`, `min`, ...) a loaded name flows into, directly or through one assignment; a
+    `tl.reduce` by what its combine function returns (`tl.minimum(a, b)`: `minimum`), when `tree` holds it."""
     assigned = assignments(kernel)
     users = {name} | {n for n, a in assigned.items() if any(name in names_in(x.value) for x in a)}
     found: set[str] = set()
@@ -21,7 +22,35 @@ def _feeds(kernel: ast.FunctionDef, name: str) -> set[str]:
             and names_in(node) & users
         ):
             found.add(fn)
+            if fn == "reduce" and tree is not None and isinstance(node, ast.Call):
+                found |= _combine_kind(node, tree)
     return found
+
+
+def _combine_kind(call: ast.Call, tree: ast.Module) -> set[str]:
+    """What a `tl.reduce(x, axis, combine)`'s combine function computes: `minimum`, `maximum`, `sum` or nothing."""
+    keyword = next((k.value for k in call.keywords if k.arg == "combine_fn"), None)
+    combine = call.args[2] if len(call.args) > 2 else keyword
+    if not isinstance(combine, ast.Name):
+        return set()
+    functions = [f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name == combine.id]
+    returned = [r.value for f in functions for r in ast.walk(f) if isinstance(r, ast.Return) and r.value is not None]
+    kinds: set[str] = set()
+    for value in returned:
+        if isinstance(value, ast.Call) and call_name(value, last=True) in ("minimum", "maximum"):
+            kinds.add(call_name(value, last=True))
+        elif isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+            kinds.add("sum")
+    return kinds
+
+
+def _is_constant(node: ast.expr) -> bool:
+    """A literal padding: `0.0`, `-1`, `float("inf")`, `-float("inf")`."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    if isinstance(node, ast.Call) and call_name(node) == "float" and len(node.args) == 1:
+        return isinstance(node.args[0], ast.Constant)
+    return isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(node.value, bool)
 
 
 IDENTITIES = {
@@ -62,6 +91,28 @@ def other_identity(program: Program) -> Iterator[Edit]:
                     _, end = program.span(node)
                     new = program.text[: end - 1].rstrip() + f", other={value})" + program.text[end:]
                 yield Edit("other-identity", "padding-in-reduction", node.lineno, f"`other={value}` on the load", new)
+        yield from _where_paddings(program, kernel)
+
+
+def _where_paddings(program: Program, kernel: ast.FunctionDef) -> Iterator[Edit]:
+    """`x_lo = tl.where(mask, x, 0.0)` feeding a minimum: the padding set to the identity of the reductions it feeds
+    (only those: a `tl.where` that pads with a literal is common, and its other literals are no reduction's)."""
+    for name, assigns in assignments(kernel).items():
+        for statement in assigns:
+            value = statement.value
+            if not (isinstance(value, ast.Call) and call_name(value) == "tl.where" and len(value.args) == 3):
+                continue
+            pad = value.args[2]
+            if not _is_constant(pad):
+                continue
+            feeds = _feeds(kernel, name, program.tree)
+            current = ast.unparse(pad).replace('"', "'")
+            for identity in dict.fromkeys(IDENTITIES[f] for f in sorted(feeds) if f in IDENTITIES):
+                if identity == current or (identity == "0.0" and current == "0"):
+                    continue
+                yield edit_at(
+                    program, "other-identity", pad, identity, f"`tl.where` padding `{current}` -> `{identity}`"
+                )
 
 
 def _contains(tree: ast.AST, node: ast.AST) -> bool:
