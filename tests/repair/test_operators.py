@@ -1160,6 +1160,43 @@ def test_argument_swap_cues_one_size_for_two_axes_of_a_grid() -> None:
     assert len(cued) == 6  # each of the two `rows` replaced by the three other sizes, and only those are cued
 
 
+TILES = textwrap.dedent("""
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _tile(x_ptr, o_ptr, M, N, sm, BM: tl.constexpr, BN: tl.constexpr):
+        pid_m = tl.program_id(0)
+        pid_n = tl.program_id(axis=1)
+        rm = pid_m * BM + tl.arange(0, BM)
+        rn = pid_n * BN + tl.arange(0, BN)
+        keep = (rm[:, None] < M) & (rn[None, :] < N)
+        v = tl.load(x_ptr + rm[:, None] * sm + rn[None, :], mask=keep)
+        tl.store(o_ptr + rm[:, None] * sm + rn[None, :], v, mask=keep)
+
+    class ModelNew(torch.nn.Module):
+        def forward(self, x):
+            rows, width = x.shape
+            depth = x.shape[0] * 2
+            grid = lambda meta: (triton.cdiv(rows, meta["BM"]), triton.cdiv(rows, meta["BN"]))
+            out = torch.empty_like(x)
+            _tile[grid](x, out, rows, width, x.stride(0), BM=16, BN=16)
+            return out
+""")
+
+
+def test_argument_swap_offers_first_the_size_that_bounds_the_axis_in_the_kernel() -> None:
+    # `depth` comes before `width` by name, but the kernel compares axis 1's indices with N, passed `width`
+    cued = [e for e in of("argument-swap", TILES, "") if "two axes" in e.cue]
+    second = [changed(e, TILES)[1] for e in cued if e.description.startswith("`rows`") and "depth" not in e.description]
+    assert 'grid = lambda meta: (triton.cdiv(rows, meta["BM"]), triton.cdiv(width, meta["BN"]))' in second
+    ranked = [changed(e, TILES)[1] for e in cued]
+    fix = ranked.index('grid = lambda meta: (triton.cdiv(rows, meta["BM"]), triton.cdiv(width, meta["BN"]))')
+    wrong = ranked.index('grid = lambda meta: (triton.cdiv(rows, meta["BM"]), triton.cdiv(depth, meta["BN"]))')
+    assert fix < wrong
+
+
 def test_grid_product_makes_an_axis_count_flattened_rows() -> None:
     source = PARTIALS.replace("grid = (1,)", "grid = (size, blocks)")
     texts = {changed(e, source)[1] for e in of("grid-product", source, "")}

@@ -6,7 +6,7 @@ import ast
 import itertools
 from collections.abc import Iterator
 
-from kope.repair.operators._core import Edit, Program, edit_at, operator
+from kope.repair.operators._core import Edit, Program, edit_at, names_in, operator
 from kope.source import LaunchSite, call_name
 
 
@@ -171,7 +171,8 @@ def argument_swap(program: Program) -> Iterator[Edit]:
                 # `(cdiv(M, BM), cdiv(M, BN))`: one size for two axes; the sizes the grid lacks go first
                 cue = f"`{ast.unparse(arg)}` sizes two axes of the grid"
                 used = {g.id for g in grid}
-                others = sorted(others, key=lambda o: o in used)
+                bounds = _axis_bound(program, site, arg)
+                others = sorted(others, key=lambda o: (o not in bounds, o in used))
             for other in others:
                 text = program.replace(arg, other)
                 description = f"`{ast.unparse(arg)}` -> `{other}` at the launch (line {arg.lineno})"
@@ -200,6 +201,47 @@ def grid_product(program: Program) -> Iterator[Edit]:
                 if other != element.id:
                     new = f"{element.id} * {other}"
                     yield edit_at(program, "grid-product", element, new, f"grid axis `{element.id}` -> `{new}`")
+
+
+def _axis_bound(program: Program, site: LaunchSite, arg: ast.expr) -> set[str]:
+    """The host sizes that bound the indices of the grid axis `arg` stands in: the kernel compares the indices made
+    from `tl.program_id(axis)` with a parameter (`offs_n < N`), and the launch passes it a host name."""
+    grid = _grid_value(site)
+    if isinstance(grid, ast.Lambda):
+        grid = grid.body
+    if not isinstance(grid, ast.Tuple):
+        return set()
+    axis = next((i for i, e in enumerate(grid.elts) if any(n is arg for n in ast.walk(e))), None)
+    if axis is None:
+        return set()
+    kernel = site.kernel
+    derived: set[str] = set()
+    for _ in range(4):  # names made from the axis's program id, a few steps deep
+        for node in ast.walk(kernel):
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+                continue
+            reads_pid = any(_program_axis(c) == axis for c in ast.walk(node.value)) or bool(
+                names_in(node.value) & derived
+            )
+            if reads_pid:
+                derived.add(node.targets[0].id)
+    bounds: set[str] = set()
+    arguments = program.launch_arguments(kernel)
+    for node in ast.walk(kernel):
+        if isinstance(node, ast.Compare) and names_in(node.left) & derived:
+            for right in node.comparators:
+                passed = arguments.get(right.id) if isinstance(right, ast.Name) else None
+                if isinstance(passed, ast.Name):
+                    bounds.add(passed.id)
+    return bounds
+
+
+def _program_axis(node: ast.AST) -> int | None:
+    """The axis of a `tl.program_id(axis)` call (`tl.program_id(1)`, `tl.program_id(axis=1)`), else None."""
+    if not (isinstance(node, ast.Call) and call_name(node) == "tl.program_id"):
+        return None
+    value = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "axis"), None)
+    return value.value if isinstance(value, ast.Constant) and isinstance(value.value, int) else None
 
 
 def _grid_value(site: LaunchSite) -> ast.expr:
