@@ -139,6 +139,31 @@ def test_a_program_id_left_unused_starts_a_block_of_indices_made_without_one() -
     assert all(e.cue.startswith("`c` is computed at line") for e in found if "a block's start" in e.description)
 
 
+def test_a_stride_passed_and_never_read_is_added_where_an_index_steps_by_its_tensor_s_other_stride() -> None:
+    source = "import torch\nimport triton\nimport triton.language as tl\n\n" + textwrap.dedent("""
+        @triton.jit
+        def _diag(m_ptr, o_ptr, n, s_b, s_r, s_c, so, BLOCK: tl.constexpr):
+            b = tl.program_id(0)
+            i = tl.arange(0, BLOCK)
+            d = tl.load(m_ptr + b * s_b + i * s_r, mask=i < n, other=0.0)
+            tl.store(o_ptr + b * so, tl.sum(d, axis=0))
+
+        class ModelNew(torch.nn.Module):
+            def forward(self, m):
+                out = torch.empty(m.shape[0], device=m.device)
+                _diag[(m.shape[0],)](m, out, m.shape[1], m.stride(0), m.stride(1), m.stride(2), out.stride(0), BLOCK=32)
+                return out
+        """)
+    parsed = Program.parse(source)
+    assert parsed is not None
+    found = of(parsed, "dead-stride")
+    lines = [new_line(parsed, e) for e in found]
+    # both of m's strided terms get the unused column stride; `b * so` (the output's own stride) does not
+    assert "d = tl.load(m_ptr + b * s_b + i * s_r + i * s_c, mask=i < n, other=0.0)" in lines
+    assert not any("so + b * s_c" in line for line in lines)
+    assert {e.cue for e in found} == {"`s_c` is passed but never used"}
+
+
 def test_an_accumulator_only_its_own_updates_read_is_dead_and_sizes_pointers_constexprs_are_not() -> None:
     parsed = program("""
         @triton.jit

@@ -58,6 +58,7 @@ RELATED: dict[str, tuple[str, ...]] = {
     "xlogy": ("wrong-constant", "padding-in-reduction"),
     "dead-value": ("wrong-normalizer", "wrong-epsilon", "precision-loss", "accumulator-reset", "numerical-instability"),
     "dead-position": ("index-shift", "wrong-stride", "uninitialized-output", "grid-too-small"),
+    "dead-stride": ("broadcast-error", "index-shift", "missing-batch-offset"),
     "dead-mask": ("mask-off-by-one", "padding-in-reduction", "uninitialized-output"),
     "zero-init": ("missing-atomic", "accumulator-reset", "wrong-reduction-init"),
     "true-division": ("wrong-normalizer", "precision-loss"),

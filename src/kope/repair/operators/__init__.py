@@ -77,6 +77,7 @@ ORDER = (
     "dead-value",
     "dead-position",
     "dead-mask",
+    "dead-stride",
     "zero-init",
     "true-division",
     "into-call",

@@ -255,6 +255,40 @@ def dead_position(program: Program) -> Iterator[Edit]:
                     yield Edit("dead-position", "missing-batch-offset", dead.line, description, text, dead.cue)
 
 
+@operator("dead-stride", "wrong-stride")
+def dead_stride(program: Program) -> Iterator[Edit]:
+    """A stride the kernel is passed and never reads, added where an index already steps by another stride of the
+    same tensor: `offs * stride_r` -> `offs * stride_r + offs * stride_c` (a diagonal walks rows and columns at
+    once; a flattened index over two dimensions). Cued: the unused stride."""
+    for kernel in program.kernels:
+        strides = program.strides(kernel)
+        read = {n.id for n in ast.walk(kernel) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        owner = program.tensors(kernel)
+        for dead in (s for s in strides if s not in read):
+            cue = f"`{dead}` is passed but never used"
+            seen: set[int] = set()
+            for expr in address_exprs(kernel):
+                for node in ast.walk(expr):
+                    if id(node) in seen or not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
+                        continue
+                    seen.add(id(node))
+                    stride, index = _stride_operand(node, strides)
+                    if stride is None or index is None or owner.get(stride, "") != owner.get(dead, ""):
+                        continue
+                    term = program.code(index)
+                    new = f"{program.code(node)} + {term} * {dead}"
+                    edit = edit_at(program, "dead-stride", node, new, f"`{program.code(node)}` -> `{new}`")
+                    yield replace(edit, cue=cue)
+
+
+def _stride_operand(node: ast.BinOp, strides: list[str]) -> tuple[str | None, ast.expr | None]:
+    """`i * s` or `s * i` for a stride parameter `s`: (s, i)."""
+    for stride, index in ((node.right, node.left), (node.left, node.right)):
+        if isinstance(stride, ast.Name) and stride.id in strides:
+            return stride.id, index
+    return None, None
+
+
 def _block_starts(program: Program, kernel: ast.FunctionDef, dead: Dead) -> Iterator[Edit]:
     """A dead program id as the start of a block of indices made without one: `offs_k = tl.arange(0, BLOCK_K)` ->
     `offs_k = pid_k * BLOCK_K + tl.arange(0, BLOCK_K)` (every program of that axis would do the first block)."""
