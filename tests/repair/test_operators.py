@@ -1197,6 +1197,13 @@ def test_argument_swap_offers_first_the_size_that_bounds_the_axis_in_the_kernel(
     assert fix < wrong
 
 
+def test_clamp_exponent_caps_an_uncapped_exponential_argument_in_helpers_too() -> None:
+    source = RANGE.replace("return tl.minimum(a, b)", "e = tl.exp(2.0 * a)\n    return (e - 1.0) / (e + 1.0) + b")
+    source = source.replace("v * 2.0", "tl.exp(v - tl.max(v, axis=0))")
+    texts = {changed(e, source)[1] for e in of("clamp-exponent", source, "")}
+    assert texts == {"e = tl.exp(tl.minimum(2.0 * a, 20.0))"}  # the max-shifted one is stable already
+
+
 def test_grid_product_makes_an_axis_count_flattened_rows() -> None:
     source = PARTIALS.replace("grid = (1,)", "grid = (size, blocks)")
     texts = {changed(e, source)[1] for e in of("grid-product", source, "")}

@@ -63,6 +63,7 @@ RELATED: dict[str, tuple[str, ...]] = {
     "zero-init": ("missing-atomic", "accumulator-reset", "wrong-reduction-init"),
     "true-division": ("wrong-normalizer", "precision-loss"),
     "into-call": ("wrong-constant", "numerical-instability"),
+    "clamp-exponent": ("wrong-constant", "precision-loss"),
     "abs-argument": ("wrong-constant",),
     "padding-where": ("missing-mask", "wrong-normalizer"),
     "index-divide": ("wrong-stride", "index-shift"),

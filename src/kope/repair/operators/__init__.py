@@ -82,6 +82,7 @@ ORDER = (
     "true-division",
     "into-call",
     "abs-argument",
+    "clamp-exponent",
     "padding-where",
     "index-divide",
     "named-index",

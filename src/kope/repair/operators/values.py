@@ -165,6 +165,22 @@ def abs_argument(program: Program) -> Iterator[Edit]:
                 yield edit_at(program, "abs-argument", name, new, f"`{name.id}` -> `{new}` in `{program.code(node)}`")
 
 
+@operator("clamp-exponent", "numerical-instability")
+def clamp_exponent(program: Program) -> Iterator[Edit]:
+    """An exponential's argument capped where the function it computes has saturated: `tl.exp(2.0 * z)` ->
+    `tl.exp(tl.minimum(2.0 * z, 20.0))`, so that `(e - 1) / (e + 1)` (tanh), `e / (1 + e)` (sigmoid) or `log(1 + e)`
+    never divide or subtract infinities. In float32 tanh and sigmoid are 1 well before 20; an argument already capped
+    or shifted by a maximum is left alone."""
+    for _, node in program.kernel_nodes():
+        if not (isinstance(node, ast.Call) and call_name(node) in ("tl.exp", "tl.exp2") and node.args):
+            continue
+        argument = program.code(node.args[0])
+        if "minimum" in argument or "max" in argument:
+            continue
+        new = f"tl.minimum({argument}, 20.0)"
+        yield edit_at(program, "clamp-exponent", node.args[0], new, f"`{program.code(node)}` argument capped at 20")
+
+
 @operator("padding-where", "padding-in-reduction")
 def padding_where(program: Program) -> Iterator[Edit]:
     """A computed block that a reduction or an accumulator sums zeroed where the kernel's mask is off: `d = x - mean` ->
