@@ -160,8 +160,16 @@ def test_a_stride_passed_and_never_read_is_added_where_an_index_steps_by_its_ten
     lines = [new_line(parsed, e) for e in found]
     # both of m's strided terms get the unused column stride; `b * so` (the output's own stride) does not
     assert "d = tl.load(m_ptr + b * s_b + i * s_r + i * s_c, mask=i < n, other=0.0)" in lines
+    # in its place first: a stride used where the unused one belongs is the commoner bug
+    assert lines.index("d = tl.load(m_ptr + b * s_b + i * s_c, mask=i < n, other=0.0)") < lines.index(
+        "d = tl.load(m_ptr + b * s_b + i * s_r + i * s_c, mask=i < n, other=0.0)"
+    )
     assert not any("so + b * s_c" in line for line in lines)
     assert {e.cue for e in found} == {"`s_c` is passed but never used"}
+    # stride-name makes the same replacement, uncued and earlier in the registry: the cued one takes its place
+    both = [e for e in edits(parsed, ["stride-name", "dead-stride"]) if new_line(parsed, e).startswith("d = ")]
+    same = [e for e in both if new_line(parsed, e) == "d = tl.load(m_ptr + b * s_b + i * s_c, mask=i < n, other=0.0)"]
+    assert [(e.operator, bool(e.cue)) for e in same] == [("dead-stride", True)]
 
 
 def test_an_accumulator_only_its_own_updates_read_is_dead_and_sizes_pointers_constexprs_are_not() -> None:

@@ -562,18 +562,25 @@ def operator(name: str, label: str) -> Callable[[Operator], Operator]:
 
 
 def edits(program: Program, names: list[str] | None = None) -> list[Edit]:
-    """Every distinct edit of the operators (`names`, default all), in operator then source order."""
+    """Every distinct edit of the operators (`names`, default all), in operator then source order. Of two operators
+    that make one source, the first keeps it, unless only the later one cued it (`dead-stride`'s `offs * s_c` for
+    `stride-name`'s): then the cued edit takes its place."""
     found: list[Edit] = []
-    sources = {program.text}
+    where: dict[str, int] = {program.text: -1}
     for name in names or list(OPERATORS):
         try:
             made = list(OPERATORS[name][1](program))
         except RecursionError:  # nested deeper than the analysis recurses (hostile or generated): no edit of it
             continue
         for edit in made:
-            if edit.source in sources or not parses(program.text, edit.source):
+            if edit.source in where:
+                at = where[edit.source]
+                if at >= 0 and edit.cue and not found[at].cue:
+                    found[at] = edit
                 continue
-            sources.add(edit.source)
+            if not parses(program.text, edit.source):
+                continue
+            where[edit.source] = len(found)
             found.append(edit)
     return found
 

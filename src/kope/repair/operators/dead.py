@@ -257,9 +257,10 @@ def dead_position(program: Program) -> Iterator[Edit]:
 
 @operator("dead-stride", "wrong-stride")
 def dead_stride(program: Program) -> Iterator[Edit]:
-    """A stride the kernel is passed and never reads, added where an index already steps by another stride of the
-    same tensor: `offs * stride_r` -> `offs * stride_r + offs * stride_c` (a diagonal walks rows and columns at
-    once; a flattened index over two dimensions). Cued: the unused stride."""
+    """A stride the kernel is passed and never reads, put where an index steps by another stride of the same tensor:
+    in its place (`offs_c * stride_l` -> `offs_c * stride_c`: the stride it was mistaken for), then added to it
+    (`offs * stride_r` -> `offs * stride_r + offs * stride_c`: a diagonal walks rows and columns at once). Cued: the
+    unused stride."""
     for kernel in program.kernels:
         strides = program.strides(kernel)
         read = {n.id for n in ast.walk(kernel) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
@@ -276,9 +277,9 @@ def dead_stride(program: Program) -> Iterator[Edit]:
                     if stride is None or index is None or owner.get(stride, "") != owner.get(dead, ""):
                         continue
                     term = program.code(index)
-                    new = f"{program.code(node)} + {term} * {dead}"
-                    edit = edit_at(program, "dead-stride", node, new, f"`{program.code(node)}` -> `{new}`")
-                    yield replace(edit, cue=cue)
+                    for new in (f"{term} * {dead}", f"{program.code(node)} + {term} * {dead}"):
+                        edit = edit_at(program, "dead-stride", node, new, f"`{program.code(node)}` -> `{new}`")
+                        yield replace(edit, cue=cue)
 
 
 def _stride_operand(node: ast.BinOp, strides: list[str]) -> tuple[str | None, ast.expr | None]:
