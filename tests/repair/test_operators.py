@@ -1202,6 +1202,11 @@ def test_clamp_exponent_caps_an_uncapped_exponential_argument_in_helpers_too() -
     source = source.replace("v * 2.0", "tl.exp(v - tl.max(v, axis=0))")
     texts = {changed(e, source)[1] for e in of("clamp-exponent", source, "")}
     assert texts == {"e = tl.exp(tl.minimum(2.0 * a, 20.0))"}  # the max-shifted one is stable already
+    # shifted by a name bound to a maximum (whatever it is called): stable too
+    named = source.replace("tl.exp(v - tl.max(v, axis=0))", "tl.exp(v - peak)").replace(
+        "low = tl.where(keep, v, 0.0)", "low = tl.where(keep, v, 0.0)\n    peak = tl.max(v, axis=0)"
+    )
+    assert {changed(e, named)[1] for e in of("clamp-exponent", named, "")} == texts
 
 
 def test_grid_product_makes_an_axis_count_flattened_rows() -> None:

@@ -44,15 +44,6 @@ def _combine_kind(call: ast.Call, tree: ast.Module) -> set[str]:
     return kinds
 
 
-def _is_constant(node: ast.expr) -> bool:
-    """A literal padding: `0.0`, `-1`, `float("inf")`, `-float("inf")`."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        node = node.operand
-    if isinstance(node, ast.Call) and call_name(node) == "float" and len(node.args) == 1:
-        return isinstance(node.args[0], ast.Constant)
-    return isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(node.value, bool)
-
-
 IDENTITIES = {
     "sum": "0.0",
     "cumsum": "0.0",
@@ -103,12 +94,13 @@ def _where_paddings(program: Program, kernel: ast.FunctionDef) -> Iterator[Edit]
             if not (isinstance(value, ast.Call) and call_name(value) == "tl.where" and len(value.args) == 3):
                 continue
             pad = value.args[2]
-            if not _is_constant(pad):
+            padded = _literal(pad)
+            if padded is None:
                 continue
             feeds = _feeds(kernel, name, program.tree)
-            current = ast.unparse(pad).replace('"', "'")
+            current = program.code(pad)
             for identity in dict.fromkeys(IDENTITIES[f] for f in sorted(feeds) if f in IDENTITIES):
-                if identity == current or (identity == "0.0" and current == "0"):
+                if _literal(ast.parse(identity, mode="eval").body) == padded:
                     continue
                 yield edit_at(
                     program, "other-identity", pad, identity, f"`tl.where` padding `{current}` -> `{identity}`"

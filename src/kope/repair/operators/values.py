@@ -14,6 +14,7 @@ from kope.repair.operators._core import (
     REDUCTIONS,
     Edit,
     Program,
+    assignments,
     boolean,
     edit_at,
     operator,
@@ -171,14 +172,34 @@ def clamp_exponent(program: Program) -> Iterator[Edit]:
     `tl.exp(tl.minimum(2.0 * z, 20.0))`, so that `(e - 1) / (e + 1)` (tanh), `e / (1 + e)` (sigmoid) or `log(1 + e)`
     never divide or subtract infinities. In float32 tanh and sigmoid are 1 well before 20; an argument already capped
     or shifted by a maximum is left alone."""
-    for _, node in program.kernel_nodes():
+    for kernel, node in program.kernel_nodes():
         if not (isinstance(node, ast.Call) and call_name(node) in ("tl.exp", "tl.exp2") and node.args):
             continue
-        argument = program.code(node.args[0])
-        if "minimum" in argument or "max" in argument:
+        if _bounded(kernel, node.args[0]):
             continue
+        argument = program.code(node.args[0])
         new = f"tl.minimum({argument}, 20.0)"
         yield edit_at(program, "clamp-exponent", node.args[0], new, f"`{program.code(node)}` argument capped at 20")
+
+
+_BOUNDING = ("minimum", "maximum", "max", "min", "clamp")
+
+
+def _bounded(kernel: ast.FunctionDef, argument: ast.expr) -> bool:
+    """Whether an exponential's argument is capped or shifted by an extreme already: it calls `tl.minimum`,
+    `tl.max`... itself, or reads a name the kernel assigns from such a call (`m = tl.max(x)`; `tl.exp(x - m)`)."""
+    extremes = {
+        name
+        for name, assigns in assignments(kernel).items()
+        if any(
+            isinstance(c, ast.Call) and call_name(c, last=True) in _BOUNDING for a in assigns for c in ast.walk(a.value)
+        )
+    }
+    return any(
+        (isinstance(n, ast.Call) and call_name(n, last=True) in _BOUNDING)
+        or (isinstance(n, ast.Name) and n.id in extremes)
+        for n in ast.walk(argument)
+    )
 
 
 @operator("padding-where", "padding-in-reduction")
