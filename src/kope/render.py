@@ -73,6 +73,8 @@ def eval_summary(result: EvalResult) -> Group:
     status.append(f"  {passed}/{len(result.cases)} cases pass ({result.cases_run} cases ran) on {result.device}")
     status.append(f", {result.seconds:.1f} s", style="dim")
     parts.append(status)
+    if result.emulation is not None:
+        parts.append(Text(emulation_line(result), style="cyan"))
     configs = autotune_summary(result)
     if configs:
         parts.append(Text(configs, style="dim"))
@@ -99,6 +101,15 @@ def eval_summary(result: EvalResult) -> Group:
     if result.sandbox is not None and result.sandbox.weaker_than_namespaces:
         parts.append(Text(sandbox_warning(result.sandbox), style="bold yellow"))
     return Group(*parts)
+
+
+def emulation_line(result: EvalResult) -> str:
+    """What a verdict made under CUDA emulation says of it (empty without emulation)."""
+    if result.emulation is None:
+        return ""
+    used = result.emulation.used
+    asked = f"; the candidate used {', '.join(used)}" if used else ""
+    return f"{result.emulation.note} (no GPU here: the kernels ran in Triton's interpreter as on a GPU{asked})"
 
 
 def sandbox_warning(report: SandboxReport) -> str:

@@ -113,6 +113,37 @@ class ModelNew(nn.Module):
     assert "fallback-branch" not in rules(reraise)
 
 
+@pytest.mark.parametrize(
+    "test",
+    ["not x.is_cuda", "x.device.type != 'cuda'", "not torch.cuda.is_available()", "x.is_cpu or x.numel() == 0"],
+)
+def test_a_path_off_the_gpu_is_a_device_fallback_warning(test: str) -> None:
+    body = f"""
+class ModelNew(nn.Module):
+    def forward(self, x):
+        if {test}:
+            return torch.relu(x)
+        return launch(x)
+"""
+    assert ("device-fallback", "warn") in findings(body)
+
+
+def test_a_device_choice_without_a_second_path_is_not_a_fallback() -> None:
+    body = """
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.where = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        if torch.cuda.is_available():
+            self.stream = torch.cuda.Stream()
+
+    def forward(self, x):
+        assert x.is_cuda
+        return launch(x)
+"""
+    assert "device-fallback" not in rules(body)
+
+
 def test_kernel_not_launched() -> None:
     no_kernel = "import torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return x\n"
     assert ("kernel-not-launched", "reject") in findings(no_kernel, header="")

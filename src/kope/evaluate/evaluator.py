@@ -38,7 +38,16 @@ from kope.evaluate import compare, protocol
 from kope.evaluate.cache import ReferenceCache, reference_key
 from kope.evaluate.confine import SandboxMode, Settings, weakest
 from kope.evaluate.protocol import IntegritySpec, JobSpec, PlanInfo, TraceSpec, WorkerResult
-from kope.evaluate.results import CaseResult, EvalError, EvalResult, Finding, Integrity, OutputDiff, Timing
+from kope.evaluate.results import (
+    CaseResult,
+    Emulation,
+    EvalError,
+    EvalResult,
+    Finding,
+    Integrity,
+    OutputDiff,
+    Timing,
+)
 from kope.evaluate.runner import ForkServer, Runner, SpawnRunner
 from kope.evaluate.sandbox import WORK_DIR, Outcome, SandboxLimits
 from kope.integrity import gate
@@ -48,7 +57,7 @@ if TYPE_CHECKING:
     from kope.evaluate.protocol.probing import ShapeProbe, ShapeProbeResult
 
 Which = Literal["all", "visible"] | Sequence[str]
-_STOP_KINDS = frozenset({"syntax", "import", "load", "timeout", "memory", "disk", "interpreter"})
+_STOP_KINDS = frozenset({"syntax", "import", "load", "timeout", "memory", "disk", "interpreter", "unsupported"})
 _STDOUT_KEEP = 2000
 
 
@@ -81,6 +90,13 @@ class EvalOptions:
     """The most a job may write: the largest file, and the growth of its directory (outputs included)."""
     policy: Literal["strict", "partial"] | None = None
     """The integrity policy; None: the task's INTEGRITY_POLICY, else decided from what the reference calls."""
+    cuda_emulation: bool = True
+    """On the CPU: a candidate written for CUDA runs in the interpreter as on a GPU (`kope.evaluate.inside.cuda`);
+    every result made so says so. Never on a GPU."""
+
+    @property
+    def emulates_cuda(self) -> bool:
+        return self.cuda_emulation and not self.device.startswith("cuda")
 
     def limits(self, hidden: tuple[str, ...] = ()) -> SandboxLimits:
         return SandboxLimits(
@@ -349,6 +365,7 @@ class Evaluator:
             else None,
             bounds_check=options.bounds_check,
             trace=options.trace,
+            cuda_emulation=options.emulates_cuda,
         )
         with self._job(spec, self._limits(options), files=files, source=run.source) as (result, outcome, job_dir):
             failed = CaseResult(
@@ -362,6 +379,7 @@ class Evaluator:
                 sandbox=outcome.sandbox,
                 trace=result.trace if result is not None and options.trace is not None else None,
                 autotune=result.autotune if result is not None else [],
+                emulated=result.cuda_emulated if result is not None else None,
             )
             findings = gate.observed(
                 result.observations if result is not None else None,
@@ -659,7 +677,9 @@ def _assemble(
     else:
         status = "fail"
     timing = next((r.timing for r in results if r.timing is not None), None)
+    emulated = [r.emulated for r in results if r.emulated is not None]
     return EvalResult(
+        emulation=Emulation(used=sorted(set().union(*emulated))) if emulated else None,
         sandbox=weakest([r.sandbox for r in results if r.sandbox is not None]),
         status=status,
         error=first_error,

@@ -24,6 +24,7 @@ ErrorKind = Literal[
     "task",  # the task or its reference failed: not the candidate's fault
     "too-large",  # no case of the task fits the element budget and the job's memory: nothing ran
     "interpreter",  # the candidate needs what Triton's CPU interpreter (or a CPU-only PyTorch) lacks
+    "unsupported",  # under CUDA emulation: what cannot run without a GPU (CUDA C++, inline PTX, torch.compile)
 ]
 EvalStatus = Literal["pass", "fail", "reject", "error"]
 
@@ -115,6 +116,16 @@ class CaseResult(BaseModel):
     the next config, so with three trials up to three configs are checked). Timing belongs to the GPU."""
     sandbox: SandboxReport | None = Field(default=None, exclude=True)
     """What protected this case's candidate run (summarised once in `EvalResult.sandbox`)."""
+    emulated: list[str] | None = Field(default=None, exclude=True)
+    """Under CUDA emulation: what the candidate asked of CUDA in this case (summarised in `EvalResult.emulation`)."""
+
+
+class Emulation(BaseModel):
+    """How a candidate written for CUDA ran on a machine without a GPU (`kope.evaluate.inside.cuda`)."""
+
+    note: str = "CUDA emulated on the CPU interpreter"
+    used: list[str] = Field(default_factory=list)
+    """What the candidate asked of CUDA (`torch.cuda.get_device_properties`, `device='cuda'`, ...)."""
 
 
 class EvalResult(BaseModel):
@@ -133,6 +144,8 @@ class EvalResult(BaseModel):
     sandbox: SandboxReport | None = None
     """What protected the candidate's runs: the weakest level among them and the protections that held
     in all of them (None when the candidate never ran)."""
+    emulation: Emulation | None = None
+    """Set when the candidate ran with CUDA emulated on the CPU interpreter: every verdict made so says so."""
 
     @property
     def passed(self) -> bool:

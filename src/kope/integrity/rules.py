@@ -116,6 +116,13 @@ RULES: dict[str, Rule] = {
             "or its source holds literals equal to the visible case's sizes.",
         ),
         Rule(
+            "device-fallback",
+            "has a path for data off the GPU",
+            "A branch chosen by where the data is (`if not x.is_cuda: return torch.relu(x)`). On a GPU, and "
+            "under kope's CUDA emulation on the CPU, the CUDA path runs and is what gets judged; the other path "
+            "never runs in an evaluation. A warning: the kernel decides.",
+        ),
+        Rule(
             "precision-downcast",
             "computes in lower precision than the task",
             "Casts to half precision (or TF32 matrix products) in a float32 task. A warning: mixed precision "

@@ -584,6 +584,31 @@ def fallback_branch(module: _Module, ctx: StaticContext) -> Iterator[Finding]:
                     )
 
 
+@_rule("device-fallback")
+def device_fallback(module: _Module, ctx: StaticContext) -> Iterator[Finding]:
+    """An `if` on where the data is (is_cuda, device, torch.cuda.is_available()) with a `return` in a branch."""
+    for node in module.python_nodes():
+        if not isinstance(node, ast.If) or not _asks_device(module, node.test):
+            continue
+        if any(isinstance(inner, ast.Return) for stmt in node.body + node.orelse for inner in ast.walk(stmt)):
+            yield _finding(
+                "device-fallback",
+                "warn",
+                f"a path for data off the GPU (`if {ast.unparse(node.test)}`): on a GPU and under CUDA emulation "
+                "the CUDA path is the one judged",
+                node,
+            )
+
+
+def _asks_device(module: _Module, test: ast.expr) -> bool:
+    for node in ast.walk(test):
+        if isinstance(node, ast.Attribute) and node.attr in ("is_cuda", "is_cpu", "device"):
+            return True
+        if isinstance(node, ast.Call) and (module.resolve(node.func) or "").startswith("torch.cuda.is_available"):
+            return True
+    return False
+
+
 @_rule("kernel-not-launched")
 def kernel_not_launched(module: _Module, ctx: StaticContext) -> Iterator[Finding]:
     uses_extension = any(

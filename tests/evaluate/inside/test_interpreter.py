@@ -33,11 +33,18 @@ def test_heuristics_libdevice_and_a_passing_device_assert_run(evaluator: Evaluat
 
 
 @pytest.mark.parametrize(
-    ("fixture", "needle"),
-    [("do_bench_in_forward.py", "triton.testing.do_bench"), ("cuda_query_in_forward.py", "CUDA")],
+    ("fixture", "needle", "options"),
+    [
+        ("do_bench_in_forward.py", "triton.testing.do_bench", THREE_TRIALS),
+        ("cuda_query_in_forward.py", "CUDA", EvalOptions(trials=3, timeout_s=30, memory_mb=2048, cuda_emulation=False)),
+    ],
 )
-def test_gpu_only_calls_are_an_interpreter_error_with_a_hint(evaluator: Evaluator, fixture: str, needle: str) -> None:
-    result = evaluator.evaluate(SCALE_TASK, KERNELS / fixture, options=THREE_TRIALS, which=["N=257"])
+def test_gpu_only_calls_are_an_interpreter_error_with_a_hint(
+    evaluator: Evaluator, fixture: str, needle: str, options: EvalOptions
+) -> None:
+    """Timing in forward needs a GPU; a device query does too once CUDA emulation is off (tests/evaluate/inside/
+    test_cuda.py runs it with emulation)."""
+    result = evaluator.evaluate(SCALE_TASK, KERNELS / fixture, options=options, which=["N=257"])
     assert result.status == "error"
     error = result.cases[0].error
     assert error is not None and error.kind == "interpreter" and needle in error.message

@@ -32,7 +32,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from kope.evaluate import protocol
-from kope.evaluate.inside import interpreter, shapes, tensors, timing
+from kope.evaluate.inside import cuda, interpreter, shapes, tensors, timing
 from kope.evaluate.protocol import JobSpec, PlanInfo, TrialRecord, WorkerError, WorkerResult
 
 _TASK_MODULE = "kope_task"
@@ -331,6 +331,11 @@ def _load_candidate(spec: JobSpec, job_dir: Path) -> tuple[type[torch.nn.Module]
 
 def _classified(kind: str, exc: BaseException, stage: str) -> WorkerResult:
     text = f"{type(exc).__name__}: {exc}"
+    if cuda.is_unsupported(exc):
+        failure = _candidate_error("unsupported", f"{stage}: {text}")
+        assert failure.error is not None
+        failure.error.hint = cuda.HINT
+        return failure
     if interpreter.interpreting() and interpreter.is_unsupported(exc):
         failure = _candidate_error("interpreter", f"{stage}: {text}")
         assert failure.error is not None
@@ -362,6 +367,9 @@ def _candidate(spec: JobSpec, job_dir: Path) -> WorkerResult:
     device = spec.device
     _poison_uninitialized_memory()
     interpreter.install()
+    emulation = cuda.CudaEmulation() if spec.cuda_emulation else None
+    if emulation is not None:
+        emulation.install()  # before the monitor, so its recorder sees what the candidate sees
     monitor = None
     if spec.integrity is not None:
         from kope.evaluate.inside.monitor import Monitor
@@ -436,6 +444,8 @@ def _candidate(spec: JobSpec, job_dir: Path) -> WorkerResult:
 
 
 def _with_observations(result: WorkerResult, monitor: Any, diagnostics: _Diagnostics | None = None) -> WorkerResult:
+    if cuda.active is not None:
+        result.cuda_emulated = cuda.active.used()
     if monitor is not None:
         result.observations = monitor.finish()
     if diagnostics is not None:

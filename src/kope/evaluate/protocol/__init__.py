@@ -126,10 +126,14 @@ class JobSpec(BaseModel):
     shape_probes: list[ShapeProbe] = Field(default_factory=list)
     deadline_s: float | None = None
     """Shapes jobs: start no further reference run after this many seconds."""
+    cuda_emulation: bool = False
+    """Candidate jobs on the CPU: CUDA emulated for code written for a GPU (`kope.evaluate.inside.cuda`)."""
 
 
 class WorkerError(BaseModel):
-    kind: Literal["syntax", "import", "load", "runtime", "memory", "disk", "shape", "task", "interpreter"]
+    kind: Literal[
+        "syntax", "import", "load", "runtime", "memory", "disk", "shape", "task", "interpreter", "unsupported"
+    ]
     message: str
     traceback: str | None = None
     hint: str | None = None
@@ -293,3 +297,5 @@ class WorkerResult(BaseModel):
     """Candidate jobs on the CPU interpreter: the autotuned kernels' configs that ran, per trial."""
     shape_probes: list[ShapeProbeResult] = Field(default_factory=list)
     """Shapes jobs: one result per probe, in order (a job cut short reports the probes it finished)."""
+    cuda_emulated: list[str] | None = None
+    """Candidate jobs under CUDA emulation: what the candidate asked of CUDA (None: no emulation)."""
