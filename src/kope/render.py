@@ -1,4 +1,8 @@
-"""Human-readable views of kope's results, for the terminal (rich)."""
+"""Human-readable views of kope's results, for the terminal (rich).
+
+Text a candidate influences (error messages, tracebacks, findings, kernel names) goes in as `Text`,
+never as markup, and is printed by a `KopeConsole`, which takes control characters out of it.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from kope.console import KopeConsole
 from kope.diagnose.report import Diagnosis
 from kope.evaluate.confine import SandboxReport
 from kope.evaluate.results import CaseResult, EvalResult, Finding, Integrity
@@ -92,7 +97,7 @@ def eval_summary(result: EvalResult) -> Group:
             body += "\n\n" + result.error.traceback
         if result.error.hint:
             body += "\n\nhint: " + result.error.hint
-        parts.append(Panel(body, title=f"error: {result.error.kind}", border_style="yellow", expand=False))
+        parts.append(Panel(Text(body), title=f"error: {result.error.kind}", border_style="yellow", expand=False))
     for finding in result.integrity.findings:
         where = f" (line {finding.line})" if finding.line else ""
         parts.append(Text(f"{finding.severity}: {finding.rule}{where}: {finding.message}", style="magenta"))
@@ -111,7 +116,7 @@ def sandbox_warning(report: SandboxReport) -> str:
 
 
 def print_eval(result: EvalResult, console: Console | None = None) -> None:
-    (console or Console()).print(eval_summary(result))
+    (console or KopeConsole()).print(eval_summary(result))
 
 
 def integrity_report(integrity: Integrity, source: str) -> Group:
@@ -167,7 +172,8 @@ def diagnosis_report(diagnosis: Diagnosis) -> Group:
     for column in ("#", "pattern", "score", "evidence"):
         hypotheses.add_column(column, justify="right" if column in ("#", "score") else "left")
     for rank, hypothesis in enumerate(diagnosis.hypotheses, start=1):
-        hypotheses.add_row(str(rank), hypothesis.pattern, f"{hypothesis.score:.2f}", "\n".join(hypothesis.evidence[:5]))
+        evidence = Text("\n".join(hypothesis.evidence[:5]))
+        hypotheses.add_row(str(rank), hypothesis.pattern, f"{hypothesis.score:.2f}", evidence)
     parts.append(
         hypotheses if diagnosis.hypotheses else Text("no pattern of the knowledge base matches", style="yellow")
     )
@@ -184,7 +190,7 @@ def diagnosis_report(diagnosis: Diagnosis) -> Group:
         structure = ", ".join(signature.structure) if signature else ""
         if signature and signature.scale is not None:
             structure += f" (c = {signature.scale:.4g})"
-        cases.add_row(case.name, "yes" if case.visible else "hidden", result, wrong, structure)
+        cases.add_row(case.name, "yes" if case.visible else "hidden", Text(result), wrong, structure)
     parts.append(cases)
     for probe in diagnosis.probes:
         style = "green" if probe.passed else ("red" if probe.passed is False else "dim")
