@@ -1608,14 +1608,16 @@ def _print_triage(summary: TriageSummary, causes: list[Cause], shown: int = 15) 
     classes.add_row("after repair", *(str(after[n]) for n in summary.classes))
     out.print(classes)
     if causes:
-        table = Table(title=f"causes ({len(causes)})", title_justify="left")
-        for column in ("class", "kind", "message (numbers and paths taken out)", "n", "for example"):
-            table.add_column(column, justify="right" if column == "n" else "left")
+        out.print(f"causes ({len(causes)}), the most common first (numbers and paths taken out):", highlight=False)
         for cause in causes[:shown]:
-            table.add_row(cause.klass, Text(cause.kind), Text(cause.message), str(cause.count), Text(cause.example))
-        out.print(table)
+            message = f": {cause.message}" if cause.message else ""
+            out.print(
+                f"  {cause.count} × {cause.klass} · {cause.kind}{message}  (e.g. {cause.example})",
+                highlight=False,
+                markup=False,
+            )
         if len(causes) > shown:
-            out.print(f"... {len(causes) - shown} more cause(s) in the report", highlight=False)
+            out.print(f"  ... {len(causes) - shown} more in the report", highlight=False)
     for title, counts in (("by source verdict", summary.by_source_verdict()), ("by model", summary.by_model())):
         if not counts:
             continue

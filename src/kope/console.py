@@ -24,8 +24,8 @@ from rich.syntax import Syntax
 
 _ESCAPES = re.compile(
     r"""
-    \x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?      # OSC (window title, hyperlinks), ended by BEL or ST
-    | \x1b[P^_X][^\x1b]*(?:\x1b\\)?        # DCS, PM, APC, SOS strings
+    \x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)      # OSC (window title, hyperlinks), ended by BEL or ST
+    | \x1b[P^_X][^\x1b\n]*\x1b\\           # DCS, PM, APC, SOS strings
     | \x1b\[[0-?]*[ -/]*[@-~]?              # CSI (cursor, erase, colours)
     | \x9b[0-?]*[ -/]*[@-~]?                # CSI as one C1 character
     | \x1b[ -/]*[0-~]?                      # any other escape sequence

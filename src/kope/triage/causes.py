@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import BaseModel
 
+from kope.console import sanitize
 from kope.triage.layout import Item, natural_key
 from kope.triage.worker import CLASSES, TriageRow
 
@@ -24,6 +25,8 @@ _HEX = re.compile(r"\b0x[0-9a-fA-F]+\b")
 _NUMBER = re.compile(r"(?<![A-Za-z_])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _SPACES = re.compile(r"\s+")
 _LONGEST = 200
+VERDICTS = ("pass", "fail", "error", "unknown")
+"""A pipeline's verdicts as manifests give them, in the order tables list them (other words come after)."""
 
 
 class Cause(BaseModel):
@@ -42,7 +45,7 @@ class Cause(BaseModel):
 
 def normalise(message: str) -> str:
     """The first non-empty line of a message, with paths, addresses and numbers replaced by placeholders."""
-    line = next((part.strip() for part in message.splitlines() if part.strip()), "")
+    line = _first(message)
     line = _QUOTED_PATH.sub("<path>", line)
     line = _PATH.sub("<path>", line)
     line = _HEX.sub("<address>", line)
@@ -66,7 +69,7 @@ def cause_of(row: TriageRow) -> tuple[str, str, str]:
 
 
 def _first(message: str) -> str:
-    line = next((part.strip() for part in message.splitlines() if part.strip()), "")
+    line = next((part.strip() for part in sanitize(message).splitlines() if part.strip()), "")
     return line if len(line) <= _LONGEST else line[: _LONGEST - 1] + "…"
 
 
@@ -102,7 +105,8 @@ def by_field(rows: Sequence[TriageRow], items: Mapping[str, Item], field: str) -
         value = (getattr(item, field) if item is not None else None) or "unknown"
         counts = table.setdefault(value, dict.fromkeys(names, 0))
         counts[row.before] = counts.get(row.before, 0) + 1
-    return {key: table[key] for key in sorted(table, key=natural_key)}
+    known = {name: index for index, name in enumerate(VERDICTS)}
+    return {key: table[key] for key in sorted(table, key=lambda k: (known.get(k, len(known)), natural_key(k)))}
 
 
 def verdict_table(rows: Sequence[TriageRow], items: Mapping[str, Item]) -> dict[str, dict[str, int]]:
