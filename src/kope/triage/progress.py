@@ -18,6 +18,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from kope.console import KopeConsole
 from kope.triage.worker import CLASSES, TriageRow
 
 _COLOURS = {"pass": "green", "near-miss": "yellow", "broken": "red", "cheat": "magenta", "error": "white"}
@@ -41,7 +42,7 @@ def line(row: TriageRow, done: int, total: int) -> str:
 
 class TriageProgress:
     def __init__(self, total: int, done: int = 0, console: Console | None = None) -> None:
-        self.console = console or Console(stderr=True)
+        self.console = console or KopeConsole(stderr=True)
         self.total, self.done = total, done
         self.bar = self.console.is_terminal
         self.progress = Progress(
