@@ -9,7 +9,8 @@ from conftest import SCALE_GOOD
 from typer.testing import CliRunner
 
 from kope.cli import _print_diff, app
-from kope.console import KopeConsole, sanitize
+from kope.console import KopeConsole
+from kope.text import sanitize
 
 LONG = "x" * 150
 

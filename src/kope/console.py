@@ -8,13 +8,12 @@ diffs are printed as plain text (a file or a pipe gets no colours anyway).
 
 A candidate decides much of what kope prints: its error messages, tracebacks, kernel names, the lines
 the gates quote. `sanitize` takes out what a terminal would obey rather than show (escape sequences,
-other control characters, bidirectional overrides); every KopeConsole applies it to all the text it
-renders, and the triage report to every value it writes into its page.
+other control characters, bidirectional overrides: `kope.text.sanitize`); every KopeConsole applies it
+to all the text it renders, and the triage report to every value it writes into its page.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -22,26 +21,7 @@ from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
 from rich.syntax import Syntax
 
-_ESCAPES = re.compile(
-    r"""
-    \x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)      # OSC (window title, hyperlinks), ended by BEL or ST
-    | \x1b[P^_X][^\x1b\n]*\x1b\\           # DCS, PM, APC, SOS strings
-    | \x1b\[[0-?]*[ -/]*[@-~]?              # CSI (cursor, erase, colours)
-    | \x9b[0-?]*[ -/]*[@-~]?                # CSI as one C1 character
-    | \x1b[ -/]*[0-~]?                      # any other escape sequence
-    """,
-    re.VERBOSE,
-)
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def sanitize(text: str) -> str:
-    """`text` without terminal escape sequences, control characters (newlines and tabs stay; a carriage
-    return becomes a newline) or bidirectional overrides."""
-    if text.isprintable():
-        return text
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return _CONTROLS.sub("", _ESCAPES.sub("", text))
+from kope.text import sanitize
 
 
 class KopeConsole(Console):

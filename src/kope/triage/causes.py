@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import BaseModel
 
-from kope.console import sanitize
+from kope.text import sanitize
 from kope.triage.layout import Item, natural_key
 from kope.triage.worker import CLASSES, TriageRow
 

@@ -18,7 +18,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from kope.console import KopeConsole
+from kope.text import sanitize
 from kope.triage.worker import CLASSES, TriageRow
 
 _COLOURS = {"pass": "green", "near-miss": "yellow", "broken": "red", "cheat": "magenta", "error": "white"}
@@ -37,12 +37,12 @@ def line(row: TriageRow, done: int, total: int) -> str:
     """One candidate's line: its id, class (and class after repair), why, and its time."""
     klass = row.before if row.after == row.before else f"{row.before} → {row.after}"
     why = row.error_kind or ("kope failed" if row.error else ", ".join(row.findings))
-    return f"[{done}/{total}] {row.id}: {klass}{f' ({why})' if why else ''} {row.job_s:.1f} s"
+    return sanitize(f"[{done}/{total}] {row.id}: {klass}{f' ({why})' if why else ''} {row.job_s:.1f} s")
 
 
 class TriageProgress:
     def __init__(self, total: int, done: int = 0, console: Console | None = None) -> None:
-        self.console = console or KopeConsole(stderr=True)
+        self.console = console or Console(stderr=True)
         self.total, self.done = total, done
         self.bar = self.console.is_terminal
         self.progress = Progress(

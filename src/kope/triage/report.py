@@ -5,7 +5,7 @@ candidates, problems and candidates in numeric order).
 Per candidate: its class before and after, its error kind or the gates' findings, the heatmap of
 its wrong elements, and for a repair its diff, tokens and time. Paths in the page are relative to
 the results folder, so the folder can be moved or served as it is. Every value written into the page
-passes through `kope.console.sanitize` (a candidate writes its own error messages).
+passes through `kope.text.sanitize` (a candidate writes its own error messages).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import jinja2
 
-from kope.console import sanitize
+from kope.text import sanitize
 from kope.triage.worker import TriageRow
 
 if TYPE_CHECKING:
