@@ -1,7 +1,9 @@
 """Human-readable views of kope's results, for the terminal (rich).
 
 Text a candidate influences (error messages, tracebacks, findings, kernel names) goes in as `Text`,
-never as markup, and is printed by a `KopeConsole`, which takes control characters out of it.
+never as markup, and is printed by a `KopeConsole`, which takes control characters out of it
+(`kope.text.sanitize`; the longer messages are sanitised before rich sees them, as rich drops a
+bell or a carriage return by itself, which would leave the rest of an escape sequence to swallow).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from kope.console import KopeConsole
 from kope.diagnose.report import Diagnosis
 from kope.evaluate.confine import SandboxReport
 from kope.evaluate.results import CaseResult, EvalResult, Finding, Integrity
+from kope.text import sanitize
 
 _STATUS_STYLE = {"pass": "bold green", "fail": "bold red", "reject": "bold magenta", "error": "bold yellow"}
 
@@ -97,10 +100,12 @@ def eval_summary(result: EvalResult) -> Group:
             body += "\n\n" + result.error.traceback
         if result.error.hint:
             body += "\n\nhint: " + result.error.hint
-        parts.append(Panel(Text(body), title=f"error: {result.error.kind}", border_style="yellow", expand=False))
+        parts.append(
+            Panel(Text(sanitize(body)), title=f"error: {result.error.kind}", border_style="yellow", expand=False)
+        )
     for finding in result.integrity.findings:
         where = f" (line {finding.line})" if finding.line else ""
-        parts.append(Text(f"{finding.severity}: {finding.rule}{where}: {finding.message}", style="magenta"))
+        parts.append(Text(sanitize(f"{finding.severity}: {finding.rule}{where}: {finding.message}"), style="magenta"))
     if result.sandbox is not None and result.sandbox.weaker_than_namespaces:
         parts.append(Text(sandbox_warning(result.sandbox), style="bold yellow"))
     return Group(*parts)
