@@ -728,7 +728,8 @@ def _task_failure(task: Task, what: str, result: WorkerResult | None, outcome: O
     elif outcome.memory_exceeded:
         detail = "it exceeded the memory limit"
     elif outcome.signal is not None:
-        detail = f"it was killed by {outcome.signal_name}"
+        meaning = _SIGNALS.get(outcome.signal_name or "", "").split(";")[0]  # no advice: the task is the user's
+        detail = f"it was killed by {outcome.signal_name}{': ' + meaning if meaning else ''}"
     else:
         detail = f"it exited with code {outcome.exit_code} without a result{_stderr_tail(outcome)}"
     return f"{what} failed for task {task.path}: {detail}"
