@@ -29,7 +29,7 @@ STARTS_INSIDE = frozenset({"kope.evaluate.runner"})
 """Parent-side modules that may name `inside`: they start the sandboxed process by module path."""
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("kope.errors", "kope.paths", "kope.syntax", "kope.device", "kope.source", "kope._lazy"),
+    ("kope.errors", "kope.paths", "kope.syntax", "kope.text", "kope.device", "kope.source", "kope._lazy"),
     (PROTOCOL,),
     (INSIDE,),
     ("kope.cases",),

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from kope.cli import _print_diff, app
 from kope.console import KopeConsole
+from kope.text import sanitize
 
 LONG = "x" * 150
 
@@ -57,3 +58,33 @@ def test_kope_kb_show_piped_keeps_paragraphs_whole() -> None:
     assert result.exit_code == 0, result.output
     longest = max(result.output.splitlines(), key=len)
     assert len(longest) > 300 and longest.startswith("A Triton program works on a whole block"), longest[:80]
+
+
+HOSTILE_TEXT = (
+    "ok\x1b[2J\x1b[H\x1b]0;pwned\x07 \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ \x9b31mred\u202eevil\rover\x00end"
+)
+
+
+def test_sanitize_takes_out_what_a_terminal_would_obey() -> None:
+    clean = sanitize(HOSTILE_TEXT)
+    assert clean == "ok link redevil\noverend"
+    assert sanitize("a\tb\nc [bold]x[/]") == "a\tb\nc [bold]x[/]"  # tabs, newlines and brackets stay
+    assert sanitize("\x1b]0;title with no end") == "0;title with no end"  # an unended sequence loses its escape only
+
+
+def test_a_terminal_console_shows_no_escape_a_message_carries() -> None:
+    from rich.panel import Panel
+    from rich.table import Table
+    from rich.text import Text
+
+    console = KopeConsole(file=io.StringIO(), width=100, force_terminal=True, color_system="standard")
+    table = Table("message")
+    table.add_row(Text(HOSTILE_TEXT))
+    console.print(table)
+    console.print(Panel(Text(HOSTILE_TEXT), title="error"))
+    console.print(HOSTILE_TEXT, markup=False)
+    written = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "redevil" in written and "link" in written
+    for sequence in ("\x1b[2J", "\x1b[H", "\x1b]", "\x9b", "\u202e", "\r", "\x00", "\x07"):
+        assert sequence not in written, repr(sequence)
+    assert "\x1b[" in written  # the console's own colours are still there

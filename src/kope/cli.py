@@ -8,9 +8,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn, cast
+from typing import TYPE_CHECKING, Annotated, Literal, NoReturn, cast
 
 import typer
+from rich.markup import escape
 from typer.core import TyperGroup, TyperOption
 
 from kope.console import KopeConsole
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
     from typer._click import Command, Context, Parameter
 
     from kope.memory import ExperienceStore
+    from kope.triage import TriageSummary
+    from kope.triage.causes import Cause
 
 
 class _Group(TyperGroup):
@@ -86,6 +89,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object ins
 class PolicyChoice(StrEnum):
     strict = "strict"
     partial = "partial"
+    auto = "auto"
 
 
 PolicyOpt = Annotated[
@@ -93,8 +97,8 @@ PolicyOpt = Annotated[
     typer.Option(
         "--policy",
         help="Integrity policy: strict (the kernels compute the function) or partial (PyTorch may compute some "
-        "of the model's operators, every output passes through a computing kernel). Default: the task's "
-        "INTEGRITY_POLICY, else decided from what the reference calls.",
+        "of the model's operators, every output passes through a computing kernel), or auto (the default: the "
+        "task's INTEGRITY_POLICY, else decided from what the reference calls).",
     ),
 ]
 ExecutorOpt = Annotated[
@@ -161,6 +165,13 @@ def _mode(sandbox: SandboxChoice | str) -> SandboxMode:
     if value not in SANDBOX_MODES:
         raise typer.BadParameter(f"--sandbox must be one of strict, auto, off (got {value!r})")
     return cast("SandboxMode", value)
+
+
+def _policy(choice: PolicyChoice | None) -> Literal["strict", "partial"] | None:
+    """--policy as EvalOptions takes it: None (decided per task) for auto or no option."""
+    if choice is None or choice == PolicyChoice.auto:
+        return None
+    return "strict" if choice == PolicyChoice.strict else "partial"
 
 
 def _fail(message: str, *, as_json: bool, code: int = 2, kind: str = "task", hint: str | None = None) -> NoReturn:
@@ -235,7 +246,7 @@ def eval_command(
             memory_mb=memory,
             timing=resolved.startswith("cuda") if timing is None else timing,
             max_elements=max_elements,
-            policy=policy.value if policy else None,
+            policy=_policy(policy),
         )
         loaded = load_task(task)
         overrides = parse_set(set_ or [])
@@ -335,7 +346,7 @@ def check_command(
             trials=2,
             timeout_s=timeout,
             max_elements=max_elements,
-            policy=policy.value if policy else None,
+            policy=_policy(policy),
         )
         loaded = load_task(task)
         with Evaluator() as evaluator, _progress(not as_json) as report:
@@ -370,7 +381,7 @@ def check_command(
         out.print(integrity_report(integrity, candidate.read_text(errors="replace")))
         if result.error is not None:
             out.print(
-                f"[yellow]the candidate did not run to the end ({result.error.kind}): {result.error.message}; "
+                f"[yellow]the candidate did not run to the end ({result.error.kind}): {escape(result.error.message)}; "
                 "dynamic checks are incomplete[/]",
                 highlight=False,
             )
@@ -556,7 +567,9 @@ def trace_command(
             for name, value in hit.variables.items():
                 out.print(f"  {name} = {value}", highlight=False, soft_wrap=True)
         if case_result.error is not None:
-            out.print(f"[yellow]the run ended with an error: {case_result.error.kind}: {case_result.error.message}[/]")
+            out.print(
+                f"[yellow]the run ended with an error: {case_result.error.kind}: {escape(case_result.error.message)}[/]"
+            )
     raise typer.Exit(0 if hits else 1)
 
 
@@ -659,7 +672,7 @@ def debug_command(
             if isinstance(step, Step) and not as_json:
                 tokens = step.tokens.prompt + step.tokens.completion
                 err.print(
-                    f"[bold]step {step.iteration}[/] {step.model}: {step.action} — {step.outcome}"
+                    f"[bold]step {step.iteration}[/] {escape(step.model)}: {step.action} — {escape(step.outcome)}"
                     + (f" [dim]({tokens} tokens)[/]" if tokens else ""),
                     highlight=False,
                 )
@@ -760,7 +773,7 @@ def regenerate_command(
         if report.note:
             out.print(f"[yellow]{report.note}[/]")
         for sample in report.samples:
-            out.print(f"sample {sample.index}: {sample.status} {sample.detail}", highlight=False)
+            out.print(f"sample {sample.index}: {sample.status} {sample.detail}", highlight=False, markup=False)
         out.print(
             f"{report.passes}/{len(report.samples)} pass; pass@1 {report.pass_at_1:.2f}, pass@{k} "
             f"{report.pass_at_k:.2f}; "
@@ -1488,9 +1501,27 @@ def triage_command(
         Path | None, typer.Option("--cache-dir", help="Reference cache (default ~/.cache/kope).")
     ] = None,
     sandbox: SandboxOpt = SandboxChoice.auto,
+    timeout: Annotated[
+        float,
+        typer.Option("--timeout", min=1, help="Wall-time limit of each evaluation run, in seconds."),
+    ] = 60.0,
+    policy: Annotated[
+        PolicyChoice,
+        typer.Option(
+            "--policy",
+            help="Integrity policy for every task: strict (the kernels compute the function), partial (PyTorch may "
+            "compute some of the model's operators; KernelBench levels 2-3 need it), or auto (each task's "
+            "INTEGRITY_POLICY, else decided from what its reference calls).",
+        ),
+    ] = PolicyChoice.auto,
     as_json: JsonOpt = False,
 ) -> None:
-    """Triage a run: match candidates to tasks, classify each (pass, near-miss, broken, cheat), repair near misses."""
+    """Triage a run: match candidates to tasks, classify each (pass, near-miss, broken, cheat...), repair near misses.
+
+    Progress goes to stderr: a bar on a terminal, one line per candidate in a log. The summary gives the
+    classes before and after repair, each cause of failure once with its count and an example, and (from a
+    manifest with a source_verdict column) the classes by the pipeline's own verdict.
+    """
     from kope import paths
     from kope.evaluate import EvalOptions
     from kope.models import load_model
@@ -1503,7 +1534,7 @@ def triage_command(
         load_model(model)
         matching = match(tasks, candidates)
         for lost in matching.unmatched:
-            err.print(f"no task for {lost.candidate}: {lost.reason}", highlight=False)
+            err.print(f"no task for {lost.candidate}: {lost.reason}", highlight=False, markup=False)
         chosen = _executor(executor, workers, address, resolved)
         done = len({r.id for r in read_rows(out_dir)} & {i.id for i in matching.items}) if out_dir.exists() else 0
         bar = TriageProgress(len(matching.items), done=done, console=err)
@@ -1516,7 +1547,13 @@ def triage_command(
                     executor=chosen,  # type: ignore[arg-type]
                     model=model,
                     matching=matching,
-                    options=EvalOptions(sandbox=_mode(sandbox), device=resolved, trials=trials),
+                    options=EvalOptions(
+                        sandbox=_mode(sandbox),
+                        device=resolved,
+                        trials=trials,
+                        timeout_s=timeout,
+                        policy=_policy(policy),
+                    ),
                     max_tokens=max_tokens,
                     max_seconds=max_seconds,
                     max_iterations=max_iterations,
@@ -1526,28 +1563,72 @@ def triage_command(
                 )
         finally:
             chosen.close()  # type: ignore[attr-defined]
+    causes = summary.causes()
     result = {
         "candidates": summary.total,
         "ran": summary.ran,
         "resumed": summary.resumed,
         "unmatched": len(summary.unmatched),
+        "classes": list(summary.classes),
         "before": summary.counts("before"),
         "after": summary.counts("after"),
         "saved": summary.saved,
         "tokens": summary.tokens,
         "seconds": summary.seconds,
+        "causes": [cause.model_dump() for cause in causes],
+        "by_source_verdict": summary.by_source_verdict(),
+        "by_model": summary.by_model(),
         "report": str(summary.out / "report.html"),
         "results": str(summary.out / "results.jsonl"),
     }
     if as_json:
         out.print_json(json.dumps(result))
         return
+    _print_triage(summary, causes)
     out.print(
         f"{summary.total} candidate(s), {len(summary.unmatched)} without a task; pass rate "
         f"{summary.pass_rate('before'):.0%} → {summary.pass_rate('after'):.0%}, {summary.saved} saved, "
         f"{summary.tokens} tokens, {summary.seconds:.0f} s; report: {result['report']}",
         highlight=False,
+        markup=False,
     )
+
+
+def _print_triage(summary: TriageSummary, causes: list[Cause], shown: int = 15) -> None:
+    """The classes before and after repair, the causes (the most common first), the classes by verdict."""
+    from rich.table import Table
+    from rich.text import Text
+
+    classes = Table(title="classes", title_justify="left")
+    classes.add_column("")
+    for name in summary.classes:
+        classes.add_column(name, justify="right")
+    before, after = summary.counts("before"), summary.counts("after")
+    classes.add_row("before", *(str(before[n]) for n in summary.classes))
+    classes.add_row("after repair", *(str(after[n]) for n in summary.classes))
+    out.print(classes)
+    if causes:
+        out.print(f"causes ({len(causes)}), the most common first (numbers and paths taken out):", highlight=False)
+        for cause in causes[:shown]:
+            message = f": {cause.message}" if cause.message else ""
+            out.print(
+                f"  {cause.count} × {cause.klass} · {cause.kind}{message}  (e.g. {cause.example})",
+                highlight=False,
+                markup=False,
+            )
+        if len(causes) > shown:
+            out.print(f"  ... {len(causes) - shown} more in the report", highlight=False)
+    for title, counts in (("by source verdict", summary.by_source_verdict()), ("by model", summary.by_model())):
+        if not counts:
+            continue
+        table = Table(title=f"classes {title}", title_justify="left")
+        table.add_column(title.split()[-1])
+        for name in summary.classes:
+            table.add_column(name, justify="right")
+        table.add_column("total", justify="right")
+        for key, row in counts.items():
+            table.add_row(Text(key), *(str(row[n]) for n in summary.classes), str(sum(row.values())))
+        out.print(table)
 
 
 def main() -> None:

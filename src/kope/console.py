@@ -1,27 +1,44 @@
-"""The command line's consoles: rich wraps at the terminal's width, and not at all without a terminal.
+"""The command line's consoles, and the one function that makes untrusted text safe to show.
 
 Rich measures the width from whichever of stdin, stdout and stderr is a terminal, and falls back to 80
 columns when none is (output captured by a pipeline or a CI log, `kope debug ... > log`). Wrapping there
 breaks every longer line in two, and a diff line broken in two is no longer a diff. So when the output
 is not a terminal, printed text is soft-wrapped (each line written whole, whatever its length), and
 diffs are printed as plain text (a file or a pipe gets no colours anyway).
+
+A candidate decides much of what kope prints: its error messages, tracebacks, kernel names, the lines
+the gates quote. `sanitize` takes out what a terminal would obey rather than show (escape sequences,
+other control characters, bidirectional overrides: `kope.text.sanitize`); every KopeConsole applies it
+to all the text it renders, and the triage report to every value it writes into its page.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderableType
+from rich.segment import Segment
 from rich.syntax import Syntax
+
+from kope.text import sanitize
 
 
 class KopeConsole(Console):
-    """A rich Console that does not wrap lines when its output is not a terminal."""
+    """A rich Console that shows no control characters from the text it renders, and does not wrap
+    lines when its output is not a terminal."""
 
     def print(self, *objects: Any, **options: Any) -> None:
         if options.get("soft_wrap") is None and not self.is_terminal:
             options["soft_wrap"] = True
         super().print(*objects, **options)
+
+    def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Iterable[Segment]:
+        for segment in super().render(renderable, options):
+            if segment.control or segment.text.isprintable():
+                yield segment
+            else:
+                yield Segment(sanitize(segment.text), segment.style)
 
     def print_diff(self, lines: list[str]) -> None:
         """A unified diff: highlighted and wrapped at the width on a terminal, else plain and whole."""

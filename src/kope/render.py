@@ -1,4 +1,10 @@
-"""Human-readable views of kope's results, for the terminal (rich)."""
+"""Human-readable views of kope's results, for the terminal (rich).
+
+Text a candidate influences (error messages, tracebacks, findings, kernel names) goes in as `Text`,
+never as markup, and is printed by a `KopeConsole`, which takes control characters out of it
+(`kope.text.sanitize`; the longer messages are sanitised before rich sees them, as rich drops a
+bell or a carriage return by itself, which would leave the rest of an escape sequence to swallow).
+"""
 
 from __future__ import annotations
 
@@ -7,9 +13,11 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from kope.console import KopeConsole
 from kope.diagnose.report import Diagnosis
 from kope.evaluate.confine import SandboxReport
 from kope.evaluate.results import CaseResult, EvalResult, Finding, Integrity
+from kope.text import sanitize
 
 _STATUS_STYLE = {"pass": "bold green", "fail": "bold red", "reject": "bold magenta", "error": "bold yellow"}
 
@@ -94,10 +102,12 @@ def eval_summary(result: EvalResult) -> Group:
             body += "\n\n" + result.error.traceback
         if result.error.hint:
             body += "\n\nhint: " + result.error.hint
-        parts.append(Panel(body, title=f"error: {result.error.kind}", border_style="yellow", expand=False))
+        parts.append(
+            Panel(Text(sanitize(body)), title=f"error: {result.error.kind}", border_style="yellow", expand=False)
+        )
     for finding in result.integrity.findings:
         where = f" (line {finding.line})" if finding.line else ""
-        parts.append(Text(f"{finding.severity}: {finding.rule}{where}: {finding.message}", style="magenta"))
+        parts.append(Text(sanitize(f"{finding.severity}: {finding.rule}{where}: {finding.message}"), style="magenta"))
     if result.sandbox is not None and result.sandbox.weaker_than_namespaces:
         parts.append(Text(sandbox_warning(result.sandbox), style="bold yellow"))
     return Group(*parts)
@@ -122,7 +132,7 @@ def sandbox_warning(report: SandboxReport) -> str:
 
 
 def print_eval(result: EvalResult, console: Console | None = None) -> None:
-    (console or Console()).print(eval_summary(result))
+    (console or KopeConsole()).print(eval_summary(result))
 
 
 def integrity_report(integrity: Integrity, source: str) -> Group:
@@ -178,7 +188,8 @@ def diagnosis_report(diagnosis: Diagnosis) -> Group:
     for column in ("#", "pattern", "score", "evidence"):
         hypotheses.add_column(column, justify="right" if column in ("#", "score") else "left")
     for rank, hypothesis in enumerate(diagnosis.hypotheses, start=1):
-        hypotheses.add_row(str(rank), hypothesis.pattern, f"{hypothesis.score:.2f}", "\n".join(hypothesis.evidence[:5]))
+        evidence = Text("\n".join(hypothesis.evidence[:5]))
+        hypotheses.add_row(str(rank), hypothesis.pattern, f"{hypothesis.score:.2f}", evidence)
     parts.append(
         hypotheses if diagnosis.hypotheses else Text("no pattern of the knowledge base matches", style="yellow")
     )
@@ -195,7 +206,7 @@ def diagnosis_report(diagnosis: Diagnosis) -> Group:
         structure = ", ".join(signature.structure) if signature else ""
         if signature and signature.scale is not None:
             structure += f" (c = {signature.scale:.4g})"
-        cases.add_row(case.name, "yes" if case.visible else "hidden", result, wrong, structure)
+        cases.add_row(case.name, "yes" if case.visible else "hidden", Text(result), wrong, structure)
     parts.append(cases)
     for probe in diagnosis.probes:
         style = "green" if probe.passed else ("red" if probe.passed is False else "dim")

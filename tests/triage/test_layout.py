@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kope.ops import get_op
-from kope.triage.layout import LayoutError, match
+from kope.triage.layout import LayoutError, match, natural_key
 
 TASK = get_op("relu").task_path.read_text()
 KERNEL = get_op("relu").kernel_path.read_text()
@@ -75,3 +75,52 @@ def test_manifests(tmp_path: Path) -> None:
     assert [i.id for i in found.items] == ["one.py"] and found.unmatched[0].reason == "no such candidate file"
     with pytest.raises(LayoutError):
         match(tmp_path / "tasks", tmp_path / "missing")
+
+
+def test_benchmark_versions_stay_apart(tmp_path: Path) -> None:
+    # the same task name in two KernelBench versions: two problems, each candidate with its own version's task
+    old = _write(tmp_path / "tasks" / "KernelBench_v0" / "level1" / "19_ReLU.py", TASK)
+    new = _write(tmp_path / "tasks" / "v0.1" / "level1" / "19_ReLU.py", TASK.replace("torch.relu(x)", "x.relu()"))
+    _write(tmp_path / "tasks" / "v0.1" / "level1" / "2_Sigmoid.py", TASK)
+    _write(tmp_path / "runs" / "KernelBench_v0" / "level1" / "19_ReLU" / "sample_0.py", KERNEL)
+    _write(tmp_path / "runs" / "v0.1" / "level1" / "19_ReLU" / "sample_0.py", KERNEL)
+    _write(tmp_path / "runs" / "v0.1" / "level1" / "2_Sigmoid" / "sample_0.py", KERNEL)
+    _write(tmp_path / "runs" / "level1" / "19_ReLU" / "sample_9.py", KERNEL)  # names no version: not guessed
+    found = match(tmp_path / "tasks", tmp_path / "runs")
+    by_id = {i.id: i for i in found.items}
+    assert by_id["KernelBench_v0/level1/19_ReLU/sample_0.py"].task == str(old.resolve())
+    assert by_id["v0.1/level1/19_ReLU/sample_0.py"].task == str(new.resolve())
+    assert {i.problem for i in found.items} == {"KernelBench_v0/level1/19_ReLU", "v0.1/level1/19_ReLU", "2_Sigmoid"}
+    (lost,) = found.unmatched
+    assert "sample_9" in lost.candidate and "ambiguous" in lost.reason and "v0.1/level1/19_ReLU" in lost.reason
+    # the flat layout names the level only: the version comes from the candidate's folder
+    _write(tmp_path / "flat" / "v0.1" / "level_1_problem_19_sample_0_kernel.py", KERNEL)
+    (flat,) = match(tmp_path / "tasks", tmp_path / "flat").items
+    assert flat.task == str(new.resolve()) and flat.problem == "v0.1/level1/19_ReLU"
+
+
+def test_problems_in_numeric_order(tmp_path: Path) -> None:
+    for number in (100, 11, 2, 10, 1):
+        _write(tmp_path / "tasks" / "level1" / f"{number}_Op.py", TASK)
+        _write(tmp_path / "runs" / "level1" / f"{number}_Op" / "sample_10.py", KERNEL)
+        _write(tmp_path / "runs" / "level1" / f"{number}_Op" / "sample_9.py", KERNEL)
+    found = match(tmp_path / "tasks", tmp_path / "runs")
+    assert [i.problem for i in found.items][::2] == ["1_Op", "2_Op", "10_Op", "11_Op", "100_Op"]
+    assert [i.id for i in found.items][:2] == ["level1/1_Op/sample_9.py", "level1/1_Op/sample_10.py"]
+    assert sorted(["a10", "a9", "a100", "b1"], key=natural_key) == ["a9", "a10", "a100", "b1"]
+
+
+def test_manifest_model_and_source_verdict(tmp_path: Path) -> None:
+    _write(tmp_path / "tasks" / "v0" / "level1" / "19_ReLU.py", TASK)
+    _write(tmp_path / "tasks" / "v1" / "level1" / "19_ReLU.py", TASK)
+    _write(tmp_path / "c" / "one.py", KERNEL)
+    _write(tmp_path / "c" / "two.py", KERNEL)
+    (tmp_path / "c" / "m.csv").write_text(
+        "task,candidate,id,model,source,source_verdict,split,licence\n"
+        "v0/level1/19_ReLU.py,one.py,a,gpt-x,https://example.org/r,PASS,dev,MIT\n"
+        "v1/level1/19_ReLU.py,two.py,b,,,,tune,\n"
+    )
+    found = match(tmp_path / "tasks", tmp_path / "c" / "m.csv")
+    first, second = found.items
+    assert (first.id, first.model, first.source_verdict, first.problem) == ("a", "gpt-x", "pass", "v0/level1/19_ReLU")
+    assert (second.model, second.source_verdict, second.problem) == (None, None, "v1/level1/19_ReLU")

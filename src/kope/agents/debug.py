@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from kope.agents.environment import Environment, SandboxEnvironment
-from kope.agents.prompts import StepContext, build
+from kope.agents.prompts import StepContext, build, shown_task
 from kope.agents.proposers import ModelProposer, Proposal, Proposer, RecipeProposer, RepairView
 from kope.cases.task import Case, Task, load_task
 from kope.diagnose.report import Diagnosis
@@ -328,7 +328,7 @@ class DebugLoop:
     def _view(self, state: _State) -> tuple[RepairView, Any]:
         shown = self.config.diagnosis
         context = StepContext(
-            reference=state.task.source,
+            reference=shown_task(state.task, next(iter(state.visible), None)),
             kernel=state.source,
             diagnosis=state.diagnosis if shown else None,
             history=state.history,

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from kope.agents.prompts import merged, render
+from kope.agents.prompts import merged, render, shown_task
 from kope.agents.proposers import Frontier, LaunchSearch, ModelProposer, Proposal, Proposer
 from kope.cases.task import Case, Task, load_task
 from kope.context.budget import Section, pack
@@ -151,6 +151,8 @@ class Search:
     tokens: Usage = field(default_factory=Usage)
     evaluations: int = 0
     method: str | None = None
+    shown: Case | None = None
+    """The case the model is shown (the task's visible one): prompts carry the task at its sizes."""
 
 
 OptimizeProgress = Callable[[Node], None]
@@ -216,7 +218,7 @@ class OptimizePrompt:
             Section(
                 "reference",
                 "The PyTorch reference (the task)",
-                (f"```python\n{search.task.source.rstrip()}\n```",),
+                (f"```python\n{shown_task(search.task, search.shown).rstrip()}\n```",),
                 priority=100,
                 required=True,
             ),
@@ -327,7 +329,14 @@ class OptimizeLoop:
             speedup_vs_start=1.0 if _time(result) else None,
         )
         start = _Open(node=start_node, source=source)
-        search = Search(task=task, start=start, nodes=[start_node], evaluations=1, method=_method(result))
+        search = Search(
+            task=task,
+            start=start,
+            nodes=[start_node],
+            evaluations=1,
+            method=_method(result),
+            shown=next((c for c in cases if c.visible), None),
+        )
         search.seen.add(_norm(source))
         if recorder is not None:
             start_node.version_id = recorder.record(source, result=result, scope="all").version.id

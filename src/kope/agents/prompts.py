@@ -1,13 +1,22 @@
-"""Build the messages of a repair step from templates, within the token budget."""
+"""Build the messages of a repair step from templates, within the token budget.
+
+A model is shown what a user of the kernel sees, never what judges it: the task as `shown_task`
+renders it (its interface, with the sizes of the case the model is shown), not its `get_cases()`,
+whose hidden sizes a model could otherwise special-case.
+"""
 
 from __future__ import annotations
 
+import ast
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 
 import jinja2
 
+from kope import syntax
+from kope.cases.task import Case, Task
 from kope.context.budget import Packed, Section, pack
 from kope.diagnose.report import Diagnosis
 from kope.models.base import Message
@@ -26,6 +35,54 @@ def _environment() -> jinja2.Environment:
 
 def render(template: str, **values: object) -> str:
     return _environment().get_template(template).render(**values)
+
+
+CASES_FUNCTION = "get_cases"
+
+
+def shown_task(task: Task, case: Case | None = None) -> str:
+    """The task's source as a model may see it: without `get_cases()` (nor the module-level names only it
+    uses, nor the comment right above it), with its module-level sizes set to `case` (the visible one)."""
+    overrides = {name: value for name, value in (case.overrides if case else {}).items() if name in task.assigned_names}
+    source = task.source_with(overrides)
+    for name, value in overrides.items():  # `dim = (1000)`, as the override wrote it, reads `dim = 1000`
+        source = re.sub(rf"^({re.escape(name)}\s*=\s*)\(({re.escape(repr(value))})\)$", r"\1\2", source, flags=re.M)
+    try:
+        tree = syntax.parse(source)
+    except SyntaxError:
+        return source
+    cut: list[tuple[int, int]] = []
+    inside: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == CASES_FUNCTION:
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            cut.append((first, node.end_lineno or node.lineno))
+            inside |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    if not cut:
+        return source
+    elsewhere = {
+        n.id
+        for node in tree.body
+        if not (isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == CASES_FUNCTION)
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    }
+    for node in tree.body:
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            bound = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            if bound and bound <= inside and not bound & elsewhere:
+                cut.append((node.lineno, node.end_lineno or node.lineno))
+    lines = source.splitlines(keepends=True)
+    dropped: set[int] = set()
+    for first, last in cut:
+        dropped.update(range(first, last + 1))
+        above = first - 1
+        while above >= 1 and lines[above - 1].lstrip().startswith("#"):
+            dropped.add(above)
+            above -= 1
+    kept = "".join(line for number, line in enumerate(lines, 1) if number not in dropped)
+    return re.sub(r"\n{4,}", "\n\n\n", kept).rstrip() + "\n"
 
 
 @dataclass

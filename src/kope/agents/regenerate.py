@@ -14,7 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from kope.agents.edits import parse_reply
-from kope.agents.prompts import render
+from kope.agents.prompts import render, shown_task
 from kope.cases.task import Task, load_task
 from kope.evaluate import EvalOptions, Evaluator
 from kope.evaluate.confine import SandboxReport
@@ -89,7 +89,9 @@ def regenerate(
             note="regenerating needs a model that writes code: offline, kope only repairs",
         )
     out_dir.mkdir(parents=True, exist_ok=True)
-    messages = [Message(role="user", content=render("regenerate.j2", reference=task.source.rstrip()))]
+    visible = next((c for c in evaluator.cases(task, options=options) if c.visible), None)
+    shown = shown_task(task, visible).rstrip()
+    messages = [Message(role="user", content=render("regenerate.j2", reference=shown))]
     samples: list[Sample] = []
     total = Usage()
     for index in range(k):

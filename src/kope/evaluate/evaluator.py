@@ -12,6 +12,7 @@ import contextlib
 import dataclasses
 import hashlib
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -390,7 +391,7 @@ class Evaluator:
                 _keep_artifacts(run.artifacts, case, job_dir, reference.entry)
             error = _classify(result, outcome, options, expected_trials=options.trials)
             if error is not None:
-                return failed.model_copy(update={"error": _name_candidate(error, job_dir, candidate_name)})
+                return failed.model_copy(update={"error": _name_candidate(error, job_dir, candidate_name, run.source)})
             assert result is not None
             try:
                 diffs = [
@@ -602,9 +603,11 @@ def _classify(
             hint=result.error.hint,
         )
     if outcome.signal is not None:
+        meaning = _SIGNALS.get(outcome.signal_name or "", "")
         return EvalError(
             kind="crash",
-            message=f"the process was killed by signal {outcome.signal} ({outcome.signal_name}){_stderr_tail(outcome)}",
+            message=f"the process was killed by signal {outcome.signal} ({outcome.signal_name})"
+            f"{': ' + meaning if meaning else ''}{_stderr_tail(outcome)}",
         )
     if result is None or outcome.exit_code != 0:
         return EvalError(
@@ -616,15 +619,49 @@ def _classify(
     return None
 
 
-def _name_candidate(error: EvalError, job_dir: Path, candidate_name: str) -> EvalError:
-    """Tracebacks name the sandbox's copy of the candidate; show the user's path instead."""
+_SIGNALS = {
+    "SIGSEGV": "segmentation fault — usually an out-of-bounds pointer; run `kope diagnose`",
+    "SIGBUS": "bus error — usually a misaligned or out-of-bounds pointer; run `kope diagnose`",
+    "SIGABRT": "aborted — a library gave up (a failed C++ assertion, a CUDA or memory error); see the output",
+    "SIGKILL": "killed outright — usually the memory or time limit (or the system's out-of-memory killer)",
+    "SIGFPE": "arithmetic fault — usually an integer division by zero",
+    "SIGILL": "illegal instruction — code built for another processor, or a corrupted jump",
+    "SIGTERM": "asked to stop (by kope's limits or by the system)",
+    "SIGXCPU": "CPU-time limit exceeded",
+    "SIGXFSZ": "file-size limit exceeded (the job's disk limit)",
+    "SIGPIPE": "wrote to a pipe nobody reads",
+    "SIGSYS": "a system call the sandbox forbids",
+}
+"""What a signal that killed a job usually means, in plain words."""
+
+_BARE = re.compile(r"(\w+(?:Error|Exception|Exit|Interrupt|Warning)?): ?$")
+
+
+def _name_candidate(error: EvalError, job_dir: Path, candidate_name: str, source: str = "") -> EvalError:
+    """Tracebacks name the sandbox's copy of the candidate; show the user's path instead. An exception
+    raised without a message (a bare `assert`) gets the line of the candidate that raised it."""
     copy = str(job_dir / protocol.CANDIDATE_FILE)
+    message = _with_failing_line(error.message, error.traceback or "", copy, source)
     return error.model_copy(
         update={
-            "message": error.message.replace(copy, candidate_name),
+            "message": message.replace(copy, candidate_name),
             "traceback": error.traceback.replace(copy, candidate_name) if error.traceback else None,
         }
     )
+
+
+def _with_failing_line(message: str, traceback: str, copy: str, source: str) -> str:
+    """`... AssertionError: ` (nothing after the name) → `... AssertionError at line 12: assert x.is_cuda`."""
+    bare = _BARE.search(message.rstrip("\n"))
+    if bare is None:
+        return message if message.strip() else "the candidate failed without a message"
+    name = re.escape(Path(copy).name)
+    lines = re.findall(rf'File "(?:{re.escape(copy)}|[^"\n]*/{name})", line (\d+)', traceback)
+    code = source.splitlines()
+    if lines and 0 < int(lines[-1]) <= len(code):
+        number = int(lines[-1])
+        return f"{message[: bare.start()]}{bare.group(1)} at line {number}: {code[number - 1].strip()}"
+    return f"{message[: bare.start()]}{bare.group(1)} (raised without a message)"
 
 
 def _timing(reference: WorkerResult, candidate: WorkerResult) -> Timing | None:
@@ -711,7 +748,8 @@ def _task_failure(task: Task, what: str, result: WorkerResult | None, outcome: O
     elif outcome.memory_exceeded:
         detail = "it exceeded the memory limit"
     elif outcome.signal is not None:
-        detail = f"it was killed by {outcome.signal_name}"
+        meaning = _SIGNALS.get(outcome.signal_name or "", "").split(";")[0]  # no advice: the task is the user's
+        detail = f"it was killed by {outcome.signal_name}{': ' + meaning if meaning else ''}"
     else:
         detail = f"it exited with code {outcome.exit_code} without a result{_stderr_tail(outcome)}"
     return f"{what} failed for task {task.path}: {detail}"

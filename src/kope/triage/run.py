@@ -25,7 +25,8 @@ from pydantic import ValidationError
 from kope.evaluate import EvalOptions
 from kope.executors import Executor, LocalExecutor
 from kope.loop import LoopLimits
-from kope.triage.layout import Item, Matching, Unmatched, match
+from kope.triage.causes import Cause, by_field, causes
+from kope.triage.layout import Item, Matching, Unmatched, match, natural_key
 from kope.triage.worker import CLASSES, TriageJob, TriageRow, WorkerSpec
 
 RESULTS = "results.jsonl"
@@ -50,10 +51,34 @@ class TriageSummary:
     unmatched: list[Unmatched] = field(default_factory=list)
     layout: str = ""
     interrupted: bool = False
+    items: dict[str, Item] = field(default_factory=dict)
+    """The matched candidates by id (with the manifest's model and source verdict, where it gives them)."""
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        """Every class a row can get, in order (kope's classes, then `error`: kope itself failed)."""
+        return (*CLASSES, "error")
+
+    def sorted_rows(self) -> list[TriageRow]:
+        """The rows by problem then candidate, numbers in names by value (1, 2, 10, not 1, 10, 2)."""
+        return sorted(self.rows, key=lambda r: (natural_key(r.problem), natural_key(r.id)))
+
+    def causes(self) -> list[Cause]:
+        """Why the candidates that did not pass failed: each cause once, with its count and an example."""
+        return causes(self.rows)
+
+    def by_source_verdict(self) -> dict[str, dict[str, int]]:
+        """The classes by what each candidate's own pipeline said (a manifest's `source_verdict`); empty
+        when no candidate has one."""
+        return by_field(self.rows, self.items, "source_verdict")
+
+    def by_model(self) -> dict[str, dict[str, int]]:
+        """The classes by the model that wrote each candidate (a manifest's `model`); empty without one."""
+        return by_field(self.rows, self.items, "model")
 
     def counts(self, when: str = "before") -> dict[str, int]:
         found = Counter(getattr(row, when) for row in self.rows)
-        return {name: found.get(name, 0) for name in (*CLASSES, "error")}
+        return {name: found.get(name, 0) for name in self.classes}
 
     @property
     def tokens(self) -> int:
@@ -143,6 +168,7 @@ def triage(
         executor=executor.name,
         unmatched=list(matching.unmatched),
         layout=matching.layout,
+        items={item.id: item for item in matching.items},
     )
     summary.rows = [row for ident, row in previous.items() if ident in known]
     summary.resumed = len(summary.rows)
