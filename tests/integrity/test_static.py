@@ -113,6 +113,34 @@ class ModelNew(nn.Module):
     assert "fallback-branch" not in rules(reraise)
 
 
+def test_a_handler_that_only_skips_is_a_warning_and_one_that_computes_is_not() -> None:
+    """A hand-written autotuning loop skips configs that fail to launch; the launch after it computes."""
+    skips = """
+class ModelNew(nn.Module):
+    def forward(self, x):
+        for block in (128, 256):
+            try:
+                launch(x)
+            except Exception as exc:
+                print("config failed", exc)
+                continue
+        return launch(x)
+"""
+    assert ("fallback-branch", "warn") in findings(skips)
+    assert ("fallback-branch", "reject") not in findings(skips)
+    sneaky = """
+class ModelNew(nn.Module):
+    def forward(self, x):
+        for block in (128, 256):
+            try:
+                return launch(x)
+            except Exception:
+                print(torch.relu(x))
+                continue
+"""
+    assert ("fallback-branch", "reject") in findings(sneaky)
+
+
 @pytest.mark.parametrize(
     "test",
     ["not x.is_cuda", "x.device.type != 'cuda'", "not torch.cuda.is_available()", "x.is_cpu or x.numel() == 0"],

@@ -567,13 +567,23 @@ def fallback_branch(module: _Module, ctx: StaticContext) -> Iterator[Finding]:
             if not guarded:
                 continue
             for handler in node.handlers:
-                if not all(isinstance(stmt, ast.Raise) for stmt in handler.body):
+                if all(isinstance(stmt, ast.Raise) for stmt in handler.body):
+                    continue
+                if _only_skips(module, handler.body):
                     yield _finding(
                         "fallback-branch",
-                        "reject",
-                        "a try/except around the computation does something other than re-raise on failure",
+                        "warn",
+                        "a try/except skips a failure (continue, pass, a log line) without computing anything "
+                        "instead: what ran decides (a hand-written autotuning loop is the usual case)",
                         handler,
                     )
+                    continue
+                yield _finding(
+                    "fallback-branch",
+                    "reject",
+                    "a try/except around the computation does something other than re-raise on failure",
+                    handler,
+                )
         elif isinstance(node, ast.With | ast.AsyncWith):
             for item in node.items:
                 expr = item.context_expr
@@ -582,6 +592,26 @@ def fallback_branch(module: _Module, ctx: StaticContext) -> Iterator[Finding]:
                     yield _finding(
                         "fallback-branch", "reject", "contextlib.suppress hides failures of the computation", node
                     )
+
+
+_LOGGING_ROOTS = ("print", "logging", "warnings", "logger", "log")
+
+
+def _only_skips(module: _Module, body: list[ast.stmt]) -> bool:
+    """A handler that offers no second way to the answer: `continue`, `pass`, `break` and log lines only."""
+    for stmt in body:
+        if isinstance(stmt, ast.Continue | ast.Pass | ast.Break):
+            continue
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            path = module.resolve(stmt.value.func) or ast.unparse(stmt.value.func)
+            if path.split(".")[0] in _LOGGING_ROOTS and not any(
+                isinstance(arg, ast.Call) for arg in ast.walk(stmt.value) if arg is not stmt.value
+            ):
+                continue
+        return False
+    return True
 
 
 @_rule("device-fallback")
