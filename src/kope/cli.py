@@ -20,6 +20,7 @@ from kope.evaluate.confine import SANDBOX_MODES, SandboxMode
 if TYPE_CHECKING:
     from typer._click import Command, Context, Parameter
 
+    from kope.cases.tolerance import ToleranceChoice
     from kope.memory import ExperienceStore
 
 
@@ -97,6 +98,23 @@ PolicyOpt = Annotated[
         "INTEGRITY_POLICY, else decided from what the reference calls.",
     ),
 ]
+
+
+class ToleranceChoiceOpt(StrEnum):
+    strict = "strict"
+    kernelbench = "kernelbench"
+    auto = "auto"
+
+
+ToleranceOpt = Annotated[
+    ToleranceChoiceOpt,
+    typer.Option(
+        "--tolerance",
+        help="Tolerance profile: strict (kope's, about 1e-4 in float32), kernelbench (KernelBench's, atol = rtol "
+        "= 1e-2), or auto (kernelbench for a KernelBench task file levelL/N_Name.py, strict elsewhere). A task's "
+        "own TOLERANCES win.",
+    ),
+]
 ExecutorOpt = Annotated[
     str, typer.Option("--executor", help="Where jobs run: local (worker processes) or ray (a Ray cluster).")
 ]
@@ -163,6 +181,10 @@ def _mode(sandbox: SandboxChoice | str) -> SandboxMode:
     return cast("SandboxMode", value)
 
 
+def _tolerance(choice: ToleranceChoiceOpt) -> ToleranceChoice:
+    return cast("ToleranceChoice", choice.value)
+
+
 def _fail(message: str, *, as_json: bool, code: int = 2, kind: str = "task", hint: str | None = None) -> NoReturn:
     if as_json:
         error = {"kind": kind, "message": message} | ({"hint": hint} if hint else {})
@@ -214,6 +236,7 @@ def eval_command(
     max_elements: MaxElementsOpt = None,
     sandbox: SandboxOpt = SandboxChoice.auto,
     policy: PolicyOpt = None,
+    tolerance: ToleranceOpt = ToleranceChoiceOpt.auto,
 ) -> None:
     """Evaluate CANDIDATE against TASK on every case, sandboxed.
 
@@ -236,6 +259,7 @@ def eval_command(
             timing=resolved.startswith("cuda") if timing is None else timing,
             max_elements=max_elements,
             policy=policy.value if policy else None,
+            tolerance=_tolerance(tolerance),
         )
         loaded = load_task(task)
         overrides = parse_set(set_ or [])
@@ -451,6 +475,7 @@ def diagnose_command(
     ] = None,
     timeout: Annotated[float, typer.Option("--timeout", min=1, help="Wall-time limit of each run, in seconds.")] = 60.0,
     sandbox: SandboxOpt = SandboxChoice.auto,
+    tolerance: ToleranceOpt = ToleranceChoiceOpt.auto,
 ) -> None:
     """Say what is wrong with a failing kernel, and which known bug it is.
 
@@ -467,7 +492,9 @@ def diagnose_command(
 
     with _errors_reported(as_json):
         resolved = _device(device, as_json=as_json)
-        options = EvalOptions(sandbox=_mode(sandbox), device=resolved, timeout_s=timeout)
+        options = EvalOptions(
+            sandbox=_mode(sandbox), device=resolved, timeout_s=timeout, tolerance=_tolerance(tolerance)
+        )
         loaded = load_task(task)
         knowledge = KnowledgeBase.load(extra_dirs=patterns or [])
         with Evaluator() as evaluator, _progress(not as_json, "diagnosing") as report:
@@ -626,6 +653,7 @@ def debug_command(
             "--explain", help="Print what the offline search tried, in order, and why each was kept or dropped."
         ),
     ] = False,
+    tolerance: ToleranceOpt = ToleranceChoiceOpt.auto,
 ) -> None:
     """Repair a near-miss kernel: diagnose, ask the model for an edit, evaluate, repeat, bounded.
 
@@ -649,7 +677,7 @@ def debug_command(
             prompt_budget=prompt_tokens,
             recipes_first=recipes_first,
             probes=not no_probes,
-            options=EvalOptions(sandbox=_mode(sandbox), device=resolved),
+            options=EvalOptions(sandbox=_mode(sandbox), device=resolved, tolerance=_tolerance(tolerance)),
             search=repair is RepairChoice.search,
         )
 
@@ -1489,8 +1517,10 @@ def triage_command(
     ] = None,
     sandbox: SandboxOpt = SandboxChoice.auto,
     as_json: JsonOpt = False,
+    tolerance: ToleranceOpt = ToleranceChoiceOpt.auto,
 ) -> None:
-    """Triage a run: match candidates to tasks, classify each (pass, near-miss, broken, cheat), repair near misses."""
+    """Triage a run: match candidates to tasks, classify each (pass, near-miss, broken, cheat, unsupported-here),
+    repair near misses."""
     from kope import paths
     from kope.evaluate import EvalOptions
     from kope.models import load_model
@@ -1516,7 +1546,9 @@ def triage_command(
                     executor=chosen,  # type: ignore[arg-type]
                     model=model,
                     matching=matching,
-                    options=EvalOptions(sandbox=_mode(sandbox), device=resolved, trials=trials),
+                    options=EvalOptions(
+                        sandbox=_mode(sandbox), device=resolved, trials=trials, tolerance=_tolerance(tolerance)
+                    ),
                     max_tokens=max_tokens,
                     max_seconds=max_seconds,
                     max_iterations=max_iterations,

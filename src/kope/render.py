@@ -73,6 +73,15 @@ def eval_summary(result: EvalResult) -> Group:
     status.append(f"  {passed}/{len(result.cases)} cases pass ({result.cases_run} cases ran) on {result.device}")
     status.append(f", {result.seconds:.1f} s", style="dim")
     parts.append(status)
+    parts.append(Text(tolerance_line(result), style="dim"))
+    if result.profile_disagreement is not None:
+        parts.append(Text(disagreement_line(result), style="bold yellow"))
+    for note in dict.fromkeys(n for case in result.cases for n in case.notes):
+        parts.append(Text(f"note: {note}", style="yellow"))
+    for limit in result.limits:
+        parts.append(Text(limit, style="bold cyan"))
+    if result.status == "fail" and result.integrity.verdict == "reject":
+        parts.append(Text("wrong values; the gates also object (findings below): a near miss, not a cheat"))
     configs = autotune_summary(result)
     if configs:
         parts.append(Text(configs, style="dim"))
@@ -99,6 +108,20 @@ def eval_summary(result: EvalResult) -> Group:
     if result.sandbox is not None and result.sandbox.weaker_than_namespaces:
         parts.append(Text(sandbox_warning(result.sandbox), style="bold yellow"))
     return Group(*parts)
+
+
+def tolerance_line(result: EvalResult) -> str:
+    reason = f" ({result.tolerance_reason})" if result.tolerance_reason else ""
+    return f"tolerance profile: {result.tolerance_profile}{reason}"
+
+
+def disagreement_line(result: EvalResult) -> str:
+    d = result.profile_disagreement
+    assert d is not None
+    return (
+        f"profiles disagree: strict {d.strict}, kernelbench {d.kernelbench} "
+        f"(max abs err {d.max_abs_err:.3g}, max rel err {d.max_rel_err:.3g} on {', '.join(d.cases)})"
+    )
 
 
 def sandbox_warning(report: SandboxReport) -> str:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kope.cases.task import Tolerance
+from kope.cases.tolerance import Tolerance
 from kope.evaluate.compare import StructureMismatch, check_structure, compare_outputs, summarize
 from kope.evaluate.protocol import ValueMeta
 

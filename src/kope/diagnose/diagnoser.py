@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from kope import syntax
-from kope.cases.task import Case, InputTransform, Task, load_task, tolerance_for
+from kope.cases.task import Case, InputTransform, Task, load_task
+from kope.cases.tolerance import tolerance_for
 from kope.diagnose.extract import extract_features, next_pow2
 from kope.diagnose.report import CaseDiagnosis, Diagnosis, Probe
 from kope.diagnose.signature import signature
