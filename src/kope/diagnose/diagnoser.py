@@ -169,6 +169,7 @@ class Diagnoser:
             memory_mb=options.memory_mb,
             integrity=False,
             sandbox=options.sandbox,
+            tolerance=options.tolerance,
         )
         failing = [c for c in diagnosis.cases if not c.passed and c.error_kind is None] or [
             c for c in diagnosis.cases if not c.passed
