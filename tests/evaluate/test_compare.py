@@ -141,3 +141,16 @@ def test_wrong_values_of_another_shape_stay_a_shape_error() -> None:
     with pytest.raises(StructureMismatch, match="shape"):
         compare_outputs(tensor("t0", reference, "float32"), tensor("t0", reference, "float64"), {"t0": reference},
                         tensor("t0", candidate), {"t0": candidate})  # fmt: skip
+
+
+def test_other_profiles_are_counted_in_the_same_pass() -> None:
+    from kope.cases.tolerance import PROFILES
+
+    reference = np.linspace(1.0, 2.0, 50)
+    candidate = (reference * (1 + 2e-3)).astype(np.float32)
+    native = tensor("t0", reference, "float32")
+    (diff,) = compare_outputs(native, tensor("t0", reference, "float64"), {"t0": reference},
+                              tensor("t0", candidate), {"t0": candidate}, PROFILES["strict"],
+                              {"kernelbench": PROFILES["kernelbench"]})  # fmt: skip
+    assert diff.mismatch_count == 50 and diff.mismatches_under == {"kernelbench": 0}
+    assert "mismatches_under" not in diff.model_dump()

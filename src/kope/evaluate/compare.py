@@ -26,7 +26,7 @@ import numpy as np
 from safetensors import safe_open
 from safetensors.numpy import load_file
 
-from kope.cases.tolerance import Tolerance, tolerance_for
+from kope.cases.tolerance import Tolerance, ToleranceProfile, tolerance_for
 from kope.evaluate.protocol import ValueMeta, check_job_file
 from kope.evaluate.results import OutputDiff
 
@@ -127,11 +127,13 @@ def compare_outputs(
     candidate_meta: ValueMeta,
     candidate_arrays: Mapping[str, np.ndarray],
     tolerances: Mapping[str, Tolerance] | None = None,
+    alternatives: Mapping[ToleranceProfile, Mapping[str, Tolerance]] | None = None,
 ) -> list[OutputDiff]:
     """Compare every output element; raise StructureMismatch or ValueError (malformed data).
 
     `reference_meta` describes the reference run in its own precision (dtypes, shapes);
-    `reference_values` and `reference_arrays` hold its float64 values.
+    `reference_values` and `reference_arrays` hold its float64 values. `alternatives`: other profiles'
+    tolerances, counted in the same pass (`OutputDiff.mismatches_under`).
     """
     check_structure(reference_meta, candidate_meta, shapes=False)
     ref_leaves = leaves(reference_values, reference_arrays)
@@ -140,7 +142,14 @@ def compare_outputs(
     if len(ref_leaves) != len(cand_leaves) or len(dtypes) != len(cand_leaves):
         raise ValueError("reference and candidate outputs do not line up")
     return [
-        _compare_leaf(index, ref, cand, dtype, tolerance_for(dtype, tolerances))
+        _compare_leaf(
+            index,
+            ref,
+            cand,
+            dtype,
+            tolerance_for(dtype, tolerances),
+            {name: tolerance_for(dtype, table) for name, table in (alternatives or {}).items()},
+        )
         for index, (ref, cand, dtype) in enumerate(zip(ref_leaves, cand_leaves, dtypes, strict=True))
     ]
 
@@ -175,7 +184,9 @@ def _as_array(leaf: Leaf) -> np.ndarray:
     return np.asarray(leaf.meta.value)
 
 
-def _compare_leaf(index: int, ref: Leaf, cand: Leaf, dtype: str, tol: Tolerance) -> OutputDiff:
+def _compare_leaf(
+    index: int, ref: Leaf, cand: Leaf, dtype: str, tol: Tolerance, others: Mapping[ToleranceProfile, Tolerance]
+) -> OutputDiff:
     reference = _as_array(ref)
     candidate = _as_array(cand)
     if reference.shape != candidate.shape:
@@ -186,13 +197,14 @@ def _compare_leaf(index: int, ref: Leaf, cand: Leaf, dtype: str, tol: Tolerance)
                 return diff.model_copy(
                     update={
                         "mismatch_count": diff.numel,
+                        "mismatches_under": dict.fromkeys(others, diff.numel),
                         "first_mismatch": first,
                         "candidate_shape": list(candidate.shape),
                         "shape_fix": fix,
                     }
                 )
         raise StructureMismatch(f"{cand.path}: shape {candidate.shape} where the reference has {reference.shape}")
-    diff = _compare_arrays(index, reference, candidate, dtype, tol)
+    diff = _compare_arrays(index, reference, candidate, dtype, tol, others)
     if diff.mismatch_count and reference.ndim >= 2 and reference.shape[-1] == reference.shape[-2] > 1:
         transposed = _compare_arrays(index, reference, np.swapaxes(candidate, -1, -2), dtype, tol)
         if not transposed.mismatch_count:
@@ -238,7 +250,15 @@ def _unit_axis(longer: tuple[int, ...], shorter: tuple[int, ...]) -> int | None:
     return None
 
 
-def _compare_arrays(index: int, reference: np.ndarray, candidate: np.ndarray, dtype: str, tol: Tolerance) -> OutputDiff:
+def _compare_arrays(
+    index: int,
+    reference: np.ndarray,
+    candidate: np.ndarray,
+    dtype: str,
+    tol: Tolerance,
+    others: Mapping[ToleranceProfile, Tolerance] | None = None,
+) -> OutputDiff:
+    under: dict[ToleranceProfile, int] = {}
     if reference.dtype.kind in "biuUSO" or candidate.dtype.kind in "biuUSO":
         mismatch = reference != candidate
         abs_err = np.zeros(reference.shape)
@@ -261,7 +281,12 @@ def _compare_arrays(index: int, reference: np.ndarray, candidate: np.ndarray, dt
             mismatch = ~(within | both_nan | same_inf)
             nan_mismatch = int(np.count_nonzero(mismatch & ~both_finite))
             rel_err = abs_err / np.maximum(np.abs(ref64), max(tol.atol, 1e-12))
+            for name, other in (others or {}).items():
+                allowed = both_finite & (abs_err <= other.atol + other.rtol * np.abs(ref64))
+                under[name] = int(np.count_nonzero(~(allowed | both_nan | same_inf)))
     count = int(np.count_nonzero(mismatch))
+    for name in others or {}:
+        under.setdefault(name, count)
     flat_mismatch = np.flatnonzero(mismatch)
     first = _unravel(int(flat_mismatch[0]), reference.shape) if count else None
     worst = _unravel(int(np.argmax(abs_err)), reference.shape) if abs_err.size and float(abs_err.max()) > 0 else None
@@ -278,6 +303,7 @@ def _compare_arrays(index: int, reference: np.ndarray, candidate: np.ndarray, dt
         nan_mismatch=nan_mismatch,
         atol=tol.atol,
         rtol=tol.rtol,
+        mismatches_under=under,
     )
 
 

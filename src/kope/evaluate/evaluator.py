@@ -397,7 +397,7 @@ class Evaluator:
             assert result is not None
             try:
                 diffs = [
-                    self._compare_trial(reference, job_dir, index, protocol.outputs_file(index), run.tolerances)
+                    self._compare_trial(reference, job_dir, index, protocol.outputs_file(index), run)
                     for index in range(options.trials)
                 ]
             except compare.StructureMismatch as exc:
@@ -418,17 +418,10 @@ class Evaluator:
                     device_name=reference.result.device_name,
                     bound=options.speedup_bound,
                 )
-            compared = [(index, protocol.outputs_file(index)) for index in range(trials)]
-            if len(diffs) > trials:
-                compared.append((1, protocol.CACHE_PROBE_FILE))
             summary = compare.summarize(diffs)
             passed_under = {run.profile: bool(summary["passed"])}
-            for other, tolerances in run.alternatives.items():
-                passed_under[other] = not any(
-                    d.mismatch_count
-                    for index, filename in compared
-                    for d in self._compare_trial(reference, job_dir, index, filename, tolerances)
-                )
+            for other in run.alternatives:
+                passed_under[other] = not any(d.mismatches_under.get(other, d.mismatch_count) for t in diffs for d in t)
             return failed.model_copy(
                 update={
                     **summary,
@@ -461,24 +454,27 @@ class Evaluator:
         if any(d.mismatch_count for d in diffs[1]) or any(d.mismatch_count for d in diffs[0]):
             return [], []
         try:
-            probe = self._compare_trial(reference, job_dir, 1, protocol.CACHE_PROBE_FILE, run.tolerances)
+            probe = self._compare_trial(reference, job_dir, 1, protocol.CACHE_PROBE_FILE, run)
         except (compare.StructureMismatch, ValueError):
             return [gate.cache_probe_finding(case.name)], []
         if not any(d.mismatch_count for d in probe):
             return [], []
-        stale = self._compare_trial(reference, job_dir, 0, protocol.CACHE_PROBE_FILE, run.tolerances)
+        stale = self._compare_trial(reference, job_dir, 0, protocol.CACHE_PROBE_FILE, run)
         if not any(d.mismatch_count for d in stale):
             return [gate.cache_probe_finding(case.name)], []
         return [], [probe]
 
     def _compare_trial(
-        self, reference: _Reference, job_dir: Path, index: int, filename: str, tolerances: Mapping[str, Tolerance]
+        self, reference: _Reference, job_dir: Path, index: int, filename: str, run: _Run
     ) -> list[OutputDiff]:
-        """Compare the candidate's outputs in `filename` with the reference's outputs of trial `index`."""
+        """Compare the candidate's outputs in `filename` with the reference's outputs of trial `index` (under the
+        run's profile, and counting mismatches under the others in the same pass)."""
         native = reference.result.trials[index].outputs
         ref_values, ref_arrays = compare.read_packed(reference.entry / protocol.outputs_file(index))
         cand_meta, cand_arrays = compare.read_packed(job_dir / filename)
-        return compare.compare_outputs(native, ref_values, ref_arrays, cand_meta, cand_arrays, tolerances)
+        return compare.compare_outputs(
+            native, ref_values, ref_arrays, cand_meta, cand_arrays, run.tolerances, run.alternatives
+        )
 
     def _reference(self, task: Task, case: Case, options: EvalOptions) -> _Reference:
         key = reference_key(task.sha256, case.key(), options.seed, options.trials, options.device)

@@ -84,6 +84,8 @@ class OutputDiff(BaseModel):
     """Elements where NaN/Inf in the candidate and the reference are not at the same place."""
     atol: float
     rtol: float
+    mismatches_under: dict[ToleranceProfile, int] = Field(default_factory=dict, exclude=True)
+    """Mismatches under the other tolerance profiles, counted in the same pass (for `CaseResult.passed_under`)."""
     candidate_shape: list[int] | None = None
     """The candidate's shape, where it differs from the reference's (`shape`) and `shape_fix` reconciles them."""
     shape_fix: str | None = None
