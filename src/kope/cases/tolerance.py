@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Literal, get_args
+from pathlib import Path
+from typing import Literal, Protocol, get_args
 
 from pydantic import BaseModel, ConfigDict
-
-if TYPE_CHECKING:
-    from kope.cases.task import Task
 
 
 class Tolerance(BaseModel):
@@ -81,7 +79,20 @@ def tolerance_for(
     return PROFILES[profile].get(dtype, EXACT)
 
 
-def is_kernelbench_task(task: Task) -> bool:
+class TaskFile(Protocol):
+    """What `auto` reads of a task (`kope.cases.task.Task`)."""
+
+    @property
+    def path(self) -> Path: ...
+
+    @property
+    def assigned_names(self) -> tuple[str, ...]: ...
+
+    @property
+    def defines_get_cases(self) -> bool: ...
+
+
+def is_kernelbench_task(task: TaskFile) -> bool:
     """A KernelBench problem file: named `level<L>/<N>_<Name>.py`, with neither `get_cases()` nor
     `TOLERANCES` (a task that declares either was written for kope)."""
     if task.defines_get_cases or "TOLERANCES" in task.assigned_names:
@@ -89,7 +100,7 @@ def is_kernelbench_task(task: Task) -> bool:
     return _KERNELBENCH_PATH.search(task.path.as_posix()) is not None
 
 
-def resolve_profile(choice: ToleranceChoice, task: Task) -> tuple[ToleranceProfile, str]:
+def resolve_profile(choice: ToleranceChoice, task: TaskFile) -> tuple[ToleranceProfile, str]:
     """The profile a choice means for `task`, and why (shown in results)."""
     if choice != "auto":
         return choice, f"--tolerance {choice}"
