@@ -73,13 +73,7 @@ def eval_summary(result: EvalResult) -> Group:
     status.append(f"  {passed}/{len(result.cases)} cases pass ({result.cases_run} cases ran) on {result.device}")
     status.append(f", {result.seconds:.1f} s", style="dim")
     parts.append(status)
-    parts.append(Text(tolerance_line(result), style="dim"))
-    if result.profile_disagreement is not None:
-        parts.append(Text(disagreement_line(result), style="bold yellow"))
-    for note in dict.fromkeys(n for case in result.cases for n in case.notes):
-        parts.append(Text(f"note: {note}", style="yellow"))
-    for limit in result.limits:
-        parts.append(Text(limit, style="bold cyan"))
+    parts += judgement_lines(result)
     if result.status == "fail" and result.integrity.verdict == "reject":
         parts.append(Text("wrong values; the gates also object (findings below): a near miss, not a cheat"))
     configs = autotune_summary(result)
@@ -108,6 +102,17 @@ def eval_summary(result: EvalResult) -> Group:
     if result.sandbox is not None and result.sandbox.weaker_than_namespaces:
         parts.append(Text(sandbox_warning(result.sandbox), style="bold yellow"))
     return Group(*parts)
+
+
+def judgement_lines(result: EvalResult) -> list[Text]:
+    """The tolerance profile, where the profiles disagree, shape notes and platform limits."""
+    lines = [Text(tolerance_line(result), style="dim")]
+    if result.profile_disagreement is not None:
+        lines.append(Text(disagreement_line(result), style="bold yellow"))
+    for note in dict.fromkeys(n for case in result.cases for n in case.notes):
+        lines.append(Text(f"note: {note}", style="yellow"))
+    lines += [Text(limit, style="bold cyan") for limit in result.limits]
+    return lines
 
 
 def tolerance_line(result: EvalResult) -> str:
@@ -181,6 +186,8 @@ def diagnosis_report(diagnosis: Diagnosis) -> Group:
     head = Text(f"diagnosis of {diagnosis.candidate}", style="bold")
     head.append(f"  ({diagnosis.status}, {diagnosis.seconds:.1f} s)", style="dim")
     parts.append(head)
+    if diagnosis.evaluation is not None:
+        parts += judgement_lines(diagnosis.evaluation)
     if diagnosis.status == "pass":
         parts.append(Text("the candidate passes every case: nothing to diagnose", style="green"))
         return Group(*parts)

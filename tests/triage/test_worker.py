@@ -9,6 +9,8 @@ import pytest
 
 from kope.evaluate import EvalOptions
 from kope.triage.layout import Item
+from kope.triage.report import render
+from kope.triage.run import TriageSummary
 from kope.triage.worker import CLASSES, TriageJob, TriageRow, TriageWorker, classify, slug
 
 
@@ -87,3 +89,5 @@ def test_the_row_names_its_profile_and_the_disagreement(worker: TriageWorker, tm
     row = _row(worker, tmp_path, "row_sum.py", "row_sum_bf16.py", repair=False)
     assert row.before == "near-miss" and row.tolerance_profile == "strict"
     assert row.profile_disagreement is not None and row.profile_disagreement.kernelbench == "pass"
+    page = render(TriageSummary(out=tmp_path, total=1, rows=[row]))
+    assert "profiles disagree: strict fail, kernelbench pass" in page and "judged strict" in page

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from kope.evaluate.protocol.probing import ShapeProbe, ShapeProbeResult
 
 Which = Literal["all", "visible"] | Sequence[str]
-_STOP_KINDS = frozenset({"syntax", "import", "load", "timeout", "memory", "disk", "interpreter"})
+_STOP_KINDS = frozenset({"syntax", "import", "load", "timeout", "memory", "disk", "interpreter", "unsupported"})
 _STDOUT_KEEP = 2000
 
 
