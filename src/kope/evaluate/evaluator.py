@@ -286,6 +286,7 @@ class Evaluator:
         task = task if isinstance(task, Task) else load_task(task)
         candidate_path = Path(candidate).resolve()
         source = _read_candidate(candidate_path)
+        profile, reason = resolve_profile(options.tolerance, task)
         try:
             all_cases = list(cases) if cases is not None else self.cases(task, options=options)
         except TooLargeError as exc:
@@ -299,10 +300,11 @@ class Evaluator:
                 device=options.device,
                 seed=options.seed,
                 seconds=round(time.monotonic() - began, 3),
+                tolerance_profile=profile,
+                tolerance_reason=reason,
             )
         selected, cases_run = _select(all_cases, which)
         plan = self.plan(task, options)
-        profile, reason = resolve_profile(options.tolerance, task)
         run = _Run(
             task=task,
             source=source,
