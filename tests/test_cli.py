@@ -125,3 +125,19 @@ def test_optimize_exits_0_for_a_correct_kernel_it_could_not_make_faster(tmp_path
     report = json.loads(done.stdout)
     assert done.exit_code == 0 and report["status"] == "not-improved" and report["stop_reason"] == "time-budget"
     assert (tmp_path / "out.py").read_text() == SCALE_GOOD.read_text()
+
+
+def test_eval_tolerance_profile_is_chosen_named_and_compared(tmp_path: Path) -> None:
+    judge = Path(__file__).parent / "fixtures" / "judge"
+    task, kernel = str(judge / "tasks" / "row_sum.py"), str(judge / "candidates" / "row_sum_bf16.py")
+    strict = kope("eval", task, kernel, "--device", "cpu", "--trials", "1", cache=tmp_path)
+    assert strict.returncode == 1, strict.stderr
+    assert "tolerance profile: strict" in strict.stdout and "profiles disagree: strict fail, kernelbench pass" in (
+        strict.stdout
+    )
+    loose = kope("eval", task, kernel, "--json", "--tolerance", "kernelbench", "--trials", "1", cache=tmp_path)
+    assert loose.returncode == 0, loose.stderr
+    data = json.loads(loose.stdout)
+    assert data["status"] == "pass" and data["tolerance_profile"] == "kernelbench"
+    assert data["tolerance_reason"] == "--tolerance kernelbench"
+    assert data["profile_disagreement"]["strict"] == "fail"

@@ -21,6 +21,7 @@ from kope.evaluate.confine import SANDBOX_MODES, SandboxMode
 if TYPE_CHECKING:
     from typer._click import Command, Context, Parameter
 
+    from kope.cases.tolerance import ToleranceChoice
     from kope.memory import ExperienceStore
     from kope.triage import TriageSummary
     from kope.triage.causes import Cause
@@ -101,6 +102,23 @@ PolicyOpt = Annotated[
         "task's INTEGRITY_POLICY, else decided from what the reference calls).",
     ),
 ]
+
+
+class ToleranceChoiceOpt(StrEnum):
+    strict = "strict"
+    kernelbench = "kernelbench"
+    auto = "auto"
+
+
+ToleranceOpt = Annotated[
+    ToleranceChoiceOpt,
+    typer.Option(
+        "--tolerance",
+        help="Tolerance profile: strict (kope's, about 1e-4 in float32), kernelbench (KernelBench's, atol = rtol "
+        "= 1e-2), or auto (kernelbench for a KernelBench task file levelL/N_Name.py, strict elsewhere). A task's "
+        "own TOLERANCES win.",
+    ),
+]
 ExecutorOpt = Annotated[
     str, typer.Option("--executor", help="Where jobs run: local (worker processes) or ray (a Ray cluster).")
 ]
@@ -174,6 +192,10 @@ def _policy(choice: PolicyChoice | None) -> Literal["strict", "partial"] | None:
     return "strict" if choice == PolicyChoice.strict else "partial"
 
 
+def _tolerance(choice: ToleranceChoiceOpt) -> ToleranceChoice:
+    return cast("ToleranceChoice", choice.value)
+
+
 def _fail(message: str, *, as_json: bool, code: int = 2, kind: str = "task", hint: str | None = None) -> NoReturn:
     if as_json:
         error = {"kind": kind, "message": message} | ({"hint": hint} if hint else {})
@@ -225,6 +247,7 @@ def eval_command(
     max_elements: MaxElementsOpt = None,
     sandbox: SandboxOpt = SandboxChoice.auto,
     policy: PolicyOpt = None,
+    tolerance: ToleranceOpt = ToleranceChoiceOpt.auto,
 ) -> None:
     """Evaluate CANDIDATE against TASK on every case, sandboxed.
 
@@ -247,6 +270,7 @@ def eval_command(
             timing=resolved.startswith("cuda") if timing is None else timing,
             max_elements=max_elements,
             policy=_policy(policy),
+            tolerance=_tolerance(tolerance),
         )
         loaded = load_task(task)
         overrides = parse_set(set_ or [])
@@ -462,6 +486,7 @@ def diagnose_command(
     ] = None,
     timeout: Annotated[float, typer.Option("--timeout", min=1, help="Wall-time limit of each run, in seconds.")] = 60.0,
     sandbox: SandboxOpt = SandboxChoice.auto,
+    tolerance: ToleranceOpt = ToleranceChoiceOpt.auto,
 ) -> None:
     """Say what is wrong with a failing kernel, and which known bug it is.
 
@@ -478,7 +503,9 @@ def diagnose_command(
 
     with _errors_reported(as_json):
         resolved = _device(device, as_json=as_json)
-        options = EvalOptions(sandbox=_mode(sandbox), device=resolved, timeout_s=timeout)
+        options = EvalOptions(
+            sandbox=_mode(sandbox), device=resolved, timeout_s=timeout, tolerance=_tolerance(tolerance)
+        )
         loaded = load_task(task)
         knowledge = KnowledgeBase.load(extra_dirs=patterns or [])
         with Evaluator() as evaluator, _progress(not as_json, "diagnosing") as report:
@@ -639,6 +666,7 @@ def debug_command(
             "--explain", help="Print what the offline search tried, in order, and why each was kept or dropped."
         ),
     ] = False,
+    tolerance: ToleranceOpt = ToleranceChoiceOpt.auto,
 ) -> None:
     """Repair a near-miss kernel: diagnose, ask the model for an edit, evaluate, repeat, bounded.
 
@@ -662,7 +690,7 @@ def debug_command(
             prompt_budget=prompt_tokens,
             recipes_first=recipes_first,
             probes=not no_probes,
-            options=EvalOptions(sandbox=_mode(sandbox), device=resolved),
+            options=EvalOptions(sandbox=_mode(sandbox), device=resolved, tolerance=_tolerance(tolerance)),
             search=repair is RepairChoice.search,
         )
 
@@ -1515,6 +1543,7 @@ def triage_command(
         ),
     ] = PolicyChoice.auto,
     as_json: JsonOpt = False,
+    tolerance: ToleranceOpt = ToleranceChoiceOpt.auto,
 ) -> None:
     """Triage a run: match candidates to tasks, classify each (pass, near-miss, broken, cheat...), repair near misses.
 
@@ -1553,6 +1582,7 @@ def triage_command(
                         trials=trials,
                         timeout_s=timeout,
                         policy=_policy(policy),
+                        tolerance=_tolerance(tolerance),
                     ),
                     max_tokens=max_tokens,
                     max_seconds=max_seconds,
@@ -1575,6 +1605,7 @@ def triage_command(
         "saved": summary.saved,
         "tokens": summary.tokens,
         "seconds": summary.seconds,
+        "emulated": summary.emulated,
         "causes": [cause.model_dump() for cause in causes],
         "by_source_verdict": summary.by_source_verdict(),
         "by_model": summary.by_model(),
@@ -1603,6 +1634,11 @@ def _print_triage(summary: TriageSummary, causes: list[Cause], shown: int = 15) 
     classes.add_column("")
     for name in summary.classes:
         classes.add_column(name, justify="right")
+    if summary.emulated:
+        out.print(
+            f"{summary.emulated} of {len(summary.rows)} judged with CUDA emulated on the CPU interpreter (no GPU here)",
+            highlight=False,
+        )
     before, after = summary.counts("before"), summary.counts("after")
     classes.add_row("before", *(str(before[n]) for n in summary.classes))
     classes.add_row("after repair", *(str(after[n]) for n in summary.classes))

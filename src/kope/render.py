@@ -83,6 +83,9 @@ def eval_summary(result: EvalResult) -> Group:
     parts.append(status)
     if result.emulation is not None:
         parts.append(Text(emulation_line(result), style="cyan"))
+    parts += judgement_lines(result)
+    if result.status == "fail" and result.integrity.verdict == "reject":
+        parts.append(Text("wrong values; the gates also object (findings below): a near miss, not a cheat"))
     configs = autotune_summary(result)
     if configs:
         parts.append(Text(configs, style="dim"))
@@ -120,6 +123,31 @@ def emulation_line(result: EvalResult) -> str:
     used = result.emulation.used
     asked = f"; the candidate used {', '.join(used)}" if used else ""
     return f"{result.emulation.note} (no GPU here: the kernels ran in Triton's interpreter as on a GPU{asked})"
+
+
+def judgement_lines(result: EvalResult) -> list[Text]:
+    """The tolerance profile, where the profiles disagree, shape notes and platform limits."""
+    lines = [Text(tolerance_line(result), style="dim")]
+    if result.profile_disagreement is not None:
+        lines.append(Text(disagreement_line(result), style="bold yellow"))
+    for note in dict.fromkeys(n for case in result.cases for n in case.notes):
+        lines.append(Text(f"note: {note}", style="yellow"))
+    lines += [Text(limit, style="bold cyan") for limit in result.limits]
+    return lines
+
+
+def tolerance_line(result: EvalResult) -> str:
+    reason = f" ({result.tolerance_reason})" if result.tolerance_reason else ""
+    return f"tolerance profile: {result.tolerance_profile}{reason}"
+
+
+def disagreement_line(result: EvalResult) -> str:
+    d = result.profile_disagreement
+    assert d is not None
+    return (
+        f"profiles disagree: strict {d.strict}, kernelbench {d.kernelbench} "
+        f"(max abs err {d.max_abs_err:.3g}, max rel err {d.max_rel_err:.3g} on {', '.join(d.cases)})"
+    )
 
 
 def sandbox_warning(report: SandboxReport) -> str:
@@ -179,6 +207,8 @@ def diagnosis_report(diagnosis: Diagnosis) -> Group:
     head = Text(f"diagnosis of {diagnosis.candidate}", style="bold")
     head.append(f"  ({diagnosis.status}, {diagnosis.seconds:.1f} s)", style="dim")
     parts.append(head)
+    if diagnosis.evaluation is not None:
+        parts += judgement_lines(diagnosis.evaluation)
     if diagnosis.status == "pass":
         parts.append(Text("the candidate passes every case: nothing to diagnose", style="green"))
         return Group(*parts)

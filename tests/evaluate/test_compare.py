@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kope.cases.task import Tolerance
+from kope.cases.tolerance import Tolerance
 from kope.evaluate.compare import StructureMismatch, check_structure, compare_outputs, summarize
 from kope.evaluate.protocol import ValueMeta
 
@@ -104,3 +104,53 @@ def test_malformed_data_is_an_error_not_a_pass() -> None:
         compare_outputs(
             meta, tensor("t0", reference, "float64"), {"t0": reference}, lying, {"t0": np.zeros(4, dtype=np.float32)}
         )
+
+
+@pytest.mark.parametrize(
+    ("reference", "candidate", "fix"),
+    [
+        (np.array(3.5), np.array([3.5], dtype=np.float32), ".reshape(())"),
+        (np.arange(6.0), np.arange(6.0, dtype=np.float32).reshape(1, 6, 1), ".squeeze()"),
+        (np.ones((2, 1, 3)), np.ones((2, 1, 3, 1), dtype=np.float32), ".squeeze(-1)"),
+        (np.ones((1, 4)), np.ones(4, dtype=np.float32), ".unsqueeze(0)"),
+        (np.arange(6.0).reshape(2, 3), np.arange(6.0, dtype=np.float32).reshape(2, 3).T.copy(), ".transpose(-2, -1)"),
+        (np.arange(6.0).reshape(2, 3), np.arange(6.0, dtype=np.float32).reshape(3, 2), ".reshape(2, 3)"),
+    ],
+)
+def test_values_right_up_to_a_shape_change_fail_with_the_fix(
+    reference: np.ndarray, candidate: np.ndarray, fix: str
+) -> None:
+    native = tensor("t0", reference, "float32")
+    (diff,) = compare_outputs(native, tensor("t0", reference, "float64"), {"t0": reference},
+                              tensor("t0", candidate), {"t0": candidate})  # fmt: skip
+    assert diff.shape_fix == fix and diff.mismatch_count == diff.numel == reference.size
+    assert diff.max_abs_err == 0.0 and diff.candidate_shape == list(candidate.shape)
+    summary = summarize([[diff]])
+    assert not summary["passed"] and summary["shape_fix"] == fix and fix in summary["notes"][0]
+
+
+def test_a_square_output_right_only_transposed_is_named() -> None:
+    reference = np.arange(9.0).reshape(3, 3)
+    diff = run(reference, reference.T.astype(np.float32))
+    assert diff.mismatch_count == 6 and diff.shape_fix == ".transpose(-2, -1)"
+
+
+def test_wrong_values_of_another_shape_stay_a_shape_error() -> None:
+    reference = np.array(3.5)
+    candidate = np.array([4.5], dtype=np.float32)
+    with pytest.raises(StructureMismatch, match="shape"):
+        compare_outputs(tensor("t0", reference, "float32"), tensor("t0", reference, "float64"), {"t0": reference},
+                        tensor("t0", candidate), {"t0": candidate})  # fmt: skip
+
+
+def test_other_profiles_are_counted_in_the_same_pass() -> None:
+    from kope.cases.tolerance import PROFILES
+
+    reference = np.linspace(1.0, 2.0, 50)
+    candidate = (reference * (1 + 2e-3)).astype(np.float32)
+    native = tensor("t0", reference, "float32")
+    (diff,) = compare_outputs(native, tensor("t0", reference, "float64"), {"t0": reference},
+                              tensor("t0", candidate), {"t0": candidate}, PROFILES["strict"],
+                              {"kernelbench": PROFILES["kernelbench"]})  # fmt: skip
+    assert diff.mismatch_count == 50 and diff.mismatches_under == {"kernelbench": 0}
+    assert "mismatches_under" not in diff.model_dump()

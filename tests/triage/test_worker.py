@@ -1,8 +1,17 @@
-"""Names of the files triage writes per candidate."""
+"""One candidate's triage: the names of the files it writes, its class, the repair of a near miss."""
 
 from __future__ import annotations
 
-from kope.triage.worker import slug
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kope.evaluate import EvalOptions
+from kope.triage.layout import Item
+from kope.triage.report import render
+from kope.triage.run import TriageSummary
+from kope.triage.worker import CLASSES, TriageJob, TriageRow, TriageWorker, classify, slug
 
 
 def test_a_plain_id_keeps_its_readable_name() -> None:
@@ -14,3 +23,71 @@ def test_ids_that_would_share_a_name_get_distinct_names() -> None:
     names = [slug(ident) for ident in ids]
     assert len(set(names)) == len(ids), names
     assert all("/" not in name for name in names)
+
+
+JUDGE = Path(__file__).parents[1] / "fixtures" / "judge"
+OPTIONS = EvalOptions(trials=1, timeout_s=60, memory_mb=2048)
+
+
+@pytest.fixture(scope="module")
+def worker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TriageWorker]:
+    made = TriageWorker(cache_dir=tmp_path_factory.mktemp("triage-cache"))
+    yield made
+    made.close()
+
+
+def _row(worker: TriageWorker, out: Path, task: str, candidate: str, *, repair: bool = True) -> TriageRow:
+    item = Item(
+        id=f"{Path(task).stem}/{candidate}",
+        problem=Path(task).stem,
+        task=str(JUDGE / "tasks" / task),
+        candidate=str(JUDGE / "candidates" / candidate),
+    )
+    return worker.run(TriageJob(item=item, out=str(out), options=OPTIONS, repair=repair))
+
+
+def test_classes_of_statuses() -> None:
+    assert classify("pass") == "pass" and classify("fail") == "near-miss"
+    assert classify("reject") == "cheat" and classify("error", "runtime") == "broken"
+    assert classify("error", "unsupported") == "unsupported-here"
+    assert classify("fail", None, ["interpreter-limit: bf16 tl.dot"]) == "unsupported-here"
+    assert "unsupported-here" in CLASSES
+
+
+def test_wrong_values_and_a_gate_finding_is_a_near_miss_whose_repair_the_gates_judge(
+    worker: TriageWorker, tmp_path: Path
+) -> None:
+    row = _row(worker, tmp_path, "relu_scale.py", "relu_torch_wrong_scale.py")
+    assert row.error is None, row.error
+    assert row.before == "near-miss" and row.status == "fail"
+    assert "torch-compute" in row.findings
+    assert row.repair != "none", "a near miss gets its repair"
+    assert row.after != "pass" and row.repair != "repaired", "PyTorch still computes the ReLU: the gates reject"
+
+
+def test_right_values_from_pytorch_stay_a_cheat(worker: TriageWorker, tmp_path: Path) -> None:
+    row = _row(worker, tmp_path, "relu_scale.py", "relu_torch_right_scale.py")
+    assert row.before == "cheat" and row.repair == "none" and "torch-compute" in row.findings
+
+
+def test_a_scalar_returned_as_one_element_is_a_near_miss_repaired_offline(worker: TriageWorker, tmp_path: Path) -> None:
+    row = _row(worker, tmp_path, "total_sum.py", "total_sum_one_element.py")
+    assert row.error is None, row.error
+    assert row.before == "near-miss" and row.error_kind is None
+    assert any(".reshape(())" in note for note in row.notes)
+    assert row.repair == "repaired" and row.after == "pass"
+    assert row.repaired is not None and "return out.reshape(())" in (tmp_path / row.repaired).read_text()
+
+
+def test_bf16_dot_in_the_interpreter_is_unsupported_here_not_a_near_miss(worker: TriageWorker, tmp_path: Path) -> None:
+    row = _row(worker, tmp_path, "matmul_bf16.py", "matmul_bf16_dot.py")
+    assert row.before == "unsupported-here" and row.repair == "none"
+    assert row.limits and row.limits[0].startswith("interpreter-limit: bf16 tl.dot")
+
+
+def test_the_row_names_its_profile_and_the_disagreement(worker: TriageWorker, tmp_path: Path) -> None:
+    row = _row(worker, tmp_path, "row_sum.py", "row_sum_bf16.py", repair=False)
+    assert row.before == "near-miss" and row.tolerance_profile == "strict"
+    assert row.profile_disagreement is not None and row.profile_disagreement.kernelbench == "pass"
+    page = render(TriageSummary(out=tmp_path, total=1, rows=[row]))
+    assert "profiles disagree: strict fail, kernelbench pass" in page and "judged strict" in page

@@ -117,7 +117,13 @@ class SandboxEnvironment:
 
     def instrument(self, source: str, cases: Sequence[Case], request: Request) -> str:
         task, work = self._write(source)
-        quick = EvalOptions(device=self.options.device, trials=1, integrity=False, sandbox=self.options.sandbox)
+        quick = EvalOptions(
+            device=self.options.device,
+            trials=1,
+            integrity=False,
+            sandbox=self.options.sandbox,
+            tolerance=self.options.tolerance,
+        )
         if request.kind == "trace":
             spec = TraceSpec(kernel=request.kernel, line=request.line, pid=list(request.pid))
             traced = dataclasses.replace(quick, trace=spec)

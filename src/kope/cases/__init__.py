@@ -1,6 +1,7 @@
 """Cases: loading a task and its cases, deriving cases for a task that has none, and rendering them.
 
-- `task`: `Task`, `Case` and tolerances; loading KernelBench-format files; case overrides.
+- `task`: `Task`, `Case`; loading KernelBench-format files; case overrides; a task's `TOLERANCES`.
+- `tolerance`: per-dtype tolerances and their named profiles (`strict`, `kernelbench`).
 - `derive`: cases derived from a task's single shape (sizes that expose masking and tiling bugs),
   checked by sandboxed shapes jobs whose wire types live in `kope.evaluate.protocol.probing`.
 - `render`: the cases table and the derivation report of `kope cases`.
@@ -16,15 +17,14 @@ from kope.cases.task import (
     InputTransform,
     OverrideValue,
     Task,
-    Tolerance,
     build_cases,
     load_cases_file,
     load_task,
     override_notes,
     parse_set,
     parse_tolerances,
-    tolerance_for,
 )
+from kope.cases.tolerance import Tolerance, ToleranceChoice, ToleranceProfile, resolve_profile, tolerance_for
 
 __all__ = [
     "Case",
@@ -33,6 +33,8 @@ __all__ = [
     "OverrideValue",
     "Task",
     "Tolerance",
+    "ToleranceChoice",
+    "ToleranceProfile",
     "build_cases",
     "cases_table",
     "derivation_report",
@@ -42,5 +44,6 @@ __all__ = [
     "override_notes",
     "parse_set",
     "parse_tolerances",
+    "resolve_profile",
     "tolerance_for",
 ]

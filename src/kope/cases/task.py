@@ -12,8 +12,8 @@ label), `visible` (whether an agent is shown it) and `inputs` (`{"scale": s, "sh
 reference's floating-point inputs become `x * s + t`, so a case can change the input distribution
 as well as the sizes). When no case says, the first case is visible and the others are hidden.
 
-Tolerances are per dtype (see `DEFAULT_TOLERANCES`); a task widens or tightens them with a
-module-level dict `TOLERANCES = {"float16": {"atol": 2e-2, "rtol": 2e-2}}`.
+Tolerances are per dtype, grouped in profiles (`kope.cases.tolerance`); a task widens or tightens
+them with a module-level dict `TOLERANCES = {"float16": {"atol": 2e-2, "rtol": 2e-2}}`.
 
 Nothing here imports torch: the task is executed only inside the sandbox.
 """
@@ -33,6 +33,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 from kope import syntax
+from kope.cases.tolerance import Tolerance
 from kope.errors import CaseError, TaskFileError
 
 REQUIRED_NAMES = ("Model", "get_inputs", "get_init_inputs")
@@ -40,18 +41,6 @@ RESERVED_CASE_KEYS = frozenset({"name", "visible", "inputs"})
 TOLERANCES_NAME = "TOLERANCES"
 
 OverrideValue = int | float | bool | str | tuple[Any, ...]
-
-
-class Tolerance(BaseModel):
-    """An element passes when |candidate - reference| <= atol + rtol * |reference|."""
-
-    model_config = ConfigDict(frozen=True)
-
-    atol: float
-    rtol: float
-
-
-EXACT = Tolerance(atol=0.0, rtol=0.0)
 
 
 InputPattern = Literal["ones", "zeros", "arange", "onehot", "identity", "symmetric"]
@@ -90,23 +79,6 @@ class InputTransform(BaseModel):
         if data.get("pattern") is None:
             data.pop("pattern", None)
         return data
-
-
-DEFAULT_TOLERANCES: dict[str, Tolerance] = {
-    "float64": Tolerance(atol=1e-7, rtol=1e-7),
-    "float32": Tolerance(atol=1e-4, rtol=1e-4),
-    "float16": Tolerance(atol=1e-2, rtol=1e-2),
-    "bfloat16": Tolerance(atol=2e-2, rtol=2e-2),
-    "float8_e4m3fn": Tolerance(atol=1.25e-1, rtol=1.25e-1),
-    "float8_e5m2": Tolerance(atol=2.5e-1, rtol=2.5e-1),
-}
-"""Floating dtypes not listed here, integers and booleans compare exactly."""
-
-
-def tolerance_for(dtype: str, overrides: Mapping[str, Tolerance] | None = None) -> Tolerance:
-    if overrides and dtype in overrides:
-        return overrides[dtype]
-    return DEFAULT_TOLERANCES.get(dtype, EXACT)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from kope import syntax
-from kope.cases.task import Case, InputTransform, Task, load_task, tolerance_for
+from kope.cases.task import Case, InputTransform, Task, load_task
+from kope.cases.tolerance import tolerance_for
 from kope.diagnose.extract import extract_features, next_pow2
 from kope.diagnose.report import CaseDiagnosis, Diagnosis, Probe
 from kope.diagnose.signature import signature
@@ -168,6 +169,7 @@ class Diagnoser:
             memory_mb=options.memory_mb,
             integrity=False,
             sandbox=options.sandbox,
+            tolerance=options.tolerance,
         )
         failing = [c for c in diagnosis.cases if not c.passed and c.error_kind is None] or [
             c for c in diagnosis.cases if not c.passed

@@ -5,8 +5,14 @@ worker reported (`ValueMeta`) and tensors read from safetensors with numpy (no p
 
 An element of a floating output passes when both are NaN, both are the same infinity, or both are
 finite and |candidate - reference| <= atol + rtol * |reference|. Integer and boolean outputs
-compare exactly. Shapes, dtypes and the structure (tensor, tuple/list of tensors, scalar) must
-match the reference run in its own precision.
+compare exactly. Dtypes and the structure (tensor, tuple/list of tensors, scalar) must match the
+reference run in its own precision.
+
+Shapes must match too, with one exception that keeps a near miss a near miss: a tensor whose values
+are right up to a change of shape (a scalar returned as `(1,)`, a unit dimension too many or too
+few, the last two dimensions transposed) fails with that fix named (`OutputDiff.shape_fix`) instead
+of being an error of kind `shape`. A square output that is right only transposed is named the same
+way.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import numpy as np
 from safetensors import safe_open
 from safetensors.numpy import load_file
 
-from kope.cases.task import Tolerance, tolerance_for
+from kope.cases.tolerance import Tolerance, ToleranceProfile, tolerance_for
 from kope.evaluate.protocol import ValueMeta, check_job_file
 from kope.evaluate.results import OutputDiff
 
@@ -89,15 +95,16 @@ def describe(meta: ValueMeta) -> str:
     return f"a Python {meta.type}"
 
 
-def check_structure(reference: ValueMeta, candidate: ValueMeta, path: str = "output") -> None:
-    """Raise StructureMismatch where the candidate's output is not shaped like the reference's."""
+def check_structure(reference: ValueMeta, candidate: ValueMeta, path: str = "output", *, shapes: bool = True) -> None:
+    """Raise StructureMismatch where the candidate's output is not shaped like the reference's (`shapes` False:
+    tensors of other shapes pass here, for the comparison to try a shape fix)."""
     same_kind = reference.type == candidate.type or {reference.type, candidate.type} <= {"tuple", "list"}
     if not same_kind:
         raise StructureMismatch(
             f"{path}: the reference returns {describe(reference)}, the candidate {describe(candidate)}"
         )
     if reference.type == "tensor":
-        if reference.shape != candidate.shape:
+        if shapes and reference.shape != candidate.shape:
             raise StructureMismatch(
                 f"{path}: shape {tuple(candidate.shape or [])} where the reference has {tuple(reference.shape or [])}"
             )
@@ -110,7 +117,7 @@ def check_structure(reference: ValueMeta, candidate: ValueMeta, path: str = "out
             )
         labels = reference.keys or [str(i) for i in range(len(reference.items))]
         for label, ref_item, cand_item in zip(labels, reference.items, candidate.items, strict=True):
-            check_structure(ref_item, cand_item, f"{path}[{label}]")
+            check_structure(ref_item, cand_item, f"{path}[{label}]", shapes=shapes)
 
 
 def compare_outputs(
@@ -120,22 +127,38 @@ def compare_outputs(
     candidate_meta: ValueMeta,
     candidate_arrays: Mapping[str, np.ndarray],
     tolerances: Mapping[str, Tolerance] | None = None,
+    alternatives: Mapping[ToleranceProfile, Mapping[str, Tolerance]] | None = None,
 ) -> list[OutputDiff]:
     """Compare every output element; raise StructureMismatch or ValueError (malformed data).
 
     `reference_meta` describes the reference run in its own precision (dtypes, shapes);
-    `reference_values` and `reference_arrays` hold its float64 values.
+    `reference_values` and `reference_arrays` hold its float64 values. `alternatives`: other profiles'
+    tolerances, counted in the same pass (`OutputDiff.mismatches_under`).
     """
-    check_structure(reference_meta, candidate_meta)
+    check_structure(reference_meta, candidate_meta, shapes=False)
     ref_leaves = leaves(reference_values, reference_arrays)
     cand_leaves = leaves(candidate_meta, candidate_arrays)
     dtypes = [_leaf_dtype(m) for m in _meta_leaves(reference_meta)]
     if len(ref_leaves) != len(cand_leaves) or len(dtypes) != len(cand_leaves):
         raise ValueError("reference and candidate outputs do not line up")
     return [
-        _compare_leaf(index, ref, cand, dtype, tolerance_for(dtype, tolerances))
+        _compare_leaf(
+            index,
+            ref,
+            cand,
+            dtype,
+            tolerance_for(dtype, tolerances),
+            {name: tolerance_for(dtype, table) for name, table in (alternatives or {}).items()},
+        )
         for index, (ref, cand, dtype) in enumerate(zip(ref_leaves, cand_leaves, dtypes, strict=True))
     ]
+
+
+def tensor_dtypes(meta: ValueMeta | None) -> set[str]:
+    """The dtypes of the tensors in a packed value's structure."""
+    if meta is None:
+        return set()
+    return {leaf.dtype for leaf in _meta_leaves(meta) if leaf.type == "tensor" and leaf.dtype}
 
 
 def _meta_leaves(meta: ValueMeta) -> list[ValueMeta]:
@@ -161,11 +184,81 @@ def _as_array(leaf: Leaf) -> np.ndarray:
     return np.asarray(leaf.meta.value)
 
 
-def _compare_leaf(index: int, ref: Leaf, cand: Leaf, dtype: str, tol: Tolerance) -> OutputDiff:
+def _compare_leaf(
+    index: int, ref: Leaf, cand: Leaf, dtype: str, tol: Tolerance, others: Mapping[ToleranceProfile, Tolerance]
+) -> OutputDiff:
     reference = _as_array(ref)
     candidate = _as_array(cand)
     if reference.shape != candidate.shape:
+        for fix, fixed in _shape_fixes(reference, candidate):
+            diff = _compare_arrays(index, reference, fixed, dtype, tol)
+            if not diff.mismatch_count:
+                first = [0] * reference.ndim if reference.size else None
+                return diff.model_copy(
+                    update={
+                        "mismatch_count": diff.numel,
+                        "mismatches_under": dict.fromkeys(others, diff.numel),
+                        "first_mismatch": first,
+                        "candidate_shape": list(candidate.shape),
+                        "shape_fix": fix,
+                    }
+                )
         raise StructureMismatch(f"{cand.path}: shape {candidate.shape} where the reference has {reference.shape}")
+    diff = _compare_arrays(index, reference, candidate, dtype, tol, others)
+    if diff.mismatch_count and reference.ndim >= 2 and reference.shape[-1] == reference.shape[-2] > 1:
+        transposed = _compare_arrays(index, reference, np.swapaxes(candidate, -1, -2), dtype, tol)
+        if not transposed.mismatch_count:
+            return diff.model_copy(update={"shape_fix": _TRANSPOSE})
+    return diff
+
+
+_TRANSPOSE = ".transpose(-2, -1)"
+
+
+def _shape_fixes(reference: np.ndarray, candidate: np.ndarray) -> list[tuple[str, np.ndarray]]:
+    """The shape changes that turn the candidate's shape into the reference's, named as the code that makes them
+    (generic forms first: they hold at every size; a literal `.reshape(...)` last)."""
+    found: list[tuple[str, np.ndarray]] = []
+    ref_shape, cand_shape = reference.shape, candidate.shape
+    if candidate.size == reference.size:
+        fixed = candidate.reshape(ref_shape)
+        squeezed = tuple(d for d in ref_shape if d != 1) == tuple(d for d in cand_shape if d != 1)
+        if not ref_shape:
+            found.append((".reshape(())", fixed))
+        elif squeezed and 1 not in ref_shape:
+            found.append((".squeeze()", fixed))
+        elif squeezed and len(cand_shape) == len(ref_shape) + 1:
+            axis = _unit_axis(cand_shape, ref_shape)
+            if axis is not None:
+                found.append((f".squeeze({axis})", fixed))
+        elif squeezed and len(cand_shape) + 1 == len(ref_shape):
+            axis = _unit_axis(ref_shape, cand_shape)
+            if axis is not None:
+                found.append((f".unsqueeze({axis})", fixed))
+    if candidate.ndim >= 2 and candidate.shape[:-2] + candidate.shape[:-3:-1] == ref_shape:
+        found.append((_TRANSPOSE, np.swapaxes(candidate, -1, -2)))
+    if candidate.size == reference.size and not any(fix == ".reshape(())" for fix, _ in found):
+        found.append((f".reshape({', '.join(str(d) for d in ref_shape)})", candidate.reshape(ref_shape)))
+    return found
+
+
+def _unit_axis(longer: tuple[int, ...], shorter: tuple[int, ...]) -> int | None:
+    """The axis of `longer` whose removal (a unit dimension) gives `shorter`; negative when it is the last one."""
+    for axis in range(len(longer)):
+        if longer[axis] == 1 and longer[:axis] + longer[axis + 1 :] == shorter:
+            return -1 if axis == len(longer) - 1 and axis > 0 else axis
+    return None
+
+
+def _compare_arrays(
+    index: int,
+    reference: np.ndarray,
+    candidate: np.ndarray,
+    dtype: str,
+    tol: Tolerance,
+    others: Mapping[ToleranceProfile, Tolerance] | None = None,
+) -> OutputDiff:
+    under: dict[ToleranceProfile, int] = {}
     if reference.dtype.kind in "biuUSO" or candidate.dtype.kind in "biuUSO":
         mismatch = reference != candidate
         abs_err = np.zeros(reference.shape)
@@ -188,7 +281,12 @@ def _compare_leaf(index: int, ref: Leaf, cand: Leaf, dtype: str, tol: Tolerance)
             mismatch = ~(within | both_nan | same_inf)
             nan_mismatch = int(np.count_nonzero(mismatch & ~both_finite))
             rel_err = abs_err / np.maximum(np.abs(ref64), max(tol.atol, 1e-12))
+            for name, other in (others or {}).items():
+                allowed = both_finite & (abs_err <= other.atol + other.rtol * np.abs(ref64))
+                under[name] = int(np.count_nonzero(~(allowed | both_nan | same_inf)))
     count = int(np.count_nonzero(mismatch))
+    for name in others or {}:
+        under.setdefault(name, count)
     flat_mismatch = np.flatnonzero(mismatch)
     first = _unravel(int(flat_mismatch[0]), reference.shape) if count else None
     worst = _unravel(int(np.argmax(abs_err)), reference.shape) if abs_err.size and float(abs_err.max()) > 0 else None
@@ -205,6 +303,7 @@ def _compare_leaf(index: int, ref: Leaf, cand: Leaf, dtype: str, tol: Tolerance)
         nan_mismatch=nan_mismatch,
         atol=tol.atol,
         rtol=tol.rtol,
+        mismatches_under=under,
     )
 
 
@@ -224,7 +323,10 @@ def summarize(diffs_per_trial: list[list[OutputDiff]]) -> dict[str, Any]:
         key=lambda trial: (sum(d.mismatch_count for d in trial), max((d.max_abs_err for d in trial), default=0.0)),
         default=[],
     )
+    fix, notes = _shape_fix(all_diffs)
     return {
+        "shape_fix": fix,
+        "notes": notes,
         "passed": count == 0,
         "max_abs_err": max((d.max_abs_err for d in all_diffs), default=0.0),
         "max_rel_err": max((d.max_rel_err for d in all_diffs), default=0.0),
@@ -233,3 +335,18 @@ def summarize(diffs_per_trial: list[list[OutputDiff]]) -> dict[str, Any]:
         "mismatch_fraction": count / numel if numel else 0.0,
         "outputs": worst_trial,
     }
+
+
+def _shape_fix(diffs: list[OutputDiff]) -> tuple[str | None, list[str]]:
+    """The one shape fix that makes every wrong output of a case right, and the note that says so."""
+    wrong = [d for d in diffs if d.mismatch_count]
+    fixes = {d.shape_fix for d in wrong}
+    if not wrong or len(fixes) != 1 or None in fixes:
+        return None, []
+    first = wrong[0]
+    fix = first.shape_fix
+    if first.candidate_shape is not None:
+        what = f"shape {tuple(first.candidate_shape)} where the reference has {tuple(first.shape)}"
+    else:
+        what = "the values are transposed"
+    return fix, [f"output {first.index}: {what}; `{fix}` on the returned value makes every element right"]

@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import ValidationError
 
-from kope.cases.task import Case, OverrideValue, Task, Tolerance, build_cases, load_task, parse_tolerances
+from kope.cases.task import Case, OverrideValue, Task, build_cases, load_task, parse_tolerances
+from kope.cases.tolerance import PROFILES, Tolerance, ToleranceChoice, ToleranceProfile, other_profiles, resolve_profile
 from kope.errors import (
     CandidateFileError,
     CaseError,
@@ -35,7 +36,7 @@ from kope.errors import (
     TaskFileError,
     TooLargeError,
 )
-from kope.evaluate import compare, protocol
+from kope.evaluate import compare, judging, protocol
 from kope.evaluate.cache import ReferenceCache, reference_key
 from kope.evaluate.confine import SandboxMode, Settings, weakest
 from kope.evaluate.protocol import IntegritySpec, JobSpec, PlanInfo, TraceSpec, WorkerResult
@@ -91,6 +92,9 @@ class EvalOptions:
     """The most a job may write: the largest file, and the growth of its directory (outputs included)."""
     policy: Literal["strict", "partial"] | None = None
     """The integrity policy; None: the task's INTEGRITY_POLICY, else decided from what the reference calls."""
+    tolerance: ToleranceChoice = "auto"
+    """The tolerance profile (`kope.cases.tolerance`): strict, kernelbench, or auto (kernelbench for a
+    KernelBench task file, strict elsewhere); a task's own TOLERANCES win dtype by dtype."""
     cuda_emulation: bool = True
     """On the CPU: a candidate written for CUDA runs in the interpreter as on a GPU (`kope.evaluate.inside.cuda`);
     every result made so says so. Never on a GPU."""
@@ -127,6 +131,9 @@ class _Run:
     allow_torch: tuple[str, ...]
     plan: PlanInfo
     artifacts: Path | None = None
+    profile: ToleranceProfile = "strict"
+    alternatives: Mapping[ToleranceProfile, Mapping[str, Tolerance]] = field(default_factory=dict)
+    """The other profiles' tolerances: each case is judged under them too, from the same outputs."""
 
 
 class Evaluator:
@@ -265,10 +272,13 @@ class Evaluator:
         """The job limits of `options`, with kope's own scratch, cache, home and working directory hidden."""
         return options.limits(hidden=self._hidden)
 
-    def tolerances(self, task: Task, options: EvalOptions | None = None) -> dict[str, Tolerance]:
-        if "TOLERANCES" not in task.assigned_names:
-            return {}
-        return parse_tolerances(self.plan(task, options).tolerances)
+    def tolerances(
+        self, task: Task, options: EvalOptions | None = None, profile: ToleranceProfile | None = None
+    ) -> dict[str, Tolerance]:
+        """Per-dtype tolerances: the profile's (None: the one `options` chooses), the task's TOLERANCES on top."""
+        chosen = profile or resolve_profile((options or EvalOptions()).tolerance, task)[0]
+        own = parse_tolerances(self.plan(task, options).tolerances) if "TOLERANCES" in task.assigned_names else {}
+        return {**PROFILES[chosen], **own}
 
     # -- evaluation ------------------------------------------------------------------------
 
@@ -293,6 +303,7 @@ class Evaluator:
         task = task if isinstance(task, Task) else load_task(task)
         candidate_path = Path(candidate).resolve()
         source = _read_candidate(candidate_path)
+        profile, reason = resolve_profile(options.tolerance, task)
         try:
             all_cases = list(cases) if cases is not None else self.cases(task, options=options)
         except TooLargeError as exc:
@@ -306,6 +317,8 @@ class Evaluator:
                 device=options.device,
                 seed=options.seed,
                 seconds=round(time.monotonic() - began, 3),
+                tolerance_profile=profile,
+                tolerance_reason=reason,
             )
         selected, cases_run = _select(all_cases, which)
         plan = self.plan(task, options)
@@ -314,10 +327,12 @@ class Evaluator:
             source=source,
             candidate_name=str(candidate_path),
             options=options,
-            tolerances=self.tolerances(task, options),
+            tolerances=self.tolerances(task, options, profile),
             allow_torch=tuple(plan.allow_torch),
             plan=plan,
             artifacts=artifacts,
+            profile=profile,
+            alternatives={other: self.tolerances(task, options, other) for other in other_profiles(profile)},
         )
 
         def evaluate_case(case: Case, probes: bool = False) -> CaseResult:
@@ -336,12 +351,20 @@ class Evaluator:
             with ThreadPoolExecutor(max_workers=self.max_parallel, thread_name_prefix="kope-case") as pool:
                 results += list(pool.map(evaluate_case, rest))
         integrity = Integrity()
+        first = self._reference(task, selected[0], options).result
         if options.integrity:
-            first = self._reference(task, selected[0], options).result
             context = gate.static_context(task, plan.sizes, selected[0], first.inputs, run.allow_torch)
             policy = gate.run_context(first, plan, options.policy)
             integrity = gate.assess(source, context, results, provenance=True, policy=policy)
-        return _assemble(task, candidate_path, options, results, cases_run, integrity, time.monotonic() - began)
+        result = _assemble(task, candidate_path, options, results, cases_run, integrity, time.monotonic() - began)
+        return result.model_copy(
+            update={
+                "tolerance_profile": profile,
+                "tolerance_reason": reason,
+                "profile_disagreement": judging.disagreement(results),
+                "limits": judging.limits(result, source, compare.tensor_dtypes(first.inputs)),
+            }
+        )
 
     def _evaluate_case(self, run: _Run, case: Case, *, probes: bool) -> CaseResult:
         """Run the candidate on one case and compare; `probes`: also the ghost replay and caching probe."""
@@ -395,7 +418,7 @@ class Evaluator:
             assert result is not None
             try:
                 diffs = [
-                    self._compare_trial(reference, job_dir, index, protocol.outputs_file(index), run.tolerances)
+                    self._compare_trial(reference, job_dir, index, protocol.outputs_file(index), run)
                     for index in range(options.trials)
                 ]
             except compare.StructureMismatch as exc:
@@ -416,13 +439,18 @@ class Evaluator:
                     device_name=reference.result.device_name,
                     bound=options.speedup_bound,
                 )
+            summary = compare.summarize(diffs)
+            passed_under = {run.profile: bool(summary["passed"])}
+            for other in run.alternatives:
+                passed_under[other] = not any(d.mismatches_under.get(other, d.mismatch_count) for t in diffs for d in t)
             return failed.model_copy(
                 update={
-                    **compare.summarize(diffs),
+                    **summary,
                     "trials": trials,
                     "timing": timing,
                     "reference_precision": reference.result.precision,
                     "findings": findings,
+                    "passed_under": passed_under,
                 }
             )
 
@@ -447,24 +475,27 @@ class Evaluator:
         if any(d.mismatch_count for d in diffs[1]) or any(d.mismatch_count for d in diffs[0]):
             return [], []
         try:
-            probe = self._compare_trial(reference, job_dir, 1, protocol.CACHE_PROBE_FILE, run.tolerances)
+            probe = self._compare_trial(reference, job_dir, 1, protocol.CACHE_PROBE_FILE, run)
         except (compare.StructureMismatch, ValueError):
             return [gate.cache_probe_finding(case.name)], []
         if not any(d.mismatch_count for d in probe):
             return [], []
-        stale = self._compare_trial(reference, job_dir, 0, protocol.CACHE_PROBE_FILE, run.tolerances)
+        stale = self._compare_trial(reference, job_dir, 0, protocol.CACHE_PROBE_FILE, run)
         if not any(d.mismatch_count for d in stale):
             return [gate.cache_probe_finding(case.name)], []
         return [], [probe]
 
     def _compare_trial(
-        self, reference: _Reference, job_dir: Path, index: int, filename: str, tolerances: Mapping[str, Tolerance]
+        self, reference: _Reference, job_dir: Path, index: int, filename: str, run: _Run
     ) -> list[OutputDiff]:
-        """Compare the candidate's outputs in `filename` with the reference's outputs of trial `index`."""
+        """Compare the candidate's outputs in `filename` with the reference's outputs of trial `index` (under the
+        run's profile, and counting mismatches under the others in the same pass)."""
         native = reference.result.trials[index].outputs
         ref_values, ref_arrays = compare.read_packed(reference.entry / protocol.outputs_file(index))
         cand_meta, cand_arrays = compare.read_packed(job_dir / filename)
-        return compare.compare_outputs(native, ref_values, ref_arrays, cand_meta, cand_arrays, tolerances)
+        return compare.compare_outputs(
+            native, ref_values, ref_arrays, cand_meta, cand_arrays, run.tolerances, run.alternatives
+        )
 
     def _reference(self, task: Task, case: Case, options: EvalOptions) -> _Reference:
         key = reference_key(task.sha256, case.key(), options.seed, options.trials, options.device)
@@ -707,12 +738,12 @@ def _assemble(
     status: Literal["pass", "fail", "reject", "error"]
     if first_error is not None:
         status = "error"
+    elif not all(r.passed for r in results):
+        status = "fail"  # wrong values are a failure, whatever the gates say (their findings stay in `integrity`)
     elif integrity.verdict == "reject":
-        status = "reject"
-    elif all(r.passed for r in results):
-        status = "pass"
+        status = "reject"  # right values for the wrong reason
     else:
-        status = "fail"
+        status = "pass"
     timing = next((r.timing for r in results if r.timing is not None), None)
     emulated = [r.emulated for r in results if r.emulated is not None]
     return EvalResult(

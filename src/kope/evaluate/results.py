@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from kope.cases.task import InputTransform
+from kope.cases.tolerance import ToleranceProfile
 from kope.evaluate.confine import SandboxReport
 from kope.evaluate.protocol import AutotuneRun, BoundsEvent, TraceHit
 
@@ -83,6 +84,14 @@ class OutputDiff(BaseModel):
     """Elements where NaN/Inf in the candidate and the reference are not at the same place."""
     atol: float
     rtol: float
+    mismatches_under: dict[ToleranceProfile, int] = Field(default_factory=dict, exclude=True)
+    """Mismatches under the other tolerance profiles, counted in the same pass (for `CaseResult.passed_under`)."""
+    candidate_shape: list[int] | None = None
+    """The candidate's shape, where it differs from the reference's (`shape`) and `shape_fix` reconciles them."""
+    shape_fix: str | None = None
+    """A change of the returned value's shape that makes every element right (`.reshape(())`, `.squeeze()`,
+    `.unsqueeze(0)`, `.transpose(-2, -1)`...): the output is wrong as returned (every element counts as a
+    mismatch when the shapes differ) and right up to that fix. The errors are measured after it."""
 
 
 class CaseResult(BaseModel):
@@ -111,6 +120,13 @@ class CaseResult(BaseModel):
     """Kernel locals at the traced line, when a trace was asked for."""
     stdout: str = ""
     """What the candidate printed (capped), for debugging."""
+    passed_under: dict[ToleranceProfile, bool] = Field(default_factory=dict)
+    """The case's numeric verdict under every tolerance profile, from the same outputs (empty on an error)."""
+    shape_fix: str | None = None
+    """The values are right up to this change of the output's shape (e.g. `.reshape(())`, `.t()`):
+    the case fails, as a near miss, and `notes` says so."""
+    notes: list[str] = Field(default_factory=list)
+    """What the comparison noticed beyond the numbers (a shape-only difference and its fix)."""
     autotune: list[AutotuneRun] = Field(default_factory=list)
     """CPU interpreter: the configs of autotuned kernels that ran, and for which trials (each trial runs
     the next config, so with three trials up to three configs are checked). Timing belongs to the GPU."""
@@ -128,8 +144,22 @@ class Emulation(BaseModel):
     """What the candidate asked of CUDA (`torch.cuda.get_device_properties`, `device='cuda'`, ...)."""
 
 
+class ProfileDisagreement(BaseModel):
+    """The tolerance profiles judge the same outputs differently (say, pass under kernelbench, fail under strict)."""
+
+    strict: Literal["pass", "fail"]
+    kernelbench: Literal["pass", "fail"]
+    max_abs_err: float
+    """The worst absolute error over the cases on which they disagree."""
+    max_rel_err: float
+    cases: list[str] = Field(default_factory=list)
+    """The cases on which they disagree."""
+
+
 class EvalResult(BaseModel):
     status: EvalStatus
+    """`pass`; `fail`: wrong values on some case (even when the gates also object: see `integrity`);
+    `reject`: right values on every case, rejected by the integrity gates; `error`: it did not run."""
     error: EvalError | None = None
     cases: list[CaseResult]
     integrity: Integrity = Field(default_factory=Integrity)
@@ -146,6 +176,14 @@ class EvalResult(BaseModel):
     in all of them (None when the candidate never ran)."""
     emulation: Emulation | None = None
     """Set when the candidate ran with CUDA emulated on the CPU interpreter: every verdict made so says so."""
+    tolerance_profile: ToleranceProfile = "strict"
+    """The tolerance profile the cases were judged with (a task's own TOLERANCES override it per dtype)."""
+    tolerance_reason: str | None = None
+    """Why that profile (`--tolerance kernelbench`, or what `auto` decided)."""
+    profile_disagreement: ProfileDisagreement | None = None
+    """Set when another profile would judge the same outputs differently."""
+    limits: list[str] = Field(default_factory=list)
+    """What the platform, not the kernel, may account for in a failure (`interpreter-limit: ...`, `tf32: ...`)."""
 
     @property
     def passed(self) -> bool:

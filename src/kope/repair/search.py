@@ -34,6 +34,7 @@ from kope.knowledge.recipes import apply
 from kope.loop import Score, content_hash, version_score
 from kope.repair.operators import Program, edits
 from kope.repair.operators._core import changed_lines
+from kope.repair.shapes import SHAPE_PRIORITY, reshaped, shape_fix
 from kope.repair.sites import Evidence, operator_penalty, priority
 
 
@@ -117,6 +118,31 @@ class OperatorEdits:
                 why=evidence.why(e.operator, e.label, e.line, e.cue),
             )
             for e in edits(program)
+        ]
+
+
+class ShapeEdits:
+    """The shape fix the comparison measured (`kope.repair.shapes`), on the value `ModelNew.forward` returns:
+    proposed only when the evaluation named one, and ranked first."""
+
+    name = "shapes"
+
+    def propose(self, source: str, diagnosis: Diagnosis | None, evidence: Evidence, reference: str) -> list[Candidate]:
+        fix = shape_fix(diagnosis)
+        made = reshaped(source, fix) if fix else None
+        if fix is None or made is None:
+            return []
+        edited, line = made
+        return [
+            Candidate(
+                operator="shape-fix",
+                label="broadcast-error",
+                line=line,
+                description=f"return the output {fix}",
+                source=edited,
+                priority=SHAPE_PRIORITY,
+                why="the comparison found every element right up to this change of the output's shape",
+            )
         ]
 
 
@@ -258,7 +284,7 @@ class SearchConfig:
     """Candidates evaluated at once (parallel sandboxed jobs)."""
     second_edits: int = 12
     """Second edits tried on top of the best improving version (0: single edits only)."""
-    proposers: list[EditSource] = field(default_factory=lambda: [RecipeEdits(), OperatorEdits()])
+    proposers: list[EditSource] = field(default_factory=lambda: [ShapeEdits(), RecipeEdits(), OperatorEdits()])
 
 
 class RepairSearch:

@@ -21,7 +21,14 @@ from rich.progress import (
 from kope.text import sanitize
 from kope.triage.worker import CLASSES, TriageRow
 
-_COLOURS = {"pass": "green", "near-miss": "yellow", "broken": "red", "cheat": "magenta", "error": "white"}
+_COLOURS = {
+    "pass": "green",
+    "near-miss": "yellow",
+    "broken": "red",
+    "cheat": "magenta",
+    "unsupported-here": "cyan",
+    "error": "white",
+}
 
 
 def describe(counts: dict[str, int], saved: int) -> str:

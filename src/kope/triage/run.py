@@ -89,6 +89,11 @@ class TriageSummary:
         """Near misses that the repair turned into passes."""
         return sum(row.before == "near-miss" and row.after == "pass" for row in self.rows)
 
+    @property
+    def emulated(self) -> int:
+        """Rows judged with CUDA emulated on the CPU interpreter."""
+        return sum(row.emulation is not None for row in self.rows)
+
     def pass_rate(self, when: str = "before") -> float:
         return self.counts(when)["pass"] / len(self.rows) if self.rows else 0.0
 

@@ -1,9 +1,15 @@
 """One candidate's triage: evaluate on full coverage with the gates, classify, repair a near miss.
 
-    pass       right on every case, clean for the gates
-    near-miss  runs, wrong values (the kind the debug loop repairs)
-    broken     does not run: the row says the error kind (syntax, import, runtime, timeout...)
-    cheat      right values, rejected by the integrity gates
+    pass              right on every case, clean for the gates
+    near-miss         runs, wrong values (the kind the debug loop repairs), gate findings or not: a
+                      wrong kernel that also trips a gate keeps its findings on the row, and its
+                      repair is judged by the gates like any other
+    broken            does not run: the row says the error kind (syntax, import, runtime, timeout...)
+    cheat             right values for the wrong reason: rejected by the integrity gates
+    unsupported-here  kope cannot judge it on this machine: the evaluator's error kind `unsupported`
+                      (inline PTX, a CUDA C++ extension, torch.compile under CPU emulation), or a
+                      failure that a platform limit accounts for (`limits`: bf16 `tl.dot` in the
+                      Triton interpreter, TF32 `tl.dot`); never repaired
 
 The worker owns one evaluator (fork server, reference cache) for all the jobs it is given, in
 whichever process the executor runs it. Repairs go through the debug loop's public API; with an
@@ -19,27 +25,33 @@ import os
 import shutil
 import socket
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, Field
 
 from kope.agents.debug import DebugConfig, DebugLoop, DebugReport
 from kope.diagnose.diagnoser import Diagnoser
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
+from kope.evaluate.results import ProfileDisagreement
 from kope.knowledge.base import KnowledgeBase
 from kope.loop import LoopLimits
 from kope.memory.store import ExperienceStore
 from kope.models import load_model
 from kope.triage.layout import Item
 
-Klass = Literal["pass", "near-miss", "broken", "cheat"]
-CLASSES: tuple[str, ...] = ("pass", "near-miss", "broken", "cheat")
+Klass = Literal["pass", "near-miss", "broken", "cheat", "unsupported-here"]
+CLASSES: tuple[str, ...] = get_args(Klass)
 
 
-def classify(status: str) -> Klass:
-    """The class of an evaluation status: pass, fail (near-miss), reject (cheat), error (broken)."""
+def classify(status: str, error_kind: str | None = None, limits: Sequence[str] = ()) -> Klass:
+    """The class of an evaluation: pass, fail (near-miss), reject (cheat: right values, rejected), error
+    (broken); `unsupported-here` for what cannot run on this machine (error kinds `unsupported` and
+    `interpreter`), or a failure a platform limit explains."""
+    if (status == "error" and error_kind in ("unsupported", "interpreter")) or (status == "fail" and limits):
+        return "unsupported-here"
     return {"pass": "pass", "fail": "near-miss", "reject": "cheat"}.get(status, "broken")  # type: ignore[return-value]
 
 
@@ -75,7 +87,17 @@ class TriageRow(BaseModel):
     cases_passed: int = 0
     cases: int = 0
     findings: list[str] = Field(default_factory=list)
-    """The integrity rules that rejected it (a cheat), or warned."""
+    """The integrity rules that rejected it (a cheat; or a near miss whose values are also wrong), or warned."""
+    tolerance_profile: str | None = None
+    """The tolerance profile it was judged with (strict, kernelbench)."""
+    profile_disagreement: ProfileDisagreement | None = None
+    """The profiles disagree on it (pass under one, fail under the other), with the error measured."""
+    limits: list[str] = Field(default_factory=list)
+    """Platform limits that account for its failure (then the class is unsupported-here)."""
+    notes: list[str] = Field(default_factory=list)
+    """What the comparison noticed (a shape-only difference and the fix that makes it right)."""
+    emulation: str | None = None
+    """"CUDA emulated on the CPU interpreter" when its verdict was made so (`EvalResult.emulation`)."""
     heatmap: str | None = None
     """Where its first failing output is wrong (PNG, relative to the results folder)."""
     repair: str = "none"
@@ -181,7 +203,7 @@ class TriageWorker:
         if result is None:
             raise RuntimeError(diagnosis.error or "the diagnosis returned no evaluation")
         self._describe(result, row)
-        row.before = row.after = classify(result.status)
+        row.before = row.after = classify(result.status, row.error_kind, result.limits)
         if heatmap.is_file():
             row.heatmap = str(heatmap.relative_to(out))
         if row.before != "near-miss":
@@ -199,6 +221,11 @@ class TriageWorker:
         row.cases_passed = sum(c.passed for c in result.cases)
         row.cases = len(result.cases)
         row.findings = sorted({f.rule for f in result.integrity.findings})
+        row.tolerance_profile = result.tolerance_profile
+        row.profile_disagreement = result.profile_disagreement
+        row.limits = list(result.limits)
+        row.notes = list(dict.fromkeys(note for case in result.cases for note in case.notes))
+        row.emulation = result.emulation.note if result.emulation is not None else None
 
     def _repair(self, job: TriageJob, row: TriageRow, out: Path, name: str) -> None:
         work = out / "work" / name

@@ -1,0 +1,99 @@
+"""What an evaluation's numbers mean beyond pass and fail.
+
+- Where the tolerance profiles disagree: every case is compared under each profile from the same
+  outputs (`CaseResult.passed_under`), so a kernel that the benchmark would pass and kope's strict
+  profile fails says so, with the error measured, without running anything again.
+- Platform limits that account for a failure, so that it does not read as a wrong kernel:
+  `tl.dot` on bfloat16 in the Triton interpreter (Triton 3.7.1 returns results off by orders of
+  magnitude: a 32x32x32 bf16 dot was off by 4.6e10 where the float16 one was off by 2e-6), and
+  `tl.dot` in TF32 on a GPU (the default precision of float32 operands: a 10-bit mantissa, errors
+  near 1e-3 that fail the strict profile and pass the kernelbench one). The interpreter computes a
+  TF32 dot in full float32, so on the CPU only the bf16 limit applies.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Collection, Sequence
+from typing import Literal
+
+from kope.evaluate.results import CaseResult, EvalResult, ProfileDisagreement
+from kope.source import ParsedSource
+
+BF16_DOT = (
+    "interpreter-limit: bf16 tl.dot is inexact in the Triton interpreter (off by orders of magnitude in "
+    "Triton 3.7); judge this kernel on a GPU (--device cuda)"
+)
+TF32_DOT = (
+    "tf32: tl.dot runs float32 operands in TF32 on the GPU (a 10-bit mantissa) unless input_precision='ieee'; "
+    "the error is within what TF32 gives (the kernelbench tolerance passes)"
+)
+_TF32_PRECISIONS = frozenset({"tf32", "tf32x3"})
+
+
+def disagreement(cases: Sequence[CaseResult]) -> ProfileDisagreement | None:
+    """The strict and kernelbench verdicts over every case, when they differ (None when they agree, or
+    when some case did not run to a comparison)."""
+    if not cases or any(c.error is not None or len(c.passed_under) < 2 for c in cases):
+        return None
+    strict = all(c.passed_under.get("strict", False) for c in cases)
+    kernelbench = all(c.passed_under.get("kernelbench", False) for c in cases)
+    if strict == kernelbench:
+        return None
+    differing = [c for c in cases if c.passed_under.get("strict") != c.passed_under.get("kernelbench")]
+    return ProfileDisagreement(
+        strict=_word(strict),
+        kernelbench=_word(kernelbench),
+        max_abs_err=max((c.max_abs_err or 0.0 for c in differing), default=0.0),
+        max_rel_err=max((c.max_rel_err or 0.0 for c in differing), default=0.0),
+        cases=[c.name for c in differing],
+    )
+
+
+def _word(passed: bool) -> Literal["pass", "fail"]:
+    return "pass" if passed else "fail"
+
+
+def limits(result: EvalResult, source: str, input_dtypes: Collection[str] = ()) -> list[str]:
+    """The platform limits that account for `result`'s failure (empty unless it is a `fail`): `source` is the
+    candidate's, `input_dtypes` the dtypes of the task's input tensors."""
+    if result.status != "fail" or any(c.error is not None for c in result.cases):
+        return []
+    dots = _dots(source)
+    if not dots:
+        return []
+    found: list[str] = []
+    cpu = result.device == "cpu"
+    outputs = {o.dtype for c in result.cases for o in c.outputs}
+    if cpu and ("bfloat16" in source or "bfloat16" in {*input_dtypes, *outputs}):
+        found.append(BF16_DOT)
+    if (
+        not cpu
+        and any(_tf32(call) for call in dots)
+        and all(c.passed_under.get("kernelbench", c.passed) for c in result.cases)
+        and outputs <= {"float32"}
+    ):
+        found.append(TF32_DOT)
+    return found
+
+
+def _dots(source: str) -> list[ast.Call]:
+    """The `tl.dot` calls inside the candidate's Triton kernels."""
+    parsed = ParsedSource.parse(source)
+    if parsed is None:
+        return []
+    return [
+        node
+        for node in parsed.kernel_nodes()
+        if isinstance(node, ast.Call) and parsed.path_of(node.func) == "triton.language.dot"
+    ]
+
+
+def _tf32(call: ast.Call) -> bool:
+    """Whether a `tl.dot` may run in TF32: the default precision, `allow_tf32=True`, `input_precision='tf32'`."""
+    keywords = {k.arg: k.value for k in call.keywords if k.arg}
+    precision = keywords.get("input_precision")
+    if precision is not None:
+        return isinstance(precision, ast.Constant) and precision.value in _TF32_PRECISIONS
+    allow = keywords.get("allow_tf32")
+    return not (isinstance(allow, ast.Constant) and allow.value is False)
