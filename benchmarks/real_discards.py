@@ -160,6 +160,21 @@ def is_device_error(row: Row) -> bool:
     return bool(row.error_message and DEVICE.search(row.error_message))
 
 
+BARE_ASSERT = re.compile(r"AssertionError:?\s*$")
+CUDA_ASSERT = re.compile(r"^\s*assert\b.*\bis_cuda\b", re.MULTILINE)
+
+
+def is_hidden_device_error(row: Row, candidate: Path) -> bool:
+    """A bare `AssertionError` (no message) from a candidate that asserts `is_cuda`: a device error kope
+    reports without its text, so the message test above misses it."""
+    if not row.error_message or not BARE_ASSERT.search(row.error_message.strip()):
+        return False
+    try:
+        return bool(CUDA_ASSERT.search(candidate.read_text(errors="replace")))
+    except OSError:
+        return False
+
+
 def broken_table(entries: Sequence[Entry], rows: dict[str, Row]) -> list[str]:
     broken = [rows[e.id] for e in entries if e.id in rows and rows[e.id].before == "broken"]
     kinds = Counter(r.error_kind or "(none)" for r in broken)
@@ -204,6 +219,11 @@ def report(entries: Sequence[Entry], rows: dict[str, Row], split: str) -> str:
     seen = [e for e in entries if e.id in rows]
     broken = [rows[e.id] for e in seen if rows[e.id].before == "broken"]
     device = sum(is_device_error(r) for r in broken)
+    hidden = sum(
+        is_hidden_device_error(rows[e.id], e.candidate)
+        for e in seen
+        if rows[e.id].before == "broken" and not is_device_error(rows[e.id])
+    )
     failed = [rows[e.id] for e in seen if rows[e.id].before == "error"]
     share = f"{device / len(seen):.0%}" if seen else "n/a"
     out = [
@@ -222,7 +242,9 @@ def report(entries: Sequence[Entry], rows: dict[str, Row], split: str) -> str:
         *broken_table(seen, rows),
         "",
         f"Broken by a device error (message mentions cuda / device): **{device} of {len(broken)} broken rows**"
-        f" ({share} of all {len(seen)} rows).",
+        f" ({share} of all {len(seen)} rows). Besides these, {hidden} broken row(s) end in a bare"
+        " `AssertionError` (empty message) from a candidate that asserts `is_cuda`: with them, device errors"
+        f" break {device + hidden} rows.",
         "",
         "### Most frequent broken messages",
         "",
