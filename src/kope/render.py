@@ -73,6 +73,14 @@ def eval_summary(result: EvalResult) -> Group:
     status.append(f"  {passed}/{len(result.cases)} cases pass ({result.cases_run} cases ran) on {result.device}")
     status.append(f", {result.seconds:.1f} s", style="dim")
     parts.append(status)
+    if result.low_signal is not None:
+        extra = ", ".join(result.low_signal.extra_cases) or "none ran"
+        parts.append(
+            Text(
+                f"low-signal task: {result.low_signal.reason}; copies judged on the widened cases ({extra})",
+                style="yellow",
+            )
+        )
     configs = autotune_summary(result)
     if configs:
         parts.append(Text(configs, style="dim"))
