@@ -78,9 +78,18 @@ first on which the reference's output is valid and has signal is kept."""
 _ALIGN = 16
 _KEEP_SMALL = 8
 _MAX_SINGLES = 8
+BLOCK_LADDER = (1031, 257, 129, 65, 33, 17)
+"""Values for a size varied alone, largest first: each just past a usual block size (1024, 256, 128, 64,
+32, 16), none a multiple of 16; 1031 is prime. The largest that the task's own value reaches and the
+case's share of the budget holds is chosen."""
+ALONE_SMALL = 7
+"""The other sizes of a case that varies one alone (sizes already smaller keep their value)."""
+MAX_ALONE = 4
+"""At most this many sizes are varied alone (the largest of the task's), each case holding at most its
+share of the element budget: the cases that vary one size alone hold one budget of elements together."""
 _SHRINK_ATTEMPTS = 4
 
-Kind = Literal["original", "shrunk", "odd", "prime", "one", "scaled", "shifted", "widened"]
+Kind = Literal["original", "shrunk", "odd", "prime", "one", "alone", "scaled", "shifted", "widened"]
 ProbeRunner = Callable[[Sequence[ShapeProbe]], list[ShapeProbeResult]]
 """Runs a batch of probes in one sandboxed `shapes` job and returns one result per probe, in order."""
 
@@ -1043,13 +1052,60 @@ class _Deriver:
                 widened = [_Variant(name, "widened", values, inputs=t) for name, t in WIDENED]
             else:
                 self.report.notes.append("low-signal, and the task has no floating-point inputs to widen")
-        self._validate(joint + transforms + widened)
+        alone = self._alone(values, model, small=True)
+        self._validate(joint + transforms + widened + list(alone.values()))
         for variant in joint + transforms:
             self._settle(variant, "every size at once" if variant in joint else "the base sizes, other values")
         self._settle_widened(widened, quiet)
+        self._settle_alone(values, model, alone)
         failed = [v for v in joint if v.result is not None and not v.kept and not self._over_budget(v)]
         if failed and len(self.sizing) > 1:
             self._one_size_at_a_time(values, failed, rules)
+
+    def _alone_coords(self, base: Values) -> list[_Coord]:
+        """The sizes worth varying alone: those whose task value is past a block the base case stays under."""
+        reach = {c: next((v for v in BLOCK_LADDER if v <= self.original[c]), 0) for c in self.sizing}
+        coords = [c for c in self.sizing if reach[c] > base[c]]
+        return sorted(coords, key=lambda c: (-self.original[c], c))[:MAX_ALONE]
+
+    def _alone(self, base: Values, model: _ShapeModel, *, small: bool) -> dict[_Coord, _Variant]:
+        """For each size worth it, a case with that size alone past the usual block sizes (the largest value
+        of `BLOCK_LADDER` that the task's own value reaches and the case's share of the budget holds), the
+        other sizes small (`small`) or at the base case's values."""
+        coords = self._alone_coords(base)
+        share = self._fits(model, max(1, self.budget // max(1, len(coords))))
+        variants: dict[_Coord, _Variant] = {}
+        for coord in coords:
+            others = {c: min(v, ALONE_SMALL) if small else v for c, v in base.items() if c != coord}
+            for value in BLOCK_LADDER:
+                if base[coord] < value <= self.original[coord] and share({**others, coord: value}):
+                    name = f"alone-{coord.label}" + ("" if small else "-at-base")
+                    variants[coord] = _Variant(name, "alone", {**others, coord: value})
+                    break
+        return variants
+
+    def _settle_alone(self, base: Values, model: _ShapeModel, alone: Mapping[_Coord, _Variant]) -> None:
+        """Keep the valid cases that vary one size alone; where the reference rejects the other sizes small
+        (a size must divide by a group count, or equal another), try them at the base case's values."""
+        retry: list[_Coord] = []
+        for coord, variant in alone.items():
+            self._settle_one_alone(coord, variant, "the others small")
+            result = variant.result
+            if not variant.kept and result is not None and result.error is not None:
+                retry.append(coord)
+        if not retry:
+            return
+        at_base = {c: v for c, v in self._alone(base, model, small=False).items() if c in retry}
+        self._validate(list(at_base.values()))
+        for coord, variant in at_base.items():
+            self._settle_one_alone(coord, variant, "the others at the base case's sizes")
+
+    def _settle_one_alone(self, coord: _Coord, variant: _Variant, others: str) -> None:
+        if variant.result is None:
+            return
+        self._settle(variant, "")
+        if variant.kept:
+            variant.reason = f"{coord.label} alone past one block ({variant.values[coord]}), {others}"
 
     def _quiet_outputs(self, result: ShapeProbeResult | None) -> dict[int, str]:
         """The reference's outputs that a copy or a constant kernel would match on these inputs, and why."""
@@ -1146,7 +1202,17 @@ class _Deriver:
     # the report
 
     def finish(self, base: _Variant | None) -> Derivation:
-        order = {"original": 0, "shrunk": 1, "odd": 2, "prime": 3, "one": 4, "scaled": 5, "shifted": 6, "widened": 7}
+        order = {
+            "original": 0,
+            "shrunk": 1,
+            "odd": 2,
+            "prime": 3,
+            "one": 4,
+            "alone": 5,
+            "scaled": 6,
+            "shifted": 7,
+            "widened": 8,
+        }
         variants = sorted(self.variants, key=lambda v: (not v.kept, order[v.kind]))
         on_original = base is not None and base.kind == "original"
         for variant in variants:
