@@ -9,12 +9,14 @@ import json
 import pytest
 import torch
 from conftest import FIXTURES
+from rich.console import Console
 
 from kope.cases.derive import mark_low_signal, quiet_output
 from kope.cases.task import Case, load_task
 from kope.evaluate import EvalOptions, Evaluator
 from kope.evaluate.inside.shapes import output_signal, transform_inputs
 from kope.evaluate.protocol.probing import OutputSignal
+from kope.render import eval_summary
 
 SIGNAL = FIXTURES / "signal"
 OPTIONS = EvalOptions(trials=1, timeout_s=60)
@@ -51,6 +53,9 @@ def test_an_honest_kernel_passes_and_a_copy_kernel_is_caught(evaluator: Evaluato
 def test_the_visible_case_alone_does_not_judge_copies_on_low_signal_inputs(evaluator: Evaluator) -> None:
     honest = evaluator.evaluate(SIGNAL / "relu.py", SIGNAL / "relu_good.py", options=OPTIONS, which="visible")
     assert honest.status == "pass" and honest.low_signal is not None and honest.low_signal.extra_cases == ["widened"]
+    console = Console(record=True, width=300)
+    console.print(eval_summary(honest))
+    assert "low-signal task: on the task's own inputs, the reference's output 0 equals input 0" in console.export_text()
 
 
 def test_a_near_zero_output_gets_a_larger_widening_and_a_zeros_kernel_fails(evaluator: Evaluator) -> None:

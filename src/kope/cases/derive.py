@@ -18,7 +18,13 @@ too large for a CPU. For such a task (no `get_cases()`) kope derives a set of va
    (and, where it costs little, its alignment to powers of two); then, from that base, *odd* sizes
    (no multiple of 16/32/64/128), distinct *prime* sizes (which also break equalities such as
    M == N), size *one*, and two input distributions, *scaled* and *shifted*, which catch constant
-   outputs and kernels that sniff their inputs.
+   outputs and kernels that sniff their inputs. Each size the base keeps under a block that the task's
+   own value passes is also varied *alone*, past the usual block sizes (65, 129, 257, 1031), the others
+   small: a bug past one block shows in the dimension where it lives.
+4. **Low signal.** Where, on the base case's inputs, the reference's output equals an input, is constant
+   or is below the tolerance (a ReLU of `torch.rand`), a copy or a constant kernel matches it: a
+   *widened* case (inputs signed, scaled, with outliers) on which the output has signal is added, and
+   copies are judged there instead of on the visible case (`Derivation.low_signal`, `mark_low_signal`).
 3. **Validation.** A variant is kept only if the reference runs on it and every floating-point
    output is finite; duplicates are dropped. When varying every size at once breaks the reference
    (a size must divide by a group count, exceed a kernel size), each size is varied alone and those
