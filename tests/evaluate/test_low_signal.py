@@ -29,7 +29,7 @@ def test_a_relu_of_non_negative_inputs_is_low_signal_and_gets_a_widened_hidden_c
     assert "output 0 equals input 0" in derivation.low_signal.reason
     assert derivation.low_signal.extra_cases == ["widened"]
     widened = next(c for c in derivation.kept if c.kind == "widened")
-    assert not widened.visible and widened.inputs is not None and widened.inputs.pattern == "outliers"
+    assert not widened.visible and widened.inputs is not None and widened.inputs.label() == "x*4-2"
     cases = evaluator.cases(task, options=OPTIONS)
     visible = [c for c in cases if c.visible]
     assert [c.name for c in visible] == ["original"] and visible[0].low_signal is not None
@@ -67,6 +67,15 @@ def test_a_near_zero_output_gets_a_larger_widening_and_a_zeros_kernel_fails(eval
     zeros = evaluator.evaluate(SIGNAL / "tiny.py", SIGNAL / "zeros.py", options=OPTIONS)
     assert zeros.status == "fail"
     assert [c.name for c in zeros.cases if not c.passed] == ["widened-large"]
+
+
+def test_a_wide_clamp_needs_the_outliers(evaluator: Evaluator) -> None:
+    derivation = evaluator.derivation(load_task(SIGNAL / "clamp.py"), OPTIONS)
+    assert derivation.low_signal is not None and derivation.low_signal.extra_cases == ["widened-outliers"]
+    reasons = {c.name: c.reason for c in derivation.candidates}
+    assert "on these inputs too, the reference's output 0 equals input 0" in reasons["widened"]
+    kept = next(c for c in derivation.kept if c.kind == "widened")
+    assert kept.inputs is not None and kept.inputs.label() == "outliers*4-2"
 
 
 def test_a_task_with_signed_inputs_is_not_low_signal(evaluator: Evaluator) -> None:

@@ -73,13 +73,13 @@ MEMORY_SHARE = 0.5
 SCALED = InputTransform(scale=4.0)
 SHIFTED = InputTransform(shift=-0.5)
 WIDENED: tuple[tuple[str, InputTransform], ...] = (
-    ("widened", InputTransform(scale=4.0, shift=-2.0, pattern="outliers")),
-    ("widened-signed", InputTransform(scale=4.0, shift=-2.0)),
+    ("widened", InputTransform(scale=4.0, shift=-2.0)),
+    ("widened-outliers", InputTransform(scale=4.0, shift=-2.0, pattern="outliers")),
     ("widened-large", InputTransform(scale=200.0, shift=-100.0, pattern="outliers")),
 )
 """For a low-signal task, in order of preference: floating-point inputs signed and scaled (`torch.rand`'s
-[0, 1) becomes [-2, 2)) with outliers (every 61st element times ±25 first); without them (where outliers
-make the reference's output non-finite); or fifty times larger (an output near zero, `1e-6 * x`). The
+[0, 1) becomes [-2, 2)); the same with outliers (every 61st element times ±25 first: a clamp to [-5, 5]
+is still the identity on [-2, 2)); or fifty times larger (an output near zero, `1e-6 * x`). The
 first on which the reference's output is valid and has signal is kept."""
 _ALIGN = 16
 _KEEP_SMALL = 8
