@@ -73,6 +73,9 @@ def eval_summary(result: EvalResult) -> Group:
     status.append(f"  {passed}/{len(result.cases)} cases pass ({result.cases_run} cases ran) on {result.device}")
     status.append(f", {result.seconds:.1f} s", style="dim")
     parts.append(status)
+    configs = autotune_summary(result)
+    if configs:
+        parts.append(Text(configs, style="dim"))
     if result.low_signal is not None:
         extra = ", ".join(result.low_signal.extra_cases) or "none ran"
         parts.append(
@@ -81,9 +84,6 @@ def eval_summary(result: EvalResult) -> Group:
                 style="yellow",
             )
         )
-    configs = autotune_summary(result)
-    if configs:
-        parts.append(Text(configs, style="dim"))
     if result.timing is not None:
         timing = result.timing
         line = f"timing ({timing.method}): candidate {timing.candidate_ms:.3f} ms"

@@ -130,12 +130,12 @@ class EvalResult(BaseModel):
     device: str
     seed: int
     seconds: float = 0.0
-    sandbox: SandboxReport | None = None
-    """What protected the candidate's runs: the weakest level among them and the protections that held
-    in all of them (None when the candidate never ran)."""
     low_signal: LowSignal | None = None
     """Set when the task's own inputs say little about a kernel (the reference's output equals an input, is
     constant or near zero): why, and the widened cases on which copies were judged instead."""
+    sandbox: SandboxReport | None = None
+    """What protected the candidate's runs: the weakest level among them and the protections that held
+    in all of them (None when the candidate never ran)."""
 
     @property
     def passed(self) -> bool:
