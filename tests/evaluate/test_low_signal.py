@@ -12,7 +12,7 @@ from conftest import FIXTURES
 from rich.console import Console
 
 from kope.cases.derive import mark_low_signal, quiet_output
-from kope.cases.task import Case, load_task
+from kope.cases.task import Case, Tolerance, load_task
 from kope.evaluate import EvalOptions, Evaluator
 from kope.evaluate.inside.shapes import output_signal, transform_inputs
 from kope.evaluate.protocol.probing import OutputSignal
@@ -97,6 +97,9 @@ def test_output_signal_and_what_is_quiet() -> None:
     assert quiet_output(scalar) is None, "one value is not 'constant'"
     tiny = OutputSignal(output=1, dtype="float16", numel=4, max_abs=5e-3, spread=5e-3)
     assert "below the tolerance" in (quiet_output(tiny) or "")
+    small = OutputSignal(output=0, dtype="float32", numel=4, max_abs=5e-3, spread=5e-3)
+    assert quiet_output(small) is None, "above float32's default atol of 1e-4"
+    assert "below the tolerance" in (quiet_output(small, {"float32": Tolerance(atol=1e-2, rtol=1e-2)}) or "")
     assert output_signal([x], torch.tensor([float("nan"), 1.0])) == []
     assert output_signal([x], torch.arange(4)) == [], "integer outputs are compared exactly, never low-signal"
 
