@@ -10,9 +10,11 @@ import pytest
 import torch
 from conftest import FIXTURES
 from rich.console import Console
+from typer.testing import CliRunner
 
 from kope.cases.derive import mark_low_signal, quiet_output
 from kope.cases.task import Case, Tolerance, load_task
+from kope.cli import app
 from kope.evaluate import EvalOptions, Evaluator
 from kope.evaluate.inside.shapes import output_signal, transform_inputs
 from kope.evaluate.protocol.probing import OutputSignal
@@ -119,3 +121,14 @@ def test_marking_needs_a_kept_widened_case() -> None:
 
     plain = [Case(name="original"), Case(name="odd", visible=False)]
     assert mark_low_signal(plain, Derivation(task="t", device="cpu", max_elements=1)) == plain
+
+
+def test_kope_cases_marks_the_low_signal_and_the_widened_cases() -> None:
+    result = CliRunner().invoke(app, ["cases", str(SIGNAL / "relu.py"), "--json", "--device", "cpu"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    rows = {c["name"]: c for c in payload["cases"]}
+    assert "equals input 0" in rows["original"]["low_signal"] and rows["original"]["visible"]
+    assert rows["widened"]["widened"] and not rows["widened"]["visible"]
+    assert rows["widened"]["inputs"] == {"scale": 4.0, "shift": -2.0}
+    assert payload["derivation"]["low_signal"]["extra_cases"] == ["widened"]
