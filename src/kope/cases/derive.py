@@ -78,7 +78,7 @@ WIDENED: tuple[tuple[str, InputTransform], ...] = (
     ("widened-large", InputTransform(scale=200.0, shift=-100.0, pattern="outliers")),
 )
 """For a low-signal task, in order of preference: floating-point inputs signed and scaled (`torch.rand`'s
-[0, 1) becomes [-2, 2)); the same with outliers (every 61st element times ±25 first: a clamp to [-5, 5]
+[0, 1) becomes [-2, 2)); the same with outliers (every 61st element times ±10 first: a clamp to [-5, 5]
 is still the identity on [-2, 2)); or fifty times larger (an output near zero, `1e-6 * x`). The
 first on which the reference's output is valid and has signal is kept."""
 _ALIGN = 16

@@ -65,7 +65,7 @@ class InputTransform(BaseModel):
     the first position of the last dimension, zeros elsewhere) or `identity` (the identity matrix over
     the last two dimensions); `symmetric` keeps the values but makes the last two dimensions symmetric
     (`(x + x.T) / 2`, where they are equal); `outliers` keeps the values but multiplies every 61st element
-    of the flattened tensor by 25, alternately by -25. Diagnosis probes use them ("right on ones, wrong on
+    of the flattened tensor by 10, alternately by -10. Diagnosis probes use them ("right on ones, wrong on
     arange"); derivation widens a low-signal task's inputs with `outliers` (see `kope.cases.derive`).
     """
 

@@ -81,7 +81,7 @@ def _structured(like: torch.Tensor, pattern: str) -> torch.Tensor:
 
 
 OUTLIER_STRIDE = 61
-OUTLIER_FACTOR = 25.0
+OUTLIER_FACTOR = 10.0
 
 
 def _outliers(like: torch.Tensor) -> torch.Tensor:
