@@ -427,8 +427,10 @@ def cases_command(
     """Show the cases of TASK: its own get_cases(), or those kope derives from its single shape.
 
     For derived cases: which module-level names size the inputs, and every variant considered
-    (original or shrunk, odd, prime, one, scaled and shifted inputs), kept or dropped, and why.
+    (original or shrunk, odd, prime, one, scaled and shifted inputs, widened inputs for a low-signal
+    task), kept or dropped, and why.
     """
+    from kope.cases.derive import mark_low_signal
     from kope.cases.render import cases_table, derivation_report
     from kope.cases.task import build_cases, load_task
     from kope.evaluate import EvalOptions, Evaluator
@@ -442,7 +444,9 @@ def cases_command(
             if derivation is None:
                 cases = evaluator.cases(loaded, options=options)
             else:
-                cases = build_cases(loaded, derivation.case_dicts(), source="derived cases")
+                cases = mark_low_signal(
+                    build_cases(loaded, derivation.case_dicts(), source="derived cases"), derivation
+                )
     if as_json:
         rows = [
             {
@@ -450,6 +454,8 @@ def cases_command(
                 "visible": c.visible,
                 "overrides": dict(c.overrides),
                 "inputs": c.inputs.model_dump() if c.inputs else None,
+                "low_signal": c.low_signal,
+                "widened": c.widened,
             }
             for c in cases
         ]

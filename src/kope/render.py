@@ -89,6 +89,14 @@ def eval_summary(result: EvalResult) -> Group:
     configs = autotune_summary(result)
     if configs:
         parts.append(Text(configs, style="dim"))
+    if result.low_signal is not None:
+        extra = ", ".join(result.low_signal.extra_cases) or "none ran"
+        parts.append(
+            Text(
+                f"low-signal task: {result.low_signal.reason}; copies judged on the widened cases ({extra})",
+                style="yellow",
+            )
+        )
     if result.timing is not None:
         timing = result.timing
         line = f"timing ({timing.method}): candidate {timing.candidate_ms:.3f} ms"

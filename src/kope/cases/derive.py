@@ -18,7 +18,13 @@ too large for a CPU. For such a task (no `get_cases()`) kope derives a set of va
    (and, where it costs little, its alignment to powers of two); then, from that base, *odd* sizes
    (no multiple of 16/32/64/128), distinct *prime* sizes (which also break equalities such as
    M == N), size *one*, and two input distributions, *scaled* and *shifted*, which catch constant
-   outputs and kernels that sniff their inputs.
+   outputs and kernels that sniff their inputs. Each size the base keeps under a block that the task's
+   own value passes is also varied *alone*, past the usual block sizes (65, 129, 257, 1031), the others
+   small: a bug past one block shows in the dimension where it lives.
+4. **Low signal.** Where, on the base case's inputs, the reference's output equals an input, is constant
+   or is below the tolerance (a ReLU of `torch.rand`), a copy or a constant kernel matches it: a
+   *widened* case (inputs signed, scaled, with outliers) on which the output has signal is added, and
+   copies are judged there instead of on the visible case (`Derivation.low_signal`, `mark_low_signal`).
 3. **Validation.** A variant is kept only if the reference runs on it and every floating-point
    output is finite; duplicates are dropped. When varying every size at once breaks the reference
    (a size must divide by a group count, exceed a kernel size), each size is varied alone and those
@@ -35,21 +41,24 @@ import ast
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from kope import syntax
 from kope.cases.task import (
+    Case,
     InputTransform,
+    LowSignal,
     OverrideValue,
     Task,
     binding_counts,
     is_size_value,
     module_bindings,
 )
-from kope.evaluate.protocol.probing import ProbedInput, ShapeProbe, ShapeProbeResult
+from kope.cases.tolerance import Tolerance, tolerance_for
+from kope.evaluate.protocol.probing import OutputSignal, ProbedInput, ShapeProbe, ShapeProbeResult
 
 CPU_MAX_ELEMENTS = 300_000
 """The most elements a derived case's inputs (or its outputs) hold on the CPU: Triton's interpreter
@@ -62,12 +71,30 @@ MEMORY_SHARE = 0.5
 """The share of a job's memory limit the estimate may take (the rest: intermediates, PyTorch itself)."""
 SCALED = InputTransform(scale=4.0)
 SHIFTED = InputTransform(shift=-0.5)
+WIDENED: tuple[tuple[str, InputTransform], ...] = (
+    ("widened", InputTransform(scale=4.0, shift=-2.0)),
+    ("widened-outliers", InputTransform(scale=4.0, shift=-2.0, pattern="outliers")),
+    ("widened-large", InputTransform(scale=200.0, shift=-100.0, pattern="outliers")),
+)
+"""For a low-signal task, in order of preference: floating-point inputs signed and scaled (`torch.rand`'s
+[0, 1) becomes [-2, 2)); the same with outliers (every 61st element times ±10 first: a clamp to [-5, 5]
+is still the identity on [-2, 2)); or fifty times larger (an output near zero, `1e-6 * x`). The
+first on which the reference's output is valid and has signal is kept."""
 _ALIGN = 16
 _KEEP_SMALL = 8
 _MAX_SINGLES = 8
+BLOCK_LADDER = (1031, 257, 129, 65, 33, 17)
+"""Values for a size varied alone, largest first: each just past a usual block size (1024, 256, 128, 64,
+32, 16), none a multiple of 16; 1031 is prime. The largest that the task's own value reaches and the
+case's share of the budget holds is chosen."""
+ALONE_SMALL = 7
+"""The other sizes of a case that varies one alone (sizes already smaller keep their value)."""
+MAX_ALONE = 4
+"""At most this many sizes are varied alone (the largest of the task's), each case holding at most its
+share of the element budget: the cases that vary one size alone hold one budget of elements together."""
 _SHRINK_ATTEMPTS = 4
 
-Kind = Literal["original", "shrunk", "odd", "prime", "one", "scaled", "shifted"]
+Kind = Literal["original", "shrunk", "odd", "prime", "one", "alone", "scaled", "shifted", "widened"]
 ProbeRunner = Callable[[Sequence[ShapeProbe]], list[ShapeProbeResult]]
 """Runs a batch of probes in one sandboxed `shapes` job and returns one result per probe, in order."""
 
@@ -153,6 +180,9 @@ class Derivation(BaseModel):
     """What a user should know about the cases (only the batch could be varied, say)."""
     too_large: TooLarge | None = None
     """Set when no case fits: the evaluator then fails before running anything (error kind `too-large`)."""
+    low_signal: LowSignal | None = None
+    """Set when, on the base case's inputs, the reference's output equals an input, is constant or is near
+    zero: the reason, and the cases derived from a widened input distribution (none when no widening helped)."""
 
     @property
     def kept(self) -> list[DerivedCase]:
@@ -499,8 +529,10 @@ class _Deriver:
         device: str,
         budget: int,
         memory_mb: int | None = None,
+        tolerances: Mapping[str, Tolerance] | None = None,
     ) -> None:
         self.task = task
+        self.tolerances = dict(tolerances or {})
         self.run_probes = run
         self.budget = budget
         self.memory_limit = int(memory_mb * 2**20 * MEMORY_SHARE) if memory_mb else None
@@ -543,6 +575,7 @@ class _Deriver:
                 max_elements=self.budget,
                 input_scale=v.inputs.scale if v.inputs else 1.0,
                 input_shift=v.inputs.shift if v.inputs else 0.0,
+                input_pattern=v.inputs.pattern if v.inputs else None,
             )
             for v in fresh
         ]
@@ -1013,12 +1046,107 @@ class _Deriver:
             else:
                 variant.reason = "the task has no floating-point inputs"
                 self.variants.append(variant)
-        self._validate(joint + transforms)
+        quiet = self._quiet_outputs(base.result)
+        widened: list[_Variant] = []
+        if quiet:
+            reason = "; ".join(quiet.values())
+            self.report.low_signal = LowSignal(
+                reason=f"on the task's own inputs, the reference's {reason}", extra_cases=[]
+            )
+            if self.floating_inputs:
+                widened = [_Variant(name, "widened", values, inputs=t) for name, t in WIDENED]
+            else:
+                self.report.notes.append("low-signal, and the task has no floating-point inputs to widen")
+        alone = self._alone(values, model, small=True)
+        self._validate(joint + transforms + widened + list(alone.values()))
         for variant in joint + transforms:
             self._settle(variant, "every size at once" if variant in joint else "the base sizes, other values")
+        self._settle_widened(widened, quiet)
+        self._settle_alone(values, model, alone)
         failed = [v for v in joint if v.result is not None and not v.kept and not self._over_budget(v)]
         if failed and len(self.sizing) > 1:
             self._one_size_at_a_time(values, failed, rules)
+
+    def _alone_coords(self, base: Values) -> list[_Coord]:
+        """The sizes worth varying alone: those whose task value is past a block the base case stays under."""
+        reach = {c: next((v for v in BLOCK_LADDER if v <= self.original[c]), 0) for c in self.sizing}
+        coords = [c for c in self.sizing if reach[c] > base[c]]
+        return sorted(coords, key=lambda c: (-self.original[c], c))[:MAX_ALONE]
+
+    def _alone(self, base: Values, model: _ShapeModel, *, small: bool) -> dict[_Coord, _Variant]:
+        """For each size worth it, a case with that size alone past the usual block sizes (the largest value
+        of `BLOCK_LADDER` that the task's own value reaches and the case's share of the budget holds), the
+        other sizes small (`small`) or at the base case's values."""
+        coords = self._alone_coords(base)
+        share = self._fits(model, max(1, self.budget // max(1, len(coords))))
+        variants: dict[_Coord, _Variant] = {}
+        for coord in coords:
+            others = {c: min(v, ALONE_SMALL) if small else v for c, v in base.items() if c != coord}
+            for value in BLOCK_LADDER:
+                if base[coord] < value <= self.original[coord] and share({**others, coord: value}):
+                    name = f"alone-{coord.label}" + ("" if small else "-at-base")
+                    variants[coord] = _Variant(name, "alone", {**others, coord: value})
+                    break
+        return variants
+
+    def _settle_alone(self, base: Values, model: _ShapeModel, alone: Mapping[_Coord, _Variant]) -> None:
+        """Keep the valid cases that vary one size alone; where the reference rejects the other sizes small
+        (a size must divide by a group count, or equal another), try them at the base case's values."""
+        retry: list[_Coord] = []
+        for coord, variant in alone.items():
+            self._settle_one_alone(coord, variant, "the others small")
+            result = variant.result
+            if not variant.kept and result is not None and result.error is not None:
+                retry.append(coord)
+        if not retry:
+            return
+        at_base = {c: v for c, v in self._alone(base, model, small=False).items() if c in retry}
+        self._validate(list(at_base.values()))
+        for coord, variant in at_base.items():
+            self._settle_one_alone(coord, variant, "the others at the base case's sizes")
+
+    def _settle_one_alone(self, coord: _Coord, variant: _Variant, others: str) -> None:
+        if variant.result is None:
+            return
+        self._settle(variant, "")
+        if variant.kept:
+            variant.reason = f"{coord.label} alone past one block ({variant.values[coord]}), {others}"
+
+    def _quiet_outputs(self, result: ShapeProbeResult | None) -> dict[int, str]:
+        """The reference's outputs that a copy or a constant kernel would match on these inputs, and why."""
+        if result is None or not result.signal:
+            return {}
+        return {s.output: why for s in result.signal if (why := quiet_output(s, self.tolerances)) is not None}
+
+    def _settle_widened(self, widened: list[_Variant], quiet: Mapping[int, str]) -> None:
+        """Keep the first widened variant that is valid and gives signal to outputs that had none."""
+        chosen: _Variant | None = None
+        for variant in widened:
+            if variant.result is None:
+                continue
+            problem = self._problem(variant)
+            still = self._quiet_outputs(variant.result)
+            if problem is None and not set(still) < set(quiet):
+                problem = "on these inputs too, the reference's " + "; ".join(still.values())
+            if problem is not None:
+                variant.reason = problem
+            elif chosen is not None:
+                variant.reason = f"valid, but {chosen.name} is kept"
+            else:
+                chosen = variant
+                variant.kept = True
+                variant.reason = (
+                    f"low-signal task: on {variant.inputs.label() if variant.inputs else 'these'} inputs the "
+                    "reference's output differs from every input and varies; copies are judged here"
+                )
+        if self.report.low_signal is not None:
+            if chosen is not None:
+                self.report.low_signal.extra_cases.append(chosen.name)
+            elif widened:
+                self.report.notes.append(
+                    "low-signal task, and no widened input distribution gave the reference's output signal: "
+                    "copies are judged on the task's own inputs"
+                )
 
     def _settle(self, variant: _Variant, what: str) -> None:
         if variant.result is None:
@@ -1079,12 +1207,24 @@ class _Deriver:
     # the report
 
     def finish(self, base: _Variant | None) -> Derivation:
-        order = {"original": 0, "shrunk": 1, "odd": 2, "prime": 3, "one": 4, "scaled": 5, "shifted": 6}
+        order = {
+            "original": 0,
+            "shrunk": 1,
+            "odd": 2,
+            "prime": 3,
+            "one": 4,
+            "alone": 5,
+            "scaled": 6,
+            "shifted": 7,
+            "widened": 8,
+        }
         variants = sorted(self.variants, key=lambda v: (not v.kept, order[v.kind]))
         on_original = base is not None and base.kind == "original"
         for variant in variants:
             result = variant.result
-            same_sizes = variant.kind == "original" or (on_original and variant.kind in ("scaled", "shifted"))
+            same_sizes = variant.kind == "original" or (
+                on_original and variant.kind in ("scaled", "shifted", "widened")
+            )
             overrides = {} if same_sizes else _overrides(self.roots, variant.values)
             self.report.candidates.append(
                 DerivedCase(
@@ -1124,14 +1264,17 @@ def derive(
     device: str = "cpu",
     max_elements: int | None = None,
     memory_mb: int | None = None,
+    tolerances: Mapping[str, Tolerance] | None = None,
 ) -> Derivation:
     """Derive cases for `task` (whose module-level values once run are `sizes`), probing through `run`.
 
     `memory_mb`: the memory limit of the jobs the cases will run in; no case is kept whose estimated
-    memory (inputs, outputs, parameters, float64 copies) exceeds `MEMORY_SHARE` of it."""
+    memory (inputs, outputs, parameters, float64 copies) exceeds `MEMORY_SHARE` of it. `tolerances`: the
+    task's per-dtype tolerances, which decide whether an output is low-signal (near zero, constant, equal
+    to an input)."""
     began = time.monotonic()
     budget = max_elements or default_max_elements(device)
-    deriver = _Deriver(task, sizes, run, device, budget, memory_mb)
+    deriver = _Deriver(task, sizes, run, device, budget, memory_mb, tolerances)
     base: _Variant | None = None
     model = deriver.map_inputs()
     if model is not None:
@@ -1146,3 +1289,37 @@ def derive(
 def distinct_shapes(cases: Iterable[DerivedCase]) -> int:
     """How many kept cases differ in their sizes (input transforms aside)."""
     return len({tuple(sorted((k, str(v)) for k, v in c.overrides.items())) for c in cases if c.kept})
+
+
+def quiet_output(signal: OutputSignal, tolerances: Mapping[str, Tolerance] | None = None) -> str | None:
+    """Why a copy or a constant kernel would match this output of the reference (None: it would not).
+
+    Equal to an input: every element within the dtype's `atol`. Constant (two elements or more): its
+    values span at most twice `atol`, so their midpoint is within `atol` of each. Near zero: every
+    element within `atol` of 0, so a kernel that writes zeros passes."""
+    atol = tolerance_for(signal.dtype, tolerances).atol
+    name = f"output {signal.output}"
+    if signal.input_error is not None and signal.input_error <= atol:
+        return f"{name} equals input {signal.input_index} (max difference {signal.input_error:.3g})"
+    if signal.max_abs <= atol:
+        return f"{name} is below the tolerance (max |y| = {signal.max_abs:.3g} <= atol {atol:g})"
+    if signal.numel > 1 and signal.spread <= 2 * atol:
+        return f"{name} is constant (its values span {signal.spread:.3g})"
+    return None
+
+
+def mark_low_signal(cases: Sequence[Case], derivation: Derivation) -> list[Case]:
+    """Derived cases, with the visible one marked low-signal and the widened ones marked as such, when the
+    derivation found the task low-signal and kept a widened case (copies are then judged there)."""
+    low = derivation.low_signal
+    if low is None or not low.extra_cases:
+        return list(cases)
+    transforms = [c.inputs for c in derivation.kept if c.kind == "widened" and c.inputs is not None]
+    marked: list[Case] = []
+    for case in cases:
+        if case.inputs is not None and case.inputs in transforms:
+            case = replace(case, widened=True)
+        elif case.visible:
+            case = replace(case, low_signal=low.reason)
+        marked.append(case)
+    return marked

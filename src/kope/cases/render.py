@@ -64,6 +64,15 @@ def derivation_report(derivation: Derivation) -> Group:
         f", {derivation.jobs} sandboxed jobs, {derivation.seconds:.1f} s",
     )
     parts: list[Table | Text] = [parameters, candidates, summary]
+    if derivation.low_signal is not None:
+        extra = ", ".join(derivation.low_signal.extra_cases) or "none kept"
+        parts.append(
+            Text(
+                f"low-signal task: {derivation.low_signal.reason}; copies and constants are judged on the widened "
+                f"cases ({extra})",
+                style="yellow",
+            )
+        )
     for note in derivation.notes:
         parts.append(Text(f"note: {note}", style="yellow"))
     if derivation.too_large is not None:

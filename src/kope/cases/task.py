@@ -43,7 +43,7 @@ TOLERANCES_NAME = "TOLERANCES"
 OverrideValue = int | float | bool | str | tuple[Any, ...]
 
 
-InputPattern = Literal["ones", "zeros", "arange", "onehot", "identity", "symmetric"]
+InputPattern = Literal["ones", "zeros", "arange", "onehot", "identity", "symmetric", "outliers"]
 
 
 class InputTransform(BaseModel):
@@ -53,7 +53,9 @@ class InputTransform(BaseModel):
     shape: all ones, all zeros, `arange` (0, 1/n, 2/n... over the flattened tensor), `onehot` (a 1 at
     the first position of the last dimension, zeros elsewhere) or `identity` (the identity matrix over
     the last two dimensions); `symmetric` keeps the values but makes the last two dimensions symmetric
-    (`(x + x.T) / 2`, where they are equal). Diagnosis probes use them ("right on ones, wrong on arange").
+    (`(x + x.T) / 2`, where they are equal); `outliers` keeps the values but multiplies every 61st element
+    of the flattened tensor by 10, alternately by -10. Diagnosis probes use them ("right on ones, wrong on
+    arange"); derivation widens a low-signal task's inputs with `outliers` (see `kope.cases.derive`).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -90,6 +92,11 @@ class Case:
     visible: bool = True
     inputs: InputTransform | None = None
     """How the reference's floating-point inputs are transformed (None: as `get_inputs()` made them)."""
+    low_signal: str | None = None
+    """Why this case's own inputs say little about a kernel (the reference's output equals an input, is
+    constant or near zero): copies are then judged on the `widened` cases instead of here."""
+    widened: bool = False
+    """A case from a widened input distribution, derived for a low-signal task: copies are judged here."""
 
     def key(self) -> str:
         """A canonical text for the overrides and the input transform: equal cases, equal key."""
@@ -97,6 +104,16 @@ class Case:
         if self.inputs is not None and not self.inputs.identity:
             return json.dumps({"overrides": data, "inputs": self.inputs.model_dump()}, sort_keys=True)
         return json.dumps(data, sort_keys=True)
+
+
+class LowSignal(BaseModel):
+    """A task whose own inputs say little about a kernel, and the cases derived to judge it."""
+
+    reason: str
+    """What the reference's output does on the task's own inputs (equals input 0, is constant, is near zero)."""
+    extra_cases: list[str]
+    """The cases from a widened input distribution (signed, scaled, with outliers) where the reference's
+    output has signal; copy and constant kernels are judged there."""
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import ValidationError
 
-from kope.cases.task import Case, OverrideValue, Task, build_cases, load_task, parse_tolerances
+from kope.cases.task import Case, LowSignal, OverrideValue, Task, build_cases, load_task, parse_tolerances
 from kope.cases.tolerance import PROFILES, Tolerance, ToleranceChoice, ToleranceProfile, other_profiles, resolve_profile
 from kope.errors import (
     CandidateFileError,
@@ -160,7 +160,7 @@ class Evaluator:
         self.max_parallel = max(1, max_parallel)
         self._plans: dict[str, PlanInfo] = {}
         self._plan_lock = threading.Lock()
-        self._derivations: dict[tuple[str, str, int, int | None], Derivation] = {}
+        self._derivations: dict[tuple[object, ...], Derivation] = {}
         self._hidden = tuple(os.path.realpath(p) for p in (self.scratch, self.cache.root, Path.home(), Path.cwd()))
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -219,8 +219,11 @@ class Evaluator:
             derivation = self.derivation(task, options)
             if derivation.too_large is not None and not set_overrides:
                 raise TooLargeError(derivation.too_large.message, _too_large_hint(derivation.too_large.fixes))
+            from kope.cases.derive import mark_low_signal
+
             derived = derivation.case_dicts(named=not set_overrides)
-            return build_cases(task, derived, set_overrides=set_overrides, source="derived cases")
+            built = build_cases(task, derived, set_overrides=set_overrides, source="derived cases")
+            return mark_low_signal(built, derivation)
         plan = self.plan(task, options)
         return build_cases(task, plan.cases, set_overrides=set_overrides)
 
@@ -230,7 +233,8 @@ class Evaluator:
 
         options = options or EvalOptions()
         budget = options.max_elements or default_max_elements(options.device)
-        key = (task.sha256, options.device, budget, options.memory_mb)
+        tolerances = self.tolerances(task, options)
+        key = (task.sha256, options.device, budget, options.memory_mb, tuple(sorted(tolerances.items())))
         with self._plan_lock:
             cached = self._derivations.get(key)
         if cached is not None:
@@ -243,6 +247,7 @@ class Evaluator:
             device=options.device,
             max_elements=budget,
             memory_mb=options.memory_mb,
+            tolerances=tolerances,
         )
         with self._plan_lock:
             self._derivations[key] = derivation
@@ -363,6 +368,7 @@ class Evaluator:
                 "tolerance_reason": reason,
                 "profile_disagreement": judging.disagreement(results),
                 "limits": judging.limits(result, source, compare.tensor_dtypes(first.inputs)),
+                "low_signal": _low_signal(selected, all_cases),
             }
         )
 
@@ -407,7 +413,7 @@ class Evaluator:
             )
             findings = gate.observed(
                 result.observations if result is not None else None,
-                gate.run_context(reference.result, run.plan, options.policy, first_case=probes),
+                gate.run_context(reference.result, run.plan, options.policy, first_case=_judges_copies(case, probes)),
             )
             failed = failed.model_copy(update={"findings": findings})
             if run.artifacts is not None:
@@ -709,6 +715,20 @@ def _timing(reference: WorkerResult, candidate: WorkerResult) -> Timing | None:
         speedup=speedup,
         runs=candidate.timing_runs,
     )
+
+
+def _judges_copies(case: Case, first: bool) -> bool:
+    """Copies are judged on the first case, unless its inputs are low-signal (a ReLU of non-negative inputs
+    stores what it loads): then on the cases derived from a widened input distribution."""
+    return case.widened or (first and case.low_signal is None)
+
+
+def _low_signal(selected: Sequence[Case], cases: Sequence[Case]) -> LowSignal | None:
+    """The evaluation's low-signal report: the first case's reason and the widened cases of the task."""
+    reason = selected[0].low_signal if selected else None
+    if reason is None:
+        return None
+    return LowSignal(reason=reason, extra_cases=[c.name for c in cases if c.widened])
 
 
 def _skipped(case: Case, first: CaseResult) -> CaseResult:

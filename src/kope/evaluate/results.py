@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from kope.cases.task import InputTransform
+from kope.cases.task import InputTransform, LowSignal
 from kope.cases.tolerance import ToleranceProfile
 from kope.evaluate.confine import SandboxReport
 from kope.evaluate.protocol import AutotuneRun, BoundsEvent, TraceHit
@@ -171,6 +171,9 @@ class EvalResult(BaseModel):
     device: str
     seed: int
     seconds: float = 0.0
+    low_signal: LowSignal | None = None
+    """Set when the task's own inputs say little about a kernel (the reference's output equals an input, is
+    constant or near zero): why, and the widened cases on which copies were judged instead."""
     sandbox: SandboxReport | None = None
     """What protected the candidate's runs: the weakest level among them and the protections that held
     in all of them (None when the candidate never ran)."""

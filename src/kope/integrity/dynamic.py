@@ -43,10 +43,11 @@ class RunContext:
     reference_inputs: frozenset[int] | None = None
     allow_torch: frozenset[str] = frozenset()
     judge_copies: bool = True
-    """Whether this is the first case (the task's own sizes and inputs). Copies and input coverage are
-    judged there only: on a degenerate hidden case (length 1, positive inputs) an honest kernel can
-    store exactly what it loaded (a ReLU of positive inputs) or read no input lane at all (a buggy
-    mask), which the numeric check already fails."""
+    """Whether this is the first case (the task's own sizes and inputs), or, for a low-signal task (the
+    reference's output equals an input there), the case derived from a widened input distribution (see
+    `Case.widened`). Copies and input coverage are judged there only: on a degenerate case (length 1,
+    positive inputs) an honest kernel can store exactly what it loaded (a ReLU of positive inputs) or read
+    no input lane at all (a buggy mask), which the numeric check already fails."""
 
 
 ObservationRule = Callable[[Observations, RunContext], Iterator[Finding]]

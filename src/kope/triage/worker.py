@@ -98,6 +98,8 @@ class TriageRow(BaseModel):
     """What the comparison noticed (a shape-only difference and the fix that makes it right)."""
     emulation: str | None = None
     """"CUDA emulated on the CPU interpreter" when its verdict was made so (`EvalResult.emulation`)."""
+    low_signal: str | None = None
+    """Why the task's own inputs say little (`EvalResult.low_signal`): copies were judged on a widened case."""
     heatmap: str | None = None
     """Where its first failing output is wrong (PNG, relative to the results folder)."""
     repair: str = "none"
@@ -226,6 +228,7 @@ class TriageWorker:
         row.limits = list(result.limits)
         row.notes = list(dict.fromkeys(note for case in result.cases for note in case.notes))
         row.emulation = result.emulation.note if result.emulation is not None else None
+        row.low_signal = result.low_signal.reason if result.low_signal is not None else None
 
     def _repair(self, job: TriageJob, row: TriageRow, out: Path, name: str) -> None:
         work = out / "work" / name

@@ -28,7 +28,7 @@ import torch
 
 from kope.evaluate import protocol
 from kope.evaluate.protocol import JobSpec, WorkerResult
-from kope.evaluate.protocol.probing import ProbedInput, ShapeProbe, ShapeProbeResult
+from kope.evaluate.protocol.probing import OutputSignal, ProbedInput, ShapeProbe, ShapeProbeResult
 
 _TASK_MODULE = "kope_task"
 _SEED = 0
@@ -63,6 +63,8 @@ def _structured(like: torch.Tensor, pattern: str) -> torch.Tensor:
         return torch.ones_like(like)
     if pattern == "zeros":
         return torch.zeros_like(like)
+    if pattern == "outliers":
+        return _outliers(like)
     if pattern == "arange":
         count = max(like.numel(), 1)
         return (torch.arange(like.numel(), dtype=torch.float64) / count).reshape(like.shape).to(like.dtype)
@@ -76,6 +78,21 @@ def _structured(like: torch.Tensor, pattern: str) -> torch.Tensor:
         return out
     out[..., 0] = 1
     return out
+
+
+OUTLIER_STRIDE = 61
+OUTLIER_FACTOR = 10.0
+
+
+def _outliers(like: torch.Tensor) -> torch.Tensor:
+    """The values, with every `OUTLIER_STRIDE`-th element (of the flattened tensor) times `OUTLIER_FACTOR`,
+    alternately positive and negative: far outside the task's own range, in both directions."""
+    flat = like.reshape(-1).clone()
+    positions = torch.arange(0, flat.numel(), OUTLIER_STRIDE, device=flat.device)
+    signs = torch.ones(positions.numel(), dtype=flat.dtype, device=flat.device)
+    signs[1::2] = -1
+    flat[positions] = flat[positions] * signs * OUTLIER_FACTOR
+    return flat.reshape(like.shape)
 
 
 def run(spec: JobSpec, job_dir: Path) -> WorkerResult:
@@ -233,6 +250,34 @@ def _run_reference(
     report.finite = _finite(outputs)
     report.outputs = [_describe(value) for value in _flatten(outputs)]
     report.output_numel = _numel(outputs)
+    report.signal = output_signal(inputs, outputs)
+
+
+def output_signal(inputs: list[Any], outputs: Any) -> list[OutputSignal]:
+    """How each finite floating-point output compares with the inputs: equal to one, constant, near zero."""
+    floats = [v for v in _flatten(inputs) if isinstance(v, torch.Tensor) and v.is_floating_point()]
+    signals: list[OutputSignal] = []
+    for index, value in enumerate(_flatten(outputs)):
+        if not isinstance(value, torch.Tensor) or not value.is_floating_point() or value.numel() == 0:
+            continue
+        y = value.detach().to("cpu", torch.float64)
+        if not bool(torch.isfinite(y).all()):
+            continue
+        signal = OutputSignal(
+            output=index,
+            dtype=str(value.dtype).removeprefix("torch."),
+            numel=int(y.numel()),
+            max_abs=float(y.abs().max()),
+            spread=float(y.max() - y.min()),
+        )
+        for position, x in enumerate(floats):
+            if tuple(x.shape) != tuple(y.shape):
+                continue
+            error = float((y - x.detach().to("cpu", torch.float64)).abs().max())
+            if signal.input_error is None or error < signal.input_error:
+                signal.input_error, signal.input_index = error, position
+        signals.append(signal)
+    return signals
 
 
 def _state_numel(model: Any) -> int | None:

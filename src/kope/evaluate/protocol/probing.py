@@ -39,6 +39,23 @@ class ProbedInput(BaseModel):
     dtype: str | None = None
 
 
+class OutputSignal(BaseModel):
+    """How much a floating-point output of the reference says about a kernel, on the probe's inputs:
+    whether it equals an input, is constant or is near zero (then a copy or a constant kernel matches it)."""
+
+    output: int
+    """The output's index among the flattened outputs."""
+    dtype: str
+    numel: int
+    max_abs: float
+    spread: float
+    """The largest value minus the smallest."""
+    input_error: float | None = None
+    """The smallest max |output - input| over the floating-point inputs of the output's shape (None: none)."""
+    input_index: int | None = None
+    """That input's index."""
+
+
 class ShapeProbeResult(BaseModel):
     inputs: list[ProbedInput] | None = None
     numel: int | None = None
@@ -54,6 +71,8 @@ class ShapeProbeResult(BaseModel):
     output_numel: int | None = None
     param_numel: int | None = None
     """Elements of the reference model's parameters and buffers (meta device, or the real run)."""
+    signal: list[OutputSignal] | None = None
+    """For each finite floating-point output of the real run: how it compares with the inputs."""
     seconds: float = 0.0
     error: str | None = None
     """Why the probe failed: the stage and the exception."""
