@@ -349,18 +349,39 @@ def _classified(kind: str, exc: BaseException, stage: str) -> WorkerResult:
 
 
 def _copy_reference_state(model: torch.nn.Module, job_dir: Path) -> list[str]:
+    """Copy the reference's parameters and buffers into the candidate; the candidate's names of those copied.
+
+    By name where name, shape and dtype agree; then, for tensors models renamed (`self.gemm.weight` became
+    `self.weight`), by shape where exactly one tensor left on each side has it; then a 2-D tensor stored
+    transposed (`weight_t`, shape (in, out)) where exactly one left on each side has the transposed shape."""
     from safetensors.torch import load_file
 
     reference = load_file(str(job_dir / protocol.STATE_FILE))
     own = model.state_dict()
+    pairs = [(n, n, False) for n, v in reference.items() if n in own and _same_kind(own[n], v, own[n].shape)]
+    for transposed in (False, True):
+        used_ref, used_own = {r for r, _, _ in pairs}, {o for _, o, _ in pairs}
+        left_ref = {n: v for n, v in reference.items() if n not in used_ref and v.is_floating_point()}
+        left_own = {n: v for n, v in own.items() if n not in used_own and v.is_floating_point()}
+        for ref_name, value in left_ref.items():
+            shape = value.shape if not transposed else (value.t().shape if value.dim() == 2 else None)
+            if shape is None or (transposed and shape[0] == shape[1]):
+                continue
+            same_ref = [v for v in left_ref.values() if v.shape == value.shape and v.dtype == value.dtype]
+            same_own = [n for n, t in left_own.items() if _same_kind(t, value, shape)]
+            if len(same_ref) == 1 and len(same_own) == 1:
+                pairs.append((ref_name, same_own[0], transposed))
     loaded: list[str] = []
     with torch.no_grad():
-        for name, value in reference.items():
-            target = own.get(name)
-            if target is not None and target.shape == value.shape and target.dtype == value.dtype:
-                target.copy_(value)
-                loaded.append(name)
+        for ref_name, own_name, transposed in pairs:
+            value = reference[ref_name]
+            own[own_name].copy_(value.t() if transposed else value)
+            loaded.append(own_name)
     return loaded
+
+
+def _same_kind(target: torch.Tensor, value: torch.Tensor, shape: Any) -> bool:
+    return tuple(target.shape) == tuple(shape) and target.dtype == value.dtype
 
 
 def _candidate(spec: JobSpec, job_dir: Path) -> WorkerResult:
