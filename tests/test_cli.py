@@ -141,3 +141,14 @@ def test_eval_tolerance_profile_is_chosen_named_and_compared(tmp_path: Path) -> 
     assert data["status"] == "pass" and data["tolerance_profile"] == "kernelbench"
     assert data["tolerance_reason"] == "--tolerance kernelbench"
     assert data["profile_disagreement"]["strict"] == "fail"
+
+
+def test_eval_says_when_cuda_was_emulated_and_can_turn_it_off() -> None:
+    from conftest import FIXTURES
+
+    written = FIXTURES / "cuda" / "written_for_cuda.py"
+    emulated = CliRunner().invoke(app, ["eval", str(SCALE_TASK), str(written), "--trials", "1", "--json"])
+    assert emulated.exit_code == 0, emulated.output
+    assert json.loads(emulated.output)["emulation"]["note"] == "CUDA emulated on the CPU interpreter"
+    plain = CliRunner().invoke(app, ["eval", str(SCALE_TASK), str(written), "--trials", "1", "--no-cuda-emulation"])
+    assert plain.exit_code == 2 and "CUDA emulated" not in plain.output

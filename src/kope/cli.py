@@ -148,6 +148,14 @@ class SandboxChoice(StrEnum):
     off = "off"
 
 
+EmulationOpt = Annotated[
+    bool,
+    typer.Option(
+        "--cuda-emulation/--no-cuda-emulation",
+        help="On the CPU, run kernels written for CUDA (is_cuda asserts, device='cuda', torch.cuda queries) in the "
+        "interpreter as on a GPU; every verdict made so says so. Never applies on a GPU.",
+    ),
+]
 SandboxOpt = Annotated[
     SandboxChoice,
     typer.Option(
@@ -248,6 +256,7 @@ def eval_command(
     sandbox: SandboxOpt = SandboxChoice.auto,
     policy: PolicyOpt = None,
     tolerance: ToleranceOpt = ToleranceChoiceOpt.auto,
+    cuda_emulation: EmulationOpt = True,
 ) -> None:
     """Evaluate CANDIDATE against TASK on every case, sandboxed.
 
@@ -271,6 +280,7 @@ def eval_command(
             max_elements=max_elements,
             policy=_policy(policy),
             tolerance=_tolerance(tolerance),
+            cuda_emulation=cuda_emulation,
         )
         loaded = load_task(task)
         overrides = parse_set(set_ or [])
@@ -1550,6 +1560,7 @@ def triage_command(
     ] = PolicyChoice.auto,
     as_json: JsonOpt = False,
     tolerance: ToleranceOpt = ToleranceChoiceOpt.auto,
+    cuda_emulation: EmulationOpt = True,
 ) -> None:
     """Triage a run: match candidates to tasks, classify each (pass, near-miss, broken, cheat...), repair near misses.
 
@@ -1589,6 +1600,7 @@ def triage_command(
                         timeout_s=timeout,
                         policy=_policy(policy),
                         tolerance=_tolerance(tolerance),
+                        cuda_emulation=cuda_emulation,
                     ),
                     max_tokens=max_tokens,
                     max_seconds=max_seconds,
