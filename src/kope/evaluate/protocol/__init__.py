@@ -50,9 +50,6 @@ def outputs_file(trial: int) -> str:
     return f"outputs_{trial}.safetensors"
 
 
-CACHE_PROBE_FILE = "outputs_cache_probe.safetensors"
-
-
 class ValueMeta(BaseModel):
     """The structure of a packed Python value; tensors live in a safetensors file under `key`."""
 
@@ -71,8 +68,6 @@ class IntegritySpec(BaseModel):
     """What the candidate worker's monitor needs to know."""
 
     extra_allow: list[str] = Field(default_factory=list)
-    ghost: bool = True
-    cache_probe: bool = True
 
 
 class TraceSpec(BaseModel):
@@ -244,9 +239,6 @@ class Observations(BaseModel):
     kernel_body_calls: list[TorchCall] = Field(default_factory=list)
     """PyTorch calls the candidate's Python code made from inside a kernel launch."""
     provenance: Provenance | None = None
-    cache_probe_error: str | None = None
-    cache_probe: ValueMeta | None = None
-    """Outputs of a call on the first trial's input storage refilled with the second trial's values."""
 
 
 class AutotuneRun(BaseModel):
