@@ -5,6 +5,9 @@ each test can fail both ways."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import io
 import json
 import os
 import sys
@@ -16,7 +19,7 @@ from conftest import sandbox_level
 
 from kope.evaluate import EvalOptions, EvalResult, Evaluator
 from kope.evaluate.confine import SandboxMode
-from kope.evaluate.protocol import IntegritySpec, JobSpec
+from kope.evaluate.protocol import IntegritySpec, JobSpec, channel
 from kope.evaluate.view import narrowed
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,6 +62,40 @@ def rules(result: EvalResult) -> set[str]:
 def numerically_failed(result: EvalResult) -> bool:
     """The parent compared the zeros the kernel wrote: every case has mismatches, none passed."""
     return all(not case.passed and case.error is None and (case.mismatch_count or 0) > 0 for case in result.cases)
+
+
+# -- the stream's format (kope.evaluate.protocol.channel), without a worker -------------------------------
+
+
+def _stream(key: bytes, records: list[tuple[bytes, str, bytes]]) -> bytes:
+    body = channel.MAGIC + b"".join(channel.record(kind, name, payload) for kind, name, payload in records)
+    end = channel.END + (0).to_bytes(2, "little") + channel.MAC_BYTES.to_bytes(8, "little")
+    return body + end + hmac.new(key, body + end, hashlib.sha256).digest()
+
+
+def _parse(data: bytes, key: bytes) -> channel.Unsealed:
+    return channel.parse(io.BytesIO(data), len(data), key)
+
+
+def test_one_signed_stream_is_accepted_and_anything_else_refused(tmp_path: Path) -> None:
+    key, other = os.urandom(32), os.urandom(32)
+    good = _stream(key, [(channel.FILE, "outputs_0.safetensors", b"abc"), (channel.RESULT, "result.json", b"{}")])
+    found = _parse(good, key)
+    channel.write_sealed(io.BytesIO(good), found, tmp_path, "result.json")
+    assert (tmp_path / "sealed" / "outputs_0.safetensors").read_bytes() == b"abc"
+    assert (tmp_path / "sealed" / "result.json").read_bytes() == b"{}"
+    with pytest.raises(channel.ChannelError, match="signature"):
+        _parse(good, other)
+    with pytest.raises(channel.ChannelError, match="follow the end"):
+        _parse(good + b"x", key)
+    with pytest.raises(channel.ChannelError, match="does not start"):
+        _parse(b"junk" + good, key)
+    with pytest.raises(channel.Incomplete):
+        _parse(good[:-40], key)
+    with pytest.raises(channel.ChannelError, match="does not write"):
+        _parse(_stream(key, [(channel.FILE, "../escape", b""), (channel.RESULT, "result.json", b"{}")]), key)
+    with pytest.raises(channel.ChannelError, match="no result"):
+        _parse(_stream(key, [(channel.FILE, "outputs_0.safetensors", b"abc")]), key)
 
 
 # -- family 1: the verdict is forged after the check -----------------------------------------------------
@@ -187,6 +224,7 @@ def test_an_import_folder_inside_a_hidden_folder_is_narrowed_to_what_imports_rea
     kept = narrowed([str(project), "/usr/lib"], hidden=(str(project.parent),))
     assert kept == [str(project / "helpers"), str(project / "tool.py"), "/usr/lib"]
     assert narrowed([str(project)], hidden=("/nowhere",)) == [str(project)], "outside hidden folders: unchanged"
+    assert narrowed([str(project)], hidden=(str(project),)) == [str(project)], "a hidden folder is dropped later, whole"
 
 
 @namespaces_only

@@ -130,7 +130,9 @@ def narrowed(paths: Iterable[str], hidden: Sequence[str]) -> list[str]:
     result: list[str] = []
     for path in paths:
         normal = os.path.normpath(path)
-        inside_hidden = any(_contains(h, normal) for h in hidden if os.path.normpath(h) != "/")
+        tops = [os.path.normpath(h) for h in hidden if os.path.normpath(h) != "/"]
+        # strictly inside a hidden folder (a path that is or holds one is dropped whole by `_without_hidden`)
+        inside_hidden = any(_contains(h, normal) for h in tops) and not any(_contains(normal, h) for h in tops)
         installed = (
             normal in prefixes
             or os.path.basename(normal) in ("site-packages", "dist-packages")

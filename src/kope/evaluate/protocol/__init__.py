@@ -1,8 +1,9 @@
 """What crosses the boundary between kope and a sandboxed worker, as validated data.
 
 The parent writes `spec.json` (a `JobSpec`); the worker writes `result.json` (a `WorkerResult`)
-and tensors as safetensors files. The parent never unpickles anything: every file it reads is JSON
-or safetensors, and anything that does not validate is an error, never a pass.
+and tensors as safetensors files (a candidate job sends them through the sealed channel instead, see
+`channel`, and the supervisor writes them). The parent never unpickles anything: every file it reads
+is JSON or safetensors, and anything that does not validate is an error, never a pass.
 
 This package is the only code that both the parent side (`kope.evaluate`) and the sandboxed side
 (`kope.evaluate.inside`) import: the job and result models here, the shapes-job models in
