@@ -297,8 +297,8 @@ def _unseal(outcome: Outcome, sink: _Sink, key: bytes, job_dir: Path) -> None:
     channel.remove(job_dir / channel.SEALED_DIR)
     if sink.size == 0:
         return
-    if sink.overflow:
-        outcome.channel_error = f"the worker wrote more than {sink.cap} bytes on the sealed channel"
+    if sink.overflow:  # results larger than the job may write: the disk limit, as for files
+        outcome.disk_exceeded = True
         return
     sink.stream.flush()
     try:
