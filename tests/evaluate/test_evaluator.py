@@ -235,7 +235,8 @@ class ModelNew(nn.Module):
 
 def test_a_cached_output_nudged_off_the_old_result_still_cannot_pass(evaluator: Evaluator, tmp_path: Path) -> None:
     """An attacker who read the staleness check returns its cached output shifted: not stale, so not called
-    caching, but wrong on the probe, so the case fails."""
+    caching, but wrong on the probe (trial 1, run in trial 0's storage), so the case fails; the shift is
+    PyTorch computing on a kernel's output during a watched forward, which the verdict may reject too."""
     candidate = tmp_path / "nudged_cache.py"
     candidate.write_text(
         _SCALE_KERNEL
@@ -255,5 +256,6 @@ class ModelNew(nn.Module):
 """
     )
     result = evaluator.evaluate(SCALE_TASK, candidate, options=EvalOptions(trials=2), which=["N=257"])
-    assert result.status != "pass"
-    assert result.status == "fail", (result.status, result.error)
+    assert result.status in ("fail", "reject"), (result.status, result.error)
+    assert result.error is None and not result.cases[0].passed
+    assert not [f for f in result.integrity.findings if f.rule == "output-caching" and f.severity == "reject"]

@@ -40,6 +40,7 @@ from kope.evaluate import compare, judging, protocol
 from kope.evaluate.cache import ReferenceCache, reference_key
 from kope.evaluate.confine import SandboxMode, Settings, weakest
 from kope.evaluate.protocol import IntegritySpec, JobSpec, PlanInfo, TraceSpec, WorkerResult
+from kope.evaluate.protocol.channel import FEED_DIR, SEALED_DIR
 from kope.evaluate.results import (
     CaseResult,
     Emulation,
@@ -340,13 +341,13 @@ class Evaluator:
             alternatives={other: self.tolerances(task, options, other) for other in other_profiles(profile)},
         )
 
-        def evaluate_case(case: Case, probes: bool = False) -> CaseResult:
-            result = self._evaluate_case(run, case, probes=probes)
+        def evaluate_case(case: Case, first: bool = False) -> CaseResult:
+            result = self._evaluate_case(run, case, first=first)
             if on_case is not None:
                 on_case(result)
             return result
 
-        results = [evaluate_case(selected[0], probes=True)]
+        results = [evaluate_case(selected[0], first=True)]
         stop = results[0].error is not None and results[0].error.kind in _STOP_KINDS
         rest = selected[1:]
         if stop:
@@ -372,16 +373,17 @@ class Evaluator:
             }
         )
 
-    def _evaluate_case(self, run: _Run, case: Case, *, probes: bool) -> CaseResult:
-        """Run the candidate on one case and compare; `probes`: also the ghost replay and caching probe."""
+    def _evaluate_case(self, run: _Run, case: Case, *, first: bool) -> CaseResult:
+        """Run the candidate on one case and compare. Every case's job is alike (the same probes: the ghost
+        replay, the caching probe); `first` only tells the verdict which case has the task's own inputs."""
         options, candidate_name = run.options, run.candidate_name
         reference = self._reference(run.task, case, options)
         files = {
             protocol.INIT_FILE: reference.entry / protocol.INIT_FILE,
             protocol.STATE_FILE: reference.entry / protocol.STATE_FILE,
         }
-        for index in range(options.trials):
-            files[protocol.inputs_file(index)] = reference.entry / protocol.inputs_file(index)
+        for index in range(options.trials):  # handed to the worker one trial at a time, never readable all at once
+            files[f"{FEED_DIR}/{protocol.inputs_file(index)}"] = reference.entry / protocol.inputs_file(index)
         spec = JobSpec(
             mode="candidate",
             device=options.device,
@@ -390,14 +392,17 @@ class Evaluator:
             trial_seeds=[_seed(options.seed, case, f"trial{i}") for i in range(options.trials)],
             timing=options.timing,
             timing_budget_ms=options.timing_budget_ms,
-            integrity=IntegritySpec(extra_allow=list(run.allow_torch), ghost=probes, cache_probe=probes)
-            if options.integrity
-            else None,
+            integrity=IntegritySpec(extra_allow=list(run.allow_torch)) if options.integrity else None,
             bounds_check=options.bounds_check,
             trace=options.trace,
             cuda_emulation=options.emulates_cuda,
         )
-        with self._job(spec, self._limits(options), files=files, source=run.source) as (result, outcome, job_dir):
+        with self._job(spec, self._limits(options), files=files, source=run.source, sealed=True) as (
+            result,
+            outcome,
+            job_dir,
+        ):
+            sealed = job_dir / SEALED_DIR
             failed = CaseResult(
                 name=case.name,
                 overrides=dict(case.overrides),
@@ -413,18 +418,20 @@ class Evaluator:
             )
             findings = gate.observed(
                 result.observations if result is not None else None,
-                gate.run_context(reference.result, run.plan, options.policy, first_case=_judges_copies(case, probes)),
+                gate.run_context(reference.result, run.plan, options.policy, first_case=_judges_copies(case, first)),
             )
+            if outcome.channel_error is not None:
+                findings.append(gate.sealed_channel_finding(case.name, outcome.channel_error))
             failed = failed.model_copy(update={"findings": findings})
             if run.artifacts is not None:
-                _keep_artifacts(run.artifacts, case, job_dir, reference.entry)
+                _keep_artifacts(run.artifacts, case, sealed, reference.entry)
             error = _classify(result, outcome, options, expected_trials=options.trials)
             if error is not None:
                 return failed.model_copy(update={"error": _name_candidate(error, job_dir, candidate_name, run.source)})
             assert result is not None
             try:
                 diffs = [
-                    self._compare_trial(reference, job_dir, index, protocol.outputs_file(index), run)
+                    self._compare_trial(reference, sealed, index, protocol.outputs_file(index), run)
                     for index in range(options.trials)
                 ]
             except compare.StructureMismatch as exc:
@@ -435,9 +442,7 @@ class Evaluator:
             timing = _timing(reference.result, result)
             trials = len(diffs)
             if options.integrity:
-                caching, rerun = self._caching_probe(reference, job_dir, result, diffs, case, run)
-                findings = findings + caching
-                diffs = diffs + rerun
+                findings = findings + self._caching_probe(reference, sealed, diffs, case, run)
                 findings += gate.implausible_speedup(
                     case.name,
                     timing,
@@ -461,35 +466,18 @@ class Evaluator:
             )
 
     def _caching_probe(
-        self,
-        reference: _Reference,
-        job_dir: Path,
-        result: WorkerResult,
-        diffs: list[list[OutputDiff]],
-        case: Case,
-        run: _Run,
-    ) -> tuple[list[Finding], list[list[OutputDiff]]]:
-        """The caching probe reran trial 1's values in trial 0's storage (with trial 0's autotune config): it must
-        match trial 1's reference. A mismatch is caching only when the probe returned the old inputs' result
-        (trial 0's reference); when trial 0 itself was wrong, the probe says nothing the case does not already
-        fail on (an autotuned kernel wrong under trial 0's config is wrong under it again). A probe that is
-        neither right nor stale is a wrong result on a re-run: its mismatches are returned to count as a failed
-        trial of the case, so it cannot pass."""
-        observations = result.observations
-        if observations is None or observations.cache_probe is None or len(diffs) < 2:
-            return [], []
-        if any(d.mismatch_count for d in diffs[1]) or any(d.mismatch_count for d in diffs[0]):
-            return [], []
+        self, reference: _Reference, sealed: Path, diffs: list[list[OutputDiff]], case: Case, run: _Run
+    ) -> list[Finding]:
+        """Trial 1 ran in trial 0's input storage refilled with its own values (the worker does so on every
+        case). When it fails where trial 0 passed, and what it returned is trial 0's reference, it returned a
+        stale result: caching. Otherwise its failure is the case's numeric failure and nothing more."""
+        if len(diffs) < 2 or any(d.mismatch_count for d in diffs[0]) or not any(d.mismatch_count for d in diffs[1]):
+            return []
         try:
-            probe = self._compare_trial(reference, job_dir, 1, protocol.CACHE_PROBE_FILE, run)
+            stale = self._compare_trial(reference, sealed, 0, protocol.outputs_file(1), run)
         except (compare.StructureMismatch, ValueError):
-            return [gate.cache_probe_finding(case.name)], []
-        if not any(d.mismatch_count for d in probe):
-            return [], []
-        stale = self._compare_trial(reference, job_dir, 0, protocol.CACHE_PROBE_FILE, run)
-        if not any(d.mismatch_count for d in stale):
-            return [gate.cache_probe_finding(case.name)], []
-        return [], [probe]
+            return []
+        return [] if any(d.mismatch_count for d in stale) else [gate.cache_probe_finding(case.name)]
 
     def _compare_trial(
         self, reference: _Reference, job_dir: Path, index: int, filename: str, run: _Run
@@ -541,8 +529,12 @@ class Evaluator:
         *,
         files: Mapping[str, Path] | None = None,
         source: str | None = None,
+        sealed: bool = False,
     ) -> Iterator[tuple[WorkerResult | None, Outcome, Path]]:
-        """Run one job in a fresh directory, yield (result, outcome, directory), then remove it."""
+        """Run one job in a fresh directory, yield (result, outcome, directory), then remove it.
+
+        `sealed` (candidate jobs): the result is the one the worker sent through the sealed channel, which
+        the supervisor wrote into `SEALED_DIR` after every process of the job had died; nothing else counts."""
         job_dir = self.scratch / f"job-{uuid.uuid4().hex[:12]}"
         job_dir.mkdir(parents=True)
         try:
@@ -550,6 +542,7 @@ class Evaluator:
             if source is not None:
                 (job_dir / protocol.CANDIDATE_FILE).write_text(source)
             for name, path in (files or {}).items():
+                (job_dir / name).parent.mkdir(exist_ok=True)
                 shutil.copyfile(path, job_dir / name)
             outcome = self.runner.run(job_dir, limits)
             if outcome.sandbox_refused:
@@ -558,7 +551,8 @@ class Evaluator:
                     f"--sandbox strict: this machine cannot set up the namespace sandbox ({missing}); "
                     "run `kope doctor` to see why, or use --sandbox auto"
                 )
-            yield _read_result(job_dir), outcome, job_dir
+            results = job_dir / SEALED_DIR if sealed else job_dir
+            yield (_read_result(results) if outcome.sealed or not sealed else None), outcome, job_dir
         finally:
             shutil.rmtree(job_dir, ignore_errors=True)
 
@@ -632,6 +626,8 @@ def _classify(
         return EvalError(kind="memory", message=f"the run exceeded its {options.memory_mb} MB memory limit")
     if outcome.disk_exceeded:
         return EvalError(kind="disk", message=f"the run wrote more than its {options.disk_mb} MB disk limit")
+    if outcome.channel_error is not None:
+        return EvalError(kind="exit", message=f"the job's results were refused: {outcome.channel_error}")
     if result is not None and result.error is not None:
         return EvalError(
             kind=result.error.kind,

@@ -44,6 +44,11 @@ from kope.evaluate.sandbox import (
 )
 
 _READY_TIMEOUT_S = 180.0
+_SERVER_CWD = "/"
+"""The working directory of kope's own processes (fork server, supervisors): never a directory others can
+write, such as /tmp or a job directory, because `python -m` puts the working directory on the import path."""
+_SAFE_PATH = ("-P",)
+"""`-P`: do not put the working directory (or the script's) on `sys.path` at all."""
 
 
 class Runner(Protocol):
@@ -89,12 +94,12 @@ class ForkServer:
                 return self
             self._log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the server
             self._proc = subprocess.Popen(
-                [self._python, "-m", "kope.evaluate.runner", "serve"],
+                [self._python, *_SAFE_PATH, "-m", "kope.evaluate.runner", "serve"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=self._log,
                 env=_server_environment(),
-                cwd=tempfile.gettempdir(),
+                cwd=_SERVER_CWD,
                 start_new_session=True,
             )
             self._reader = threading.Thread(target=self._read_replies, name="kope-forkserver", daemon=True)
@@ -194,9 +199,17 @@ class SpawnRunner:
 
     def run(self, job_dir: Path, limits: SandboxLimits) -> Outcome:
         subprocess.run(
-            [self._python, "-m", "kope.evaluate.runner", "job", str(job_dir), json.dumps(_limits_to_json(limits))],
+            [
+                self._python,
+                *_SAFE_PATH,
+                "-m",
+                "kope.evaluate.runner",
+                "job",
+                str(job_dir),
+                json.dumps(_limits_to_json(limits)),
+            ],
             env=_server_environment(),
-            cwd=str(job_dir),
+            cwd=_SERVER_CWD,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

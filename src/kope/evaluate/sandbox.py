@@ -15,13 +15,21 @@ Landlock, plus seccomp and limits), forks the *worker* that runs untrusted code,
 - it polls the size of the job directory: past `disk_mb` the job is killed (error kind `disk`).
 
 The supervisor writes `outcome.json` (an `Outcome`) into the job directory. What the worker itself
-produced (results, tensors) is read and validated by the caller.
+produced (results, tensors) is read and validated by the caller. A candidate job's results come through
+the sealed channel (`kope.evaluate.protocol.channel`): the supervisor keeps what the worker sent and,
+once every process of the job is dead, writes the accepted files into a fresh `sealed/` directory, so
+the caller never reads a file that the candidate's process could still write.
+
+Memory counts what the job holds, not only what it maps: the resident memory of its processes plus
+the files only memory backs (memfd, `/dev/shm`, the private `/tmp`), held open or left in those
+filesystems. The disk poll counts every byte under the job directory.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import json
 import os
 import re
@@ -29,17 +37,20 @@ import resource
 import select
 import shutil
 import signal
+import socket
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from pydantic import BaseModel
 
 from kope.evaluate import confine, protocol
 from kope.evaluate.confine import SandboxReport, Settings
+from kope.evaluate.protocol import channel
 
 OUTCOME_FILE = "outcome.json"
 WORK_DIR = "work"
@@ -117,6 +128,10 @@ class Outcome(BaseModel):
     """What protected the job, as the worker reported before running any task or candidate code."""
     sandbox_refused: bool = False
     """`--sandbox strict` and the OS boundary could not be set up: nothing ran."""
+    sealed: bool = False
+    """The worker's sealed results arrived intact and are in `sealed/` (the worker then killed itself)."""
+    channel_error: str | None = None
+    """The worker sent something on the sealed channel that is not one intact message: why it was refused."""
 
 
 class _Capture:
@@ -164,41 +179,167 @@ def supervise(job_dir: Path, limits: SandboxLimits, entry: Callable[[Path], int]
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     report_r, report_w = os.pipe()
+    chan_r, chan_w = os.pipe()
+    key_r, key_w = os.pipe()
+    key = os.urandom(channel.KEY_BYTES)
+    os.write(key_w, key)
+    os.close(key_w)
+    feed = _Feed(job_dir)
     started = time.monotonic()
     disk_base = _disk_usage(job_dir)
     pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the worker, reported through its results
         os.close(report_r)
-        _exec_worker(job_dir, limits, entry, (out_w, err_w, report_w), entered)
-    for fd in (out_w, err_w, report_w):
+        os.close(chan_r)
+        fds = (out_w, err_w, report_w, chan_w, key_r, feed.worker_end)
+        _exec_worker(job_dir, limits, entry, fds, entered)
+    for fd in (out_w, err_w, report_w, chan_w, key_r):
         os.close(fd)
-    outcome = _watch(pid, out_r, err_r, limits, started, job_dir, disk_base, entered.init_pid)
-    outcome.sandbox, outcome.sandbox_refused = confine.read_report(report_r)
-    os.close(report_r)
+    feed.started()
+    with tempfile.TemporaryFile() as stream:  # unnamed (O_TMPFILE): no process of the job can open it
+        sink = _Sink(chan_r, stream, limits.sandbox.disk_mb * 1024 * 1024)
+        outcome = _watch(pid, out_r, err_r, limits, started, job_dir, disk_base, entered.init_pid, sink, feed)
+        outcome.sandbox, outcome.sandbox_refused = confine.read_report(report_r)
+        os.close(report_r)
+        feed.close()
+        sink.finish()
+        os.close(chan_r)
+        _unseal(outcome, sink, key, job_dir)
     shutil.rmtree(job_dir / ".sandbox-root", ignore_errors=True)
     _write_json(job_dir / OUTCOME_FILE, outcome.model_dump())
     return outcome
+
+
+class _Feed:
+    """Hands a candidate job its trial inputs, each file once, when its worker asks (`channel.FEED_DIR`).
+
+    The files are opened and their folder removed before the worker exists, so the candidate's process
+    can reach an input only through this socket, and a file it took early is missing when kope's code
+    asks for it."""
+
+    def __init__(self, job_dir: Path) -> None:
+        self.files: dict[str, int] = {}
+        folder = job_dir / channel.FEED_DIR
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            for entry in os.scandir(folder):
+                if entry.is_file(follow_symlinks=False):
+                    self.files[entry.name] = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW)
+        channel.remove(folder)
+        self.sock, worker = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.worker_end = worker.detach()
+        self.open = True
+
+    def started(self) -> None:
+        """The worker has its end: close ours of it."""
+        os.close(self.worker_end)
+        self.sock.setblocking(False)
+
+    def serve(self) -> None:
+        try:
+            request = self.sock.recv(512)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            request = b""
+        if not request:
+            self.open = False
+            return
+        fd = self.files.pop(request.decode(errors="replace"), None)
+        with contextlib.suppress(OSError):
+            if fd is None:
+                self.sock.send(b"no")
+            else:
+                socket.send_fds(self.sock, [b"ok"], [fd])
+        if fd is not None:
+            os.close(fd)
+
+    def close(self) -> None:
+        for fd in self.files.values():
+            os.close(fd)
+        self.files.clear()
+        self.sock.close()
+        self.open = False
+
+
+class _Sink:
+    """What the worker writes on the sealed channel, kept in the supervisor's own unnamed file, up to `cap` bytes."""
+
+    def __init__(self, fd: int, stream: IO[bytes], cap: int) -> None:
+        self.fd = fd
+        self.stream = stream
+        self.cap = cap
+        self.size = 0
+        self.overflow = False
+        self.open = True
+
+    def drain(self) -> None:
+        """Read what is there now (the descriptor is ready); past the cap, count but keep nothing."""
+        data = os.read(self.fd, 1 << 20)
+        if not data:
+            self.open = False
+            return
+        self.size += len(data)
+        if self.size > self.cap:
+            self.overflow = True
+        else:
+            self.stream.write(data)
+
+    def finish(self) -> None:
+        """Every process of the job is dead: read what is left, up to the end of the pipe."""
+        while self.open:
+            ready, _, _ = select.select([self.fd], [], [], 0)
+            if not ready:
+                return
+            self.drain()
+
+
+def _unseal(outcome: Outcome, sink: _Sink, key: bytes, job_dir: Path) -> None:
+    channel.remove(job_dir / channel.SEALED_DIR)
+    if sink.size == 0:
+        return
+    if sink.overflow:  # results larger than the job may write: the disk limit, as for files
+        outcome.disk_exceeded = True
+        return
+    sink.stream.flush()
+    try:
+        found = channel.parse(sink.stream, sink.size, key)
+        channel.write_sealed(sink.stream, found, job_dir, protocol.RESULT_FILE)
+    except channel.Incomplete:
+        return
+    except channel.ChannelError as exc:
+        outcome.channel_error = str(exc)
+        return
+    except OSError as exc:
+        outcome.channel_error = f"the sealed results could not be written: {exc}"
+        channel.remove(job_dir / channel.SEALED_DIR)
+        return
+    outcome.sealed = True
+    killed_by_itself = outcome.signal == signal.SIGKILL and not (
+        outcome.timed_out or outcome.memory_exceeded or outcome.disk_exceeded
+    )
+    if killed_by_itself:  # the worker ends itself so: the expected end of a sealed job
+        outcome.signal = outcome.signal_name = None
+        outcome.exit_code = 0
 
 
 def _exec_worker(
     job_dir: Path,
     limits: SandboxLimits,
     entry: Callable[[Path], int],
-    fds: tuple[int, int, int],
+    fds: tuple[int, int, int, int, int, int],
     entered: confine.Entered,
 ) -> None:
-    """The worker: `fds` are its stdout, its stderr and the sandbox's report pipe."""
+    """The worker: `fds` are its stdout, its stderr, the sandbox's report pipe, the sealed channel, its key and
+    the input feed."""
     code = 70
     try:
         os.setsid()
-        out_w, err_w, report_w = fds
         devnull = os.open(os.devnull, os.O_RDONLY)
-        report_fd = os.dup(report_w)
-        os.dup2(devnull, 0)
-        os.dup2(out_w, 1)
-        os.dup2(err_w, 2)
-        os.dup2(report_fd, 3)
-        os.closerange(4, _max_fd())
+        # moved above every target number first, so that no dup2 below overwrites a descriptor still to be moved
+        high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in (devnull, *fds)]
+        for target, fd in zip((0, 1, 2, 3, channel.CHANNEL_FD, channel.KEY_FD, channel.FEED_FD), high, strict=True):
+            os.dup2(fd, target)
+        os.closerange(channel.FEED_FD + 1, _max_fd())
         report = confine.confine(entered, job_dir, 3)
         sys.stdin = open(0, closefd=False)  # noqa: SIM115 - lives as long as the process
         sys.stdout = open(1, "w", buffering=1, closefd=False, errors="replace")  # noqa: SIM115
@@ -216,6 +357,7 @@ def _exec_worker(
             environ["TMPDIR"] = "/tmp"
         elif report.level == "landlock":
             environ["TMPDIR"] = str(job_dir / WORK_DIR / "tmp")
+        environ[channel.ENV] = "1"
         os.environ.clear()
         os.environ.update(environ)
         os.chdir(job_dir / WORK_DIR)
@@ -243,8 +385,11 @@ def _watch(  # noqa: C901 - the supervisor's one select loop: pipes, limits and 
     job_dir: Path,
     disk_base: int,
     init_pid: int | None = None,
+    sink: _Sink | None = None,
+    feed: _Feed | None = None,
 ) -> Outcome:
     captures = {out_r: _Capture(limits.output_bytes), err_r: _Capture(limits.output_bytes)}
+    sealed_bytes = (lambda: sink.size) if sink is not None else (lambda: 0)
     open_fds = {out_r, err_r}
     outcome = Outcome()
     deadline = started + limits.timeout_s
@@ -257,10 +402,18 @@ def _watch(  # noqa: C901 - the supervisor's one select loop: pipes, limits and 
         now = time.monotonic()
         wait = max(0.0, min(deadline - now, _POLL_S))
         watched = list(open_fds) + ([pidfd] if pidfd is not None else [])
+        if sink is not None and sink.open:
+            watched.append(sink.fd)
+        if feed is not None and feed.open:
+            watched.append(feed.sock.fileno())
         ready, _, _ = select.select(watched, [], [], wait)
         for fd in ready:
             if fd in open_fds:
                 _drain_once(fd, captures[fd], open_fds)
+            elif sink is not None and fd == sink.fd:
+                sink.drain()
+            elif feed is not None and feed.open and fd == feed.sock.fileno():
+                feed.serve()
         waited_pid, wait_status = os.waitpid(pid, os.WNOHANG)
         if waited_pid == pid:
             status = wait_status
@@ -271,14 +424,14 @@ def _watch(  # noqa: C901 - the supervisor's one select loop: pipes, limits and 
             _kill_group(pid)
         elif limits.memory_mb and now >= next_memory_check:
             next_memory_check = now + _POLL_S * 2
-            rss = _tree_rss_mb(os.getpid())
+            rss = _tree_memory_mb(os.getpid(), job_dir)
             outcome.peak_rss_mb = max(outcome.peak_rss_mb, rss)
             if rss > limits.memory_mb:
                 outcome.memory_exceeded = True
                 _kill_group(pid)
         if now >= next_disk_check and limits.sandbox.mode != "off":
             next_disk_check = now + _POLL_S * 4
-            if _disk_usage(job_dir) > disk_limit:
+            if _disk_usage(job_dir) + sealed_bytes() > disk_limit:
                 outcome.disk_exceeded = True
                 _kill_group(pid)
     outcome.seconds = round(time.monotonic() - started, 4)
@@ -334,8 +487,7 @@ def _disk_usage(job_dir: Path, max_entries: int = 20000) -> int:
                     return 1 << 62
                 try:
                     if entry.is_dir(follow_symlinks=False):
-                        if entry.name != ".sandbox-root":
-                            stack.append(entry.path)
+                        stack.append(entry.path)
                     else:
                         info = entry.stat(follow_symlinks=False)
                         total += max(info.st_blocks * 512, 0)
@@ -415,16 +567,72 @@ def _descendants(root: int) -> list[int]:
     return found
 
 
-def _tree_rss_mb(root: int) -> float:
+_MEMORY_BACKED = ("/memfd:", "/dev/shm/", "/tmp/", "/SYSV")
+"""Targets of open descriptors whose data only memory holds (memfd, POSIX and System V shared memory, tmpfs)."""
+
+
+def _tree_memory_mb(root: int, job_dir: Path | None = None) -> float:
+    """The memory the processes below `root` hold: resident pages, plus memory-backed files they keep open
+    and, for a job in its own mount namespace, what its private `/tmp` and `/dev/shm` hold."""
     page = os.sysconf("SC_PAGE_SIZE")
     total = 0
+    seen: set[tuple[int, int]] = set()
+    own_mounts = _namespace("self", "mnt")
+    private_root: int | None = None
     for pid in _descendants(root):
         try:
             with open(f"/proc/{pid}/statm", "rb") as handle:
                 total += int(handle.read().split()[1]) * page
         except (OSError, IndexError, ValueError):
             continue
+        total += _memory_files(pid, seen)
+        if private_root is None and own_mounts is not None and _namespace(str(pid), "mnt") not in (None, own_mounts):
+            private_root = pid
+    if private_root is not None:
+        for where in ("tmp", "dev/shm"):
+            with contextlib.suppress(OSError):
+                path = f"/proc/{private_root}/root/{where}"
+                if os.stat(path).st_dev == os.stat(f"/{where}").st_dev:
+                    continue  # not yet its private tmpfs (the worker is still building its root)
+                usage = os.statvfs(path)
+                total += (usage.f_blocks - usage.f_bfree) * usage.f_frsize
     return total / (1024 * 1024)
+
+
+def _namespace(pid: str, kind: str) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/{kind}")
+    except OSError:
+        return None
+
+
+def _memory_files(pid: int, seen: set[tuple[int, int]]) -> int:
+    """Bytes of the memory-backed files `pid` holds open (each file once; tmpfs files of a private root are
+    counted with their filesystem instead)."""
+    total = 0
+    folder = f"/proc/{pid}/fd"
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    for name in names:
+        try:
+            target = os.readlink(f"{folder}/{name}")
+        except OSError:
+            continue
+        if not target.startswith(_MEMORY_BACKED):
+            continue
+        if target.startswith(("/tmp/", "/dev/shm/")) and not target.endswith(" (deleted)"):
+            continue  # a named file: its filesystem's usage counts it (or, outside a private root, the disk poll)
+        try:
+            info = os.stat(f"{folder}/{name}")
+        except OSError:
+            continue
+        key = (info.st_dev, info.st_ino)
+        if key not in seen:
+            seen.add(key)
+            total += info.st_blocks * 512
+    return total
 
 
 def _address_space_now() -> int:

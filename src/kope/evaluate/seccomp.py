@@ -4,7 +4,9 @@ Refused with `EPERM` (so the candidate gets a Python `PermissionError` kope can 
 killing: debugging and reading other processes (`ptrace`, `process_vm_readv/writev`, `pidfd_getfd`,
 `kcmp`), changing the filesystem view (`mount`, `umount2`, `pivot_root`, `chroot`, the new mount
 API), leaving the sandbox (`unshare`, `setns`, `clone` with namespace flags), the kernel keyring,
-`bpf`, `perf_event_open`, `userfaultfd`, `kexec_*`, `reboot`, module loading, swap, clocks, quotas.
+`bpf`, `perf_event_open`, `userfaultfd`, `kexec_*`, `reboot`, module loading, swap, clocks, quotas, and
+`io_uring` (its submission queue performs `socket`, `connect`, `openat` and more inside the kernel, where
+this filter never sees them).
 `clone3` answers `ENOSYS`, so the C library falls back to `clone`, whose flags the filter can see.
 Where the sandbox has no network namespace, `socket(AF_UNIX/AF_INET/AF_INET6/AF_PACKET)` is refused too
 (a UNIX socket of the host, such as a container daemon's, would otherwise be reachable; `socketpair` stays).
@@ -26,6 +28,7 @@ _DENIED = (
     "perf_event_open", "userfaultfd", "open_by_handle_at", "kexec_load", "kexec_file_load", "reboot",
     "init_module", "finit_module", "delete_module", "swapon", "swapoff", "acct", "quotactl",
     "settimeofday", "clock_settime", "adjtimex", "clock_adjtime",
+    "io_uring_setup", "io_uring_enter", "io_uring_register",
 )  # fmt: skip
 """The system calls refused outright (names; numbers per architecture below)."""
 
@@ -39,6 +42,7 @@ _NUMBERS: dict[str, dict[str, int]] = {
         "kexec_file_load": 320, "reboot": 169, "init_module": 175, "finit_module": 313, "delete_module": 176,
         "swapon": 167, "swapoff": 168, "acct": 163, "quotactl": 179, "settimeofday": 164, "clock_settime": 227,
         "adjtimex": 159, "clock_adjtime": 305, "clone": 56, "clone3": 435, "socket": 41,
+        "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
     },
     "aarch64": {
         "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271, "pidfd_getfd": 438, "kcmp": 272,
@@ -49,6 +53,7 @@ _NUMBERS: dict[str, dict[str, int]] = {
         "kexec_file_load": 294, "reboot": 142, "init_module": 105, "finit_module": 273, "delete_module": 106,
         "swapon": 224, "swapoff": 225, "acct": 89, "quotactl": 60, "settimeofday": 170, "clock_settime": 112,
         "adjtimex": 171, "clock_adjtime": 266, "clone": 220, "clone3": 435, "socket": 198,
+        "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
     },
 }  # fmt: skip
 _AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}

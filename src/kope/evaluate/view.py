@@ -2,7 +2,8 @@
 
 The view holds the system directories (`/usr`, `/lib*`, `/bin`, `/sbin`, a handful of `/etc` files
 the dynamic loader and the C library read), the Python installation and the virtual environment,
-the packages on the import path (kope, PyTorch, Triton...), and on a GPU machine the device nodes
+the packages on the import path (kope, PyTorch, Triton...; of an import directory inside the home
+directory or the working directory, only its packages and modules), and on a GPU machine the device nodes
 and the driver's libraries, found by discovery. Never in it: the user's home directory, the
 directory kope runs from, kope's caches and scratch directories, or anything that contains them
 (`hidden`). Only the job's own directory is writable, and a private `/tmp`.
@@ -87,6 +88,64 @@ def python_paths() -> list[str]:
     return [p for p in paths if os.path.exists(p)]
 
 
+_IMPORTABLE_SUFFIXES = (".py", ".pyc", ".so", ".pyd", ".abi3.so")
+
+
+def importable_entries(directory: str) -> list[str]:
+    """What an import of a top-level name can read in `directory`: its packages (folders holding Python
+    files) and its modules, never hidden entries (`.env`, `.git`) or other files beside them."""
+    found: list[str] = []
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError:
+        return []
+    for entry in entries:
+        if entry.name.startswith(".") or entry.name == "__pycache__":
+            continue
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                if _holds_python(entry.path):
+                    found.append(entry.path)
+            elif entry.is_file(follow_symlinks=False) and entry.name.endswith(_IMPORTABLE_SUFFIXES):
+                found.append(entry.path)
+        except OSError:
+            continue
+    return found
+
+
+def _holds_python(directory: str) -> bool:
+    try:
+        with os.scandir(directory) as entries:
+            return any(e.name.endswith(_IMPORTABLE_SUFFIXES) for e in entries)
+    except OSError:
+        return False
+
+
+def narrowed(paths: Iterable[str], hidden: Sequence[str]) -> list[str]:
+    """`paths` with every import directory that lies inside a hidden directory (the home directory, the
+    directory kope runs from) replaced by its importable entries: binding `~/project` to import
+    `~/project/pkg` would show `~/project/.env` too. Installations (a prefix, a site-packages folder)
+    and package folders stay whole."""
+    prefixes = {os.path.normpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
+    result: list[str] = []
+    for path in paths:
+        normal = os.path.normpath(path)
+        tops = [os.path.normpath(h) for h in hidden if os.path.normpath(h) != "/"]
+        # strictly inside a hidden folder (a path that is or holds one is dropped whole by `_without_hidden`)
+        inside_hidden = any(_contains(h, normal) for h in tops) and not any(_contains(normal, h) for h in tops)
+        installed = (
+            normal in prefixes
+            or os.path.basename(normal) in ("site-packages", "dist-packages")
+            or any(_contains(p, normal) for p in prefixes)
+            or os.path.isfile(os.path.join(normal, "__init__.py"))
+        )
+        if inside_hidden and not installed and os.path.isdir(normal):
+            result += importable_entries(normal)
+        else:
+            result.append(path)
+    return result
+
+
 def kope_answers() -> list[str]:
     answers = (_PACKAGE / "ops", _PACKAGE / "corpora")
     return [str(d) for d in answers if d.is_dir()]
@@ -147,7 +206,7 @@ def system_view(root: str = "/", *, hidden: Sequence[str] = (), extra: Sequence[
             paths.append("/" + name)
     paths += [f"/etc/{name}" for name in ETC_ENTRIES if os.path.lexists(os.path.join(root, "etc", name))]
     if root == "/":
-        paths += python_paths()
+        paths += narrowed(python_paths(), hidden)
     paths += list(extra)
     view.gpu = gpu_devices(root)
     if view.gpu:

@@ -43,11 +43,12 @@ class RunContext:
     reference_inputs: frozenset[int] | None = None
     allow_torch: frozenset[str] = frozenset()
     judge_copies: bool = True
-    """Whether this is the first case (the task's own sizes and inputs), or, for a low-signal task (the
-    reference's output equals an input there), the case derived from a widened input distribution (see
-    `Case.widened`). Copies and input coverage are judged there only: on a degenerate case (length 1,
-    positive inputs) an honest kernel can store exactly what it loaded (a ReLU of positive inputs) or read
-    no input lane at all (a buggy mask), which the numeric check already fails."""
+    """Whether copies of the task's own inputs, outputs that read no input and input coverage are judged on
+    this case: the first case (the task's own sizes and inputs), or, for a low-signal task (the reference's
+    output equals an input there), the case derived from a widened input distribution (see `Case.widened`).
+    Copies of what PyTorch computed are judged on every case: such a copy is never honest. On a degenerate
+    hidden case (length 1, positive inputs) an honest kernel can store exactly what it loaded (a ReLU of
+    positive inputs) or read no input lane at all (a buggy mask), which the numeric check already fails."""
 
 
 ObservationRule = Callable[[Observations, RunContext], Iterator[Finding]]
@@ -202,8 +203,8 @@ def host_compute(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
 @_rule("copy-kernel")
 def copy_kernel(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
     prov = obs.provenance
-    if prov is None or ctx.reference_ops == () or not ctx.judge_copies:
-        return  # the reference itself only moves data (copying is the task), or a hidden case
+    if prov is None or ctx.reference_ops == ():
+        return  # the reference itself only moves data: copying is the task
     kernels = ", ".join(prov.copy_kernels) or "the candidate's kernels"
     needed = ctx.reference_inputs or frozenset()
     # When the reference only moves data (a gather, a flip, a concatenation), a kernel's copy of input elements is
@@ -212,6 +213,8 @@ def copy_kernel(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
     for part in _parts(prov):
         if part.host or (part.constant and not part.inputs):
             continue  # host data is host-compute; a constant output is for the numeric check
+        if not ctx.judge_copies and (part.kernel or not (part.torch_ops or part.init_ops or part.moves)):
+            continue  # a later case: only copies of what PyTorch computed or moved (see RunContext.judge_copies)
         if part.kernel:
             missing = sorted(needed - set(part.inputs))
             if missing and ctx.reference_inputs is not None:
@@ -300,18 +303,6 @@ def reference_access(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
         )
 
 
-@_rule("output-caching")
-def output_caching(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
-    if obs.cache_probe_error:
-        yield Finding(
-            rule="output-caching",
-            severity="reject",
-            message=(
-                f"called again on the same input storage with new contents, forward raised: {obs.cache_probe_error}"
-            ),
-        )
-
-
 @_rule("input-mutation")
 def input_mutation(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
     if obs.mutated_inputs:
@@ -385,6 +376,15 @@ def cache_probe_finding(case: str) -> Finding:
             f"case {case}: called again on the same input storage refilled with other values, it returned an "
             "output that does not match them (a cached or stale result)"
         ),
+    )
+
+
+def sealed_channel_finding(case: str, reason: str) -> Finding:
+    """The job's sealed results were not one intact message from kope's code (see kope.evaluate.protocol.channel)."""
+    return Finding(
+        rule="harness-tamper",
+        severity="reject",
+        message=f"case {case}: the results that left the sandbox were not sealed by kope: {reason}",
     )
 
 

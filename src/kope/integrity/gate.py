@@ -13,6 +13,7 @@ from kope.integrity.dynamic import (
     cache_probe_finding,
     implausible_speedup,
     observation_findings,
+    sealed_channel_finding,
     shape_specialization,
     verdict,
 )
@@ -25,6 +26,7 @@ __all__ = [
     "implausible_speedup",
     "observed",
     "run_context",
+    "sealed_channel_finding",
     "static_context",
 ]
 

@@ -410,6 +410,11 @@ def _cuda_source_refused(name: str, original: Callable[..., Any]) -> Callable[..
     return load
 
 
+def is_emulation(mode: object) -> bool:
+    """Whether `mode` is the function mode of the emulation this process installed (kope's, not a look-alike)."""
+    return active is not None and mode is active._mode
+
+
 def is_unsupported(exc: BaseException) -> bool:
     """Whether `exc` (or what caused it) is something the emulation cannot run."""
     seen: set[int] = set()

@@ -63,7 +63,7 @@ _getframe = sys._getframe
 def _watched(guarded: Sequence[types.ModuleType]) -> dict[str, Callable[[], object]]:
     """What a candidate must not replace; `guarded` are the caller's modules (the worker passes itself,
     so that the monitor need not import the worker that imports it)."""
-    from kope.evaluate.inside import tensors, timing
+    from kope.evaluate.inside import channel, tensors, timing
 
     watched: dict[str, Callable[[], object]] = {
         "torch.allclose": lambda: torch.allclose,
@@ -101,7 +101,7 @@ def _watched(guarded: Sequence[types.ModuleType]) -> dict[str, Callable[[], obje
         "statistics.median": lambda: statistics.median,
         "kope.timing.median": lambda: timing.median,
     }
-    for module in (*guarded, tensors, timing, sys.modules[__name__]):
+    for module in (*guarded, channel, tensors, timing, sys.modules[__name__]):
         for name, value in vars(module).items():
             if callable(value) and getattr(value, "__module__", None) == module.__name__:
                 watched[f"{module.__name__}.{name}"] = _getter(module, name)

@@ -100,6 +100,20 @@ def save(path: Path, value: Any, *, for_numpy: bool = False) -> ValueMeta:
     return meta
 
 
+def load_bytes(data: bytes) -> Any:
+    """A value packed by `save`, from the bytes of its file (inputs fed to a candidate job, never a path)."""
+    import json
+
+    from safetensors.torch import load as load_buffer
+
+    length = int.from_bytes(data[:8], "little")
+    structure = (json.loads(data[8 : 8 + length]).get("__metadata__") or {}).get("structure")
+    if structure is None:
+        raise ValueError("the packed value carries no structure")
+    tensors = {key: value.clone() for key, value in load_buffer(data).items()}
+    return unpack(ValueMeta.model_validate_json(structure), tensors)
+
+
 def load(path: Path) -> Any:
     from safetensors import safe_open
 

@@ -33,6 +33,7 @@ from torch.overrides import TorchFunctionMode
 
 from kope.evaluate import protocol
 from kope.evaluate.inside import cuda, interpreter, shapes, tensors, timing
+from kope.evaluate.inside.channel import Channel, FeedRefused, UnsupportedValueError
 from kope.evaluate.protocol import JobSpec, PlanInfo, TrialRecord, WorkerError, WorkerResult
 
 _TASK_MODULE = "kope_task"
@@ -66,11 +67,19 @@ def preload() -> None:
 
 
 def run_job(job_dir: Path) -> int:
+    """Run the job of `job_dir`. A candidate job sends its results through the sealed channel and ends
+    this process with SIGKILL (`kope.evaluate.inside.channel`); the other jobs run trusted task code and
+    write `result.json` into the job directory."""
+    sealed = Channel.open()  # before any task or candidate code: it takes the channel's key
     spec = JobSpec.model_validate_json((job_dir / protocol.SPEC_FILE).read_text())
     if spec.device.startswith("cpu"):
         os.environ["TRITON_INTERPRET"] = "1"
     sys.path[:] = [p for p in sys.path if p not in ("", ".", os.getcwd())]
-    runner = {"plan": _plan, "reference": _reference, "candidate": _candidate, "shapes": shapes.run}[spec.mode]
+    if spec.mode == "candidate":
+        if sealed is None:
+            raise RuntimeError("candidate jobs run only in a supervised worker, which sends results sealed")
+        sealed.seal(_candidate(spec, job_dir, sealed), protocol.RESULT_FILE)
+    runner = {"plan": _plan, "reference": _reference, "shapes": shapes.run}[spec.mode]
     result = runner(spec, job_dir)
     _write_result(job_dir, result)
     return 0
@@ -384,23 +393,29 @@ def _same_kind(target: torch.Tensor, value: torch.Tensor, shape: Any) -> bool:
     return tuple(target.shape) == tuple(shape) and target.dtype == value.dtype
 
 
-def _candidate(spec: JobSpec, job_dir: Path) -> WorkerResult:
-    device = spec.device
+def _prepare(spec: JobSpec, job_dir: Path) -> Any:
+    """Before the candidate is imported: poisoned allocations, the interpreter's patches, CUDA emulation (when
+    the job asks for it), then the integrity monitor (above the emulation: it sees what the candidate sees)."""
     _poison_uninitialized_memory()
     interpreter.install()
-    emulation = cuda.CudaEmulation() if spec.cuda_emulation else None
-    if emulation is not None:
-        emulation.install()  # before the monitor, so its recorder sees what the candidate sees
-    monitor = None
-    if spec.integrity is not None:
-        from kope.evaluate.inside.monitor import Monitor
+    if spec.cuda_emulation:
+        cuda.CudaEmulation().install()
+    if spec.integrity is None:
+        return None
+    from kope.evaluate.inside.monitor import Monitor
 
-        monitor = Monitor(
-            str(job_dir / protocol.CANDIDATE_FILE),
-            frozenset(spec.integrity.extra_allow),
-            guarded=(sys.modules[__name__],),
-        )
-        monitor.install()
+    monitor = Monitor(
+        str(job_dir / protocol.CANDIDATE_FILE),
+        frozenset(spec.integrity.extra_allow),
+        guarded=(sys.modules[__name__],),
+    )
+    monitor.install()
+    return monitor
+
+
+def _candidate(spec: JobSpec, job_dir: Path, sealed: Channel) -> WorkerResult:
+    device = spec.device
+    monitor = _prepare(spec, job_dir)
     diagnostics = _Diagnostics(spec, job_dir)
     model_new, failure = _load_candidate(spec, job_dir)
     if failure is not None:
@@ -424,8 +439,16 @@ def _candidate(spec: JobSpec, job_dir: Path) -> WorkerResult:
     pristine: list[list[Any]] = []
     first_output: Any = None
     last_output: Any = None
+    storage: list[Any] = []
     for index in range(len(spec.trial_seeds)):
-        inputs = _as_device(tensors.load(job_dir / protocol.inputs_file(index)), device)
+        try:
+            inputs = _as_device(tensors.load_bytes(sealed.inputs(protocol.inputs_file(index))), device)
+        except FeedRefused as exc:
+            failure = _candidate_error("runtime", f"trial {index}: {exc}", False)
+            failure.trials = result.trials
+            return _with_observations(failure, monitor, diagnostics)
+        if index == 1 and probes:
+            inputs = _refilled(storage, inputs)
         before = copy.deepcopy(inputs)
         interpreter.select(index)
         try:
@@ -442,18 +465,15 @@ def _candidate(spec: JobSpec, job_dir: Path) -> WorkerResult:
         if monitor is not None:
             monitor.check_call(inputs, before, output)
         try:
-            with torch._C.DisableTorchFunctionSubclass():
-                meta = tensors.save(job_dir / protocol.outputs_file(index), output, for_numpy=True)
-        except tensors.UnsupportedValueError as exc:
+            meta = sealed.send_value(protocol.outputs_file(index), output)
+        except UnsupportedValueError as exc:
             failure = _candidate_error("shape", f"forward returned a value kope cannot compare: {exc}", False)
             return _with_observations(failure, monitor, diagnostics)
         result.trials.append(TrialRecord(index=index, outputs=meta, seconds=seconds))
         pristine.append(before)
         if index == 0:
             first_output = _detached_copy(output)
-            if probes and len(spec.trial_seeds) >= 2:
-                with interpreter.selected(0):
-                    _cache_probe(spec, job_dir, model, monitor, inputs)
+            storage = inputs
         last_output = output
     interpreter.select(0)
     result.autotune = interpreter.runs()
@@ -510,23 +530,25 @@ def _detached_copy(value: Any) -> Any:
     return value
 
 
-def _cache_probe(spec: JobSpec, job_dir: Path, model: torch.nn.Module, monitor: Any, originals: list[Any]) -> None:
-    """Right after the first trial: refill its input tensors in place with the second trial's values and
-    call forward again. A candidate that caches by storage, identity or last call returns a stale output,
-    which the parent finds by comparing with the second trial's reference."""
-    fresh = _as_device(tensors.load(job_dir / protocol.inputs_file(1)), spec.device)
-    observations = monitor.observations
-    try:
-        with torch.no_grad():
-            for target, values in zip(originals, fresh, strict=False):
-                if isinstance(target, torch.Tensor) and isinstance(values, torch.Tensor):
-                    target.copy_(values)
-            probe = model(*originals)
-        _synchronize(spec.device)
-        with torch._C.DisableTorchFunctionSubclass():
-            observations.cache_probe = tensors.save(job_dir / protocol.CACHE_PROBE_FILE, probe, for_numpy=True)
-    except Exception as exc:
-        observations.cache_probe_error = f"{type(exc).__name__}: {exc}"[:300]
+def _refilled(storage: list[Any], fresh: list[Any]) -> list[Any]:
+    """The caching probe, on every case: the second trial runs in the first trial's input tensors, refilled in
+    place with its own values. A candidate that caches by storage, identity or last call returns a stale output,
+    which the parent finds by comparing trial 1 with the first trial's reference (the job cannot tell a probe
+    from a trial: every trial 1 is one)."""
+    refilled: list[Any] = []
+    with torch.no_grad(), torch._C.DisableTorchFunctionSubclass():
+        for index, values in enumerate(fresh):
+            target = storage[index] if index < len(storage) else None
+            if (
+                isinstance(target, torch.Tensor)
+                and isinstance(values, torch.Tensor)
+                and (target.shape, target.dtype, target.device) == (values.shape, values.dtype, values.device)
+            ):
+                target.copy_(values)
+                refilled.append(target)
+            else:
+                refilled.append(values)
+    return refilled
 
 
 def _ghost_replay(
@@ -543,7 +565,7 @@ def _ghost_replay(
             t.numel() > 0 and not (t.is_floating_point() and bool(t.isnan().all()))
             for t in output_tensors(first_output)
         )
-    if not spec.integrity.ghost or not informative:
+    if not informative:
         return
     with torch.no_grad(), torch._C.DisableTorchFunctionSubclass():
         for tensor in output_tensors(last_output):

@@ -1,8 +1,9 @@
 """What crosses the boundary between kope and a sandboxed worker, as validated data.
 
 The parent writes `spec.json` (a `JobSpec`); the worker writes `result.json` (a `WorkerResult`)
-and tensors as safetensors files. The parent never unpickles anything: every file it reads is JSON
-or safetensors, and anything that does not validate is an error, never a pass.
+and tensors as safetensors files (a candidate job sends them through the sealed channel instead, see
+`channel`, and the supervisor writes them). The parent never unpickles anything: every file it reads
+is JSON or safetensors, and anything that does not validate is an error, never a pass.
 
 This package is the only code that both the parent side (`kope.evaluate`) and the sandboxed side
 (`kope.evaluate.inside`) import: the job and result models here, the shapes-job models in
@@ -50,9 +51,6 @@ def outputs_file(trial: int) -> str:
     return f"outputs_{trial}.safetensors"
 
 
-CACHE_PROBE_FILE = "outputs_cache_probe.safetensors"
-
-
 class ValueMeta(BaseModel):
     """The structure of a packed Python value; tensors live in a safetensors file under `key`."""
 
@@ -71,8 +69,6 @@ class IntegritySpec(BaseModel):
     """What the candidate worker's monitor needs to know."""
 
     extra_allow: list[str] = Field(default_factory=list)
-    ghost: bool = True
-    cache_probe: bool = True
 
 
 class TraceSpec(BaseModel):
@@ -248,9 +244,6 @@ class Observations(BaseModel):
     kernel_body_calls: list[TorchCall] = Field(default_factory=list)
     """PyTorch calls the candidate's Python code made from inside a kernel launch."""
     provenance: Provenance | None = None
-    cache_probe_error: str | None = None
-    cache_probe: ValueMeta | None = None
-    """Outputs of a call on the first trial's input storage refilled with the second trial's values."""
 
 
 class AutotuneRun(BaseModel):
