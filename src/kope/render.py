@@ -141,6 +141,8 @@ def judgement_lines(result: EvalResult) -> list[Text]:
     for note in dict.fromkeys(n for case in result.cases for n in case.notes):
         lines.append(Text(f"note: {note}", style="yellow"))
     lines += [Text(limit, style="bold cyan") for limit in result.limits]
+    if result.smaller_cases:
+        lines.append(Text(f"note: {result.smaller_cases}", style="yellow"))
     return lines
 
 

@@ -96,6 +96,10 @@ class EvalOptions:
     tolerance: ToleranceChoice = "auto"
     """The tolerance profile (`kope.cases.tolerance`): strict, kernelbench, or auto (kernelbench for a
     KernelBench task file, strict elsewhere); a task's own TOLERANCES win dtype by dtype."""
+    interpreter_retries: int = 2
+    """CPU: when the first case of derived cases outlives its time limit in Triton's interpreter, derive the
+    cases again at a quarter of the element budget and evaluate again, at most this many times (convolutions
+    and matrix products written for a GPU launch thousands of programs, which the interpreter runs one by one)."""
     cuda_emulation: bool = True
     """On the CPU: a candidate written for CUDA runs in the interpreter as on a GPU (`kope.evaluate.inside.cuda`);
     every result made so says so. Never on a GPU."""
@@ -348,6 +352,14 @@ class Evaluator:
             return result
 
         results = [evaluate_case(selected[0], first=True)]
+        smaller = self._smaller(task, options, cases, results[0])
+        if smaller is not None:
+            again = self.evaluate(task, candidate, options=smaller, which=which, on_case=on_case, artifacts=artifacts)
+            note = again.smaller_cases or (
+                f"the first case outlived its {options.timeout_s:g} s limit in the interpreter: cases derived "
+                f"again at {smaller.max_elements} elements"
+            )
+            return again.model_copy(update={"smaller_cases": note, "seconds": round(time.monotonic() - began, 3)})
         stop = results[0].error is not None and results[0].error.kind in _STOP_KINDS
         rest = selected[1:]
         if stop:
@@ -372,6 +384,25 @@ class Evaluator:
                 "low_signal": _low_signal(selected, all_cases),
             }
         )
+
+    def _smaller(
+        self, task: Task, options: EvalOptions, cases: Sequence[Case] | None, first: CaseResult
+    ) -> EvalOptions | None:
+        """The options of a retry at a quarter of the element budget, when the first case of derived cases timed
+        out in the CPU interpreter and retries are left; else None."""
+        from kope.cases.derive import default_max_elements
+
+        timed_out = first.error is not None and first.error.kind == "timeout"
+        if not timed_out or task.defines_get_cases or options.device.startswith("cuda"):
+            return None
+        if options.interpreter_retries <= 0:
+            return None
+        if cases is not None and [c.key() for c in cases] != [c.key() for c in self.cases(task, options=options)]:
+            return None  # the caller's own cases (a cases file, --set): not ours to shrink
+        budget = (options.max_elements or default_max_elements(options.device)) // 4
+        if budget < 1000:
+            return None
+        return dataclasses.replace(options, max_elements=budget, interpreter_retries=options.interpreter_retries - 1)
 
     def _evaluate_case(self, run: _Run, case: Case, *, first: bool) -> CaseResult:
         """Run the candidate on one case and compare. Every case's job is alike (the same probes: the ghost

@@ -174,6 +174,9 @@ class EvalResult(BaseModel):
     low_signal: LowSignal | None = None
     """Set when the task's own inputs say little about a kernel (the reference's output equals an input, is
     constant or near zero): why, and the widened cases on which copies were judged instead."""
+    smaller_cases: str | None = None
+    """Set when the first derived case outlived its time limit in the CPU interpreter and the cases were derived
+    again at a smaller element budget (`EvalOptions.interpreter_retries`): what was done."""
     sandbox: SandboxReport | None = None
     """What protected the candidate's runs: the weakest level among them and the protections that held
     in all of them (None when the candidate never ran)."""

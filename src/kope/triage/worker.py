@@ -227,6 +227,8 @@ class TriageWorker:
         row.profile_disagreement = result.profile_disagreement
         row.limits = list(result.limits)
         row.notes = list(dict.fromkeys(note for case in result.cases for note in case.notes))
+        if result.smaller_cases:
+            row.notes.append(result.smaller_cases)
         row.emulation = result.emulation.note if result.emulation is not None else None
         row.low_signal = result.low_signal.reason if result.low_signal is not None else None
 
