@@ -18,3 +18,10 @@ def test_renamed_and_transposed_parameters_get_the_reference_values(evaluator: E
     task = get_op("linear_bias_relu").task_path
     result = evaluator.evaluate(task, STATE / fixture, options=OPTIONS)
     assert result.status == "pass", (result.error, [c.max_abs_err for c in result.cases])
+
+
+def test_a_same_named_tensor_of_another_shape_is_left_alone(evaluator: Evaluator) -> None:
+    """The weight is copied by name; the (out, 1) bias is not the reference's (out,) one: wrong values, no crash."""
+    task = get_op("linear_bias_relu").task_path
+    result = evaluator.evaluate(task, STATE / "same_name_other_shape.py", options=OPTIONS, which="visible")
+    assert result.error is None and result.status == "fail"

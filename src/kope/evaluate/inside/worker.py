@@ -367,7 +367,7 @@ def _copy_reference_state(model: torch.nn.Module, job_dir: Path) -> list[str]:
 
     reference = load_file(str(job_dir / protocol.STATE_FILE))
     own = model.state_dict()
-    pairs = [(n, n, False) for n, v in reference.items() if n in own and _same_kind(own[n], v, own[n].shape)]
+    pairs = [(n, n, False) for n, v in reference.items() if n in own and _same_kind(own[n], v, v.shape)]
     for transposed in (False, True):
         used_ref, used_own = {r for r, _, _ in pairs}, {o for _, o, _ in pairs}
         left_ref = {n: v for n, v in reference.items() if n not in used_ref and v.is_floating_point()}
