@@ -5,7 +5,8 @@
   saves them, runs the model natively (for output dtypes and timing) and in float64 where inputs
   are floating point (for the values candidates are compared with).
 - `candidate` loads the candidate file, builds `ModelNew` from the init arguments the reference
-  job saved, copies in the reference's parameters where names and shapes agree, and runs it on
+  job saved, copies in the reference's parameters (by name, else by a shape only one tensor on each side has, else
+  transposed), and runs it on
   the saved inputs. It never sees the task module, the reference outputs or the comparison.
 - `shapes` reports the inputs a task makes under several sets of overrides, without allocating
   them, and optionally whether the reference runs on them (`kope.evaluate.inside.shapes`).
