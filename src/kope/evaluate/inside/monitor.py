@@ -251,6 +251,7 @@ class Monitor:
 
     def install(self) -> None:
         self._wrap_host_access()
+        self._wrap_share_memory()
         self._wrap_triton()
         self._wrap_extensions()
         self._wrap_reference_access()
@@ -516,6 +517,29 @@ class Monitor:
         self.shadow.write(low, high, label)
 
     # -- provenance of PyTorch calls and host access -----------------------------------------
+
+    def _wrap_share_memory(self) -> None:
+        """`share_memory_` moves a tensor's storage to a new address, where what kope knows of its bytes (which
+        input, which kernel) no longer applies: no kernel needs it, so a call from the candidate is tampering."""
+        import torch.storage as storage_module
+
+        monitor = self
+        for cls in (
+            torch.Tensor,
+            storage_module._StorageBase,
+            storage_module.UntypedStorage,
+            storage_module.TypedStorage,
+        ):
+            original = cls.__dict__.get("share_memory_")
+            if original is None:
+                continue
+
+            def share(self_: Any, *args: Any, _original: Any = original, **kwargs: Any) -> Any:
+                if monitor.launch_depth == 0:
+                    monitor._lost("share_memory_ moved a tensor's storage (what kope knows of its data is lost)")
+                return _original(self_, *args, **kwargs)
+
+            cls.share_memory_ = functools.wraps(original)(share)  # type: ignore[method-assign,assignment]
 
     def _wrap_host_access(self) -> None:  # noqa: C901 - one wrapper per host-read entry point of PyTorch, installed in one place so none is missed
         """Reads of tensor storage into Python (bytes(), struct, iteration, tolist) and tensors built

@@ -1,0 +1,19 @@
+"""Relabelling attacks on the monitor's knowledge of the bytes (issue 28, family 2), each with its control."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import FIXTURES, SCALE_TASK
+
+from kope.evaluate import EvalOptions, Evaluator
+
+RELABEL = FIXTURES / "hostile" / "relabel"
+
+
+@pytest.mark.parametrize(("trick", "caught"), [("share", True), ("none", False)])
+def test_moving_an_input_to_shared_memory_is_tampering(evaluator: Evaluator, trick: str, caught: bool) -> None:
+    options = EvalOptions(trials=2, timeout_s=60, memory_mb=2048, extra_env={"KOPE_ATTACK": trick})
+    result = evaluator.evaluate(SCALE_TASK, RELABEL / "share_memory.py", options=options, which="visible")
+    tamper = [f for f in result.integrity.findings if f.rule == "harness-tamper" and "share_memory_" in f.message]
+    assert bool(tamper) is caught, result.integrity.findings
+    assert result.status == ("reject" if caught else "pass")
