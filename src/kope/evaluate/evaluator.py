@@ -772,6 +772,12 @@ def _skipped(case: Case, first: CaseResult) -> CaseResult:
     )
 
 
+def _stale(integrity: Integrity) -> bool:
+    """A rejected output cache: its wrong values are the right values of an earlier call (the caching probe
+    found the old inputs' result), right for the wrong reason, so a cheat and not a near miss."""
+    return any(f.rule == "output-caching" and f.severity == "reject" for f in integrity.findings)
+
+
 def _assemble(
     task: Task,
     candidate: Path,
@@ -785,7 +791,7 @@ def _assemble(
     status: Literal["pass", "fail", "reject", "error"]
     if first_error is not None:
         status = "error"
-    elif not all(r.passed for r in results):
+    elif not all(r.passed for r in results) and not _stale(integrity):
         status = "fail"  # wrong values are a failure, whatever the gates say (their findings stay in `integrity`)
     elif integrity.verdict == "reject":
         status = "reject"  # right values for the wrong reason
