@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from conftest import FIXTURES
 
-from kope.evaluate import EvalOptions, Evaluator
+from kope.evaluate import CaseResult, EvalOptions, Evaluator
 
 SLOW = FIXTURES / "slow"
 
@@ -23,3 +23,22 @@ def test_without_retries_the_timeout_is_the_verdict(evaluator: Evaluator) -> Non
     result = evaluator.evaluate(SLOW / "task.py", SLOW / "slow_when_large.py", options=options, which="visible")
     assert result.status == "error" and result.error is not None and result.error.kind == "timeout"
     assert result.smaller_cases is None
+
+
+def test_the_cost_probe_derives_smaller_cases_before_the_first_case_can_time_out(evaluator: Evaluator) -> None:
+    """The smallest case runs first; from its seconds per forward the first case (200,000 elements: 100 s of
+    sleep) is predicted to outlive the 20 s limit, so the cases are derived again without waiting for it."""
+    options = EvalOptions(trials=1, timeout_s=20, memory_mb=2048, max_elements=200_000)
+    seen: list[CaseResult] = []
+    result = evaluator.evaluate(SLOW / "task_3d.py", SLOW / "slow_per_element.py", options=options, on_case=seen.append)
+    assert result.status == "pass", (result.error, result.smaller_cases)
+    assert result.smaller_cases is not None and "would need about" in result.smaller_cases
+    assert not [c.name for c in seen if c.error is not None], "no case waited for its time limit"
+    assert max(c.numel or 0 for c in result.cases) < 100_000
+
+
+def test_the_cost_probe_leaves_a_fast_kernel_at_the_full_budget(evaluator: Evaluator) -> None:
+    options = EvalOptions(trials=1, timeout_s=20, memory_mb=2048, max_elements=200_000)
+    result = evaluator.evaluate(SLOW / "task_3d.py", SLOW / "scale.py", options=options)
+    assert result.status == "pass" and result.smaller_cases is None
+    assert max(c.numel or 0 for c in result.cases) > 50_000

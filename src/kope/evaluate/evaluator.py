@@ -60,6 +60,31 @@ if TYPE_CHECKING:
     from kope.evaluate.protocol.probing import ShapeProbe, ShapeProbeResult
 
 Which = Literal["all", "visible"] | Sequence[str]
+_SMALLEST_BUDGET = 1000
+"""The smallest element budget the interpreter's retries derive cases at."""
+_PROBE_ELEMENTS = 256
+"""The fewest elements (inputs and outputs) of a case the cost probe times: fewer say more of the job's
+fixed costs than of the kernel's."""
+_FORWARD_OVERHEAD_S = 0.5
+"""What a forward costs on the CPU whatever its size (the monitor's per-call work, Python, small launches): only
+the cost probe's time beyond it is taken to grow with the elements."""
+_PROBE_SHARE = 0.4
+"""The share of the time limit the first case's trials may fill, as the cost probe predicts them."""
+
+
+@dataclass(frozen=True)
+class _Probe:
+    case: Case
+    elements: int
+    first_elements: int
+
+
+def _budget(options: EvalOptions) -> int:
+    from kope.cases.derive import default_max_elements
+
+    return options.max_elements or default_max_elements(options.device)
+
+
 _STOP_KINDS = frozenset({"syntax", "import", "load", "timeout", "memory", "disk", "interpreter", "unsupported"})
 _STDOUT_KEEP = 2000
 
@@ -351,23 +376,37 @@ class Evaluator:
                 on_case(result)
             return result
 
+        def again(smaller: EvalOptions, note: str) -> EvalResult:
+            result = self.evaluate(task, candidate, options=smaller, which=which, on_case=on_case, artifacts=artifacts)
+            notes = "; then ".join(n for n in (note, result.smaller_cases) if n)
+            update = {"smaller_cases": notes, "seconds": round(time.monotonic() - began, 3)}
+            return result.model_copy(update=update)
+
+        probe = self._probe(task, options, cases, selected)
+        probed: CaseResult | None = None
+        if probe is not None:
+            probed = evaluate_case(probe.case)
+            fitted = self._fitted(options, probe, probed)
+            if fitted is not None:
+                return again(*fitted)
         results = [evaluate_case(selected[0], first=True)]
         smaller = self._smaller(task, options, cases, results[0])
         if smaller is not None:
-            again = self.evaluate(task, candidate, options=smaller, which=which, on_case=on_case, artifacts=artifacts)
-            note = again.smaller_cases or (
+            return again(
+                smaller,
                 f"the first case outlived its {options.timeout_s:g} s limit in the interpreter: cases derived "
-                f"again at {smaller.max_elements} elements"
+                f"again at {smaller.max_elements} elements",
             )
-            return again.model_copy(update={"smaller_cases": note, "seconds": round(time.monotonic() - began, 3)})
         stop = results[0].error is not None and results[0].error.kind in _STOP_KINDS
-        rest = selected[1:]
+        rest = [case for case in selected[1:] if probe is None or case is not probe.case]
         if stop:
             assert results[0].error is not None
             results += [_skipped(case, results[0]) for case in rest]
         elif rest:
             with ThreadPoolExecutor(max_workers=self.max_parallel, thread_name_prefix="kope-case") as pool:
                 results += list(pool.map(evaluate_case, rest))
+        if probe is not None and probed is not None:
+            results.insert(selected.index(probe.case), probed)
         integrity = Integrity()
         first = self._reference(task, selected[0], options).result
         if options.integrity:
@@ -385,24 +424,71 @@ class Evaluator:
             }
         )
 
+    def _shrinkable(self, task: Task, options: EvalOptions, cases: Sequence[Case] | None) -> bool:
+        """Whether the cases are kope's own derived cases on the CPU interpreter, with retries left: cases
+        kope may derive again at a smaller element budget."""
+        if task.defines_get_cases or options.device.startswith("cuda") or options.interpreter_retries <= 0:
+            return False
+        # the caller's own cases (a cases file, --set) are not ours to shrink
+        return cases is None or [c.key() for c in cases] == [c.key() for c in self.cases(task, options=options)]
+
     def _smaller(
         self, task: Task, options: EvalOptions, cases: Sequence[Case] | None, first: CaseResult
     ) -> EvalOptions | None:
         """The options of a retry at a quarter of the element budget, when the first case of derived cases timed
         out in the CPU interpreter and retries are left; else None."""
-        from kope.cases.derive import default_max_elements
-
         timed_out = first.error is not None and first.error.kind == "timeout"
-        if not timed_out or task.defines_get_cases or options.device.startswith("cuda"):
+        if not timed_out or not self._shrinkable(task, options, cases):
             return None
-        if options.interpreter_retries <= 0:
-            return None
-        if cases is not None and [c.key() for c in cases] != [c.key() for c in self.cases(task, options=options)]:
-            return None  # the caller's own cases (a cases file, --set): not ours to shrink
-        budget = (options.max_elements or default_max_elements(options.device)) // 4
-        if budget < 1000:
+        budget = _budget(options) // 4
+        if budget < _SMALLEST_BUDGET:
             return None
         return dataclasses.replace(options, max_elements=budget, interpreter_retries=options.interpreter_retries - 1)
+
+    def _probe(
+        self, task: Task, options: EvalOptions, cases: Sequence[Case] | None, selected: Sequence[Case]
+    ) -> _Probe | None:
+        """The cost probe, on the CPU interpreter with derived cases: the smallest of the other cases (at least
+        `_PROBE_ELEMENTS` elements, an eighth of the first case's at most) runs first, so that its seconds per
+        forward tell whether the first case can finish within the time limit before it is tried."""
+        if len(selected) < 2 or not self._shrinkable(task, options, cases):
+            return None
+        elements = {c.name: (c.numel or 0) + (c.output_numel or 0) for c in self.derivation(task, options).kept}
+        first = elements.get(selected[0].name, 0)
+        sized = [(elements.get(c.name, 0), i, c) for i, c in enumerate(selected[1:])]
+        usable = [s for s in sized if s[0] >= _PROBE_ELEMENTS and s[0] * 8 <= first]
+        if not usable:
+            return None
+        size, _, case = min(usable)
+        return _Probe(case=case, elements=size, first_elements=first)
+
+    def _fitted(self, options: EvalOptions, probe: _Probe, probed: CaseResult) -> tuple[EvalOptions, str] | None:
+        """Options at an element budget whose first case the probe predicts to finish within a share of the time
+        limit (beyond a fixed cost per forward, the interpreter's time grows about as the elements do), and the
+        note saying why; None when the first case fits as it is."""
+        ratio = probe.first_elements / probe.elements
+        if probed.error is not None and probed.error.kind == "timeout":
+            predicted = options.timeout_s * ratio  # at least: its trials outlived the limit on the probe alone
+            seen = f"outlived the {options.timeout_s:g} s limit"
+        elif probed.forward_s is not None:
+            forwards = options.trials + (1 if options.integrity else 0)  # the ghost replay runs forward once more
+            predicted = max(probed.forward_s - _FORWARD_OVERHEAD_S, 0.0) * ratio * forwards
+            seen = f"took {probed.forward_s:.1f} s per forward"
+        else:
+            return None
+        share = options.timeout_s * _PROBE_SHARE
+        if predicted <= share:
+            return None
+        if _budget(options) // 2 < _SMALLEST_BUDGET:
+            return None
+        budget = max(min(int(_budget(options) * share / predicted), _budget(options) // 2), _SMALLEST_BUDGET)
+        note = (
+            f"in the interpreter the kernel {seen} on case {probe.case.name} ({probe.elements} elements), so the "
+            f"first case ({probe.first_elements}) would need about {predicted:.0f} s of the {options.timeout_s:g} s "
+            f"limit: cases derived again at {budget} elements"
+        )
+        smaller = dataclasses.replace(options, max_elements=budget, interpreter_retries=options.interpreter_retries - 1)
+        return smaller, note
 
     def _evaluate_case(self, run: _Run, case: Case, *, first: bool) -> CaseResult:
         """Run the candidate on one case and compare. Every case's job is alike (the same probes: the ghost
@@ -493,6 +579,7 @@ class Evaluator:
                     "reference_precision": reference.result.precision,
                     "findings": findings,
                     "passed_under": passed_under,
+                    "forward_s": max((t.seconds for t in result.trials), default=None),
                 }
             )
 

@@ -134,6 +134,8 @@ class CaseResult(BaseModel):
     """What protected this case's candidate run (summarised once in `EvalResult.sandbox`)."""
     emulated: list[str] | None = Field(default=None, exclude=True)
     """Under CUDA emulation: what the candidate asked of CUDA in this case (summarised in `EvalResult.emulation`)."""
+    forward_s: float | None = Field(default=None, exclude=True)
+    """The slowest trial's forward, in seconds (the evaluator's cost probe reads it on the CPU interpreter)."""
 
 
 class Emulation(BaseModel):
@@ -175,8 +177,9 @@ class EvalResult(BaseModel):
     """Set when the task's own inputs say little about a kernel (the reference's output equals an input, is
     constant or near zero): why, and the widened cases on which copies were judged instead."""
     smaller_cases: str | None = None
-    """Set when the first derived case outlived its time limit in the CPU interpreter and the cases were derived
-    again at a smaller element budget (`EvalOptions.interpreter_retries`): what was done."""
+    """Set when the cases were derived again at a smaller element budget on the CPU interpreter
+    (`EvalOptions.interpreter_retries`): because the first case outlived its time limit, or because the cost
+    probe (the smallest case, run first) predicted it would; what was done and why."""
     sandbox: SandboxReport | None = None
     """What protected the candidate's runs: the weakest level among them and the protections that held
     in all of them (None when the candidate never ran)."""
