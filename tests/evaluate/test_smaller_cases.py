@@ -42,3 +42,10 @@ def test_the_cost_probe_leaves_a_fast_kernel_at_the_full_budget(evaluator: Evalu
     result = evaluator.evaluate(SLOW / "task_3d.py", SLOW / "scale.py", options=options)
     assert result.status == "pass" and result.smaller_cases is None
     assert max(c.numel or 0 for c in result.cases) > 50_000
+
+
+def test_a_later_case_that_times_out_is_judged_again_at_a_smaller_budget(evaluator: Evaluator) -> None:
+    options = EvalOptions(trials=1, timeout_s=6, memory_mb=2048, max_elements=200_000, interpreter_retries=2)
+    result = evaluator.evaluate(SLOW / "task_3d.py", SLOW / "slow_when_odd.py", options=options)
+    assert result.status == "pass", (result.error, result.smaller_cases)
+    assert result.smaller_cases is not None and result.smaller_cases.startswith("case odd outlived")

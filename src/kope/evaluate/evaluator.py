@@ -407,6 +407,14 @@ class Evaluator:
                 results += list(pool.map(evaluate_case, rest))
         if probe is not None and probed is not None:
             results.insert(selected.index(probe.case), probed)
+        slow = next((r for r in results[1:] if r.error is not None and r.error.kind == "timeout"), None)
+        smaller = None if stop or slow is None else self._smaller(task, options, cases, slow)
+        if slow is not None and smaller is not None:
+            return again(
+                smaller,
+                f"case {slow.name} outlived its {options.timeout_s:g} s limit in the interpreter: cases derived "
+                f"again at {smaller.max_elements} elements",
+            )
         integrity = Integrity()
         first = self._reference(task, selected[0], options).result
         if options.integrity:
@@ -433,11 +441,11 @@ class Evaluator:
         return cases is None or [c.key() for c in cases] == [c.key() for c in self.cases(task, options=options)]
 
     def _smaller(
-        self, task: Task, options: EvalOptions, cases: Sequence[Case] | None, first: CaseResult
+        self, task: Task, options: EvalOptions, cases: Sequence[Case] | None, case: CaseResult
     ) -> EvalOptions | None:
-        """The options of a retry at a quarter of the element budget, when the first case of derived cases timed
-        out in the CPU interpreter and retries are left; else None."""
-        timed_out = first.error is not None and first.error.kind == "timeout"
+        """The options of a retry at a quarter of the element budget, when a case of derived cases timed out in
+        the CPU interpreter and retries are left; else None."""
+        timed_out = case.error is not None and case.error.kind == "timeout"
         if not timed_out or not self._shrinkable(task, options, cases):
             return None
         budget = _budget(options) // 4
