@@ -8,7 +8,8 @@ from pathlib import Path
 from conftest import SCALE_GOOD
 from typer.testing import CliRunner
 
-from kope.cli import _print_diff, app
+from kope.cli import app
+from kope.cli.repair import print_diff
 from kope.console import KopeConsole
 from kope.text import sanitize
 
@@ -32,7 +33,7 @@ def test_a_terminal_still_wraps_at_its_width() -> None:
 
 
 def test_the_repair_diff_through_the_cli_keeps_long_lines_whole(tmp_path: Path) -> None:
-    """The diff `kope debug` prints after a repair (cli._print_diff), into the CLI runner's captured stdout.
+    """The diff `kope debug` prints after a repair (kope.cli.repair.print_diff), into the CLI runner's captured stdout.
 
     A whole `kope debug` run costs a fork server and several sandboxed evaluations; the printing is the
     same function either way.
@@ -47,7 +48,7 @@ def test_the_repair_diff_through_the_cli_keeps_long_lines_whole(tmp_path: Path) 
     fixed = tmp_path / "fixed.py"
     fixed.write_text(source.replace(good, good + comment))
     with CliRunner().isolation() as (stdout, _stderr, _output):
-        _print_diff(candidate, fixed)
+        print_diff(candidate, fixed)
         lines = stdout.getvalue().decode().splitlines()
     assert f"--- {candidate}" in lines and f"+++ {fixed}" in lines
     assert f"-{buggy}{comment}" in lines and f"+{good}{comment}" in lines, lines

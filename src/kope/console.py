@@ -4,7 +4,8 @@ Rich measures the width from whichever of stdin, stdout and stderr is a terminal
 columns when none is (output captured by a pipeline or a CI log, `kope debug ... > log`). Wrapping there
 breaks every longer line in two, and a diff line broken in two is no longer a diff. So when the output
 is not a terminal, printed text is soft-wrapped (each line written whole, whatever its length), and
-diffs are printed as plain text (a file or a pipe gets no colours anyway).
+diffs are printed as plain text (a file or a pipe gets no colours anyway). Emoji codes are off: a
+model or file name such as `openai:m:` is printed as written.
 
 A candidate decides much of what kope prints: its error messages, tracebacks, kernel names, the lines
 the gates quote. `sanitize` takes out what a terminal would obey rather than show (escape sequences,
@@ -25,8 +26,12 @@ from kope.text import sanitize
 
 
 class KopeConsole(Console):
-    """A rich Console that shows no control characters from the text it renders, and does not wrap
-    lines when its output is not a terminal."""
+    """A rich Console that shows no control characters from the text it renders, does not wrap lines when
+    its output is not a terminal, and never turns `:name:` into an emoji (`openai:m:` stays as written)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("emoji", False)
+        super().__init__(*args, **kwargs)
 
     def print(self, *objects: Any, **options: Any) -> None:
         if options.get("soft_wrap") is None and not self.is_terminal:

@@ -57,8 +57,10 @@ class Environment(Protocol):
         *,
         tried: set[str],
         start_score: Score | None,
+        seconds: float | None = None,
     ) -> SearchResult:
-        """One round of the offline repair search from `source` (kope.repair.search)."""
+        """One round of the offline repair search from `source` (kope.repair.search); `seconds`: the most
+        it may take (the loop's time budget left), below the search's own limit."""
 
     def finish(self) -> None:
         """Remove the scratch files."""
@@ -156,9 +158,13 @@ class SandboxEnvironment:
         *,
         tried: set[str],
         start_score: Score | None,
+        seconds: float | None = None,
     ) -> SearchResult:
         task, work = self._write(source)
-        return RepairSearch(self.evaluator, self.search_config).run(
+        config = self.search_config
+        if seconds is not None and seconds < config.max_seconds:
+            config = dataclasses.replace(config, max_seconds=max(0.0, seconds))
+        return RepairSearch(self.evaluator, config).run(
             task,
             source,
             diagnosis,
@@ -285,6 +291,7 @@ class FakeEnvironment:
         *,
         tried: set[str],
         start_score: Score | None,
+        seconds: float | None = None,
     ) -> SearchResult:
         raise NotImplementedError("the fake environment has no repair search (can_search is False)")
 

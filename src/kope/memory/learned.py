@@ -6,7 +6,8 @@ explanation — never extracted by a model. It is exposed as a `kope.knowledge.s
 with origin `learned`: its symptoms are the features that held (weights summing to 3, so one
 learned case does not outweigh a shipped pattern's evidence), its cues the code cues that fired,
 its text the explanation and the changed identifiers, so `retrieval.rank` scores it like any other.
-The same fix learned twice keeps one pattern (its id is a hash of the diff) and gains evidence.
+The same fix learned twice keeps one pattern (its id names the identifiers the fix changed and ends in a
+hash of the diff) and gains evidence.
 """
 
 from __future__ import annotations
@@ -60,13 +61,17 @@ def unified_diff(before: str, after: str, context: int = 2) -> str:
 
 
 def pattern_id_for(diff: str) -> str:
-    """`learned-` and a hash of the diff's changed lines (whitespace aside)."""
+    """A readable id from what the fix changed, and a hash of its changed lines (whitespace aside):
+    `learned-<the identifiers it changed>-<hash>`, e.g. `learned-offsets-n-elements-4bf7c7`. The same
+    fix gives the same id."""
     changed = [
         line[1:].strip()
         for line in diff.splitlines()
         if line[:1] in "+-" and not line.startswith(("+++", "---")) and line[1:].strip()
     ]
-    return "learned-" + hashlib.sha256("\n".join(changed).encode()).hexdigest()[:10]
+    digest = hashlib.sha256("\n".join(changed).encode()).hexdigest()[:6]
+    words = [re.sub(r"[^a-z0-9]+", "-", w.lower()).strip("-") for w in keywords_of(diff, "", limit=2)]
+    return "-".join(["learned", *(w for w in words if w), digest])
 
 
 def keywords_of(diff: str, explanation: str, limit: int = 12) -> list[str]:

@@ -110,7 +110,7 @@ def test_optimize_exits_0_for_a_correct_kernel_it_could_not_make_faster(tmp_path
             "--json",
             "--device",
             "cpu",
-            "--budget-seconds",
+            "--max-seconds",
             "1",
             "--trials",
             "1",
