@@ -280,6 +280,8 @@ def diagnose_command(
         loaded = task_and_candidate(task, candidate)
         options = run.options()
         knowledge = KnowledgeBase.load(extra_dirs=patterns or [])
+        if plot is not None:
+            plot.parent.mkdir(parents=True, exist_ok=True)
         with run.evaluator() as evaluator, progress(not as_json, "diagnosing") as report:
             chosen = run.cases(evaluator, loaded, options)
             diagnosis = Diagnoser(evaluator, knowledge).diagnose(
@@ -303,8 +305,11 @@ def _trace_target(candidate: Path, kernel: str, line: int) -> None:
         raise UsageProblem(f"{candidate} is not Python that parses", hint="`kope eval` shows the syntax error")
     kernels = parsed.kernel_names
     if kernel not in kernels:
-        names = ", ".join(f"{name} (lines {k.lineno}-{k.end_lineno})" for name, k in kernels.items()) or "none"
-        raise UsageProblem(f"--kernel {kernel}: {candidate} has no @triton.jit function of that name; it has: {names}")
+        names = ", ".join(f"{name} (lines {k.body[0].lineno}-{k.end_lineno})" for name, k in kernels.items())
+        raise UsageProblem(
+            f"--kernel {kernel}: {candidate} has no @triton.jit function of that name; it has: {names or 'none'}",
+            hint="give one of those names to --kernel, and a line of its body to --line",
+        )
     node = kernels[kernel]
     first, last = node.body[0].lineno, node.end_lineno or node.lineno
     if not first <= line <= last:

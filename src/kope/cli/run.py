@@ -152,30 +152,24 @@ def need_file(path: Path, what: str) -> Path:
 
 
 def writable_file(path: Path, option: str) -> Path:
-    """`path` can be written: its folder exists and is writable, and it is not a folder itself."""
-    folder = path.parent if str(path.parent) else Path(".")
+    """`path` can be written: it is not a folder, and its folder exists or can be created (the nearest
+    folder that exists is writable). Nothing is created here."""
     if path.is_dir():
         raise UsageProblem(f"{option} {path} is a folder", hint=f"give {option} a file name")
-    if not folder.is_dir():
-        raise UsageProblem(
-            f"{option} {path}: the folder {folder} does not exist", hint=f"create it, or choose another {option}"
-        )
-    if not os.access(folder, os.W_OK):
-        raise UsageProblem(f"{option} {path}: the folder {folder} is not writable", hint=f"choose another {option}")
+    writable_dir(path.parent if str(path.parent) else Path("."), option, named=path)
     return path
 
 
-def writable_dir(path: Path, option: str) -> Path:
-    """`path` is, or can be created as, a writable folder."""
+def writable_dir(path: Path, option: str, *, named: Path | None = None) -> Path:
+    """`path` is, or can be created as, a writable folder (`named`: the option's own value, for the message)."""
+    shown = named if named is not None else path
     probe = path
-    while not probe.exists():
-        if probe.parent == probe:
-            break
+    while not probe.exists() and probe.parent != probe:
         probe = probe.parent
-    if probe.exists() and not probe.is_dir():
-        raise UsageProblem(f"{option} {path}: {probe} is a file, not a folder", hint=f"choose another {option}")
+    if not probe.is_dir():
+        raise UsageProblem(f"{option} {shown}: {probe} is a file, not a folder", hint=f"choose another {option}")
     if not os.access(probe, os.W_OK):
-        raise UsageProblem(f"{option} {path}: {probe} is not writable", hint=f"choose another {option}")
+        raise UsageProblem(f"{option} {shown}: the folder {probe} is not writable", hint=f"choose another {option}")
     return path
 
 
