@@ -232,6 +232,7 @@ class DebugLoop:
         began = time.monotonic()
         task = task if isinstance(task, Task) else load_task(task)
         source = Path(candidate).read_text()
+        self.env.deadline = began + self.config.limits.max_seconds
         started = self.env.start(task, out)
         cases = list(cases) if cases is not None else started
         diagnosis = self.env.diagnose(source, [c for c in cases if c.visible])
@@ -535,6 +536,7 @@ class DebugLoop:
         final_source = state.accepted or state.best_source
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(final_source)
+        self.env.deadline = None  # the final check runs with the full time limit: the one evaluation past the budget
         final = self.env.evaluate(final_source, state.cases)
         self.env.finish()
         if status == "repaired" and final.status != "pass":

@@ -98,12 +98,13 @@ def kb_show(
 
 
 def _origin(memory: ExperienceStore | None, learned: LearnedRecord | None) -> str | None:
+    """Where a learned pattern was learned: its task, the versions before and after the fix, the store."""
     if learned is None or memory is None:
         return None
     task = memory.get_task(learned.task_id)
     name = f"task {task.name} ({task.path})" if task is not None else f"task {learned.task_id}"
-    versions = f" (version {learned.source_version} → {learned.fixed_version})" if learned.fixed_version else ""
-    return f"learned from a repair of a {learned.family} kernel: {name}{versions}, in {memory.url}"
+    versions = f", version {learned.source_version} → {learned.fixed_version}" if learned.fixed_version else ""
+    return f"learned from: {name}{versions}, a {learned.family} kernel, in the store {memory.url}"
 
 
 def _print_pattern(pattern: Pattern, origin: str | None, evidence: dict[str, int] | None) -> None:
@@ -225,9 +226,12 @@ def memory_stats(store_at: StoreOpt = None, as_json: JsonOpt = False) -> None:
         counts.add_row(name, str(value))
     out.print(counts)
     if stats.top_patterns:
-        top = Table("pattern", "fixed", "applied", "rate", title="the most useful patterns", title_justify="left")
+        top = Table("pattern", "fixed", "applied", "success", title="the most useful patterns", title_justify="left")
         for row in stats.top_patterns:
-            top.add_row(Text(str(row["pattern"])), str(row["fixed"]), str(row["applied"]), f"{row['rate']:.2f}")
+            fixed, applied = int(row["fixed"]), int(row["applied"])
+            top.add_row(
+                Text(str(row["pattern"])), str(fixed), str(applied), f"{fixed / applied:.0%}" if applied else "-"
+            )
         out.print(top)
     if signatures:
         common = Table("count", "error signature", title="the commonest error signatures", title_justify="left")
