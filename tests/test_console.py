@@ -89,3 +89,19 @@ def test_a_terminal_console_shows_no_escape_a_message_carries() -> None:
     for sequence in ("\x1b[2J", "\x1b[H", "\x1b]", "\x9b", "\u202e", "\r", "\x00", "\x07"):
         assert sequence not in written, repr(sequence)
     assert "\x1b[" in written  # the console's own colours are still there
+
+
+def test_a_table_is_drawn_whole_when_not_a_terminal() -> None:
+    """Piped, a table is as wide as its longest cell: no cell cropped (`…`) or folded mid-token."""
+    from rich.table import Table
+
+    table = Table("id", "title")
+    table.add_row("learned-offsets-n-elements-4bf7c7", f"a title that is longer than a terminal line {LONG}")
+    console = KopeConsole(file=io.StringIO(), width=80)
+    console.print(table)
+    console.print(f"after: {LONG}")
+    lines = console.file.getvalue().splitlines()  # type: ignore[attr-defined]
+    assert any(f"longer than a terminal line {LONG}" in line for line in lines), lines
+    assert all("…" not in line for line in lines) and lines[-1] == f"after: {LONG}"
+    assert len(lines) == 6  # top, header, rule, one row, bottom, the line after
+    assert console.width == 80  # widened for the table only
