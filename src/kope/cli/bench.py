@@ -27,6 +27,7 @@ from kope.cli.run import (
     Evaluation,
     UsageProblem,
     emit,
+    executor_for,
     given,
     model,
     progress,
@@ -34,7 +35,6 @@ from kope.cli.run import (
     say,
     writable_dir,
 )
-from kope.cli.triage import executor_for
 
 SuiteArg = Annotated[str, typer.Argument(help="A suite directory or manifest, or `default` (shipped).")]
 

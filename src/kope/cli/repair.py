@@ -288,6 +288,14 @@ def regenerate_command(
                 options=run.options(),
                 transcript=folder / "transcript.jsonl",
             )
+    failed = [s for s in report.samples if s.status == "model-error"]
+    if failed and len(failed) == len(report.samples):
+        fail(
+            f"every sample failed to reach the model: {failed[0].detail}",
+            as_json=as_json,
+            kind="model",
+            hint="check --model, --base-url and the API key, then run again",
+        )
     if as_json:
         emit(report.model_dump_json())
     else:
@@ -393,6 +401,15 @@ def optimize_command(
             loop = OptimizeLoop(chosen, evaluator, config=config, store=memory, transcript=transcript, progress=show)
             cases = run.cases(evaluator, loaded, config.options) if run.overridden else None
             report = loop.run(loaded, kernel, target, cases=cases)
+    if report.stop_reason == "model-error":
+        failure = next((n.decision for n in reversed(report.trajectory) if n.kind == "model-error"), "")
+        fail(
+            f"the model call failed{': ' + failure if failure else ''}; the best correct version so far is in "
+            f"{report.output}",
+            as_json=as_json,
+            kind="model",
+            hint="check --model, --base-url and the API key, then run again",
+        )
     if as_json:
         emit(report.model_dump_json())
     else:

@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NoReturn, cast
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import typer
 from rich.text import Text
@@ -333,13 +332,14 @@ def model(spec: str, *, base_url: str | None = None, record: Path | None = None,
     return load_model(spec, base_url=base_url, record=record)
 
 
-Status = Literal["passed", "failed"]
+def executor_for(name: str, workers: int, address: str | None, device: str) -> object:
+    """The executor --executor names (local worker processes, or a Ray cluster)."""
+    from kope.executors import make_executor
+
+    if name not in ("local", "ray"):
+        raise UsageProblem(f"unknown executor {name!r}", hint="use --executor local or --executor ray")
+    return make_executor(name, workers=workers, address=address, device=device)
 
 
 def exit_with(code: int) -> NoReturn:
     raise typer.Exit(code)
-
-
-def interrupted() -> NoReturn:
-    say("interrupted", stderr=True)
-    sys.exit(130)

@@ -30,6 +30,7 @@ from kope.cli.run import (
     UsageProblem,
     emit,
     err,
+    executor_for,
     exit_with,
     given,
     model,
@@ -42,14 +43,6 @@ from kope.cli.run import (
 if TYPE_CHECKING:
     from kope.triage import TriageSummary
     from kope.triage.causes import Cause
-
-
-def executor_for(name: str, workers: int, address: str | None, device: str) -> object:
-    from kope.executors import make_executor
-
-    if name not in ("local", "ray"):
-        raise UsageProblem(f"unknown executor {name!r}", hint="use --executor local or --executor ray")
-    return make_executor(name, workers=workers, address=address, device=device)
 
 
 @app.command("triage", epilog=STOP_HELP)
