@@ -461,6 +461,8 @@ class DebugLoop:
             ][:2]
 
         def accept(source: str) -> bool:
+            if self.env.deadline is not None and time.monotonic() >= self.env.deadline:
+                return False  # the time budget is spent: no full evaluation starts after it
             state.accept_checked.add(content_hash(source))
             return self._accept(state, source)
 
