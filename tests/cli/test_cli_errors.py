@@ -52,6 +52,11 @@ MISSING: dict[str, list[str]] = {
     "triage": ["triage", "missing_tasks", "missing_candidates", "--out", "triage"],
     "kb add": ["kb", "add", "missing.yaml"],
     "bench report": ["bench", "report", "missing_results", "--out", "report"],
+    "bench suite": ["bench", "suite", "missing_suite"],
+    "bench run": ["bench", "run", "missing_suite", "--out", "results"],
+    "memory stats": ["memory", "stats", "--store", "missing.db"],
+    "memory export": ["memory", "export", "--store", "missing.db"],
+    "kb show": ["kb", "show", "missing-mask", "--store", "missing.db"],
 }
 
 
@@ -61,7 +66,7 @@ def test_a_missing_file_is_one_sentence_exit_2_and_nothing_written(tmp_path: Pat
         "eval", "check", "diagnose", "debug", "optimize"
     ) else invoke(tmp_path, *MISSING[command])  # fmt: skip
     assert code == 2, output
-    assert output.startswith("error: no ") and "missing" in output.splitlines()[0], output
+    assert output.startswith("error: ") and "missing" in output.splitlines()[0], output
     assert "Traceback" not in output and len(output.splitlines()) <= 2, output
     assert written(tmp_path) == []  # no transcript, no output folder, no plot
 
@@ -105,6 +110,7 @@ def test_a_bad_option_is_exit_2_before_any_work(tmp_path: Path, args: list[str],
         ["regenerate", TASK, "--model", "replay:none.jsonl", "--out", "blocker/samples"],
         ["triage", TASK, str(SCALE_GOOD), "--out", "blocker/triage"],
         ["memory", "export", "--out", "blocker/graph.html", "--store", "none"],
+        ["cache", "clear", "--cache-dir", "blocker/cache"],
     ],
 )
 def test_an_unwritable_output_is_exit_2_before_any_work(tmp_path: Path, args: list[str]) -> None:

@@ -30,7 +30,7 @@ def kb_list(as_json: JsonOpt = False, store_at: StoreOpt = None) -> None:
 
     with reported(as_json):
         patterns = list(KnowledgeBase.load().patterns.values())
-        with store(store_at) as memory:
+        with store(store_at, existing=True) as memory:
             known = {p.id for p in patterns}
             if memory is not None:
                 patterns += [p for p in learned_patterns(memory) if p.id not in known]
@@ -73,7 +73,7 @@ def kb_show(
         base = KnowledgeBase.load()
         learned: LearnedRecord | None = None
         evidence: dict[str, int] | None = None
-        with store(store_at) as memory:
+        with store(store_at, existing=True) as memory:
             if pattern_id in base.patterns:
                 pattern = base.get(pattern_id)
             else:
@@ -202,7 +202,7 @@ def kb_validate(
 @memory_app.command("stats")
 def memory_stats(store_at: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """Counts of what the store holds, the most useful patterns and the commonest error signatures."""
-    with reported(as_json), store(store_at) as memory:
+    with reported(as_json), store(store_at, existing=True) as memory:
         if memory is None:
             raise UsageProblem("--store none: there is no store to show", hint="give --store a store")
         stats = memory.stats()
@@ -252,7 +252,7 @@ def memory_show(
     with reported(as_json):
         if not key.isdigit() or kind not in ("run", "version", "task", "decision"):
             raise UsageProblem(f"not a record reference: {ref!r}", hint="give run:N, version:N, task:N or decision:N")
-        with store(store_at) as memory:
+        with store(store_at, existing=True) as memory:
             if memory is None:
                 raise UsageProblem("--store none: there is no store to show", hint="give --store a store")
             payload = _record(memory, kind, int(key))
@@ -325,7 +325,7 @@ def memory_export(
             raise UsageProblem(f"unknown format {fmt!r}", hint="use --format json, dot or html")
         if out_file is not None:
             writable_file(out_file, "--out")
-        with store(store_at) as memory:
+        with store(store_at, existing=True) as memory:
             if memory is None:
                 raise UsageProblem("--store none: there is no store to export", hint="give --store a store")
             text = export(memory, fmt, run_id=run, task_id=task_id)  # type: ignore[arg-type]

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from kope.cli.app import cache_app, ops_app
 from kope.cli.options import CacheDirOpt, JsonOpt
-from kope.cli.run import UsageProblem, emit, out, reported, say
+from kope.cli.run import UsageProblem, emit, out, reported, say, writable_dir
 
 
 @ops_app.command("list")
@@ -73,5 +73,7 @@ def cache_clear(cache_dir: CacheDirOpt = None) -> None:
     from kope.evaluate.cache import ReferenceCache
 
     with reported(False):
+        if cache_dir is not None:
+            writable_dir(cache_dir, "--cache-dir")
         removed = ReferenceCache(cache_dir or paths.cache_dir() / "reference").clear()
     say(f"removed {removed} cached reference entries")

@@ -304,11 +304,14 @@ def emit(payload: str | dict[str, Any] | list[Any]) -> None:
 
 
 @contextmanager
-def store(location: str | None) -> Iterator[ExperienceStore | None]:
-    """The experience store named by --store (the default file when None; `none`: no store)."""
+def store(location: str | None, *, existing: bool = False) -> Iterator[ExperienceStore | None]:
+    """The experience store named by --store (the default file when None; `none`: no store). `existing`: a
+    command that only reads; a SQLite file named there must exist (a typo must not create an empty store)."""
     if location is not None and location.strip().lower() == "none":
         yield None
         return
+    if existing and location is not None and "://" not in location and not Path(location).is_file():
+        raise UsageProblem(f"no experience store at {location}", hint="check --store (a SQLite file or a URL)")
     from kope.memory import ExperienceStore
 
     opened = ExperienceStore.open(location)
