@@ -8,7 +8,8 @@ from pathlib import Path
 from conftest import SCALE_GOOD
 from typer.testing import CliRunner
 
-from kope.cli import _print_diff, app
+from kope.cli import app
+from kope.cli.repair import print_diff
 from kope.console import KopeConsole
 from kope.text import sanitize
 
@@ -32,7 +33,7 @@ def test_a_terminal_still_wraps_at_its_width() -> None:
 
 
 def test_the_repair_diff_through_the_cli_keeps_long_lines_whole(tmp_path: Path) -> None:
-    """The diff `kope debug` prints after a repair (cli._print_diff), into the CLI runner's captured stdout.
+    """The diff `kope debug` prints after a repair (kope.cli.repair.print_diff), into the CLI runner's captured stdout.
 
     A whole `kope debug` run costs a fork server and several sandboxed evaluations; the printing is the
     same function either way.
@@ -47,7 +48,7 @@ def test_the_repair_diff_through_the_cli_keeps_long_lines_whole(tmp_path: Path) 
     fixed = tmp_path / "fixed.py"
     fixed.write_text(source.replace(good, good + comment))
     with CliRunner().isolation() as (stdout, _stderr, _output):
-        _print_diff(candidate, fixed)
+        print_diff(candidate, fixed)
         lines = stdout.getvalue().decode().splitlines()
     assert f"--- {candidate}" in lines and f"+++ {fixed}" in lines
     assert f"-{buggy}{comment}" in lines and f"+{good}{comment}" in lines, lines
@@ -88,3 +89,19 @@ def test_a_terminal_console_shows_no_escape_a_message_carries() -> None:
     for sequence in ("\x1b[2J", "\x1b[H", "\x1b]", "\x9b", "\u202e", "\r", "\x00", "\x07"):
         assert sequence not in written, repr(sequence)
     assert "\x1b[" in written  # the console's own colours are still there
+
+
+def test_a_table_is_drawn_whole_when_not_a_terminal() -> None:
+    """Piped, a table is as wide as its longest cell: no cell cropped (`…`) or folded mid-token."""
+    from rich.table import Table
+
+    table = Table("id", "title")
+    table.add_row("learned-offsets-n-elements-4bf7c7", f"a title that is longer than a terminal line {LONG}")
+    console = KopeConsole(file=io.StringIO(), width=80)
+    console.print(table)
+    console.print(f"after: {LONG}")
+    lines = console.file.getvalue().splitlines()  # type: ignore[attr-defined]
+    assert any(f"longer than a terminal line {LONG}" in line for line in lines), lines
+    assert all("…" not in line for line in lines) and lines[-1] == f"after: {LONG}"
+    assert len(lines) == 6  # top, header, rule, one row, bottom, the line after
+    assert console.width == 80  # widened for the table only

@@ -22,7 +22,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 if TYPE_CHECKING:
     from kope.evaluate import EvalResult
@@ -46,6 +46,9 @@ StopReason = Literal[
 search and every proposer had nothing left), `model-exhausted` (no proposer had anything left),
 `model-error` (a model call failed for good); the optimize loop's `incorrect-start` (the starting
 kernel is wrong on some case) and `untimed-start` (it could not be timed)."""
+
+STOP_REASONS: tuple[str, ...] = get_args(StopReason)
+"""Every stop reason, in the order above (what `kope debug --help` and docs/guide/contracts.md list)."""
 
 
 @dataclass(frozen=True)

@@ -133,7 +133,7 @@ def test_optimize_command(tmp_path: Path) -> None:
             "optimize",
             str(SCALE_TASK),
             str(kernel),
-            "--iterations",
+            "--max-iterations",
             "1",
             "--trials",
             "1",

@@ -87,3 +87,21 @@ def test_a_learned_pattern_is_found_by_retrieval(tmp_path: Path) -> None:
         assert record.pattern_id not in [h.pattern for h in unrelated]
         assert [p.id for p in learned_patterns(store)] == [record.pattern_id]
         assert extended.search("divides row length")[0][0].id == record.pattern_id
+
+
+def test_a_learned_id_says_what_the_fix_changed_and_an_old_id_is_kept(tmp_path: Path) -> None:
+    from kope.memory.learned import legacy_pattern_id
+
+    diff = unified_diff(BEFORE, AFTER)
+    assert pattern_id_for(diff).startswith("learned-scale-") and len(pattern_id_for(diff).split("-")[-1]) == 6
+    with ExperienceStore.open(tmp_path / "m.db") as store:
+        task = store.ensure_task(load_task(get_op("row_mean").task_path))
+        old, _ = store.add_learned(
+            {"pattern_id": legacy_pattern_id(diff), "task_id": task.id, "family": task.family, "title": "t",
+             "explanation": "e", "diff": diff, "keywords": [], "features": {}, "cues": []}
+        )  # fmt: skip
+        again, new = learn(
+            store, task_id=task.id, family=task.family, before=BEFORE, after=AFTER, explanation="same fix",
+            features={}, cues=[], error_signature=None, source_version=None, fixed_version=None,
+        )  # fmt: skip
+        assert not new and again.pattern_id == old.pattern_id and len(store.learned()) == 1

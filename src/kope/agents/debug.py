@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -224,11 +224,17 @@ class DebugLoop:
 
             self.env.knowledge = with_learned(self.env.knowledge, store)
 
-    def run(self, task: Task | str | Path, candidate: str | Path, out: Path) -> DebugReport:
+    def run(
+        self, task: Task | str | Path, candidate: str | Path, out: Path, *, cases: Sequence[Case] | None = None
+    ) -> DebugReport:
+        """Repair `candidate`, writing the returned version to `out`; `cases`: evaluate on these instead of
+        the task's (`--set`, `--cases`)."""
         began = time.monotonic()
         task = task if isinstance(task, Task) else load_task(task)
         source = Path(candidate).read_text()
-        cases = self.env.start(task, out)
+        self.env.deadline = began + self.config.limits.max_seconds
+        started = self.env.start(task, out)
+        cases = list(cases) if cases is not None else started
         diagnosis = self.env.diagnose(source, [c for c in cases if c.visible])
         state = _State(
             task=task,
@@ -236,7 +242,7 @@ class DebugLoop:
             source=source,
             best_source=source,
             diagnosis=diagnosis,
-            guards=Guards(self.config.limits),
+            guards=Guards(self.config.limits, started=began),
         )
         state.ranked = [h.pattern for h in state.diagnosis.hypotheses]
         state.seen.add(content_hash(source))
@@ -258,12 +264,15 @@ class DebugLoop:
         """One turn: the acceptance check of a version right on the shown cases, a search round, or a step."""
         if self._check_if_right(state):
             return "repaired"
+        left = self.config.limits.max_seconds - (time.monotonic() - state.guards.started)
+        if left <= 0:
+            return "time-budget"
         if (
             self.searching
             and len(state.searches) < self.config.max_search_rounds
             and (content_hash(state.source) not in state.searched)
         ):
-            again = self._search(state)
+            again = self._search(state, left)
             if state.accepted:
                 return "repaired"
             if again:
@@ -437,7 +446,7 @@ class DebugLoop:
         state.ranked = state.ranked or [h.pattern for h in state.diagnosis.hypotheses]
         return False
 
-    def _search(self, state: _State) -> bool:
+    def _search(self, state: _State, seconds: float) -> bool:
         """One round of the offline search from the current version; adopt its best partial edit.
         True: look again (a new version to check or to search from)."""
         iteration, diagnosis = len(state.steps) + 1, state.diagnosis
@@ -452,6 +461,8 @@ class DebugLoop:
             ][:2]
 
         def accept(source: str) -> bool:
+            if self.env.deadline is not None and time.monotonic() >= self.env.deadline:
+                return False  # the time budget is spent: no full evaluation starts after it
             state.accept_checked.add(content_hash(source))
             return self._accept(state, source)
 
@@ -462,6 +473,7 @@ class DebugLoop:
             accept,
             tried=state.seen,
             start_score=None if diagnosis.fails_elsewhere else version_score(state.evaluation),
+            seconds=seconds,
         )
         state.searches.append(result)
         state.evaluations += result.evaluations
@@ -526,6 +538,7 @@ class DebugLoop:
         final_source = state.accepted or state.best_source
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(final_source)
+        self.env.deadline = None  # the final check runs with the full time limit: the one evaluation past the budget
         final = self.env.evaluate(final_source, state.cases)
         self.env.finish()
         if status == "repaired" and final.status != "pass":

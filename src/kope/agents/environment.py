@@ -11,6 +11,7 @@ deterministic model makes an agent testable without an API.
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal, Protocol
@@ -35,6 +36,9 @@ class Environment(Protocol):
     """The bug patterns the diagnosis ranks (a store adds its learned ones)."""
     can_search: bool
     """Whether `search` runs the offline repair search (the fake has none)."""
+    deadline: float | None
+    """`time.monotonic()` by which the loop's time budget runs out (None: no budget). Evaluations then get
+    at most the time left (at least a second), so a run ends within its budget plus one evaluation."""
 
     def start(self, task: Task, out: Path) -> list[Case]:
         """Bind to `task` (scratch files next to `out`); the cases to evaluate on, visible and hidden."""
@@ -57,8 +61,10 @@ class Environment(Protocol):
         *,
         tried: set[str],
         start_score: Score | None,
+        seconds: float | None = None,
     ) -> SearchResult:
-        """One round of the offline repair search from `source` (kope.repair.search)."""
+        """One round of the offline repair search from `source` (kope.repair.search); `seconds`: the most
+        it may take (the loop's time budget left), below the search's own limit."""
 
     def finish(self) -> None:
         """Remove the scratch files."""
@@ -83,6 +89,7 @@ class SandboxEnvironment:
         self.options = options or EvalOptions()
         self.probes = probes
         self.search_config = search or SearchConfig()
+        self.deadline: float | None = None
         self._task: Task | None = None
         self._work: Path | None = None
 
@@ -105,24 +112,33 @@ class SandboxEnvironment:
         self._work.write_text(source)
         return self._task, self._work
 
+    def _bounded(self, options: EvalOptions) -> EvalOptions:
+        """`options` with a run's time limit cut to the time left before the deadline (a second at least)."""
+        if self.deadline is None:
+            return options
+        left = max(1.0, self.deadline - time.monotonic())
+        return options if left >= options.timeout_s else dataclasses.replace(options, timeout_s=left)
+
     def evaluate(self, source: str, cases: Sequence[Case]) -> EvalResult:
         task, work = self._write(source)
-        return self.evaluator.evaluate(task, work, options=self.options, cases=cases)
+        return self.evaluator.evaluate(task, work, options=self._bounded(self.options), cases=cases)
 
     def diagnose(self, source: str, cases: Sequence[Case], *, sweep: bool = False) -> Diagnosis:
         task, work = self._write(source)
         return self.diagnoser.diagnose(
-            task, work, options=self.options, cases=cases, probes=self.probes, sweep_if_passing=sweep
+            task, work, options=self._bounded(self.options), cases=cases, probes=self.probes, sweep_if_passing=sweep
         )
 
     def instrument(self, source: str, cases: Sequence[Case], request: Request) -> str:
         task, work = self._write(source)
-        quick = EvalOptions(
-            device=self.options.device,
-            trials=1,
-            integrity=False,
-            sandbox=self.options.sandbox,
-            tolerance=self.options.tolerance,
+        quick = self._bounded(
+            EvalOptions(
+                device=self.options.device,
+                trials=1,
+                integrity=False,
+                sandbox=self.options.sandbox,
+                tolerance=self.options.tolerance,
+            )
         )
         if request.kind == "trace":
             spec = TraceSpec(kernel=request.kernel, line=request.line, pid=list(request.pid))
@@ -156,16 +172,20 @@ class SandboxEnvironment:
         *,
         tried: set[str],
         start_score: Score | None,
+        seconds: float | None = None,
     ) -> SearchResult:
         task, work = self._write(source)
-        return RepairSearch(self.evaluator, self.search_config).run(
+        config = self.search_config
+        if seconds is not None and seconds < config.max_seconds:
+            config = dataclasses.replace(config, max_seconds=max(0.0, seconds))
+        return RepairSearch(self.evaluator, config).run(
             task,
             source,
             diagnosis,
             list(shown),
             accept,
             scratch=work.parent / f".{work.stem}.search",
-            options=self.options,
+            options=self._bounded(self.options),
             tried=tried,
             start_score=start_score,
         )
@@ -190,6 +210,7 @@ class FakeEnvironment:
     """
 
     can_search = False
+    deadline: float | None = None
 
     def __init__(
         self,
@@ -285,6 +306,7 @@ class FakeEnvironment:
         *,
         tried: set[str],
         start_score: Score | None,
+        seconds: float | None = None,
     ) -> SearchResult:
         raise NotImplementedError("the fake environment has no repair search (can_search is False)")
 

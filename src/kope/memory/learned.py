@@ -6,7 +6,8 @@ explanation — never extracted by a model. It is exposed as a `kope.knowledge.s
 with origin `learned`: its symptoms are the features that held (weights summing to 3, so one
 learned case does not outweigh a shipped pattern's evidence), its cues the code cues that fired,
 its text the explanation and the changed identifiers, so `retrieval.rank` scores it like any other.
-The same fix learned twice keeps one pattern (its id is a hash of the diff) and gains evidence.
+The same fix learned twice keeps one pattern (its id names the identifiers the fix changed and ends in a
+hash of the diff) and gains evidence.
 """
 
 from __future__ import annotations
@@ -59,14 +60,26 @@ def unified_diff(before: str, after: str, context: int = 2) -> str:
     return "\n".join(lines)
 
 
-def pattern_id_for(diff: str) -> str:
-    """`learned-` and a hash of the diff's changed lines (whitespace aside)."""
+def _digest(diff: str) -> str:
+    """A hash of the diff's changed lines (whitespace aside): equal fixes, equal digest."""
     changed = [
         line[1:].strip()
         for line in diff.splitlines()
         if line[:1] in "+-" and not line.startswith(("+++", "---")) and line[1:].strip()
     ]
-    return "learned-" + hashlib.sha256("\n".join(changed).encode()).hexdigest()[:10]
+    return hashlib.sha256("\n".join(changed).encode()).hexdigest()
+
+
+def pattern_id_for(diff: str) -> str:
+    """A readable id from what the fix changed, and a hash of its changed lines: `learned-<the identifiers
+    it changed>-<hash>`, e.g. `learned-offsets-n-elements-4bf7c7`. The same fix gives the same id."""
+    words = [re.sub(r"[^a-z0-9]+", "-", w.lower()).strip("-") for w in keywords_of(diff, "", limit=2)]
+    return "-".join(["learned", *(w for w in words if w), _digest(diff)[:6]])
+
+
+def legacy_pattern_id(diff: str) -> str:
+    """The id stores written before readable ids gave the same fix (`learned-` and ten hex digits)."""
+    return "learned-" + _digest(diff)[:10]
 
 
 def keywords_of(diff: str, explanation: str, limit: int = 12) -> list[str]:
@@ -113,6 +126,10 @@ def learn(
 ) -> tuple[LearnedRecord, bool]:
     """Store the repair as a learned pattern (or find the one with the same fix); (record, whether new)."""
     diff = unified_diff(before, after)
+    legacy = legacy_pattern_id(diff)
+    known = next((r for r in store.learned(10_000) if r.pattern_id == legacy), None)
+    if known is not None:  # learned before ids were readable: the same pattern gains the evidence
+        return known, False
     sentence = re.split(r"(?<=[.!?])\s", explanation.strip(), maxsplit=1)[0] if explanation.strip() else ""
     title = (sentence or "A repair that matched no known pattern")[:120]
     return store.add_learned(

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import HOSTILE, SCALE_GOOD, SCALE_TASK, sandbox_level
+from conftest import FIXTURES, HOSTILE, SCALE_GOOD, SCALE_TASK, sandbox_level
 from typer.testing import CliRunner
 
 from kope.cli import app
@@ -110,7 +110,7 @@ def test_optimize_exits_0_for_a_correct_kernel_it_could_not_make_faster(tmp_path
             "--json",
             "--device",
             "cpu",
-            "--budget-seconds",
+            "--max-seconds",
             "1",
             "--trials",
             "1",
@@ -128,7 +128,7 @@ def test_optimize_exits_0_for_a_correct_kernel_it_could_not_make_faster(tmp_path
 
 
 def test_eval_tolerance_profile_is_chosen_named_and_compared(tmp_path: Path) -> None:
-    judge = Path(__file__).parent / "fixtures" / "judge"
+    judge = FIXTURES / "judge"
     task, kernel = str(judge / "tasks" / "row_sum.py"), str(judge / "candidates" / "row_sum_bf16.py")
     strict = kope("eval", task, kernel, "--device", "cpu", "--trials", "1", cache=tmp_path)
     assert strict.returncode == 1, strict.stderr
@@ -144,7 +144,6 @@ def test_eval_tolerance_profile_is_chosen_named_and_compared(tmp_path: Path) -> 
 
 
 def test_eval_says_when_cuda_was_emulated_and_can_turn_it_off() -> None:
-    from conftest import FIXTURES
 
     written = FIXTURES / "cuda" / "written_for_cuda.py"
     emulated = CliRunner().invoke(app, ["eval", str(SCALE_TASK), str(written), "--trials", "1", "--json"])
