@@ -34,3 +34,19 @@ def test_a_store_within_the_tolerance_of_a_load_is_a_copy(
     rejects = {f.rule for f in result.integrity.findings if f.severity == "reject"}
     assert result.status == status, result.integrity.findings
     assert ("torch-compute" in rejects) is (status == "reject")
+
+
+@pytest.mark.parametrize(("trick", "status"), [("write", "error"), ("none", "pass")])
+def test_proc_self_mem_is_read_only_in_the_sandbox(evaluator: Evaluator, trick: str, status: str) -> None:
+    """A store through /proc/self/mem, which no hook sees, fails in the sandbox itself (its /proc is read-only),
+    with the gates switched off so that only the sandbox stands in the way; the control passes."""
+    options = EvalOptions(
+        trials=2, timeout_s=60, memory_mb=2048, integrity=False, extra_env={"KOPE_ATTACK": trick}, sandbox="auto"
+    )
+    result = evaluator.evaluate(SCALE_TASK, RELABEL / "proc_mem.py", options=options, which="visible")
+    assert result.sandbox is not None
+    held = result.sandbox.protections
+    if trick == "write" and "read-only-proc" not in held and "landlock-filesystem" not in held:
+        pytest.skip(f"neither a read-only /proc nor Landlock protects this run ({held})")
+    assert result.status == status, result.error
+    assert trick == "none" or (result.error is not None and "/proc/self/mem" in result.error.message)
