@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import torch
-from conftest import SCALE_GOOD, SCALE_TASK, TAXONOMY
+from conftest import FIXTURES, SCALE_GOOD, SCALE_TASK, TAXONOMY
 from typer.testing import CliRunner
 
-from kope.cases.task import Case
+from kope.cases.task import Case, load_task
 from kope.cli import app
 from kope.diagnose.diagnoser import Diagnoser, square_cases
 from kope.evaluate import EvalOptions, Evaluator
@@ -104,3 +105,21 @@ def test_symmetric_inputs_keep_values_and_symmetrise_square_matrices() -> None:
     assert torch.allclose(out[0], out[0].transpose(-1, -2))
     assert torch.allclose(out[0], (square + square.transpose(-1, -2)) / 2)
     assert torch.equal(out[1], wide) and torch.equal(out[2], vector)
+
+
+def test_a_diagnosis_covers_cases_derived_again_at_a_smaller_budget(evaluator: Evaluator, tmp_path: Path) -> None:
+    """The evaluator derives the cases again when the first one outlives its limit in the interpreter; the
+    diagnosis describes the cases that ran, which the caller's case list does not hold (issue 27's triage
+    crashed on them)."""
+    slow = FIXTURES / "slow"
+    wrong = tmp_path / "slow_and_wrong.py"
+    wrong.write_text((slow / "slow_when_large.py").read_text().replace("* 2.0", "* 3.0"))
+    options = EvalOptions(trials=1, timeout_s=6, memory_mb=2048, max_elements=200_000)
+    task = load_task(slow / "task_3d.py")
+    # the derived cases under other names: still the evaluator's own (same sizes), so it may derive them again
+    cases = [dataclasses.replace(c, name=f"mine-{c.name}") for c in evaluator.cases(task, options=options)]
+    diagnosis = Diagnoser(evaluator).diagnose(task, wrong, options=options, cases=cases)
+    assert diagnosis.status == "fail" and diagnosis.evaluation is not None
+    assert diagnosis.evaluation.smaller_cases is not None
+    assert [c.name for c in diagnosis.cases] == [r.name for r in diagnosis.evaluation.cases]
+    assert not any(c.name.startswith("mine-") for c in diagnosis.cases)

@@ -93,6 +93,8 @@ class Diagnoser:
             )
             tolerances = self.evaluator.tolerances(task, options)
             by_name = {c.name: c for c in all_cases}
+            # cases derived again at a smaller budget (the interpreter's retries) are not among `all_cases`
+            by_name.update({r.name: _ran(r) for r in result.cases if r.name not in by_name})
             for case_result in result.cases:
                 diagnosis.cases.append(
                     _case_diagnosis(case_result, by_name[case_result.name], scratch, tolerances, blocks)
@@ -493,3 +495,8 @@ def _query_text(diagnosis: Diagnosis, hits: Sequence[CueHit]) -> str:
     if diagnosis.bounds:
         words.append("out of bounds mask")
     return " ".join(words)
+
+
+def _ran(result: CaseResult) -> Case:
+    """The case a result was evaluated on, from what the result records of it."""
+    return Case(name=result.name, overrides=dict(result.overrides), visible=result.visible, inputs=result.inputs)

@@ -352,7 +352,14 @@ def _private_root(job_dir: Path, view: View, settings: Settings, held: list[str]
     os.makedirs(inside("/dev/shm"), exist_ok=True)
     oskernel.mount("tmpfs", inside("/dev/shm"), "tmpfs", oskernel.MS_NOSUID | oskernel.MS_NODEV, tmp_options)
     os.makedirs(inside("/proc"), exist_ok=True)
-    oskernel.mount("proc", inside("/proc"), "proc", oskernel.MS_NOSUID | oskernel.MS_NODEV | oskernel.MS_NOEXEC)
+    # Read-only: no write to /proc/self/mem (a store into tensor memory that no hook sees), nor to any other
+    # file of the job's own processes; reading stays possible, as Python and PyTorch need.
+    oskernel.mount(
+        "proc",
+        inside("/proc"),
+        "proc",
+        oskernel.MS_RDONLY | oskernel.MS_NOSUID | oskernel.MS_NODEV | oskernel.MS_NOEXEC,
+    )
     os.makedirs(inside("/sys"), exist_ok=True)
     with contextlib.suppress(OSError):  # a fresh sysfs of this network namespace: no cgroup mounts in it
         oskernel.mount(
@@ -373,7 +380,7 @@ def _private_root(job_dir: Path, view: View, settings: Settings, held: list[str]
         None,
         oskernel.MS_REMOUNT | oskernel.MS_BIND | oskernel.MS_RDONLY | oskernel.MS_NOSUID | oskernel.MS_NODEV,
     )
-    held += ["mount-namespace", "private-root", "read-only-view", "private-tmp", "private-proc"]
+    held += ["mount-namespace", "private-root", "read-only-view", "private-tmp", "private-proc", "read-only-proc"]
     if view.masked:
         held.append("kope-answers-masked")
     if view.gpu:

@@ -517,7 +517,12 @@ class Evaluator:
             trial_seeds=[_seed(options.seed, case, f"trial{i}") for i in range(options.trials)],
             timing=options.timing,
             timing_budget_ms=options.timing_budget_ms,
-            integrity=IntegritySpec(extra_allow=list(run.allow_torch)) if options.integrity else None,
+            integrity=IntegritySpec(
+                extra_allow=list(run.allow_torch),
+                copy_tolerance={dtype: (t.atol, t.rtol) for dtype, t in run.tolerances.items()},
+            )
+            if options.integrity
+            else None,
             bounds_check=options.bounds_check,
             trace=options.trace,
             cuda_emulation=options.emulates_cuda,

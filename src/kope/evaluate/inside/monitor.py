@@ -34,7 +34,7 @@ import sys
 import threading
 import time
 import types
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy
@@ -214,8 +214,11 @@ class Monitor:
         candidate_file: str,
         extra_allow: frozenset[str] = frozenset(),
         guarded: Sequence[types.ModuleType] = (),
+        copy_tolerance: Mapping[str, tuple[float, float]] | None = None,
     ) -> None:
         self.candidate_file = candidate_file
+        self.copy_tolerance = dict(copy_tolerance or {})
+        """Per dtype, how close to a load a store may be and still be a copy (`IntegritySpec.copy_tolerance`)."""
         self.guarded = tuple(guarded)
         """Modules of the caller whose functions are watched for replacement, like the monitor's own."""
         self.extra_allow = extra_allow
@@ -304,7 +307,7 @@ class Monitor:
         arguments = [t for t in _tensors((args, kwargs)) if t.numel()] if not self.interpreted else []
         with self._own_calls():
             before = [t.detach().clone() for t in arguments]
-        self.launch = LaunchState(name) if self.interpreted else None
+        self.launch = LaunchState(name, tolerance=self.copy_tolerance) if self.interpreted else None
         self.launch_depth += 1
         try:
             return original(kernel, *args, **kwargs)
@@ -370,7 +373,9 @@ class Monitor:
             computed = False
             for tensor in written:
                 source = tensor_copies(
-                    tensor, [b for t, b in zip(arguments, before, strict=True) if b is not None and t is not tensor]
+                    tensor,
+                    [b for t, b in zip(arguments, before, strict=True) if b is not None and t is not tensor],
+                    self.copy_tolerance,
                 )
                 if source is not None:
                     original = arguments[next(i for i, b in enumerate(before) if b is source)]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -189,6 +190,8 @@ class LaunchState:
     """Each store's range and, when it stored exactly one load's values, that load's label."""
     lanes: int = 0
     loaded_any: bool = False
+    tolerance: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    """Per dtype, the (atol, rtol) within which a store of one load's values is still a copy."""
 
     def note_load(self, values: Any, label: Label) -> None:
         import numpy
@@ -207,7 +210,7 @@ class LaunchState:
         self.stored = True
         ordered = numpy.sort(values, axis=None)
         for loaded, label in reversed(self.recent):
-            if loaded.shape == ordered.shape and loaded.dtype == ordered.dtype and _same(loaded, ordered):
+            if loaded.shape == ordered.shape and _close(loaded, ordered, self.tolerance):
                 self.stores.append((start, end, label))
                 return label.copied_by_kernel()
         self.stores.append((start, end, None))
@@ -232,24 +235,46 @@ def _pure_state(label: Label) -> bool:
     return label.state and not (label.inputs or label.host or label.torch_ops or label.init_ops or label.unknown)
 
 
-def _same(a: Any, b: Any) -> bool:
+def _close(loaded: Any, stored: Any, tolerance: Mapping[str, tuple[float, float]]) -> bool:
+    """Whether two sorted arrays hold the same multiset of values: exactly, or (floating stores) within the
+    stored dtype's tolerance, whatever dtype the values were loaded as. Sorted, the pairing of two multisets
+    that minimises the largest difference is position by position."""
     import numpy
 
-    return bool(numpy.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
+    if loaded.dtype == stored.dtype and numpy.array_equal(loaded, stored, equal_nan=stored.dtype.kind == "f"):
+        return True
+    atol, rtol = tolerance.get(stored.dtype.name, (0.0, 0.0))
+    if stored.dtype.kind != "f" or loaded.dtype.kind != "f" or not (atol or rtol):
+        return False
+    a, b = loaded.astype(numpy.float64), stored.astype(numpy.float64)
+    with numpy.errstate(invalid="ignore"):
+        near = numpy.abs(b - a) <= atol + rtol * numpy.abs(a)
+    return bool((near | (numpy.isnan(a) & numpy.isnan(b)) | (a == b)).all())
 
 
-def tensor_copies(written: torch.Tensor, sources: list[torch.Tensor]) -> torch.Tensor | None:
-    """The source whose values `written` holds exactly, as a multiset (a copy, a permutation), if any."""
+def tensor_copies(
+    written: torch.Tensor, sources: list[torch.Tensor], tolerance: Mapping[str, tuple[float, float]] | None = None
+) -> torch.Tensor | None:
+    """The source whose values `written` holds as a multiset (a copy, a permutation), if any: exactly, or within
+    the written dtype's tolerance (as `_close`, on the tensors' own device)."""
     with torch._C.DisableTorchFunctionSubclass():
         if written.numel() == 0:
             return None
         mine = written.detach().reshape(-1).sort().values
+        atol, rtol = (tolerance or {}).get(str(written.dtype).removeprefix("torch."), (0.0, 0.0))
         for source in sources:
-            if source.numel() != written.numel() or source.dtype != written.dtype or source is written:
+            if source.numel() != written.numel() or source is written:
                 continue
             theirs = source.detach().reshape(-1).sort().values
-            if bool(torch.equal(mine, theirs)) or (
-                mine.is_floating_point() and bool(((mine == theirs) | (mine.isnan() & theirs.isnan())).all())
+            if source.dtype == written.dtype and (
+                bool(torch.equal(mine, theirs))
+                or (mine.is_floating_point() and bool(((mine == theirs) | (mine.isnan() & theirs.isnan())).all()))
             ):
+                return source
+            if not (mine.is_floating_point() and theirs.is_floating_point() and (atol or rtol)):
+                continue
+            a, b = theirs.double(), mine.double()
+            near = ((b - a).abs() <= atol + rtol * a.abs()) | (a.isnan() & b.isnan()) | (a == b)
+            if bool(near.all()):
                 return source
     return None

@@ -409,6 +409,7 @@ def _prepare(spec: JobSpec, job_dir: Path) -> Any:
         str(job_dir / protocol.CANDIDATE_FILE),
         frozenset(spec.integrity.extra_allow),
         guarded=(sys.modules[__name__],),
+        copy_tolerance=spec.integrity.copy_tolerance,
     )
     monitor.install()
     return monitor

@@ -69,6 +69,10 @@ class IntegritySpec(BaseModel):
     """What the candidate worker's monitor needs to know."""
 
     extra_allow: list[str] = Field(default_factory=list)
+    copy_tolerance: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    """Per floating dtype (torch's name): the (atol, rtol) of the run's comparison. A kernel store within it of
+    one load's values is a copy: at the precision the verdict judges, it computed nothing (an ulp's nudge or a
+    dtype round trip does not make a copy a computation)."""
 
 
 class TraceSpec(BaseModel):
