@@ -16,7 +16,7 @@ from typer.core import TyperGroup, TyperOption
 
 from kope.console import KopeConsole
 from kope.errors import KopeError
-from kope.evaluate.confine import SANDBOX_MODES, SandboxMode
+from kope.protocol.sandbox import SANDBOX_MODES, SandboxMode
 
 if TYPE_CHECKING:
     from typer._click import Command, Context, Parameter
@@ -293,7 +293,7 @@ def eval_command(
             chosen = evaluator.cases(loaded, set_overrides=overrides, declared=declared, options=options)
 
             def on_case(result: object) -> None:
-                from kope.evaluate.results import CaseResult
+                from kope.protocol.results import CaseResult
 
                 if isinstance(result, CaseResult):
                     report(f"case {result.name}: {case_outcome(result).plain}")
@@ -564,7 +564,7 @@ def trace_command(
     """
     from kope.cases.task import load_task, parse_set
     from kope.evaluate import EvalOptions, Evaluator
-    from kope.evaluate.protocol import TraceSpec
+    from kope.protocol import TraceSpec
 
     try:
         program = [int(part) for part in pid.split(",") if part.strip()]

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from kope.bench.corpus import SuiteEntry, default_suite_dir, load_suite
-from kope.bench.reproduce import ReproductionError, content_hash, materialise
+from kope.bench.reproduce import ReproductionError, materialise
+from kope.hashing import content_hash
 
 
 def _one_per_operator(entries: list[SuiteEntry]) -> list[SuiteEntry]:

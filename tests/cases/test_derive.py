@@ -30,8 +30,8 @@ from kope.cli import app
 from kope.errors import ReferenceError_
 from kope.evaluate import EvalOptions, Evaluator
 from kope.evaluate.cache import reference_key
-from kope.evaluate.protocol.probing import ShapeProbe, ShapeProbeResult
 from kope.ops import get_op
+from kope.protocol.probing import ShapeProbe, ShapeProbeResult
 
 DERIVE = FIXTURES / "derive"
 ROWS = DERIVE / "rows.py"
@@ -348,7 +348,7 @@ def test_a_recurrent_task_with_its_states_built_in_forward_is_sized_by_every_nam
 def _in_process(path: Path) -> Callable[[Sequence[ShapeProbe]], list[ShapeProbeResult]]:
     """The shapes job's probes run here, without the sandbox (for tiny tasks only)."""
     from kope.evaluate.inside import shapes
-    from kope.evaluate.protocol import JobSpec
+    from kope.protocol import JobSpec
 
     spec = JobSpec(mode="shapes", device="cpu", task_path=str(path))
 

@@ -21,8 +21,9 @@ import pytest
 from conftest import sandbox_level
 
 from kope.errors import SandboxError
-from kope.evaluate import EvalOptions, EvalResult, Evaluator
-from kope.evaluate.confine import SandboxMode
+from kope.evaluate import EvalOptions, Evaluator
+from kope.protocol.results import EvalResult
+from kope.protocol.sandbox import SandboxMode
 
 ROOT = Path(__file__).resolve().parents[2]
 TASK = ROOT / "tests" / "fixtures" / "tasks" / "scale.py"
@@ -249,7 +250,8 @@ def test_links_and_fifos_left_in_the_job_directory_are_refused(evaluator: Evalua
 def test_the_parent_never_follows_a_link_out_of_a_job(tmp_path: Path) -> None:
     from safetensors.numpy import save_file
 
-    from kope.evaluate import compare, protocol
+    from kope import protocol
+    from kope.evaluate import compare
 
     elsewhere = tmp_path / "secret.safetensors"
     save_file(

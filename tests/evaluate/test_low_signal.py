@@ -18,7 +18,7 @@ from kope.cases.tolerance import Tolerance
 from kope.cli import app
 from kope.evaluate import EvalOptions, Evaluator
 from kope.evaluate.inside.shapes import OUTLIER_FACTOR, output_signal, transform_inputs
-from kope.evaluate.protocol.probing import OutputSignal
+from kope.protocol.probing import OutputSignal
 from kope.render import eval_summary
 
 SIGNAL = FIXTURES / "signal"

@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 from kope.cases.task import load_task
-from kope.evaluate.results import EvalResult
 from kope.memory.store import DecisionIn, ExperienceStore
 from kope.ops import get_op
+from kope.protocol.results import EvalResult
 
 STEPS = 3
 

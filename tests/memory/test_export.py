@@ -14,10 +14,10 @@ from typer.testing import CliRunner
 
 from kope.cases.task import load_task
 from kope.cli import app
-from kope.evaluate import CaseResult, EvalResult, Timing
 from kope.memory import DecisionIn, ExperienceStore
 from kope.memory.export import collect, export
 from kope.ops import get_op
+from kope.protocol.results import CaseResult, EvalResult, Timing
 
 runner = CliRunner()
 

@@ -12,10 +12,10 @@ import pytest
 from sqlalchemy import create_engine, inspect
 
 from kope.cases.task import load_task
-from kope.evaluate import CaseResult, EvalError, EvalResult, Timing
 from kope.memory import DecisionIn, ExperienceStore, Injected, StoreError, schema
 from kope.memory.fingerprints import normalize_error, normalized_hash
 from kope.ops import get_op
+from kope.protocol.results import CaseResult, EvalError, EvalResult, Timing
 
 RELU = get_op("relu")
 SOURCE = RELU.kernel_path.read_text()

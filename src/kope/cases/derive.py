@@ -47,18 +47,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from kope import syntax
-from kope.cases.task import (
-    Case,
-    InputTransform,
-    LowSignal,
-    OverrideValue,
-    Task,
-    binding_counts,
-    is_size_value,
-    module_bindings,
-)
+from kope.cases.task import Case, OverrideValue, Task, binding_counts, is_size_value, module_bindings
 from kope.cases.tolerance import Tolerance, tolerance_for
-from kope.evaluate.protocol.probing import OutputSignal, ProbedInput, ShapeProbe, ShapeProbeResult
+from kope.protocol.inputs import InputTransform
+from kope.protocol.probing import OutputSignal, ProbedInput, ShapeProbe, ShapeProbeResult
+from kope.protocol.results import LowSignal
 
 CPU_MAX_ELEMENTS = 300_000
 """The most elements a derived case's inputs (or its outputs) hold on the CPU: Triton's interpreter

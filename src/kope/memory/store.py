@@ -40,10 +40,9 @@ from sqlalchemy.pool import QueuePool, StaticPool
 from kope import paths
 from kope.cases.task import Task
 from kope.errors import KopeError
-from kope.evaluate import EvalResult
+from kope.hashing import content_hash
 from kope.memory import schema
 from kope.memory.fingerprints import (
-    content_hash,
     error_hash,
     normalize_error,
     normalized_hash,
@@ -64,6 +63,7 @@ from kope.memory.schema import (
     task,
     version,
 )
+from kope.protocol.results import EvalResult
 
 EdgeKind = Literal["derived_from", "alternative_of", "used_evidence", "fixed_by"]
 EDGE_KINDS: tuple[str, ...] = ("derived_from", "alternative_of", "used_evidence", "fixed_by")

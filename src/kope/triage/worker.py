@@ -34,12 +34,12 @@ from pydantic import BaseModel, Field
 
 from kope.agents.debug import DebugConfig, DebugLoop, DebugReport
 from kope.diagnose.diagnoser import Diagnoser
-from kope.evaluate import EvalOptions, EvalResult, Evaluator
-from kope.evaluate.results import ProfileDisagreement
+from kope.evaluate import EvalOptions, Evaluator
 from kope.knowledge.base import KnowledgeBase
 from kope.loop import LoopLimits
 from kope.memory.store import ExperienceStore
 from kope.models import load_model
+from kope.protocol.results import EvalResult, ProfileDisagreement
 from kope.triage.layout import Item
 
 Klass = Literal["pass", "near-miss", "broken", "cheat", "unsupported-here"]

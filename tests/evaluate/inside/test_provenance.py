@@ -13,9 +13,9 @@ from kope.evaluate import Evaluator
 from kope.evaluate.evaluator import EvalOptions
 from kope.evaluate.inside.monitor import Monitor
 from kope.evaluate.inside.provenance import FILL, Label, Shadow, span, tensor_copies
-from kope.evaluate.protocol import HostEvent, Observations, OutputPart, Provenance, TorchCall
-from kope.evaluate.protocol.policy import decide
 from kope.integrity.dynamic import RunContext, observation_findings
+from kope.protocol import HostEvent, Observations, OutputPart, Provenance, TorchCall
+from kope.protocol.policy import decide
 
 ROOT = FIXTURES.parents[1]
 DEV = FIXTURES / "provenance_dev"
