@@ -440,8 +440,8 @@ def cases_command(
     (original or shrunk, odd, prime, one, scaled and shifted inputs, widened inputs for a low-signal
     task), kept or dropped, and why.
     """
-    from kope.cases.derive import mark_low_signal
     from kope.cases.render import cases_table, derivation_report
+    from kope.cases.signal import mark_low_signal
     from kope.cases.task import build_cases, load_task
     from kope.evaluate import EvalOptions, Evaluator
 

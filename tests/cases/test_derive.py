@@ -15,16 +15,10 @@ from safetensors.numpy import load_file
 from test_task import KERNELBENCH_STYLE
 from typer.testing import CliRunner
 
-from kope.cases.derive import (
-    CPU_MAX_ELEMENTS,
-    Derivation,
-    derive,
-    distinct_shapes,
-    odd_size,
-    prime_sizes,
-    size_roots,
-)
+from kope.cases.derivation import Derivation, distinct_shapes
+from kope.cases.derive import derive
 from kope.cases.render import derivation_report
+from kope.cases.sizes import CPU_MAX_ELEMENTS, odd_size, prime_sizes, size_roots
 from kope.cases.task import build_cases, load_task
 from kope.cli import app
 from kope.errors import ReferenceError_

@@ -12,7 +12,7 @@ from conftest import FIXTURES
 from rich.console import Console
 from typer.testing import CliRunner
 
-from kope.cases.derive import mark_low_signal, quiet_output
+from kope.cases.signal import mark_low_signal, quiet_output
 from kope.cases.task import Case, load_task
 from kope.cases.tolerance import Tolerance
 from kope.cli import app
@@ -119,7 +119,7 @@ def test_the_outliers_pattern_widens_both_ways() -> None:
 
 
 def test_marking_needs_a_kept_widened_case() -> None:
-    from kope.cases.derive import Derivation
+    from kope.cases.derivation import Derivation
 
     plain = [Case(name="original"), Case(name="odd", visible=False)]
     assert mark_low_signal(plain, Derivation(task="t", device="cpu", max_elements=1)) == plain

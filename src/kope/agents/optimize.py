@@ -481,7 +481,7 @@ class OptimizeLoop:
             if recorder is not None:
                 from kope.memory.learned import unified_diff
                 from kope.memory.recording import failure_text
-                from kope.memory.store import DecisionIn
+                from kope.memory.records import DecisionIn
 
                 made = DecisionIn(
                     kind=proposal.kind,

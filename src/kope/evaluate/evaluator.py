@@ -60,7 +60,7 @@ from kope.protocol.results import (
 from kope.protocol.sandbox import SandboxMode
 
 if TYPE_CHECKING:
-    from kope.cases.derive import Derivation
+    from kope.cases.derivation import Derivation
     from kope.protocol.probing import ShapeProbe, ShapeProbeResult
 
 Which = Literal["all", "visible"] | Sequence[str]
@@ -228,7 +228,7 @@ class Evaluator:
             derivation = self.derivation(task, options)
             if derivation.too_large is not None and not set_overrides:
                 raise TooLargeError(derivation.too_large.message, _too_large_hint(derivation.too_large.fixes))
-            from kope.cases.derive import mark_low_signal
+            from kope.cases.signal import mark_low_signal
 
             derived = derivation.case_dicts(named=not set_overrides)
             built = build_cases(task, derived, set_overrides=set_overrides, source="derived cases")
@@ -238,7 +238,8 @@ class Evaluator:
 
     def derivation(self, task: Task, options: EvalOptions | None = None) -> Derivation:
         """Cases derived from the task's single shape (see `kope.cases.derive`); cached per task, device and budget."""
-        from kope.cases.derive import default_max_elements, derive
+        from kope.cases.derive import derive
+        from kope.cases.sizes import default_max_elements
 
         options = options or EvalOptions()
         budget = options.max_elements or default_max_elements(options.device)
@@ -394,7 +395,7 @@ class Evaluator:
     ) -> EvalOptions | None:
         """The options of a retry at a quarter of the element budget, when the first case of derived cases timed
         out in the CPU interpreter and retries are left; else None."""
-        from kope.cases.derive import default_max_elements
+        from kope.cases.sizes import default_max_elements
 
         timed_out = first.error is not None and first.error.kind == "timeout"
         if not timed_out or task.defines_get_cases or options.device.startswith("cuda"):
