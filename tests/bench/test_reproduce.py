@@ -27,6 +27,7 @@ def test_shipped_suite_is_a_manifest_only() -> None:
     assert all(e.sha256 and e.operator and e.site is not None and e.task.startswith("op:") for e in suite.entries)
 
 
+@pytest.mark.slow
 def test_remade_candidates_match_the_manifest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """One entry per mutation operator (22 of the 209), remade through `load_suite("default")` into a fresh cache.
 

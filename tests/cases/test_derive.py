@@ -357,6 +357,7 @@ def _in_process(path: Path) -> Callable[[Sequence[ShapeProbe]], list[ShapeProbeR
     return run
 
 
+@pytest.mark.slow
 def test_a_unet_keeps_its_input_sizes_multiples_of_16_and_shrinks_its_features(tmp_path: Path) -> None:
     """KernelBench level 3's 45_UNetSoftmax: four poolings need height and width multiples of 16,
     and its parameters grow as features²; every proportional shrink broke a pooling or a skip

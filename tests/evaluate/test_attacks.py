@@ -114,6 +114,7 @@ def test_other_processes_environment_is_invisible(
         assert set(json.loads(pids.strip().replace("'", '"'))) <= {"1", "2"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["off", "auto", "landlock"])
 def test_kope_source_cannot_be_tampered_with(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: SandboxMode
@@ -166,6 +167,7 @@ def test_a_full_disk_is_an_error_and_is_cleaned_up(evaluator: Evaluator) -> None
     assert not list(evaluator.scratch.glob("job-*"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["off", "auto", "landlock"])
 def test_signals_cannot_reach_kope(mode: SandboxMode) -> None:
     with Evaluator() as evaluator:

@@ -125,6 +125,7 @@ def test_marking_needs_a_kept_widened_case() -> None:
     assert mark_low_signal(plain, Derivation(task="t", device="cpu", max_elements=1)) == plain
 
 
+@pytest.mark.slow
 def test_kope_cases_marks_the_low_signal_and_the_widened_cases() -> None:
     result = CliRunner().invoke(app, ["cases", str(SIGNAL / "relu.py"), "--json", "--device", "cpu"])
     assert result.exit_code == 0, result.output

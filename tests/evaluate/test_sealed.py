@@ -229,6 +229,7 @@ def test_an_import_folder_inside_a_hidden_folder_is_narrowed_to_what_imports_rea
     assert narrowed([str(project)], hidden=(str(project),)) == [str(project)], "a hidden folder is dropped later, whole"
 
 
+@pytest.mark.slow
 @namespaces_only
 @pytest.mark.parametrize("mode", ["off", "auto", "landlock"])
 def test_files_beside_an_import_folder_are_not_in_the_view(

@@ -102,6 +102,7 @@ def test_exports(filled: Path) -> None:
     assert "used_evidence" in page and "decision:" in page and "2.00x" in page
 
 
+@pytest.mark.slow
 def test_memory_commands(filled: Path, tmp_path: Path) -> None:
     stats = runner.invoke(app, ["memory", "stats", "--store", str(filled), "--json"])
     assert stats.exit_code == 0, stats.output

@@ -214,6 +214,7 @@ WRITER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
     path = tmp_path / "shared.db"
     ExperienceStore.open(path).close()
@@ -245,6 +246,7 @@ INTERRUPTED = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_an_interrupted_step_leaves_the_store_consistent(tmp_path: Path, store: ExperienceStore) -> None:
     task = store.ensure_task(load_task(RELU.task_path))
     run = store.start_run("debug", task.id, model="m", device="cpu-interpreter")

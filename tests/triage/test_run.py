@@ -59,6 +59,7 @@ def _outcome(summary: TriageSummary) -> dict[str, tuple[str, str, str, str | Non
     }
 
 
+@pytest.mark.slow
 def test_local_triage_classifies_and_repairs(local: TriageSummary, sample: SampleRun) -> None:
     assert {r.id: r.before for r in local.rows} == sample.expected
     rows = read_rows(local.out)
@@ -129,6 +130,7 @@ def test_ray_gives_the_local_results_with_a_worker_killed(
     assert _outcome(summary) == _outcome(local)
 
 
+@pytest.mark.slow
 def test_the_report_in_a_headless_browser(local: TriageSummary, tmp_path: Path) -> None:
     browser = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
     if browser is None:
