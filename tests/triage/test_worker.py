@@ -43,7 +43,16 @@ def _row(worker: TriageWorker, out: Path, task: str, candidate: str, *, repair: 
         task=str(JUDGE / "tasks" / task),
         candidate=str(JUDGE / "candidates" / candidate),
     )
-    return worker.run(TriageJob(item=item, out=str(out), options=OPTIONS, repair=repair))
+    job = TriageJob(
+        item=item,
+        task_text=Path(item.task).read_text(),
+        candidate_text=Path(item.candidate).read_text(),
+        options=OPTIONS,
+        repair=repair,
+    )
+    row = worker.run(job)
+    row.save_files(out)
+    return row
 
 
 def test_classes_of_statuses() -> None:
