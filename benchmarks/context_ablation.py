@@ -41,7 +41,6 @@ from kope.agents.prompts import merged, render
 from kope.agents.proposers import LaunchSearch
 from kope.cases.task import load_task
 from kope.context.budget import Section
-from kope.evaluate import CaseResult, EvalResult, Timing
 from kope.loop import Transcript
 from kope.memory import DecisionIn, ExperienceStore
 from kope.memory.learned import unified_diff
@@ -50,6 +49,7 @@ from kope.memory.recording import RunRecorder
 from kope.models.base import Message
 from kope.models.tokens import count, count_messages
 from kope.ops import list_ops
+from kope.protocol.results import CaseResult, EvalResult, Timing
 
 EXPLANATIONS = (
     "Fewer, larger programs: each program moves more contiguous elements, so launch and loop overhead shrink.",

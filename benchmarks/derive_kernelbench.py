@@ -30,7 +30,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from kope.cases.derive import default_max_elements, distinct_shapes
+from kope.cases.derivation import distinct_shapes
+from kope.cases.sizes import default_max_elements
 from kope.cases.task import load_task
 from kope.errors import KopeError
 from kope.evaluate import EvalOptions, Evaluator

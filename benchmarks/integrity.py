@@ -32,8 +32,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from kope.evaluate import EvalOptions, EvalResult, Evaluator
+from kope.evaluate import EvalOptions, Evaluator
 from kope.ops import get_op, list_ops
+from kope.protocol.results import EvalResult
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"

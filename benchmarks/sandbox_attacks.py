@@ -28,7 +28,8 @@ from rich.console import Console
 from rich.table import Table
 
 from kope.errors import SandboxError
-from kope.evaluate import EvalOptions, EvalResult, Evaluator
+from kope.evaluate import EvalOptions, Evaluator
+from kope.protocol.results import EvalResult
 
 ROOT = Path(__file__).resolve().parents[1]
 TASK = ROOT / "tests" / "fixtures" / "tasks" / "scale.py"

@@ -24,10 +24,10 @@ from rich.console import Console
 from rich.table import Table
 
 from kope.cases.task import load_task
-from kope.evaluate import CaseResult, EvalResult, Timing
 from kope.memory import DecisionIn, ExperienceStore
 from kope.memory.packer import ExperiencePacker, Query
 from kope.ops import list_ops
+from kope.protocol.results import CaseResult, EvalResult, Timing
 
 WRITER = textwrap.dedent("""
     import sys, time

@@ -22,10 +22,10 @@ from rich.console import Console
 from rich.table import Table
 
 from kope.cases.task import load_task
-from kope.evaluate import EvalResult
 from kope.memory import DecisionIn, ExperienceStore
 from kope.memory.pglocal import LocalPostgres
 from kope.ops import get_op
+from kope.protocol.results import EvalResult
 
 
 def write(url: str, writer: int, runs: int, steps: int, ready: Any) -> None:

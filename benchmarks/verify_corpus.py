@@ -35,8 +35,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from kope.evaluate import EvalOptions, EvalResult, Evaluator
+from kope.evaluate import EvalOptions, Evaluator
 from kope.ops import get_op
+from kope.protocol.results import EvalResult
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_MANIFEST = ROOT / "src" / "kope" / "corpora" / "handwritten" / "manifest.json"

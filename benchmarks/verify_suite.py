@@ -17,7 +17,8 @@ from collections import defaultdict
 from pathlib import Path
 
 from kope.bench.corpus import default_suite_dir, load_suite
-from kope.bench.reproduce import ReproductionError, content_hash, remake
+from kope.bench.reproduce import ReproductionError, remake
+from kope.hashing import content_hash
 
 
 def main() -> int:

@@ -52,7 +52,31 @@ def sandbox_level() -> str:
     return report.level if report is not None else "process"
 
 
+HEAVY_FIXTURES = frozenset({"evaluator", "provenance_evaluator", "ray_executor"})
+"""Fixtures that start sandboxed evaluations (a fork server, a Ray cluster): what makes a test slow here."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--fast",
+        action="store_true",
+        help="the fast tier: leave out tests marked slow and those that use an evaluator fixture, except the "
+        "smoke tests (a few end-to-end checks kept on purpose); `scripts/test.sh --fast`",
+    )
+
+
+def in_fast_tier(item: pytest.Item) -> bool:
+    if item.get_closest_marker("smoke") is not None:
+        return True
+    heavy = HEAVY_FIXTURES.intersection(getattr(item, "fixturenames", ()))
+    return not heavy and item.get_closest_marker("slow") is None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--fast"):
+        kept = [item for item in items if in_fast_tier(item)]
+        config.hook.pytest_deselected(items=[item for item in items if not in_fast_tier(item)])
+        items[:] = kept
     if cuda_present():
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU")

@@ -3,10 +3,10 @@
 Three rules keep the tree's shape honest:
 
 - the process boundary: `kope.evaluate.inside` (what runs in the sandboxed, untrusted process)
-  imports only itself and `kope.evaluate.protocol`; the parent side imports `inside` only from the
-  process-start code (`kope.evaluate.runner`'s fork server and spawn entry point);
-- layering: each package has a layer, and no module imports a package of a higher layer;
-- no import cycles between packages.
+  imports only itself and `kope.protocol` (the base layer, which imports nothing else of kope); the parent
+  side imports `inside` only from the process-start code (`kope.evaluate.runner`'s fork server and spawn entry point);
+- layering: each package has a layer, and no module imports a package of a higher layer (no exceptions);
+- no import cycles between packages: no two packages import each other.
 
 Every import counts, also those inside functions: a lazy import is still a dependency.
 """
@@ -24,17 +24,26 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 INSIDE = "kope.evaluate.inside"
-PROTOCOL = "kope.evaluate.protocol"
+PROTOCOL = "kope.protocol"
 STARTS_INSIDE = frozenset({"kope.evaluate.runner"})
 """Parent-side modules that may name `inside`: they start the sandboxed process by module path."""
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("kope.errors", "kope.paths", "kope.syntax", "kope.text", "kope.device", "kope.source", "kope._lazy"),
+    (
+        "kope.errors",
+        "kope.paths",
+        "kope.syntax",
+        "kope.text",
+        "kope.hashing",
+        "kope.device",
+        "kope.source",
+        "kope._lazy",
+    ),
     (PROTOCOL,),
     (INSIDE,),
     ("kope.cases",),
-    ("kope.evaluate",),
     ("kope.integrity",),
+    ("kope.evaluate",),
     ("kope.knowledge", "kope.ops"),
     ("kope.diagnose",),
     ("kope.loop",),
@@ -47,14 +56,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("kope.cli", "kope.__main__", "kope"),
 )
 """Lowest first. A module may import its own layer and those below, never one above."""
-
-ALLOWED_UPWARD: dict[tuple[str, str], str] = {
-    ("kope.evaluate.evaluator", "kope.integrity"): (
-        "the evaluator runs the integrity gates on every result, and the gates build kope.evaluate.results "
-        "types; dropping it means moving results below both"
-    ),
-}
-"""(importer module, imported package) -> why; every entry is a known debt, listed in the open."""
 
 KNOWN_MODULE_CYCLES: dict[str, list[str]] = {
     "the executors package lazily loads its optional Ray backend, which implements the package's protocols": [
@@ -149,22 +150,32 @@ def boundary_violations(edges: Iterable[Edge]) -> list[str]:
     return found
 
 
+PROTOCOL_USERS = ("kope.cases", "kope.evaluate", "kope.integrity")
+"""The packages above the protocol that it must never name: it is their common base."""
+
+
+def protocol_violations(edges: Iterable[Edge]) -> list[str]:
+    return [
+        f"{e.importer}:{e.line} imports {e.imported}: the protocol is the base of cases, evaluate and integrity"
+        for e in edges
+        if _within(e.importer, PROTOCOL) and any(_within(e.imported, user) for user in PROTOCOL_USERS)
+    ]
+
+
 def layer_violations(edges: Iterable[Edge]) -> list[str]:
     found = []
     for e in edges:
         (low, _), (high, package) = unit_of(e.importer), unit_of(e.imported)
-        if high > low and (e.importer, package) not in ALLOWED_UPWARD:
+        if high > low:
             found.append(f"{e.importer}:{e.line} imports {e.imported}, a higher layer ({package})")
     return found
 
 
 def package_cycles(edges: Iterable[Edge]) -> list[list[str]]:
-    """Groups of more than one package that import each other (allowed upward edges aside)."""
+    """Groups of more than one package that import each other."""
     graph: dict[str, set[str]] = {}
     for e in edges:
-        a, b = unit_of(e.importer)[1], unit_of(e.imported)[1]
-        if (e.importer, b) not in ALLOWED_UPWARD:
-            graph.setdefault(a, set()).add(b)
+        graph.setdefault(unit_of(e.importer)[1], set()).add(unit_of(e.imported)[1])
     return _cycles(graph)
 
 
@@ -220,26 +231,31 @@ def test_no_import_cycles_between_modules() -> None:
     assert [group for group in module_cycles(kope_edges()) if group not in KNOWN_MODULE_CYCLES.values()] == []
 
 
-def test_every_allowed_upward_import_is_still_needed() -> None:
-    edges = kope_edges()
-    used = {(e.importer, unit_of(e.imported)[1]) for e in edges}
-    assert [pair for pair in ALLOWED_UPWARD if pair not in used] == []
+def test_the_protocol_imports_none_of_its_users() -> None:
+    assert protocol_violations(kope_edges()) == []
 
 
 def test_the_contract_catches_a_wrong_import(tmp_path: Path) -> None:
-    """The checks are not vacuous: a worker importing the evaluator, a cycle and an upward import fail."""
+    """The checks are not vacuous: a worker importing the evaluator, a protocol importing cases, a cycle and an
+    upward import fail."""
     package = tmp_path / "kope"
     for sub, text in {
         "evaluate/inside/worker.py": "def f():\n    from kope.evaluate import evaluator\n",
         "evaluate/evaluator.py": "from kope.evaluate.inside import worker\n",
         "cases/task.py": "import kope.agents.debug\n",
         "agents/debug.py": "from kope.cases import task\n",
+        "protocol/results.py": "from kope.cases import task\n",
     }.items():
         (package / sub).parent.mkdir(parents=True, exist_ok=True)
         (package / sub).write_text(text)
     edges = sorted(set(kope_edges(tmp_path)), key=lambda e: (e.importer, e.line))
-    assert len(boundary_violations(edges)) == 2
-    assert [v.split(":")[0] for v in layer_violations(edges)] == ["kope.cases.task", "kope.evaluate.inside.worker"]
+    assert len(boundary_violations(edges)) == 3
+    assert [v.split(":")[0] for v in protocol_violations(edges)] == ["kope.protocol.results"]
+    assert [v.split(":")[0] for v in layer_violations(edges)] == [
+        "kope.cases.task",
+        "kope.evaluate.inside.worker",
+        "kope.protocol.results",
+    ]
     assert package_cycles(edges) == [["kope.agents", "kope.cases"], ["kope.evaluate", "kope.evaluate.inside"]]
     assert module_cycles(edges) == [
         ["kope.agents.debug", "kope.cases.task"],
@@ -251,7 +267,7 @@ def test_reaching_inside_and_protocol_loads_no_parent_side_module() -> None:
     """At run time too: the package namespaces are lazy, so reaching `inside` and `protocol` (the AST
     rules cover what their modules import) loads no evaluator. Not the worker itself: torch is slow."""
     probe = (
-        "import sys, kope.evaluate.inside, kope.evaluate.protocol.policy\n"
+        "import sys, kope.evaluate.inside, kope.protocol.policy\n"
         "print('\\n'.join(m for m in sys.modules if m.startswith('kope')))\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120)

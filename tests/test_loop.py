@@ -1,12 +1,12 @@
-"""What every loop shares: the guards' stop reasons, the score of a version, its hash, the transcript."""
+"""What every loop shares: the guards' stop reasons, the score of a version, the transcript."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from kope.evaluate.results import CaseResult, EvalError, EvalResult
-from kope.loop import Guards, LoopLimits, Transcript, content_hash, version_score
+from kope.loop import Guards, LoopLimits, Transcript, version_score
+from kope.protocol.results import CaseResult, EvalError, EvalResult
 
 
 def result(status: str, *wrong: float) -> EvalResult:
@@ -40,10 +40,6 @@ def test_version_score_orders_error_wrong_rejected_right() -> None:
     ]
     assert scores == sorted(scores, reverse=True) and scores[-1] == (0, 0.0, 0.0) and scores[0][0] == 3
     assert scores[2] == (2, 0.05, 0.1), "the mismatch is averaged over every case, the error is the worst"
-
-
-def test_content_hash_is_the_identity_of_a_text() -> None:
-    assert content_hash("a = 1\n") == content_hash("a = 1\n") != content_hash("a = 1\n\n")
 
 
 def test_guards_give_each_stop_reason() -> None:

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
         TaskError,
         TaskFileError,
     )
-    from kope.evaluate import EvalOptions, EvalResult, Evaluator
+    from kope.evaluate import EvalOptions, Evaluator
+    from kope.protocol.results import EvalResult
 
 __version__ = "0.1.0"
 
@@ -34,7 +35,7 @@ _HOMES = {
     "TaskError": "kope.errors",
     "TaskFileError": "kope.errors",
     "EvalOptions": "kope.evaluate.evaluator",
-    "EvalResult": "kope.evaluate.results",
+    "EvalResult": "kope.protocol.results",
     "Evaluator": "kope.evaluate.evaluator",
     "Case": "kope.cases.task",
     "Task": "kope.cases.task",

@@ -17,7 +17,6 @@ loop: the version is refused or reverted and the model is told; they count as no
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from dataclasses import dataclass, field
@@ -25,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 if TYPE_CHECKING:
-    from kope.evaluate import EvalResult
+    from kope.protocol.results import EvalResult
 
 StopReason = Literal[
     "repaired",
@@ -76,11 +75,6 @@ def version_score(result: EvalResult) -> Score:
         worst = max(c.max_rel_err or 0.0 for c in failing)
         return (2, round(mismatch, 6), round(min(worst, 1e12), 6))
     return (1, 0.0, 0.0) if result.status == "reject" else (0, 0.0, 0.0)
-
-
-def content_hash(source: str) -> str:
-    """The identity of a version: equal text, equal hash (what "already tried" means in every loop)."""
-    return hashlib.sha256(source.encode()).hexdigest()
 
 
 @dataclass

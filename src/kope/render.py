@@ -15,8 +15,8 @@ from rich.text import Text
 
 from kope.console import KopeConsole
 from kope.diagnose.report import Diagnosis
-from kope.evaluate.confine import SandboxReport
-from kope.evaluate.results import CaseResult, EvalResult, Finding, Integrity
+from kope.protocol.results import CaseResult, EvalResult, Finding, Integrity
+from kope.protocol.sandbox import SandboxReport
 from kope.text import sanitize
 
 _STATUS_STYLE = {"pass": "bold green", "fail": "bold red", "reject": "bold magenta", "error": "bold yellow"}

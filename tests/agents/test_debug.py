@@ -71,6 +71,7 @@ def test_repairs_with_a_correct_edit(evaluator: Evaluator, broken: Path, tmp_pat
     assert events[0] == "start" and "prompt" in events and "reply" in events and events[-1] == "end"
 
 
+@pytest.mark.slow
 def test_iteration_limit_and_token_budget(broken: Path, tmp_path: Path) -> None:
     drifting = ScriptedModel([wrong_factor("2.6"), wrong_factor("2.7"), wrong_factor("2.8")])
     limited = fake_run(drifting, broken, tmp_path, max_iterations=2)
@@ -85,6 +86,7 @@ def test_time_budget(broken: Path, tmp_path: Path) -> None:
     assert report.stop_reason == "time-budget" and report.iterations == 0
 
 
+@pytest.mark.slow
 def test_no_progress_and_feedback(broken: Path, tmp_path: Path) -> None:
     model = ScriptedModel(["I am not sure what is wrong here."])
     report = fake_run(model, broken, tmp_path, patience=2)

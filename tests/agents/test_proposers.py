@@ -6,8 +6,8 @@ from conftest import SCALE_GOOD
 
 from kope.agents.proposers import ModelProposer, RecipeProposer, RepairView
 from kope.diagnose.diagnoser import Diagnosis
+from kope.hashing import content_hash
 from kope.knowledge.retrieval import Hypothesis
-from kope.loop import content_hash
 from kope.models.base import Message
 from kope.models.replay import ScriptedModel
 

@@ -48,6 +48,7 @@ def _near_miss() -> str:
     return source.replace(second_pass, "        for start in range(BLOCK, n_cols, BLOCK):\n")
 
 
+@pytest.mark.slow
 def test_debug_never_sends_a_hidden_case_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)

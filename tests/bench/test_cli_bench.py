@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from kope.cli import app
@@ -19,6 +20,7 @@ def test_bench_suite_json() -> None:
     assert data["cases"] >= 150 and len(data["task"]) == 24 and "missing-mask" in data["label"]
 
 
+@pytest.mark.slow
 def test_bench_run_and_report(tmp_path: Path) -> None:
     results, report = tmp_path / "results", tmp_path / "report"
     args = [

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import libcst as cst
+import pytest
 from test_mutate import TOY
 
 from kope.bench.corpus import build_suite, default_suite_dir, load_suite, plan_groups
@@ -27,6 +28,7 @@ class DropMaskAgain(Mutation):
         return OPERATORS["drop-mask"].rewrite(node, context)
 
 
+@pytest.mark.slow
 def test_duplicates_by_normalised_code_are_dropped() -> None:
     groups = plan_groups({"toy": TOY}, [OPERATORS["drop-mask"], DropMaskAgain()], seed=0)
     first, second = groups

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from kope.bench.corpus import SuiteEntry, default_suite_dir, load_suite
-from kope.bench.reproduce import ReproductionError, content_hash, materialise
+from kope.bench.reproduce import ReproductionError, materialise
+from kope.hashing import content_hash
 
 
 def _one_per_operator(entries: list[SuiteEntry]) -> list[SuiteEntry]:
@@ -26,6 +27,7 @@ def test_shipped_suite_is_a_manifest_only() -> None:
     assert all(e.sha256 and e.operator and e.site is not None and e.task.startswith("op:") for e in suite.entries)
 
 
+@pytest.mark.slow
 def test_remade_candidates_match_the_manifest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """One entry per mutation operator (22 of the 209), remade through `load_suite("default")` into a fresh cache.
 

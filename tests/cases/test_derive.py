@@ -15,23 +15,17 @@ from safetensors.numpy import load_file
 from test_task import KERNELBENCH_STYLE
 from typer.testing import CliRunner
 
-from kope.cases.derive import (
-    CPU_MAX_ELEMENTS,
-    Derivation,
-    derive,
-    distinct_shapes,
-    odd_size,
-    prime_sizes,
-    size_roots,
-)
+from kope.cases.derivation import Derivation, distinct_shapes
+from kope.cases.derive import derive
 from kope.cases.render import derivation_report
+from kope.cases.sizes import CPU_MAX_ELEMENTS, odd_size, prime_sizes, size_roots
 from kope.cases.task import build_cases, load_task
 from kope.cli import app
 from kope.errors import ReferenceError_
 from kope.evaluate import EvalOptions, Evaluator
 from kope.evaluate.cache import reference_key
-from kope.evaluate.protocol.probing import ShapeProbe, ShapeProbeResult
 from kope.ops import get_op
+from kope.protocol.probing import ShapeProbe, ShapeProbeResult
 
 DERIVE = FIXTURES / "derive"
 ROWS = DERIVE / "rows.py"
@@ -348,7 +342,7 @@ def test_a_recurrent_task_with_its_states_built_in_forward_is_sized_by_every_nam
 def _in_process(path: Path) -> Callable[[Sequence[ShapeProbe]], list[ShapeProbeResult]]:
     """The shapes job's probes run here, without the sandbox (for tiny tasks only)."""
     from kope.evaluate.inside import shapes
-    from kope.evaluate.protocol import JobSpec
+    from kope.protocol import JobSpec
 
     spec = JobSpec(mode="shapes", device="cpu", task_path=str(path))
 
@@ -363,6 +357,7 @@ def _in_process(path: Path) -> Callable[[Sequence[ShapeProbe]], list[ShapeProbeR
     return run
 
 
+@pytest.mark.slow
 def test_a_unet_keeps_its_input_sizes_multiples_of_16_and_shrinks_its_features(tmp_path: Path) -> None:
     """KernelBench level 3's 45_UNetSoftmax: four poolings need height and width multiples of 16,
     and its parameters grow as features²; every proportional shrink broke a pooling or a skip

@@ -26,6 +26,7 @@ def kope(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_eval_json_pass_fail_and_error(tmp_path: Path) -> None:
     passed = kope(
         "eval", str(SCALE_TASK), str(SCALE_GOOD), "--json", "--device", "cpu", "--trials", "1", cache=tmp_path
@@ -45,6 +46,7 @@ def test_eval_json_pass_fail_and_error(tmp_path: Path) -> None:
     assert json.loads(crashed.stdout)["error"]["kind"] == "syntax"
 
 
+@pytest.mark.slow
 def test_eval_readable_report_and_task_errors(tmp_path: Path) -> None:
     report = kope("eval", str(SCALE_TASK), str(HOSTILE / "runtime_error.py"), "--visible-only", cache=tmp_path)
     assert report.returncode == 2
@@ -72,6 +74,7 @@ def test_ops_list_and_path() -> None:
     assert unknown.exit_code == 2 and "did you mean softmax" in unknown.output
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sandbox_level() != "namespaces", reason="this machine refuses user namespaces (kope doctor)")
 def test_sandbox_is_reported_and_strict_runs_where_namespaces_work(tmp_path: Path) -> None:
     strict = kope("eval", str(SCALE_TASK), str(SCALE_GOOD), "--json", "--trials", "1", "--visible-only",
@@ -86,6 +89,7 @@ def test_sandbox_is_reported_and_strict_runs_where_namespaces_work(tmp_path: Pat
     assert bad.exit_code == 2 and "maybe" in bad.output
 
 
+@pytest.mark.slow
 def test_doctor_says_what_this_machine_supports() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "kope", "doctor", "--json"], capture_output=True, text=True, timeout=120
@@ -98,6 +102,7 @@ def test_doctor_says_what_this_machine_supports() -> None:
     assert "sandbox level for `--sandbox auto`" in readable.stdout and "landlock ABI" in readable.stdout
 
 
+@pytest.mark.slow
 def test_optimize_exits_0_for_a_correct_kernel_it_could_not_make_faster(tmp_path: Path) -> None:
     # The time budget is spent on the start: nothing faster is tried, the result is the correct start.
     # (Exit 1 for a wrong start and 2 for one that does not run: tests/agents/test_optimize.py.)
@@ -127,6 +132,7 @@ def test_optimize_exits_0_for_a_correct_kernel_it_could_not_make_faster(tmp_path
     assert (tmp_path / "out.py").read_text() == SCALE_GOOD.read_text()
 
 
+@pytest.mark.slow
 def test_eval_tolerance_profile_is_chosen_named_and_compared(tmp_path: Path) -> None:
     judge = FIXTURES / "judge"
     task, kernel = str(judge / "tasks" / "row_sum.py"), str(judge / "candidates" / "row_sum_bf16.py")
@@ -143,6 +149,7 @@ def test_eval_tolerance_profile_is_chosen_named_and_compared(tmp_path: Path) -> 
     assert data["profile_disagreement"]["strict"] == "fail"
 
 
+@pytest.mark.slow
 def test_eval_says_when_cuda_was_emulated_and_can_turn_it_off() -> None:
 
     written = FIXTURES / "cuda" / "written_for_cuda.py"

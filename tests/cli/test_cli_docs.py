@@ -15,7 +15,7 @@ from typer.core import TyperGroup, TyperOption
 from typer.testing import CliRunner
 
 from kope.cli import app
-from kope.evaluate.results import EvalError
+from kope.protocol.results import EvalError
 from kope.integrity.rules import RULES
 from kope.knowledge.base import KnowledgeBase
 from kope.loop import STOP_REASONS

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from kope.cli import app
@@ -29,6 +30,7 @@ def _eval(tmp_path: Path, name: str, source: str, *extra: str) -> str:
     return result.output
 
 
+@pytest.mark.slow
 def test_escapes_in_a_message_reach_no_terminal(tmp_path: Path) -> None:
     hostile = "        raise RuntimeError('\\x1b[2J\\x1b[3J\\x1b]0;pwned\\x07boom [/] [bold]end\\r')\n"
     output = _eval(tmp_path, "escapes.py", KERNEL.replace("        x = x.contiguous()\n", hostile, 1))
@@ -36,6 +38,7 @@ def test_escapes_in_a_message_reach_no_terminal(tmp_path: Path) -> None:
     assert "\x1b" not in output and "\x07" not in output and "\r" not in output
 
 
+@pytest.mark.slow
 def test_a_bare_assert_names_its_line(tmp_path: Path) -> None:
     source = KERNEL.replace("BLOCK = 1024\n", "BLOCK = 1024\nassert BLOCK % 3 == 0\n", 1)
     line = source.splitlines().index("assert BLOCK % 3 == 0") + 1

@@ -56,6 +56,7 @@ def test_prompt_never_exceeds_the_budget() -> None:
         build(context, 500)
 
 
+@pytest.mark.slow
 def test_breadth_first_keeps_more_sections_within_the_budget() -> None:
     sections = [Section("kernel", "k", ("kernel " * 20,), priority=100, required=True)] + [
         Section(f"item{i}", "e", (f"item{i} detail " * 60, f"item{i} line", ""), priority=50 - i) for i in range(8)

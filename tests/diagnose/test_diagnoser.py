@@ -6,6 +6,7 @@ import dataclasses
 import json
 from pathlib import Path
 
+import pytest
 import torch
 from conftest import FIXTURES, SCALE_GOOD, SCALE_TASK, TAXONOMY
 from typer.testing import CliRunner
@@ -57,6 +58,7 @@ def test_diagnose_with_probes_names_the_grid_bug(evaluator: Evaluator, tmp_path:
     assert diagnosis.features.measured() and diagnosis.evaluation is not None
 
 
+@pytest.mark.slow
 def test_diagnose_json_contract(tmp_path: Path) -> None:
     """DESIGN.md: `hypotheses`, a ranked list of {pattern, score, evidence} (taxonomy ids); `signature`: features."""
     args = [

@@ -21,8 +21,9 @@ import pytest
 from conftest import sandbox_level
 
 from kope.errors import SandboxError
-from kope.evaluate import EvalOptions, EvalResult, Evaluator
-from kope.evaluate.confine import SandboxMode
+from kope.evaluate import EvalOptions, Evaluator
+from kope.protocol.results import EvalResult
+from kope.protocol.sandbox import SandboxMode
 
 ROOT = Path(__file__).resolve().parents[2]
 TASK = ROOT / "tests" / "fixtures" / "tasks" / "scale.py"
@@ -113,6 +114,7 @@ def test_other_processes_environment_is_invisible(
         assert set(json.loads(pids.strip().replace("'", '"'))) <= {"1", "2"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["off", "auto", "landlock"])
 def test_kope_source_cannot_be_tampered_with(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: SandboxMode
@@ -165,6 +167,7 @@ def test_a_full_disk_is_an_error_and_is_cleaned_up(evaluator: Evaluator) -> None
     assert not list(evaluator.scratch.glob("job-*"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["off", "auto", "landlock"])
 def test_signals_cannot_reach_kope(mode: SandboxMode) -> None:
     with Evaluator() as evaluator:
@@ -249,7 +252,8 @@ def test_links_and_fifos_left_in_the_job_directory_are_refused(evaluator: Evalua
 def test_the_parent_never_follows_a_link_out_of_a_job(tmp_path: Path) -> None:
     from safetensors.numpy import save_file
 
-    from kope.evaluate import compare, protocol
+    from kope import protocol
+    from kope.evaluate import compare
 
     elsewhere = tmp_path / "secret.safetensors"
     save_file(

@@ -5,7 +5,7 @@ import pytest
 
 from kope.cases.tolerance import Tolerance
 from kope.evaluate.compare import StructureMismatch, check_structure, compare_outputs, summarize
-from kope.evaluate.protocol import ValueMeta
+from kope.protocol import ValueMeta
 
 
 def tensor(key: str, array: np.ndarray, dtype: str | None = None) -> ValueMeta:

@@ -11,8 +11,9 @@ import pytest
 from conftest import sandbox_level
 
 from kope.evaluate import confine, oskernel, seccomp, view
-from kope.evaluate.confine import SandboxReport, Settings, weakest
+from kope.evaluate.confine import Settings, weakest
 from kope.evaluate.sandbox import Outcome, SandboxLimits, read_outcome, supervise
+from kope.protocol.sandbox import SandboxReport
 
 LDCONFIG = """\
 1234 libs found in cache `/etc/ld.so.cache'

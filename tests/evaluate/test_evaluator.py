@@ -33,6 +33,7 @@ HOSTILE_EXPECTED = {
 }
 
 
+@pytest.mark.smoke
 def test_good_kernel_passes_every_case(evaluator: Evaluator) -> None:
     result = evaluator.evaluate(SCALE_TASK, SCALE_GOOD)
     assert result.status == "pass" and result.exit_code == 0
@@ -108,6 +109,7 @@ def test_no_child_process_survives(evaluator: Evaluator, fast: EvalOptions) -> N
     assert survivors == []
 
 
+@pytest.mark.slow
 def test_secrets_in_the_parent_environment_are_not_visible(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, fast: EvalOptions
 ) -> None:
@@ -120,6 +122,7 @@ def test_secrets_in_the_parent_environment_are_not_visible(
     assert "sk-" not in result.cases[0].stdout
 
 
+@pytest.mark.slow
 def test_reference_outputs_are_cached(tmp_path: Path, fast: EvalOptions) -> None:
     with Evaluator(cache_dir=tmp_path / "cache") as fresh:
         fresh.evaluate(SCALE_TASK, SCALE_GOOD, options=fast)
@@ -179,6 +182,7 @@ def test_missing_candidate_file(evaluator: Evaluator, tmp_path: Path) -> None:
         evaluator.evaluate(SCALE_TASK, tmp_path / "absent.py")
 
 
+@pytest.mark.slow
 def test_spawn_runner_gives_the_same_result(tmp_path: Path, fast: EvalOptions) -> None:
     with Evaluator(runner="spawn", cache_dir=tmp_path) as spawned:
         result = spawned.evaluate(SCALE_TASK, SCALE_GOOD, options=fast, which="visible")

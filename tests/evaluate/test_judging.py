@@ -12,7 +12,7 @@ from conftest import FIXTURES
 
 from kope.evaluate import EvalOptions, Evaluator
 from kope.evaluate.judging import BF16_DOT, TF32_DOT, limits
-from kope.evaluate.results import CaseResult, EvalResult, OutputDiff
+from kope.protocol.results import CaseResult, EvalResult, OutputDiff
 
 JUDGE = FIXTURES / "judge"
 TASKS = JUDGE / "tasks"

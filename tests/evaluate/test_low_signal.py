@@ -12,13 +12,13 @@ from conftest import FIXTURES
 from rich.console import Console
 from typer.testing import CliRunner
 
-from kope.cases.derive import mark_low_signal, quiet_output
+from kope.cases.signal import mark_low_signal, quiet_output
 from kope.cases.task import Case, load_task
 from kope.cases.tolerance import Tolerance
 from kope.cli import app
 from kope.evaluate import EvalOptions, Evaluator
 from kope.evaluate.inside.shapes import OUTLIER_FACTOR, output_signal, transform_inputs
-from kope.evaluate.protocol.probing import OutputSignal
+from kope.protocol.probing import OutputSignal
 from kope.render import eval_summary
 
 SIGNAL = FIXTURES / "signal"
@@ -119,12 +119,13 @@ def test_the_outliers_pattern_widens_both_ways() -> None:
 
 
 def test_marking_needs_a_kept_widened_case() -> None:
-    from kope.cases.derive import Derivation
+    from kope.cases.derivation import Derivation
 
     plain = [Case(name="original"), Case(name="odd", visible=False)]
     assert mark_low_signal(plain, Derivation(task="t", device="cpu", max_elements=1)) == plain
 
 
+@pytest.mark.slow
 def test_kope_cases_marks_the_low_signal_and_the_widened_cases() -> None:
     result = CliRunner().invoke(app, ["cases", str(SIGNAL / "relu.py"), "--json", "--device", "cpu"])
     assert result.exit_code == 0, result.output

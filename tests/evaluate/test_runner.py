@@ -8,10 +8,11 @@ from pathlib import Path
 
 from conftest import SCALE_TASK
 
-from kope.evaluate import Evaluator, protocol
+from kope import protocol
+from kope.evaluate import Evaluator
 from kope.evaluate.confine import Settings
-from kope.evaluate.protocol import JobSpec, WorkerResult
 from kope.evaluate.sandbox import SandboxLimits
+from kope.protocol import JobSpec, WorkerResult
 
 
 def _job(root: Path, name: str, spec: JobSpec) -> Path:

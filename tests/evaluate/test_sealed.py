@@ -17,10 +17,11 @@ from pathlib import Path
 import pytest
 from conftest import sandbox_level
 
-from kope.evaluate import EvalOptions, EvalResult, Evaluator
-from kope.evaluate.confine import SandboxMode
-from kope.evaluate.protocol import IntegritySpec, JobSpec, channel
+from kope.evaluate import EvalOptions, Evaluator
 from kope.evaluate.view import narrowed
+from kope.protocol import IntegritySpec, JobSpec, channel
+from kope.protocol.results import EvalResult
+from kope.protocol.sandbox import SandboxMode
 
 ROOT = Path(__file__).resolve().parents[2]
 TASK = ROOT / "tests" / "fixtures" / "tasks" / "scale.py"
@@ -64,7 +65,7 @@ def numerically_failed(result: EvalResult) -> bool:
     return all(not case.passed and case.error is None and (case.mismatch_count or 0) > 0 for case in result.cases)
 
 
-# -- the stream's format (kope.evaluate.protocol.channel), without a worker -------------------------------
+# -- the stream's format (kope.protocol.channel), without a worker -------------------------------
 
 
 def _stream(key: bytes, records: list[tuple[bytes, str, bytes]]) -> bytes:
@@ -228,6 +229,7 @@ def test_an_import_folder_inside_a_hidden_folder_is_narrowed_to_what_imports_rea
     assert narrowed([str(project)], hidden=(str(project),)) == [str(project)], "a hidden folder is dropped later, whole"
 
 
+@pytest.mark.slow
 @namespaces_only
 @pytest.mark.parametrize("mode", ["off", "auto", "landlock"])
 def test_files_beside_an_import_folder_are_not_in_the_view(

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from conftest import FIXTURES
 
-from kope.evaluate import CaseResult, EvalOptions, Evaluator
+from kope.evaluate import EvalOptions, Evaluator
+from kope.protocol.results import CaseResult
 
 SLOW = FIXTURES / "slow"
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from kope.evaluate.protocol import Observations, TorchCall
-from kope.evaluate.results import CaseResult, Finding, Timing
 from kope.integrity.dynamic import (
     DYNAMIC_RULES,
     implausible_speedup,
@@ -12,6 +10,8 @@ from kope.integrity.dynamic import (
     verdict,
 )
 from kope.integrity.rules import RULES
+from kope.protocol import Observations, TorchCall
+from kope.protocol.results import CaseResult, Finding, Timing
 
 
 def rules_of(obs: Observations) -> set[tuple[str, str]]:

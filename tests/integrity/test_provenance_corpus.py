@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 from conftest import FIXTURES
 
-from kope.evaluate import EvalOptions, EvalResult, Evaluator
+from kope.evaluate import EvalOptions, Evaluator
+from kope.protocol.results import EvalResult
 
 ROOT = FIXTURES.parents[1]
 CORPUS = FIXTURES / "provenance"

@@ -14,9 +14,10 @@ import time
 from pathlib import Path
 
 from kope.cases.task import load_task
-from kope.evaluate.results import EvalResult
-from kope.memory.store import DecisionIn, ExperienceStore
+from kope.memory.records import DecisionIn
+from kope.memory.store import ExperienceStore
 from kope.ops import get_op
+from kope.protocol.results import EvalResult
 
 STEPS = 3
 

@@ -14,10 +14,10 @@ from typer.testing import CliRunner
 
 from kope.cases.task import load_task
 from kope.cli import app
-from kope.evaluate import CaseResult, EvalResult, Timing
 from kope.memory import DecisionIn, ExperienceStore
 from kope.memory.export import collect, export
 from kope.ops import get_op
+from kope.protocol.results import CaseResult, EvalResult, Timing
 
 runner = CliRunner()
 
@@ -102,6 +102,7 @@ def test_exports(filled: Path) -> None:
     assert "used_evidence" in page and "decision:" in page and "2.00x" in page
 
 
+@pytest.mark.slow
 def test_memory_commands(filled: Path, tmp_path: Path) -> None:
     stats = runner.invoke(app, ["memory", "stats", "--store", str(filled), "--json"])
     assert stats.exit_code == 0, stats.output

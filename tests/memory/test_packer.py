@@ -9,11 +9,11 @@ import pytest
 from kope.agents.prompts import StepContext, build
 from kope.cases.task import load_task
 from kope.context.budget import Section
-from kope.evaluate import CaseResult, EvalResult, Timing
 from kope.memory import DecisionIn, ExperienceStore
 from kope.memory.packer import ExperiencePacker, Query, render_block
 from kope.models.tokens import count, count_messages
 from kope.ops import get_op
+from kope.protocol.results import CaseResult, EvalResult, Timing
 
 
 def timed(ms: float, status: str = "pass") -> EvalResult:

@@ -64,6 +64,6 @@ def test_debug_records_its_trajectory_and_learns(evaluator: Evaluator, tmp_path:
 
 
 def store_result_pass():  # type: ignore[no-untyped-def]
-    from kope.evaluate import EvalResult
+    from kope.protocol.results import EvalResult
 
     return EvalResult(status="pass", cases=[], cases_run="all", task="t", candidate="c", device="cpu", seed=0)

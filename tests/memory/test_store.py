@@ -12,10 +12,10 @@ import pytest
 from sqlalchemy import create_engine, inspect
 
 from kope.cases.task import load_task
-from kope.evaluate import CaseResult, EvalError, EvalResult, Timing
 from kope.memory import DecisionIn, ExperienceStore, Injected, StoreError, schema
 from kope.memory.fingerprints import normalize_error, normalized_hash
 from kope.ops import get_op
+from kope.protocol.results import CaseResult, EvalError, EvalResult, Timing
 
 RELU = get_op("relu")
 SOURCE = RELU.kernel_path.read_text()
@@ -214,6 +214,7 @@ WRITER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
     path = tmp_path / "shared.db"
     ExperienceStore.open(path).close()
@@ -245,6 +246,7 @@ INTERRUPTED = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_an_interrupted_step_leaves_the_store_consistent(tmp_path: Path, store: ExperienceStore) -> None:
     task = store.ensure_task(load_task(RELU.task_path))
     run = store.start_run("debug", task.id, model="m", device="cpu-interpreter")

@@ -49,6 +49,7 @@ def _writer(url: str, writer: int, *extra: str, quiet: bool = False) -> subproce
     )
 
 
+@pytest.mark.slow
 def test_four_writers_one_killed_mid_transaction(store_url: str, tmp_path: Path) -> None:
     ExperienceStore.open(store_url).close()  # migrated once, so the writers race on rows, not on tables
     marker = tmp_path / "inside"

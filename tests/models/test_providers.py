@@ -40,6 +40,7 @@ def anthropic(url: str) -> AnthropicModel:
     return AnthropicModel("claude-local", base_url=url, max_retries=2)
 
 
+@pytest.mark.slow
 def test_openai_reply_and_usage() -> None:
     script = Script([(200, openai_reply("here is the fix", 120, 30), {})])
     with serve(script) as url:
@@ -52,6 +53,7 @@ def test_openai_reply_and_usage() -> None:
     assert script.headers[0]["authorization"] == f"Bearer {KEY}"
 
 
+@pytest.mark.slow
 def test_openai_rate_limit_then_success() -> None:
     script = Script([error(429, "slow down", "rate_limit"), (200, openai_reply("ok"), {})])
     with serve(script) as url:
@@ -59,6 +61,7 @@ def test_openai_rate_limit_then_success() -> None:
     assert len(script.requests) == 2
 
 
+@pytest.mark.slow
 def test_openai_server_error_outlasts_retries() -> None:
     script = Script([error(500, "boom")])
     with serve(script) as url, pytest.raises(ModelUnavailableError, match="after retries"):
@@ -66,6 +69,7 @@ def test_openai_server_error_outlasts_retries() -> None:
     assert len(script.requests) == 3
 
 
+@pytest.mark.slow
 def test_openai_bad_key_unknown_model_malformed() -> None:
     with serve(Script([error(401, "invalid api key")])) as url, pytest.raises(ModelAuthError, match="refused the key"):
         openai(url).complete(ASK)
@@ -88,6 +92,7 @@ def test_openai_needs_a_key_unless_local(monkeypatch: pytest.MonkeyPatch) -> Non
         assert openai(url).complete(ASK).text == "local"
 
 
+@pytest.mark.slow
 def test_anthropic_reply_usage_and_system() -> None:
     script = Script([(200, anthropic_reply("patched", 40, 9), {})])
     with serve(script) as url:
@@ -98,6 +103,7 @@ def test_anthropic_reply_usage_and_system() -> None:
     assert KEY in (script.headers[0].get("x-api-key", "") + script.headers[0].get("authorization", ""))
 
 
+@pytest.mark.slow
 def test_anthropic_errors() -> None:
     script = Script([error(429, "slow down", "rate_limit_error"), (200, anthropic_reply("ok"), {})])
     with serve(script) as url:

@@ -592,6 +592,7 @@ def test_host_dtype_converts_instead_of_reinterpreting() -> None:
     assert changed(edit, RUNNING)[1] == "return out, idx.to(torch.int32)"
 
 
+@pytest.mark.slow
 def test_edits_and_their_order_do_not_depend_on_the_string_hash_seed() -> None:
     # The search breaks ties by the order of the edits: a set's order would make runs irreproducible.
     import os
@@ -619,6 +620,7 @@ def test_edits_and_their_order_do_not_depend_on_the_string_hash_seed() -> None:
     assert len(outputs) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("terms", [500, 3000])
 def test_a_candidate_nested_deeper_than_the_analysis_gets_no_edits_instead_of_a_crash(terms: int) -> None:
     # 500 terms parse but are deeper than the operators' recursion; 3000 do not even parse. A hostile (or

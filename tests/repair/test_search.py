@@ -10,9 +10,9 @@ from rich.console import Console
 from kope.agents import DebugConfig, DebugLoop
 from kope.diagnose.report import Diagnosis
 from kope.evaluate import Evaluator
-from kope.evaluate.protocol import BoundsEvent
 from kope.knowledge.retrieval import Hypothesis
 from kope.ops import get_op
+from kope.protocol import BoundsEvent
 from kope.repair.explain import explain
 from kope.repair.search import RepairSearch, SearchConfig
 

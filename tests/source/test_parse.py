@@ -8,7 +8,7 @@ import libcst as cst
 import pytest
 
 import kope.source
-from kope.source import ParsedSource, call_name, dotted
+from kope.source import ParsedSource, call_name, dotted, names_in
 
 BODY = "def k(x_ptr, BLOCK: tl.constexpr):\n    tl.store(x_ptr, tl.load(x_ptr))\n"
 
@@ -79,4 +79,10 @@ def test_launches_hosts_and_both_tree_kinds() -> None:
 
 
 def test_public_names() -> None:
-    assert sorted(kope.source.__all__) == ["LaunchSite", "ParsedSource", "call_name", "dotted"]
+    assert sorted(kope.source.__all__) == ["LaunchSite", "ParsedSource", "call_name", "dotted", "names_in"]
+
+
+def test_names_in_finds_every_name_at_any_depth() -> None:
+    expr = ast.parse("offs + tl.arange(0, BLOCK) * stride[n]", mode="eval").body
+    assert names_in(expr) == {"offs", "tl", "BLOCK", "stride", "n"}
+    assert names_in(None) == set()

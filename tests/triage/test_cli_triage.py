@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from kope.cli import app
@@ -20,6 +21,7 @@ def _json(output: str) -> dict[str, object]:
     return found
 
 
+@pytest.mark.slow
 def test_triage_command(tmp_path: Path) -> None:
     run = make_run(tmp_path / "run", ops=["relu"], good=0, near_misses=0, broken=2, cheats=1, small=True)
     (run.candidates / "level1" / "77_orphan").mkdir()
@@ -63,6 +65,7 @@ def _variant(kernel: str, first_lines: str) -> str:
     return kernel.replace(anchor, first_lines + anchor, 1)
 
 
+@pytest.mark.slow
 def test_triage_a_person_can_read(tmp_path: Path) -> None:
     """A manifest with the pipeline's verdicts; candidates failing with a bare assert (twice: one cause), a
     message full of terminal escapes, a segfault, a sleep past --timeout. The log gets a line per candidate,

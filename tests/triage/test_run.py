@@ -1,5 +1,6 @@
 """Triage of a 22-candidate run made from the suite: locally, on a local Ray cluster with a worker
-killed mid-run, and its report read in a real headless browser (resuming: test_cli_triage.py).
+killed mid-run, on a Ray worker node that cannot see the run's folder, and its report read in a real
+headless browser (resuming: test_cli_triage.py).
 
 Ray (`kope[ray]`) and Chromium (Debian's `chromium`) are set up by scripts/setup.sh; where either is
 missing its test is skipped with the reason (pytest -rs prints it).
@@ -10,9 +11,13 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -59,6 +64,7 @@ def _outcome(summary: TriageSummary) -> dict[str, tuple[str, str, str, str | Non
     }
 
 
+@pytest.mark.slow
 def test_local_triage_classifies_and_repairs(local: TriageSummary, sample: SampleRun) -> None:
     assert {r.id: r.before for r in local.rows} == sample.expected
     rows = read_rows(local.out)
@@ -129,6 +135,113 @@ def test_ray_gives_the_local_results_with_a_worker_killed(
     assert _outcome(summary) == _outcome(local)
 
 
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def blind_executor(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """A Ray cluster whose only worker node runs in a mount namespace of its own, with the tests' temporary
+    folders (the run, its results, the reference cache) under an empty tmpfs: its processes cannot see the
+    run's folder, as on another machine. The head node runs no job (no CPU)."""
+    try:
+        import ray
+    except ImportError:
+        pytest.skip("Ray is not installed: pip install 'kope[ray]' (scripts/setup.sh does)")
+    unshare = shutil.which("unshare")
+    if unshare is None or os.geteuid() != 0:
+        pytest.skip("hiding a folder from the Ray worker node needs unshare and root (a private mount namespace)")
+    from kope.executors.raycluster import RayExecutor
+
+    hidden = tmp_path_factory.getbasetemp()
+    cli = str(Path(sys.executable).parent / "ray")
+    address = f"127.0.0.1:{_free_port()}"
+    common = ["--object-store-memory=100000000", "--block", "--disable-usage-stats"]
+    # a token left in ~/.ray by another cluster must not turn authentication on for this one; on a busy
+    # machine a node's agents take longer to start than Ray waits for them by default
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_agent_register_timeout_ms": "600000"}
+    port = address.split(":")[1]
+    head = subprocess.Popen(
+        [cli, "start", "--head", f"--port={port}", "--num-cpus=0", "--include-dashboard=false", *common],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    node = None
+    try:
+        _connect(ray, address, head)
+        blind = f'mount -t tmpfs kope-hidden "{hidden}" && exec "{cli}" start --address={address} --num-cpus=2 '
+        node = subprocess.Popen(
+            [unshare, "--mount", "--propagation", "private", "sh", "-c", blind + " ".join(common)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        for _ in range(900):
+            if ray.cluster_resources().get("CPU", 0) >= 2:
+                break
+            if node.poll() is not None:
+                pytest.skip("the blind Ray worker node exited while it started (see /tmp/ray/session_latest/logs)")
+            time.sleep(0.2)
+        else:
+            pytest.fail("the blind Ray worker node did not join")
+        seen = ray.get(ray.remote(lambda path: os.listdir(path)).options(num_cpus=1).remote(str(hidden)))
+        assert seen == [] and any(hidden.iterdir()), "the worker node sees the run's folder"
+        yield RayExecutor(address=address)
+    finally:
+        ray.shutdown()
+        for process in (node, head):
+            if process is not None and process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+                try:
+                    process.wait(timeout=90)
+                except subprocess.TimeoutExpired:
+                    os.killpg(process.pid, signal.SIGKILL)
+
+
+def _connect(ray: Any, address: str, head: subprocess.Popen[bytes]) -> None:
+    """Connect once the head node is up (it takes seconds, more on a busy machine)."""
+    for _ in range(90):
+        if head.poll() is not None:
+            # Ray's raylet gives up when its agents start slower than it waits (a machine with a load
+            # average of 20 on 2 cores): the machine, not kope; /tmp/ray/session_latest/logs says so
+            pytest.skip("the Ray head node exited while it started (see /tmp/ray/session_latest/logs/raylet.out)")
+        try:
+            ray.init(address=address, log_to_driver=False, configure_logging=False)
+            return
+        except (ConnectionError, RuntimeError):
+            time.sleep(2)
+    pytest.fail(f"the Ray head node at {address} did not come up")
+
+
+@pytest.mark.slow
+def test_a_ray_worker_that_cannot_see_the_run_gives_the_local_results(
+    local: TriageSummary, sample: SampleRun, cache: Path, blind_executor: object, tmp_path: Path
+) -> None:
+    """Jobs carry the task and the candidate as text and rows carry back the files made for the results
+    folder: a worker on a node without the head's file system triages as the local executor does."""
+    summary = triage(
+        sample.tasks,
+        sample.candidates,
+        tmp_path,
+        executor=blind_executor,  # type: ignore[arg-type]
+        options=OPTIONS,
+        cache_dir=cache,
+    )
+    assert summary.executor == "ray" and summary.ran == 22
+    assert all(r.error is None for r in summary.rows), [r.error for r in summary.rows if r.error]
+    assert _outcome(summary) == _outcome(local)
+    fields = ("before", "after", "status", "error_kind", "cases_passed", "cases", "findings", "repair", "diff")
+    mine = {r.id: [getattr(r, f) for f in fields] for r in summary.rows}
+    assert mine == {r.id: [getattr(r, f) for f in fields] for r in local.rows}
+    assert all((tmp_path / r.heatmap).is_file() for r in summary.rows if r.heatmap)
+
+
+@pytest.mark.slow
 def test_the_report_in_a_headless_browser(local: TriageSummary, tmp_path: Path) -> None:
     browser = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
     if browser is None:

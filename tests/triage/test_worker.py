@@ -43,7 +43,16 @@ def _row(worker: TriageWorker, out: Path, task: str, candidate: str, *, repair: 
         task=str(JUDGE / "tasks" / task),
         candidate=str(JUDGE / "candidates" / candidate),
     )
-    return worker.run(TriageJob(item=item, out=str(out), options=OPTIONS, repair=repair))
+    job = TriageJob(
+        item=item,
+        task_text=Path(item.task).read_text(),
+        candidate_text=Path(item.candidate).read_text(),
+        options=OPTIONS,
+        repair=repair,
+    )
+    row = worker.run(job)
+    row.save_files(out)
+    return row
 
 
 def test_classes_of_statuses() -> None:
@@ -54,6 +63,7 @@ def test_classes_of_statuses() -> None:
     assert "unsupported-here" in CLASSES
 
 
+@pytest.mark.slow
 def test_wrong_values_and_a_gate_finding_is_a_near_miss_whose_repair_the_gates_judge(
     worker: TriageWorker, tmp_path: Path
 ) -> None:
@@ -65,11 +75,13 @@ def test_wrong_values_and_a_gate_finding_is_a_near_miss_whose_repair_the_gates_j
     assert row.after != "pass" and row.repair != "repaired", "PyTorch still computes the ReLU: the gates reject"
 
 
+@pytest.mark.slow
 def test_right_values_from_pytorch_stay_a_cheat(worker: TriageWorker, tmp_path: Path) -> None:
     row = _row(worker, tmp_path, "relu_scale.py", "relu_torch_right_scale.py")
     assert row.before == "cheat" and row.repair == "none" and "torch-compute" in row.findings
 
 
+@pytest.mark.slow
 def test_a_scalar_returned_as_one_element_is_a_near_miss_repaired_offline(worker: TriageWorker, tmp_path: Path) -> None:
     row = _row(worker, tmp_path, "total_sum.py", "total_sum_one_element.py")
     assert row.error is None, row.error
@@ -79,12 +91,14 @@ def test_a_scalar_returned_as_one_element_is_a_near_miss_repaired_offline(worker
     assert row.repaired is not None and "return out.reshape(())" in (tmp_path / row.repaired).read_text()
 
 
+@pytest.mark.slow
 def test_bf16_dot_in_the_interpreter_is_unsupported_here_not_a_near_miss(worker: TriageWorker, tmp_path: Path) -> None:
     row = _row(worker, tmp_path, "matmul_bf16.py", "matmul_bf16_dot.py")
     assert row.before == "unsupported-here" and row.repair == "none"
     assert row.limits and row.limits[0].startswith("interpreter-limit: bf16 tl.dot")
 
 
+@pytest.mark.slow
 def test_the_row_names_its_profile_and_the_disagreement(worker: TriageWorker, tmp_path: Path) -> None:
     row = _row(worker, tmp_path, "row_sum.py", "row_sum_bf16.py", repair=False)
     assert row.before == "near-miss" and row.tolerance_profile == "strict"

@@ -28,11 +28,13 @@ from kope.agents.prompts import StepContext, build, shown_task
 from kope.agents.proposers import ModelProposer, Proposal, Proposer, RecipeProposer, RepairView
 from kope.cases.task import Case, Task, load_task
 from kope.diagnose.report import Diagnosis
-from kope.evaluate import EvalOptions, EvalResult, Evaluator
-from kope.evaluate.confine import SandboxReport
+from kope.evaluate import EvalOptions, Evaluator
+from kope.hashing import content_hash
 from kope.knowledge.base import KnowledgeBase
-from kope.loop import Guards, LoopLimits, StopReason, Transcript, content_hash, version_score
+from kope.loop import Guards, LoopLimits, StopReason, Transcript, version_score
 from kope.models.base import Model, Usage
+from kope.protocol.results import EvalResult
+from kope.protocol.sandbox import SandboxReport
 from kope.repair.search import SearchConfig, SearchResult
 
 if TYPE_CHECKING:

@@ -20,12 +20,12 @@ from kope.agents.edits import Request
 from kope.cases.task import Case, Task
 from kope.diagnose.diagnoser import Diagnoser
 from kope.diagnose.report import CaseDiagnosis, Diagnosis
-from kope.evaluate import EvalOptions, EvalResult, Evaluator
-from kope.evaluate.protocol import TraceSpec
-from kope.evaluate.results import CaseResult, EvalError, EvalStatus, Finding, Integrity
+from kope.evaluate import EvalOptions, Evaluator
 from kope.knowledge.base import KnowledgeBase
 from kope.knowledge.retrieval import Hypothesis
 from kope.loop import Score
+from kope.protocol import TraceSpec
+from kope.protocol.results import CaseResult, EvalError, EvalResult, EvalStatus, Finding, Integrity
 from kope.repair.search import RepairSearch, SearchConfig, SearchResult
 
 Accept = Callable[[str], bool]

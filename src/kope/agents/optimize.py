@@ -37,10 +37,11 @@ from kope.agents.prompts import merged, render, shown_task
 from kope.agents.proposers import Frontier, LaunchSearch, ModelProposer, Proposal, Proposer
 from kope.cases.task import Case, Task, load_task
 from kope.context.budget import Section, pack
-from kope.evaluate import EvalOptions, EvalResult, Evaluator
+from kope.evaluate import EvalOptions, Evaluator
 from kope.loop import Guards, LoopLimits, StopReason, Transcript
 from kope.models.base import Message, Model, Usage
 from kope.models.tokens import count_messages
+from kope.protocol.results import EvalResult
 
 if TYPE_CHECKING:
     from kope.memory.recording import RunRecorder
@@ -480,7 +481,7 @@ class OptimizeLoop:
             if recorder is not None:
                 from kope.memory.learned import unified_diff
                 from kope.memory.recording import failure_text
-                from kope.memory.store import DecisionIn
+                from kope.memory.records import DecisionIn
 
                 made = DecisionIn(
                     kind=proposal.kind,

@@ -17,9 +17,9 @@ from kope.agents.edits import parse_reply
 from kope.agents.prompts import render, shown_task
 from kope.cases.task import Task, load_task
 from kope.evaluate import EvalOptions, Evaluator
-from kope.evaluate.confine import SandboxReport
 from kope.loop import Transcript
 from kope.models.base import Message, Model, ModelError, Usage
+from kope.protocol.sandbox import SandboxReport
 
 
 class Sample(BaseModel):

@@ -37,10 +37,12 @@ from pydantic import BaseModel, Field, ValidationError
 
 from kope import paths
 from kope.bench.mutate import Mutant, Mutation, mutants, normalise, operators
-from kope.bench.reproduce import content_hash, materialise
+from kope.bench.reproduce import materialise
 from kope.errors import KopeError
-from kope.evaluate import EvalOptions, EvalResult, Evaluator
+from kope.evaluate import EvalOptions, Evaluator
+from kope.hashing import content_hash
 from kope.ops import get_op, list_ops
+from kope.protocol.results import EvalResult
 
 MANIFEST = "manifest.json"
 SUITE_KIND = "kope-near-miss-suite"

@@ -33,8 +33,7 @@ from kope.agents.regenerate import regenerate
 from kope.bench.corpus import Suite, SuiteEntry
 from kope.cases.task import Task
 from kope.errors import KopeError
-from kope.evaluate import EvalOptions, EvalResult, Evaluator
-from kope.evaluate.confine import SandboxReport
+from kope.evaluate import EvalOptions, Evaluator
 from kope.evaluate.runner import Runner
 from kope.executors import Executor, LocalExecutor
 from kope.knowledge.base import KnowledgeBase
@@ -42,6 +41,8 @@ from kope.loop import LoopLimits
 from kope.memory.store import ExperienceStore
 from kope.models import load_model
 from kope.models.base import Model
+from kope.protocol.results import EvalResult
+from kope.protocol.sandbox import SandboxReport
 
 Strategy = Literal["debug", "regenerate"]
 ABLATIONS = ("kb", "diagnosis", "integrity", "memory", "recipes")

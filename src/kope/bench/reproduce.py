@@ -16,16 +16,12 @@ from pathlib import Path
 
 from kope.bench.mutate import MutationError, mutate
 from kope.errors import KopeError
+from kope.hashing import content_hash
 from kope.ops import get_op
 
 
 class ReproductionError(KopeError):
     """A near miss cannot be remade from its recipe, or is not the file the manifest recorded."""
-
-
-def content_hash(text: str) -> str:
-    """The SHA-256 of a candidate's UTF-8 bytes, as the manifest records it."""
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def matches(path: Path, sha256: str) -> bool:

@@ -3,18 +3,20 @@
 - `task`: `Task`, `Case`; loading KernelBench-format files; case overrides; a task's `TOLERANCES`.
 - `tolerance`: per-dtype tolerances and their named profiles (`strict`, `kernelbench`).
 - `derive`: cases derived from a task's single shape (sizes that expose masking and tiling bugs),
-  checked by sandboxed shapes jobs whose wire types live in `kope.evaluate.protocol.probing`.
+  checked by sandboxed shapes jobs whose wire types live in `kope.protocol.probing`; `sizes` holds
+  its size model (roots, the shape fit, odd, prime and shrunk values, the element budget),
+  `derivation` what it reports, `signal` the low-signal judgement of the reference's outputs.
 - `render`: the cases table and the derivation report of `kope cases`.
 
 This package sits below `kope.evaluate`: it imports only `kope.errors`, `kope.syntax` and the
 protocol's data types, so that the evaluator, the agents and the CLI can all depend on it.
 """
 
-from kope.cases.derive import Derivation, derive
+from kope.cases.derivation import Derivation
+from kope.cases.derive import derive
 from kope.cases.render import cases_table, derivation_report
 from kope.cases.task import (
     Case,
-    InputTransform,
     OverrideValue,
     Task,
     build_cases,
@@ -24,17 +26,15 @@ from kope.cases.task import (
     parse_set,
     parse_tolerances,
 )
-from kope.cases.tolerance import Tolerance, ToleranceChoice, ToleranceProfile, resolve_profile, tolerance_for
+from kope.cases.tolerance import Tolerance, ToleranceChoice, resolve_profile, tolerance_for
 
 __all__ = [
     "Case",
     "Derivation",
-    "InputTransform",
     "OverrideValue",
     "Task",
     "Tolerance",
     "ToleranceChoice",
-    "ToleranceProfile",
     "build_cases",
     "cases_table",
     "derivation_report",

@@ -37,33 +37,44 @@ the result per task, device and budget.
 
 from __future__ import annotations
 
-import ast
 import math
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from pydantic import BaseModel, Field
-
-from kope import syntax
-from kope.cases.task import (
-    Case,
-    InputTransform,
-    LowSignal,
-    OverrideValue,
-    Task,
-    binding_counts,
-    is_size_value,
-    module_bindings,
+from kope.cases.derivation import Derivation, DerivedCase, Kind, SizeParameter, TooLarge
+from kope.cases.signal import quiet_output
+from kope.cases.sizes import (
+    KEEP_SMALL,
+    SHRINK_RULES,
+    SMALL_PRIMES,
+    Coord,
+    ShapeModel,
+    Shapes,
+    ShrinkRule,
+    Values,
+    coords_of,
+    default_max_elements,
+    fit_shapes,
+    odd_size,
+    overrides_of,
+    perturbations,
+    prime_sizes,
+    shapes_of,
+    shrink_aligned,
+    shrink_aligned_to,
+    shrink_plain,
+    shrink_values,
+    size_roots,
+    structure_of,
 )
-from kope.cases.tolerance import Tolerance, tolerance_for
-from kope.evaluate.protocol.probing import OutputSignal, ProbedInput, ShapeProbe, ShapeProbeResult
+from kope.cases.task import OverrideValue, Task
+from kope.cases.tolerance import Tolerance
+from kope.protocol.inputs import InputTransform
+from kope.protocol.probing import ShapeProbe, ShapeProbeResult
+from kope.protocol.results import LowSignal
 
-CPU_MAX_ELEMENTS = 300_000
-"""The most elements a derived case's inputs (or its outputs) hold on the CPU: Triton's interpreter
-then takes seconds per case."""
-CUDA_MAX_ELEMENTS = 1 << 26
 BYTES_PER_ELEMENT = 12
 """Memory estimate per element of a case's inputs, outputs and parameters: the candidate's float32
 copy and the reference's float64 one."""
@@ -80,8 +91,6 @@ WIDENED: tuple[tuple[str, InputTransform], ...] = (
 [0, 1) becomes [-2, 2)); the same with outliers (every 61st element times ±10 first: a clamp to [-5, 5]
 is still the identity on [-2, 2)); or fifty times larger (an output near zero, `1e-6 * x`). The
 first on which the reference's output is valid and has signal is kept."""
-_ALIGN = 16
-_KEEP_SMALL = 8
 _MAX_SINGLES = 8
 BLOCK_LADDER = (1031, 257, 129, 65, 33, 17)
 """Values for a size varied alone, largest first: each just past a usual block size (1024, 256, 128, 64,
@@ -94,405 +103,8 @@ MAX_ALONE = 4
 share of the element budget: the cases that vary one size alone hold one budget of elements together."""
 _SHRINK_ATTEMPTS = 4
 
-Kind = Literal["original", "shrunk", "odd", "prime", "one", "alone", "scaled", "shifted", "widened"]
 ProbeRunner = Callable[[Sequence[ShapeProbe]], list[ShapeProbeResult]]
 """Runs a batch of probes in one sandboxed `shapes` job and returns one result per probe, in order."""
-
-
-def default_max_elements(device: str) -> int:
-    return CUDA_MAX_ELEMENTS if device.startswith("cuda") else CPU_MAX_ELEMENTS
-
-
-class SizeParameter(BaseModel):
-    """A root size parameter of the task and whether derivation varies it."""
-
-    name: str
-    value: int | list[int]
-    sizes_inputs: bool
-    reason: str
-
-
-class DerivedCase(BaseModel):
-    """A variant derivation considered: kept (a case) or dropped, and why."""
-
-    name: str
-    kind: Kind
-    overrides: dict[str, Any] = Field(default_factory=dict)
-    inputs: InputTransform | None = None
-    kept: bool = False
-    visible: bool = False
-    reason: str = ""
-    numel: int | None = None
-    """Elements of all input tensors."""
-    output_numel: int | None = None
-
-    def case_dict(self, *, named: bool = True) -> dict[str, Any]:
-        """The case as `build_cases` takes it."""
-        data: dict[str, Any] = dict(self.overrides)
-        if named:
-            data["name"] = self.name
-        data["visible"] = self.visible
-        if self.inputs is not None:
-            data["inputs"] = self.inputs.model_dump()
-        return data
-
-
-class TooLarge(BaseModel):
-    """No case fits: what was tried, and what would make one fit."""
-
-    message: str
-    tried: list[dict[str, Any]] = Field(default_factory=list)
-    """The sizes tried (overrides), with the elements and estimated bytes of each."""
-    fixes: list[str] = Field(default_factory=list)
-    """Command-line options that would make a case fit (`--max-elements N`, `--set NAME=V`, `--memory MB`)."""
-
-    def text(self) -> str:
-        return self.message + ("; would fit with " + " or ".join(self.fixes) if self.fixes else "")
-
-
-class Derivation(BaseModel):
-    """What derivation found for one task, device and budget."""
-
-    task: str
-    device: str
-    max_elements: int
-    probe: Literal["meta", "small", "none"] = "none"
-    """How input shapes were probed: the meta device at the original sizes, or real tensors at small sizes."""
-    parameters: list[SizeParameter] = Field(default_factory=list)
-    original_numel: int | None = None
-    """Elements of the inputs at the task's own sizes."""
-    original_output_numel: int | None = None
-    """Elements of the outputs at the task's own sizes, where the meta device could run the reference."""
-    original_estimated: bool = False
-    """True when `original_numel` comes from the fitted dimensions rather than from the original shapes."""
-    candidates: list[DerivedCase] = Field(default_factory=list)
-    jobs: int = 0
-    seconds: float = 0.0
-    error: str | None = None
-    """Why no case could be derived (the evaluator then uses the task's own sizes as one case, unless
-    they are over the budget: see `too_large`)."""
-    memory_mb: int | None = None
-    """The memory limit of the jobs the cases run in, which every case's estimate must fit."""
-    original_bytes: int | None = None
-    """Estimated memory of the task's own sizes: inputs, outputs, parameters and the reference's
-    float64 copies (`BYTES_PER_ELEMENT` each), where the meta device gave them."""
-    notes: list[str] = Field(default_factory=list)
-    """What a user should know about the cases (only the batch could be varied, say)."""
-    too_large: TooLarge | None = None
-    """Set when no case fits: the evaluator then fails before running anything (error kind `too-large`)."""
-    low_signal: LowSignal | None = None
-    """Set when, on the base case's inputs, the reference's output equals an input, is constant or is near
-    zero: the reason, and the cases derived from a widened input distribution (none when no widening helped)."""
-
-    @property
-    def kept(self) -> list[DerivedCase]:
-        return [c for c in self.candidates if c.kept]
-
-    def case_dicts(self, *, named: bool = True) -> list[dict[str, Any]]:
-        kept = self.kept
-        if not kept:
-            return [{}]
-        return [c.case_dict(named=named) for c in kept]
-
-
-# -- roots and coordinates ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True, order=True)
-class _Coord:
-    """A root integer, or one element of a root tuple."""
-
-    name: str
-    index: int = -1
-
-    @property
-    def label(self) -> str:
-        return self.name if self.index < 0 else f"{self.name}[{self.index}]"
-
-
-Values = dict[_Coord, int]
-_Rule = tuple[str, Callable[[int, float], int], Mapping[_Coord, Callable[[int, float], int]] | None]
-"""A shrink rule: its name, the rule for every size, and rules for some sizes instead."""
-
-
-def size_roots(task: Task, sizes: Mapping[str, object]) -> dict[str, OverrideValue]:
-    """Module-level size parameters bound once, from an expression that uses no other module-level name.
-
-    Every assignment form counts: `N = 4096`, `n: int = 4096`, chained (`height = width = 128`), tuple
-    and list unpacking (`depth, height, width = 24, 48, 48`), and statements on one line
-    (`depth = 32; height = width = 128`). `sizes` are the values the task's names had once it ran
-    (`PlanInfo.sizes`). Names derived from a root (`shape = (N, 4)`, `out = 2 * N`) are not roots:
-    they follow their root when it is overridden.
-    """
-    tree = syntax.parse(task.source)
-    counts = binding_counts(tree)
-    assigned = set(task.assigned_names)
-    roots: dict[str, OverrideValue] = {}
-    for name, value_node in module_bindings(tree):
-        if counts[name] != 1 or name.startswith("_"):
-            continue
-        if any(isinstance(n, ast.Name) and n.id in assigned for n in ast.walk(value_node)):
-            continue
-        value = sizes.get(name)
-        if isinstance(value, list):
-            value = tuple(value)
-        if is_size_value(value):
-            roots[name] = value  # type: ignore[assignment]
-    return roots
-
-
-def _coords(roots: Mapping[str, OverrideValue]) -> Values:
-    values: Values = {}
-    for name, value in roots.items():
-        if isinstance(value, tuple):
-            for index, item in enumerate(value):
-                values[_Coord(name, index)] = int(item)
-        else:
-            values[_Coord(name)] = int(value)
-    return values
-
-
-def _overrides(roots: Mapping[str, OverrideValue], values: Mapping[_Coord, int]) -> dict[str, OverrideValue]:
-    """Override values for every root that has a coordinate in `values`."""
-    result: dict[str, OverrideValue] = {}
-    for name, original in roots.items():
-        if isinstance(original, tuple):
-            if any(_Coord(name, i) in values for i in range(len(original))):
-                result[name] = tuple(values.get(_Coord(name, i), v) for i, v in enumerate(original))
-        elif _Coord(name) in values:
-            result[name] = values[_Coord(name)]
-    return result
-
-
-# -- the shape model ---------------------------------------------------------------------------
-
-
-Shapes = list[list[int] | None]
-
-
-def _shapes(items: Sequence[ProbedInput] | None) -> Shapes | None:
-    if items is None:
-        return None
-    return [list(item.shape) if item.shape is not None else None for item in items]
-
-
-def _structure(shapes: Shapes) -> list[int | None]:
-    return [None if shape is None else len(shape) for shape in shapes]
-
-
-@dataclass
-class _ShapeModel:
-    """Each dimension of every input (and output, where known) as a function of the sizing coordinates.
-
-    Where the outputs are known, a last pseudo-shape `[n]` holds the model's parameter and buffer
-    elements: a convolution's `out_channels` sizes its weight and its output, not its input.
-    """
-
-    base: Values
-    base_shapes: Shapes
-    """The inputs' shapes, then the outputs' where they are known, then `[parameter elements]`."""
-    n_inputs: int
-    params: bool = False
-    """The last entry of `base_shapes` counts the parameters and buffers."""
-    dims: list[list[Callable[[Mapping[_Coord, int]], float]]] = field(default_factory=list)
-
-    def shapes(self, values: Mapping[_Coord, int]) -> list[list[int] | None]:
-        merged = {**self.base, **values}
-        out: list[list[int] | None] = []
-        for shape, dims in zip(self.base_shapes, self.dims, strict=True):
-            out.append(None if shape is None else [max(0, round(d(merged))) for d in dims])
-        return out
-
-    def counts(self, values: Mapping[_Coord, int]) -> tuple[int, int, int]:
-        """Elements of the inputs, of the outputs (0 where unknown) and of the parameters (0 where unknown)."""
-        counts = [math.prod(shape) if shape is not None else 0 for shape in self.shapes(values)]
-        params = counts.pop() if self.params else 0
-        return sum(counts[: self.n_inputs]), sum(counts[self.n_inputs :]), params
-
-    def numel(self, values: Mapping[_Coord, int]) -> int:
-        """The case's size: the larger of its inputs' and its outputs' element counts (outputs where known),
-        and of its parameters' where the varied sizes size them."""
-        inputs, outputs, params = self.counts(values)
-        return max(inputs, outputs, params if self.params_budgeted else 0)
-
-    @property
-    def params_vary(self) -> bool:
-        return (
-            self.params
-            and bool(self.dims)
-            and any(d(self.base) != d({c: v + 1 for c, v in self.base.items()}) for d in self.dims[-1])
-        )
-
-    params_budgeted: bool = False
-    """The parameters count toward the element budget: they vary with the sizes and, at size 1, fit
-    it (a whole network's fixed layers count toward the memory estimate only)."""
-
-    def budget_parameters(self, budget: int) -> None:
-        self.params_budgeted = self.params_vary and self.counts(dict.fromkeys(self.base, 1))[2] <= budget
-
-    def elements(self, values: Mapping[_Coord, int]) -> int:
-        """Every element the case holds: inputs, outputs and parameters."""
-        return sum(self.counts(values))
-
-
-def _fit(
-    base: Values,
-    base_shapes: Shapes,
-    perturbed: Mapping[_Coord, list[tuple[int, Shapes]]],
-    n_inputs: int,
-    *,
-    params: bool = False,
-) -> _ShapeModel:
-    model = _ShapeModel(base=base, base_shapes=base_shapes, n_inputs=n_inputs, params=params)
-    for i, shape in enumerate(base_shapes):
-        dims: list[Callable[[Mapping[_Coord, int]], float]] = []
-        for j, d0 in enumerate(shape or []):
-            points = {
-                coord: [(value, dims_of[j]) for value, shapes in probes if (dims_of := shapes[i]) is not None]
-                for coord, probes in perturbed.items()
-            }
-            deps = {coord: pts for coord, pts in points.items() if any(d != d0 for _, d in pts)}
-            dims.append(_dimension(base, d0, deps))
-        model.dims.append(dims)
-    return model
-
-
-def _dimension(
-    base: Values, d0: int, deps: Mapping[_Coord, list[tuple[int, int]]]
-) -> Callable[[Mapping[_Coord, int]], float]:
-    if not deps:
-        return lambda values: d0
-    if len(deps) == 1:
-        ((coord, points),) = deps.items()
-        v0 = base[coord]
-        (v1, d1), *rest = points
-        slope = (d1 - d0) / (v1 - v0)
-        if all(abs(d0 + slope * (v - v0) - d) <= max(1.0, 0.01 * abs(d)) for v, d in rest):
-            return lambda values: d0 + slope * (values[coord] - v0)
-    exponents: dict[_Coord, float] = {}
-    for coord, points in deps.items():
-        v0 = base[coord]
-        v1, d1 = points[0]
-        exponents[coord] = math.log(d1 / d0) / math.log(v1 / v0) if d0 > 0 and d1 > 0 and v0 > 0 else 1.0
-    return lambda values: d0 * math.prod((max(values[c], 1) / base[c]) ** e for c, e in exponents.items())
-
-
-def _perturbations(value: int) -> tuple[int, ...]:
-    """Other values for a size: multiples, so that whatever divides it still does (a group count), and
-    half of it where it is even, so that it still divides what it divided (channels by groups)."""
-    half = (value // 2,) if value % 2 == 0 and value >= 4 else ()
-    return (2 * value, 3 * value, *half)
-
-
-_SMALL_PRIMES = (5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97)
-
-
-# -- variant values ----------------------------------------------------------------------------
-
-
-def _is_prime(n: int) -> bool:
-    if n < 2:
-        return False
-    return all(n % k for k in range(2, math.isqrt(n) + 1))
-
-
-def _prime_at_most(n: int) -> int:
-    while n > 2 and not _is_prime(n):
-        n -= 1
-    return max(n, 2)
-
-
-def odd_size(value: int, *, grow: bool = True) -> int:
-    """A nearby odd size (hence no multiple of 16, 32, 64 or 128): 64 → 63, 387 → 385, and 2 → 3
-    (2 → 1 without `grow`, where 3 would not fit the budget)."""
-    if value <= 1 or value == 3:
-        return value
-    if value == 2:
-        return 3 if grow else 1
-    return value - 1 if value % 2 == 0 else value - 2
-
-
-def prime_sizes(values: Mapping[_Coord, int], *, distinct: bool = True) -> Values:
-    """Primes near 0.8 × each size (sizes under 3 stay), largest sizes first: distinct ones, or, with
-    `distinct=False`, the same prime for equal sizes (for tasks that need two sizes to agree)."""
-    used: set[int] = set()
-    chosen: dict[int, int] = {}
-    result: Values = {}
-    for coord in sorted(values, key=lambda c: (-values[c], c)):
-        value = values[coord]
-        if value < 3:
-            result[coord] = value
-            continue
-        if not distinct and value in chosen:
-            result[coord] = chosen[value]
-            continue
-        prime = _prime_at_most(max(2, math.ceil(value * 0.8)))
-        while prime in used and prime > 2:
-            prime = _prime_at_most(prime - 1)
-        used.add(prime)
-        result[coord] = chosen[value] = prime
-    return result
-
-
-def _shrink(
-    original: Values,
-    fits: Callable[[Values], bool],
-    rule: Callable[[int, float], int],
-    rules: Mapping[_Coord, Callable[[int, float], int]] | None = None,
-) -> Values | None:
-    """The largest proportional shrink under `rule` (or, per coordinate, `rules`) whose estimated size `fits`."""
-
-    def at(factor: float) -> Values:
-        return {c: min(v, (rules or {}).get(c, rule)(v, factor)) for c, v in original.items()}
-
-    if not fits(at(1e-9)):
-        return None
-    low, high = 0.0, 1.0
-    for _ in range(50):
-        middle = (low + high) / 2
-        if fits(at(middle)):
-            low = middle
-        else:
-            high = middle
-    return at(low)
-
-
-def _aligned(value: int, factor: float) -> int:
-    """Proportional, small sizes kept, and a multiple of the original's power-of-two factor (up to 16)
-    where that costs little: the step never exceeds a quarter of the new size."""
-    if value <= _KEEP_SMALL:
-        return value
-    target = value * factor
-    step = min(math.gcd(value, _ALIGN), 1 << max(0, int(math.log2(max(1.0, target / 4)))))
-    return max(min(value, _KEEP_SMALL), step, round(target / step) * step)
-
-
-def _keep_small(value: int, factor: float) -> int:
-    return max(min(value, _KEEP_SMALL), round(value * factor))
-
-
-def _plain(value: int, factor: float) -> int:
-    return max(1, round(value * factor))
-
-
-def _aligned_to(align: int) -> Callable[[int, float], int]:
-    def rule(value: int, factor: float) -> int:
-        step = math.gcd(value, align) or 1
-        return max(step, round(value * factor / step) * step)
-
-    return rule
-
-
-SHRINK_RULES: tuple[tuple[str, Callable[[int, float], int]], ...] = (
-    ("shrunk-aligned", _aligned),
-    ("shrunk-small", _keep_small),
-    ("shrunk-plain", _plain),
-    ("shrunk-16", _aligned_to(16)),
-    ("shrunk-4", _aligned_to(4)),
-)
-"""In order of preference: aligned like the original where it costs little; small sizes kept; plain
-proportions; every size keeping the original's power-of-two factor up to 16, or up to 4 (for sizes
-that must divide by a group count)."""
 
 
 # -- the derivation ----------------------------------------------------------------------------
@@ -538,18 +150,18 @@ class _Deriver:
         self.memory_limit = int(memory_mb * 2**20 * MEMORY_SHARE) if memory_mb else None
         self.original_params: int | None = None
         self.roots = size_roots(task, sizes)
-        self.original = _coords(self.roots)
+        self.original = coords_of(self.roots)
         self.report = Derivation(task=str(task.path), device=device, max_elements=budget, memory_mb=memory_mb)
         self.variants: list[_Variant] = []
-        self.sizing: list[_Coord] = []
-        self.output_sizing: list[_Coord] = []
+        self.sizing: list[Coord] = []
+        self.output_sizing: list[Coord] = []
         """Sizing coordinates that leave the inputs alone (they size the outputs and the parameters)."""
         self.floating_inputs = False
 
     # probes
 
-    def _source(self, values: Mapping[_Coord, int]) -> str:
-        return self.task.source_with(_overrides(self.roots, values))
+    def _source(self, values: Mapping[Coord, int]) -> str:
+        return self.task.source_with(overrides_of(self.roots, values))
 
     def _run(self, probes: list[ShapeProbe]) -> list[ShapeProbeResult]:
         if not probes:
@@ -613,7 +225,7 @@ class _Deriver:
             return 0.0
         return _result_bytes(variant.result) / self.memory_limit
 
-    def _fits(self, model: _ShapeModel, target: int) -> Callable[[Values], bool]:
+    def _fits(self, model: ShapeModel, target: int) -> Callable[[Values], bool]:
         """Whether estimated sizes fit: `target` elements, and the job's memory for the whole case."""
 
         def fits(values: Values) -> bool:
@@ -625,23 +237,23 @@ class _Deriver:
 
     # step 1: which names size the inputs
 
-    def map_inputs(self) -> _ShapeModel | None:
+    def map_inputs(self) -> ShapeModel | None:
         positive = {c: v for c, v in self.original.items() if v > 0}
         model = self._map(self.original, positive, meta=True)
         if model is None:
             small = dict(self.original)
-            small.update({c: _SMALL_PRIMES[i % len(_SMALL_PRIMES)] for i, c in enumerate(positive)})
+            small.update({c: SMALL_PRIMES[i % len(SMALL_PRIMES)] for i, c in enumerate(positive)})
             model = self._map(small, {c: small[c] for c in positive}, meta=False)
         return model
 
-    def _map(self, base: Values, positive: Values, *, meta: bool) -> _ShapeModel | None:
+    def _map(self, base: Values, positive: Values, *, meta: bool) -> ShapeModel | None:
         order = list(positive)
         probes = [ShapeProbe(source=self._source(base), meta=meta, outputs=meta)]
         for coord in order:
-            for value in _perturbations(positive[coord]):
+            for value in perturbations(positive[coord]):
                 probes.append(ShapeProbe(source=self._source({**base, coord: value}), meta=meta, outputs=meta))
         results = self._run(probes)
-        base_shapes = _shapes(results[0].inputs)
+        base_shapes = shapes_of(results[0].inputs)
         if base_shapes is None:
             self.report.error = f"cannot build the task's inputs: {results[0].error}"
             return None
@@ -650,33 +262,35 @@ class _Deriver:
         self.floating_inputs = any(
             (item.dtype or "").startswith(("float", "bfloat")) for item in results[0].inputs or []
         )
-        base_outputs = _shapes(results[0].outputs)
+        base_outputs = shapes_of(results[0].outputs)
         n_out = len(base_outputs) if base_outputs is not None else 0
         outputs_known = base_outputs is not None
         base_params = results[0].param_numel if outputs_known else None
         extra = 1 if base_params is not None else 0
         base_full: Shapes = base_shapes + (base_outputs or []) + ([[base_params]] if base_params is not None else [])
-        perturbed: dict[_Coord, list[tuple[int, Shapes]]] = {}
-        reasons: dict[_Coord, str] = {}
+        perturbed: dict[Coord, list[tuple[int, Shapes]]] = {}
+        reasons: dict[Coord, str] = {}
         self.output_sizing = []
         index = 1
         for coord in order:
-            values = _perturbations(positive[coord])
+            values = perturbations(positive[coord])
             group = results[index : index + len(values)]
             index += len(values)
             ok = [
-                (v, shapes, r) for v, r in zip(values, group, strict=True) if (shapes := _shapes(r.inputs)) is not None
+                (v, shapes, r)
+                for v, r in zip(values, group, strict=True)
+                if (shapes := shapes_of(r.inputs)) is not None
             ]
             if not ok:
                 reasons[coord] = f"varying it breaks get_inputs() ({group[0].error})"
                 continue
-            if any(_structure(s) != _structure(base_shapes) for _, s, _ in ok):
+            if any(structure_of(s) != structure_of(base_shapes) for _, s, _ in ok):
                 reasons[coord] = "varying it changes the number or rank of the inputs"
                 continue
             entries: list[tuple[int, Shapes]] = []
             for v, shapes, r in ok:
-                outputs = _shapes(r.outputs)
-                if base_outputs is None or outputs is None or _structure(outputs) != _structure(base_outputs):
+                outputs = shapes_of(r.outputs)
+                if base_outputs is None or outputs is None or structure_of(outputs) != structure_of(base_outputs):
                     outputs = [None] * n_out
                 params: Shapes = [[r.param_numel] if r.param_numel is not None else None] * extra
                 entries.append((v, shapes + outputs + params))
@@ -686,7 +300,7 @@ class _Deriver:
                 )
                 perturbed[coord] = entries
             elif self._sizes_rest(base_full, len(base_shapes), entries, len(values)):
-                if positive[coord] > _KEEP_SMALL:
+                if positive[coord] > KEEP_SMALL:
                     perturbed[coord] = entries
                     self.output_sizing.append(coord)
                 else:
@@ -697,14 +311,14 @@ class _Deriver:
                 reasons[coord] = "does not change the input shapes"
         self.sizing = list(perturbed)
         if outputs_known and base_outputs is not None:
-            model = _fit(base, base_full, perturbed, len(base_shapes), params=base_params is not None)
+            model = fit_shapes(base, base_full, perturbed, len(base_shapes), params=base_params is not None)
         else:
             self.sizing = [c for c in self.sizing if c not in self.output_sizing]
             self.output_sizing = []
             inputs_only = {
                 c: [(v, s[: len(base_shapes)]) for v, s in e] for c, e in perturbed.items() if c in self.sizing
             }
-            model = _fit(base, base_shapes, inputs_only, len(base_shapes))
+            model = fit_shapes(base, base_shapes, inputs_only, len(base_shapes))
         model.budget_parameters(self.budget)
         self._record_parameters(model, len(base_shapes), reasons)
         if meta:
@@ -732,7 +346,7 @@ class _Deriver:
         grown = [count for _, count in larger[-2:]]
         return rest(base) < grown[0] <= grown[-1] and len(base) > n_inputs
 
-    def _record_parameters(self, model: _ShapeModel, n_inputs: int, reasons: Mapping[_Coord, str]) -> None:
+    def _record_parameters(self, model: ShapeModel, n_inputs: int, reasons: Mapping[Coord, str]) -> None:
         for name, value in self.roots.items():
             coords = [c for c in self.original if c.name == name]
             sizing = [c for c in coords if c in self.sizing]
@@ -749,7 +363,7 @@ class _Deriver:
                 SizeParameter(name=name, value=stored, sizes_inputs=bool(sizing), reason=reason)
             )
 
-    def _sized_dims(self, model: _ShapeModel, n_inputs: int, coord: _Coord) -> str:
+    def _sized_dims(self, model: ShapeModel, n_inputs: int, coord: Coord) -> str:
         before = model.shapes({})[:n_inputs]
         after = model.shapes({coord: model.base[coord] + 1})[:n_inputs]
         dims = [
@@ -764,7 +378,7 @@ class _Deriver:
 
     # step 2: the base case
 
-    def base(self, model: _ShapeModel) -> _Variant | None:
+    def base(self, model: ShapeModel) -> _Variant | None:
         report = self.report
         sizing_original = {c: self.original[c] for c in self.sizing}
         original = _Variant("original", "original", sizing_original)
@@ -825,7 +439,7 @@ class _Deriver:
         return rules
 
     def _shrunk_holding_one(
-        self, model: _ShapeModel, original: Values, target: int, tried: list[_Variant]
+        self, model: ShapeModel, original: Values, target: int, tried: list[_Variant]
     ) -> _Variant | None:
         """Where every proportional shrink breaks the reference, one size may be tied to something
         derivation does not vary (KernelBench's `LayerNorm((out_channels,))` on the last axis of a
@@ -834,24 +448,24 @@ class _Deriver:
             return None
         targets = dict.fromkeys(sorted(original, key=lambda c: -original[c])[:_MAX_SINGLES], target)
         for attempt in range(_SHRINK_ATTEMPTS):
-            candidates: dict[_Coord, _Variant] = {}
+            candidates: dict[Coord, _Variant] = {}
             for coord, goal in targets.items():
                 fits = self._fits(model, goal)
                 held = original[coord]
                 rest = {c: v for c, v in original.items() if c != coord}
 
                 def fits_held(
-                    values: Values, coord: _Coord = coord, held: int = held, fits: Callable[[Values], bool] = fits
+                    values: Values, coord: Coord = coord, held: int = held, fits: Callable[[Values], bool] = fits
                 ) -> bool:
                     return fits({**values, coord: held})
 
-                values = _shrink(rest, fits_held, _aligned) or _shrink(rest, fits_held, _plain)
+                values = shrink_values(rest, fits_held, shrink_aligned) or shrink_values(rest, fits_held, shrink_plain)
                 if values is not None:
                     name = f"shrunk-holding-{coord.label}" + (f"-try{attempt + 1}" if attempt else "")
                     candidates[coord] = _Variant(name, "shrunk", {**values, coord: held})
             self._validate(list(candidates.values()))
             tried += candidates.values()
-            retry: dict[_Coord, int] = {}
+            retry: dict[Coord, int] = {}
             for coord, variant in candidates.items():
                 if variant.result is None:
                     continue
@@ -871,7 +485,7 @@ class _Deriver:
         return None
 
     def _shrunk_batch_only(
-        self, model: _ShapeModel, original: Values, target: int, tried: list[_Variant]
+        self, model: ShapeModel, original: Values, target: int, tried: list[_Variant]
     ) -> _Variant | None:
         """A whole network may need its resolution (a final `AvgPool2d(7)` after five stride-2 stages):
         shrink the batch alone, every other size held at the task's value."""
@@ -880,7 +494,7 @@ class _Deriver:
             return None
         held = {c: v for c, v in original.items() if c not in batch}
         fits = self._fits(model, target)
-        values = _shrink({c: original[c] for c in batch}, lambda v: fits({**v, **held}), _plain)
+        values = shrink_values({c: original[c] for c in batch}, lambda v: fits({**v, **held}), shrink_plain)
         if values is None:
             return None
         variant = _Variant("shrunk-batch-only", "shrunk", {**values, **held})
@@ -916,7 +530,7 @@ class _Deriver:
             rows.append(
                 {
                     "name": variant.name,
-                    "overrides": _jsonable(_overrides(self.roots, variant.values))
+                    "overrides": _jsonable(overrides_of(self.roots, variant.values))
                     if variant.kind != "original"
                     else {},
                     "elements": variant.total or total,
@@ -950,10 +564,10 @@ class _Deriver:
 
     def _first_shrink(
         self,
-        model: _ShapeModel,
+        model: ShapeModel,
         original: Values,
         target: int,
-        rules: list[_Rule],
+        rules: list[ShrinkRule],
         tried: list[_Variant],
     ) -> tuple[_Variant | None, int]:
         """The first rule whose shrink the reference accepts (all validated in one job), shrinking again
@@ -961,7 +575,7 @@ class _Deriver:
         for attempt in range(_SHRINK_ATTEMPTS):
             candidates: list[_Variant] = []
             for name, rule, per_coord in rules:
-                values = _shrink(original, self._fits(model, target), rule, per_coord)
+                values = shrink_values(original, self._fits(model, target), rule, per_coord)
                 if values is not None:
                     candidates.append(_Variant(name, "shrunk", values))
             self._validate(candidates)
@@ -991,24 +605,24 @@ class _Deriver:
             target = max(1, int(target * (1 / excess) ** 1.5 * 0.95))
         return None, target
 
-    def _input_alignments(self, original: Values) -> list[_Rule]:
+    def _input_alignments(self, original: Values) -> list[ShrinkRule]:
         """Where every shrink breaks the reference, a network may halve its resolution k times (a U-Net's
         poolings, then its skip connections' concatenations): the sizes of the inputs keep the task's
         factor of 2**k, for k = 3 to 6 (at least 2**k each), while the sizes that only size the outputs
         and the parameters (`features`) shrink plainly, so that a large network still fits."""
         inputs = [c for c in original if c not in self.output_sizing]
-        rules: list[_Rule] = []
+        rules: list[ShrinkRule] = []
         for k in range(3, 7):
             align = 2**k
             if not any(original[c] % align == 0 for c in inputs):
                 break
-            rules.append((f"shrunk-inputs-{align}", _plain, dict.fromkeys(inputs, _aligned_to(align))))
+            rules.append((f"shrunk-inputs-{align}", shrink_plain, dict.fromkeys(inputs, shrink_aligned_to(align))))
         return rules
 
-    def _shrunk(self, model: _ShapeModel, original: Values, target: int) -> _Variant | None:
+    def _shrunk(self, model: ShapeModel, original: Values, target: int) -> _Variant | None:
         """The first valid proportional shrink; shrinks again where the outputs turn out too large."""
         tried: list[_Variant] = []
-        rules: list[_Rule] = [(name, rule, None) for name, rule in self._shrink_rules()]
+        rules: list[ShrinkRule] = [(name, rule, None) for name, rule in self._shrink_rules()]
         chosen, target = self._first_shrink(model, original, target, rules, tried)
         if chosen is not None:
             return chosen
@@ -1028,7 +642,7 @@ class _Deriver:
 
     # step 3: variants of the base
 
-    def variants_of(self, base: _Variant, model: _ShapeModel) -> None:
+    def variants_of(self, base: _Variant, model: ShapeModel) -> None:
         values = base.values
         grow = model.numel({c: odd_size(x) for c, x in values.items()}) <= self.budget
         rules: dict[Kind, Callable[[Values], Values]] = {
@@ -1067,19 +681,19 @@ class _Deriver:
         if failed and len(self.sizing) > 1:
             self._one_size_at_a_time(values, failed, rules)
 
-    def _alone_coords(self, base: Values) -> list[_Coord]:
+    def _alone_coords(self, base: Values) -> list[Coord]:
         """The sizes worth varying alone: those whose task value is past a block the base case stays under."""
         reach = {c: next((v for v in BLOCK_LADDER if v <= self.original[c]), 0) for c in self.sizing}
         coords = [c for c in self.sizing if reach[c] > base[c]]
         return sorted(coords, key=lambda c: (-self.original[c], c))[:MAX_ALONE]
 
-    def _alone(self, base: Values, model: _ShapeModel, *, small: bool) -> dict[_Coord, _Variant]:
+    def _alone(self, base: Values, model: ShapeModel, *, small: bool) -> dict[Coord, _Variant]:
         """For each size worth it, a case with that size alone past the usual block sizes (the largest value
         of `BLOCK_LADDER` that the task's own value reaches and the case's share of the budget holds), the
         other sizes small (`small`) or at the base case's values."""
         coords = self._alone_coords(base)
         share = self._fits(model, max(1, self.budget // max(1, len(coords))))
-        variants: dict[_Coord, _Variant] = {}
+        variants: dict[Coord, _Variant] = {}
         for coord in coords:
             others = {c: min(v, ALONE_SMALL) if small else v for c, v in base.items() if c != coord}
             for value in BLOCK_LADDER:
@@ -1089,10 +703,10 @@ class _Deriver:
                     break
         return variants
 
-    def _settle_alone(self, base: Values, model: _ShapeModel, alone: Mapping[_Coord, _Variant]) -> None:
+    def _settle_alone(self, base: Values, model: ShapeModel, alone: Mapping[Coord, _Variant]) -> None:
         """Keep the valid cases that vary one size alone; where the reference rejects the other sizes small
         (a size must divide by a group count, or equal another), try them at the base case's values."""
-        retry: list[_Coord] = []
+        retry: list[Coord] = []
         for coord, variant in alone.items():
             self._settle_one_alone(coord, variant, "the others small")
             result = variant.result
@@ -1105,7 +719,7 @@ class _Deriver:
         for coord, variant in at_base.items():
             self._settle_one_alone(coord, variant, "the others at the base case's sizes")
 
-    def _settle_one_alone(self, coord: _Coord, variant: _Variant, others: str) -> None:
+    def _settle_one_alone(self, coord: Coord, variant: _Variant, others: str) -> None:
         if variant.result is None:
             return
         self._settle(variant, "")
@@ -1225,7 +839,7 @@ class _Deriver:
             same_sizes = variant.kind == "original" or (
                 on_original and variant.kind in ("scaled", "shifted", "widened")
             )
-            overrides = {} if same_sizes else _overrides(self.roots, variant.values)
+            overrides = {} if same_sizes else overrides_of(self.roots, variant.values)
             self.report.candidates.append(
                 DerivedCase(
                     name=variant.name,
@@ -1284,42 +898,3 @@ def derive(
     report = deriver.finish(base)
     report.seconds = round(time.monotonic() - began, 3)
     return report
-
-
-def distinct_shapes(cases: Iterable[DerivedCase]) -> int:
-    """How many kept cases differ in their sizes (input transforms aside)."""
-    return len({tuple(sorted((k, str(v)) for k, v in c.overrides.items())) for c in cases if c.kept})
-
-
-def quiet_output(signal: OutputSignal, tolerances: Mapping[str, Tolerance] | None = None) -> str | None:
-    """Why a copy or a constant kernel would match this output of the reference (None: it would not).
-
-    Equal to an input: every element within the dtype's `atol`. Constant (two elements or more): its
-    values span at most twice `atol`, so their midpoint is within `atol` of each. Near zero: every
-    element within `atol` of 0, so a kernel that writes zeros passes."""
-    atol = tolerance_for(signal.dtype, tolerances).atol
-    name = f"output {signal.output}"
-    if signal.input_error is not None and signal.input_error <= atol:
-        return f"{name} equals input {signal.input_index} (max difference {signal.input_error:.3g})"
-    if signal.max_abs <= atol:
-        return f"{name} is below the tolerance (max |y| = {signal.max_abs:.3g} <= atol {atol:g})"
-    if signal.numel > 1 and signal.spread <= 2 * atol:
-        return f"{name} is constant (its values span {signal.spread:.3g})"
-    return None
-
-
-def mark_low_signal(cases: Sequence[Case], derivation: Derivation) -> list[Case]:
-    """Derived cases, with the visible one marked low-signal and the widened ones marked as such, when the
-    derivation found the task low-signal and kept a widened case (copies are then judged there)."""
-    low = derivation.low_signal
-    if low is None or not low.extra_cases:
-        return list(cases)
-    transforms = [c.inputs for c in derivation.kept if c.kind == "widened" and c.inputs is not None]
-    marked: list[Case] = []
-    for case in cases:
-        if case.inputs is not None and case.inputs in transforms:
-            case = replace(case, widened=True)
-        elif case.visible:
-            case = replace(case, low_signal=low.reason)
-        marked.append(case)
-    return marked

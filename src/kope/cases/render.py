@@ -8,7 +8,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from kope.cases.derive import Derivation
+from kope.cases.derivation import Derivation
 from kope.cases.task import Case
 
 

@@ -28,59 +28,18 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args
-
-from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
+from typing import Any, get_args
 
 from kope import syntax
 from kope.cases.tolerance import Tolerance
 from kope.errors import CaseError, TaskFileError
+from kope.protocol.inputs import InputPattern, InputTransform
 
 REQUIRED_NAMES = ("Model", "get_inputs", "get_init_inputs")
 RESERVED_CASE_KEYS = frozenset({"name", "visible", "inputs"})
 TOLERANCES_NAME = "TOLERANCES"
 
 OverrideValue = int | float | bool | str | tuple[Any, ...]
-
-
-InputPattern = Literal["ones", "zeros", "arange", "onehot", "identity", "symmetric", "outliers"]
-
-
-class InputTransform(BaseModel):
-    """A case's change of input distribution: floating-point inputs become `x * scale + shift`.
-
-    With a `pattern`, each floating-point input is first replaced by a structured tensor of its
-    shape: all ones, all zeros, `arange` (0, 1/n, 2/n... over the flattened tensor), `onehot` (a 1 at
-    the first position of the last dimension, zeros elsewhere) or `identity` (the identity matrix over
-    the last two dimensions); `symmetric` keeps the values but makes the last two dimensions symmetric
-    (`(x + x.T) / 2`, where they are equal); `outliers` keeps the values but multiplies every 61st element
-    of the flattened tensor by 10, alternately by -10. Diagnosis probes use them ("right on ones, wrong on
-    arange"); derivation widens a low-signal task's inputs with `outliers` (see `kope.cases.derive`).
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    scale: float = 1.0
-    shift: float = 0.0
-    pattern: InputPattern | None = None
-
-    @property
-    def identity(self) -> bool:
-        return self.scale == 1.0 and self.shift == 0.0 and self.pattern is None
-
-    def label(self) -> str:
-        """`x*4`, `x-0.5`, `x*100+1`, `ones`, `arange*100`."""
-        scale = f"*{self.scale:g}" if self.scale != 1.0 else ""
-        shift = f"{self.shift:+g}" if self.shift != 0.0 else ""
-        return f"{self.pattern or 'x'}{scale}{shift}"
-
-    @model_serializer(mode="wrap")
-    def _drop_no_pattern(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """`{"scale": 4.0, "shift": 0.0}` in JSON, `pattern` only where there is one."""
-        data: dict[str, Any] = handler(self)
-        if data.get("pattern") is None:
-            data.pop("pattern", None)
-        return data
 
 
 @dataclass(frozen=True)
@@ -104,16 +63,6 @@ class Case:
         if self.inputs is not None and not self.inputs.identity:
             return json.dumps({"overrides": data, "inputs": self.inputs.model_dump()}, sort_keys=True)
         return json.dumps(data, sort_keys=True)
-
-
-class LowSignal(BaseModel):
-    """A task whose own inputs say little about a kernel, and the cases derived to judge it."""
-
-    reason: str
-    """What the reference's output does on the task's own inputs (equals input 0, is constant, is near zero)."""
-    extra_cases: list[str]
-    """The cases from a widened input distribution (signed, scaled, with outliers) where the reference's
-    output has signal; copy and constant kernels are judged there."""
 
 
 @dataclass(frozen=True)

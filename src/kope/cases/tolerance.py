@@ -23,6 +23,8 @@ from typing import Literal, Protocol, get_args
 
 from pydantic import BaseModel, ConfigDict
 
+from kope.protocol.results import ToleranceProfile
+
 
 class Tolerance(BaseModel):
     """An element passes when |candidate - reference| <= atol + rtol * |reference|."""
@@ -35,7 +37,6 @@ class Tolerance(BaseModel):
 
 EXACT = Tolerance(atol=0.0, rtol=0.0)
 
-ToleranceProfile = Literal["strict", "kernelbench"]
 ToleranceChoice = Literal["strict", "kernelbench", "auto"]
 PROFILE_NAMES: tuple[ToleranceProfile, ...] = get_args(ToleranceProfile)
 CHOICES: tuple[ToleranceChoice, ...] = get_args(ToleranceChoice)

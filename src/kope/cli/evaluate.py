@@ -76,7 +76,7 @@ def eval_command(
     """
     from kope.cases.task import override_notes, parse_set
     from kope.evaluate import Evaluator
-    from kope.evaluate.results import CaseResult
+    from kope.protocol.results import CaseResult
     from kope.render import case_outcome, print_eval
 
     with reported(as_json):
@@ -192,7 +192,7 @@ def cases_command(
     (original or shrunk, odd, prime, one, scaled and shifted inputs, widened inputs for a low-signal
     task), kept or dropped, and why.
     """
-    from kope.cases.derive import mark_low_signal
+    from kope.cases.signal import mark_low_signal
     from kope.cases.render import cases_table, derivation_report
     from kope.cases.task import build_cases
 
@@ -342,7 +342,7 @@ def trace_command(
     e.g. in a loop), for the program whose id starts with --pid. Exit status: 0 the line was reached,
     1 it was not, 2 a usage error (a kernel or line that does not exist is named with those that do).
     """
-    from kope.evaluate.protocol import TraceSpec
+    from kope.protocol import TraceSpec
 
     with reported(as_json):
         try:

@@ -24,19 +24,20 @@ from typing import Any
 import numpy as np
 
 from kope import syntax
-from kope.cases.task import Case, InputTransform, Task, load_task
+from kope.cases.task import Case, Task, load_task
 from kope.cases.tolerance import tolerance_for
 from kope.diagnose.extract import extract_features, next_pow2
 from kope.diagnose.report import CaseDiagnosis, Diagnosis, Probe
 from kope.diagnose.signature import signature
-from kope.evaluate import EvalOptions, EvalResult, Evaluator
+from kope.evaluate import EvalOptions, Evaluator
 from kope.evaluate.compare import leaves, read_packed
 from kope.evaluate.evaluator import case_artifacts
-from kope.evaluate.protocol import WorkerResult
-from kope.evaluate.results import CaseResult
 from kope.knowledge.base import KnowledgeBase
 from kope.knowledge.cues import CueHit, detect
 from kope.knowledge.retrieval import rank
+from kope.protocol import WorkerResult
+from kope.protocol.inputs import InputTransform
+from kope.protocol.results import CaseResult, EvalResult
 
 DiagnosisProgress = Callable[[str], None]
 

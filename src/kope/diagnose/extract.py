@@ -11,7 +11,7 @@ from kope.knowledge.features import Features
 
 if TYPE_CHECKING:
     from kope.diagnose.report import CaseDiagnosis, Diagnosis
-    from kope.evaluate import EvalResult
+    from kope.protocol.results import EvalResult
 
 
 def extract_features(diagnosis: Diagnosis, result: EvalResult, blocks: set[int]) -> Features:

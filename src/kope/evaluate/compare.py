@@ -26,9 +26,9 @@ import numpy as np
 from safetensors import safe_open
 from safetensors.numpy import load_file
 
-from kope.cases.tolerance import Tolerance, ToleranceProfile, tolerance_for
-from kope.evaluate.protocol import ValueMeta, check_job_file
-from kope.evaluate.results import OutputDiff
+from kope.cases.tolerance import Tolerance, tolerance_for
+from kope.protocol import ValueMeta, check_job_file
+from kope.protocol.results import OutputDiff, ToleranceProfile
 
 _PYTHON_FLOAT_DTYPE = "float32"
 """Python float outputs are compared with the float32 tolerance."""

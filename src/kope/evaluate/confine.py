@@ -36,40 +36,15 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
-
-from pydantic import BaseModel, Field
 
 from kope.evaluate import landlock, oskernel, seccomp
 from kope.evaluate.view import View, submounts, system_view
+from kope.protocol.sandbox import SandboxMode, SandboxReport
 
-Level = Literal["namespaces", "landlock", "process"]
-SandboxMode = Literal["strict", "auto", "off", "landlock", "process"]
-SANDBOX_MODES: tuple[str, ...] = ("strict", "auto", "off", "landlock", "process")
 REFUSED_EXIT = 78
 _RANK = {"process": 0, "landlock": 1, "namespaces": 2}
 _ROOT_DIR = ".sandbox-root"
 _HOSTNAME = "kope-sandbox"
-
-
-class SandboxReport(BaseModel):
-    """Which protections held for a job (or, combined, for every job of an evaluation)."""
-
-    level: Level = "process"
-    mode: SandboxMode = "auto"
-    protections: list[str] = Field(default_factory=list)
-    missing: list[str] = Field(default_factory=list)
-    """Protections that were tried and did not hold, each with the reason."""
-
-    @property
-    def weaker_than_namespaces(self) -> bool:
-        return self.level != "namespaces"
-
-    def summary(self) -> str:
-        text = f"sandbox: {self.level}"
-        if self.missing:
-            text += " (" + "; ".join(self.missing) + ")"
-        return text
 
 
 def weakest(reports: Sequence[SandboxReport]) -> SandboxReport | None:

@@ -14,9 +14,10 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from kope.evaluate import landlock, seccomp
-from kope.evaluate.confine import SandboxReport, Settings
+from kope.evaluate.confine import Settings
 from kope.evaluate.sandbox import SandboxLimits, read_outcome, supervise
 from kope.evaluate.view import driver_library_dirs, gpu_devices, ldconfig_output
+from kope.protocol.sandbox import SandboxReport
 
 _SETTINGS = (
     "/proc/sys/kernel/unprivileged_userns_clone",

@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import ValidationError
 
-from kope.cases.task import Case, LowSignal, OverrideValue, Task, build_cases, load_task, parse_tolerances
-from kope.cases.tolerance import PROFILES, Tolerance, ToleranceChoice, ToleranceProfile, other_profiles, resolve_profile
+from kope import protocol
+from kope.cases.task import Case, OverrideValue, Task, build_cases, load_task, parse_tolerances
+from kope.cases.tolerance import PROFILES, Tolerance, ToleranceChoice, other_profiles, resolve_profile
 from kope.errors import (
     CandidateFileError,
     CaseError,
@@ -36,28 +37,31 @@ from kope.errors import (
     TaskFileError,
     TooLargeError,
 )
-from kope.evaluate import compare, judging, protocol
+from kope.evaluate import compare, judging
 from kope.evaluate.cache import ReferenceCache, reference_key
-from kope.evaluate.confine import SandboxMode, Settings, weakest
-from kope.evaluate.protocol import IntegritySpec, JobSpec, PlanInfo, TraceSpec, WorkerResult
-from kope.evaluate.protocol.channel import FEED_DIR, SEALED_DIR
-from kope.evaluate.results import (
+from kope.evaluate.confine import Settings, weakest
+from kope.evaluate.runner import ForkServer, Runner, SpawnRunner
+from kope.evaluate.sandbox import WORK_DIR, Outcome, SandboxLimits
+from kope.integrity import gate
+from kope.protocol import IntegritySpec, JobSpec, PlanInfo, TraceSpec, WorkerResult
+from kope.protocol.channel import FEED_DIR, SEALED_DIR
+from kope.protocol.results import (
     CaseResult,
     Emulation,
     EvalError,
     EvalResult,
     Finding,
     Integrity,
+    LowSignal,
     OutputDiff,
     Timing,
+    ToleranceProfile,
 )
-from kope.evaluate.runner import ForkServer, Runner, SpawnRunner
-from kope.evaluate.sandbox import WORK_DIR, Outcome, SandboxLimits
-from kope.integrity import gate
+from kope.protocol.sandbox import SandboxMode
 
 if TYPE_CHECKING:
-    from kope.cases.derive import Derivation
-    from kope.evaluate.protocol.probing import ShapeProbe, ShapeProbeResult
+    from kope.cases.derivation import Derivation
+    from kope.protocol.probing import ShapeProbe, ShapeProbeResult
 
 Which = Literal["all", "visible"] | Sequence[str]
 _SMALLEST_BUDGET = 1000
@@ -80,7 +84,7 @@ class _Probe:
 
 
 def _budget(options: EvalOptions) -> int:
-    from kope.cases.derive import default_max_elements
+    from kope.cases.sizes import default_max_elements
 
     return options.max_elements or default_max_elements(options.device)
 
@@ -249,7 +253,7 @@ class Evaluator:
             derivation = self.derivation(task, options)
             if derivation.too_large is not None and not set_overrides:
                 raise TooLargeError(derivation.too_large.message, _too_large_hint(derivation.too_large.fixes))
-            from kope.cases.derive import mark_low_signal
+            from kope.cases.signal import mark_low_signal
 
             derived = derivation.case_dicts(named=not set_overrides)
             built = build_cases(task, derived, set_overrides=set_overrides, source="derived cases")
@@ -259,7 +263,8 @@ class Evaluator:
 
     def derivation(self, task: Task, options: EvalOptions | None = None) -> Derivation:
         """Cases derived from the task's single shape (see `kope.cases.derive`); cached per task, device and budget."""
-        from kope.cases.derive import default_max_elements, derive
+        from kope.cases.derive import derive
+        from kope.cases.sizes import default_max_elements
 
         options = options or EvalOptions()
         budget = options.max_elements or default_max_elements(options.device)
@@ -285,7 +290,7 @@ class Evaluator:
 
     def _shape_probes(self, task: Task, probes: Sequence[ShapeProbe], options: EvalOptions) -> list[ShapeProbeResult]:
         """One sandboxed `shapes` job; probes it did not finish report why."""
-        from kope.evaluate.protocol.probing import ShapeProbeResult
+        from kope.protocol.probing import ShapeProbeResult
 
         reference = any(p.reference for p in probes)
         spec = JobSpec(

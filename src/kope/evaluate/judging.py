@@ -17,7 +17,7 @@ import ast
 from collections.abc import Collection, Sequence
 from typing import Literal
 
-from kope.evaluate.results import CaseResult, EvalResult, ProfileDisagreement
+from kope.protocol.results import CaseResult, EvalResult, ProfileDisagreement
 from kope.source import ParsedSource
 
 BF16_DOT = (

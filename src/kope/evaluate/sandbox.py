@@ -16,7 +16,7 @@ Landlock, plus seccomp and limits), forks the *worker* that runs untrusted code,
 
 The supervisor writes `outcome.json` (an `Outcome`) into the job directory. What the worker itself
 produced (results, tensors) is read and validated by the caller. A candidate job's results come through
-the sealed channel (`kope.evaluate.protocol.channel`): the supervisor keeps what the worker sent and,
+the sealed channel (`kope.protocol.channel`): the supervisor keeps what the worker sent and,
 once every process of the job is dead, writes the accepted files into a fresh `sealed/` directory, so
 the caller never reads a file that the candidate's process could still write.
 
@@ -48,9 +48,11 @@ from typing import IO
 
 from pydantic import BaseModel
 
-from kope.evaluate import confine, protocol
-from kope.evaluate.confine import SandboxReport, Settings
-from kope.evaluate.protocol import channel
+from kope import protocol
+from kope.evaluate import confine
+from kope.evaluate.confine import Settings
+from kope.protocol import channel
+from kope.protocol.sandbox import SandboxReport
 
 OUTCOME_FILE = "outcome.json"
 WORK_DIR = "work"

@@ -4,7 +4,7 @@
 - `kope.evaluate.inside.monitor` (with `provenance`): checks inside the candidate's process while it
   runs (launch counts, PyTorch calls, mutation, aliasing, tampering, threads, ghost replay); it lives
   with the rest of the sandboxed side, and the PyTorch allowlist both sides apply is
-  `kope.evaluate.protocol.policy`;
+  `kope.protocol.policy`;
 - `dynamic`: findings from what the monitor saw and from the evaluation (caching probe, hidden-case
   failures, impossible speed);
 - `gate`: everything merged into one verdict, which `Evaluator.evaluate` attaches to its result.

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from kope.evaluate.protocol import Observations, OutputPart, Provenance
-from kope.evaluate.protocol.policy import EPILOGUE_RATIO, MOVING, Policy, is_timer
-from kope.evaluate.results import CaseResult, Finding, Integrity, Timing
+from kope.protocol import Observations, OutputPart, Provenance
+from kope.protocol.policy import EPILOGUE_RATIO, MOVING, Policy, is_timer
+from kope.protocol.results import CaseResult, Finding, Integrity, Timing
 
 PEAK_BANDWIDTH_GBS: dict[str, float] = {
     "H200": 4800.0,
@@ -380,7 +380,7 @@ def cache_probe_finding(case: str) -> Finding:
 
 
 def sealed_channel_finding(case: str, reason: str) -> Finding:
-    """The job's sealed results were not one intact message from kope's code (see kope.evaluate.protocol.channel)."""
+    """The job's sealed results were not one intact message from kope's code (see kope.protocol.channel)."""
     return Finding(
         rule="harness-tamper",
         severity="reject",

@@ -5,9 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from kope.cases.task import Case, Task
-from kope.evaluate.protocol import Observations, PlanInfo, ValueMeta, WorkerResult
-from kope.evaluate.protocol.policy import decide
-from kope.evaluate.results import CaseResult, Finding, Integrity
 from kope.integrity.dynamic import (
     RunContext,
     cache_probe_finding,
@@ -18,6 +15,9 @@ from kope.integrity.dynamic import (
     verdict,
 )
 from kope.integrity.static import StaticContext, check_source
+from kope.protocol import Observations, PlanInfo, ValueMeta, WorkerResult
+from kope.protocol.policy import decide
+from kope.protocol.results import CaseResult, Finding, Integrity
 
 __all__ = [
     "RunContext",

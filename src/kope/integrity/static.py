@@ -13,8 +13,8 @@ import ast
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
-from kope.evaluate.protocol.policy import ALLOWED
-from kope.evaluate.results import Finding
+from kope.protocol.policy import ALLOWED
+from kope.protocol.results import Finding
 from kope.source import ParsedSource
 
 TORCH_SAFE_PREFIXES = (

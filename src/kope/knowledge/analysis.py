@@ -15,7 +15,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from kope.source import ParsedSource, call_name
+from kope.source import ParsedSource, call_name, names_in
 
 TRITON_MODULES = {"tl", "triton.language", "libdevice", "tl.math", "tl.extra.cuda.libdevice"}
 INT_DTYPES = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "long", "int", "short"}
@@ -33,12 +33,6 @@ def argument(call: ast.Call, position: int, name: str) -> ast.expr | None:
     if value is not None:
         return value
     return call.args[position] if len(call.args) > position else None
-
-
-def names_in(node: ast.AST | None) -> set[str]:
-    if node is None:
-        return set()
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
 def calls_in(node: ast.AST | None, *names: str) -> Iterator[ast.Call]:

@@ -7,17 +7,9 @@
 See docs/guide/memory.md for the design.
 """
 
-from kope.memory.store import (
-    DecisionIn,
-    EvaluationRecord,
-    ExperienceStore,
-    Injected,
-    RunRecord,
-    StoreError,
-    TaskRecord,
-    VersionRecord,
-    default_url,
-)
+from kope.memory.engine import default_url
+from kope.memory.records import DecisionIn, EvaluationRecord, Injected, RunRecord, TaskRecord, VersionRecord
+from kope.memory.store import ExperienceStore, StoreError
 
 __all__ = [
     "DecisionIn",

@@ -17,16 +17,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from kope.memory.store import (
+from kope.memory.records import (
     DecisionRecord,
     EdgeRecord,
     EvaluationRecord,
-    ExperienceStore,
     LearnedRecord,
     RunRecord,
     TaskRecord,
     VersionRecord,
 )
+from kope.memory.store import ExperienceStore
 
 Format = Literal["json", "dot", "html"]
 COLOURS = {"pass": "#2e9d4f", "fail": "#e08a1e", "error": "#d43d3d", "reject": "#a23bbf", "": "#8a8a8a"}

@@ -16,6 +16,7 @@ from functools import cache
 from importlib import metadata
 
 from kope.cases.task import Task
+from kope.hashing import content_hash
 
 _PATH = re.compile(r"""(?:[A-Za-z]:)?(?:[/\\][^\s:'",()\[\]]+){2,}""")
 _FILE_LINE = re.compile(r"\bline \d+")
@@ -39,10 +40,6 @@ def normalize_error(text: str, kind: str | None = None) -> str:
 
 def error_hash(normalized: str) -> str:
     return hashlib.sha256(normalized.encode()).hexdigest()[:16]
-
-
-def content_hash(source: str) -> str:
-    return hashlib.sha256(source.encode()).hexdigest()
 
 
 def normalized_hash(source: str) -> str:

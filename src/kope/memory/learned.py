@@ -21,7 +21,8 @@ from typing import Any
 
 from kope.knowledge.base import KnowledgeBase
 from kope.knowledge.schema import CodeCue, Pattern, Symptom
-from kope.memory.store import ExperienceStore, LearnedRecord
+from kope.memory.records import LearnedRecord
+from kope.memory.store import ExperienceStore
 
 ORIGIN = "learned"
 SYMPTOM_WEIGHT = 3.0

@@ -39,7 +39,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from kope.context.budget import Packed, Section, pack
-from kope.memory.store import ExperienceRow, ExperienceStore, Injected
+from kope.memory.records import ExperienceRow, Injected
+from kope.memory.store import ExperienceStore
 from kope.models.tokens import count
 
 SectionName = Literal["patterns", "lineage", "siblings", "other-tasks"]

@@ -14,12 +14,14 @@ from typing import Any
 
 from kope.cases.task import Task
 from kope.context.budget import Packed, Section
-from kope.evaluate import EvalResult
+from kope.hashing import content_hash
 from kope.knowledge.base import KnowledgeBase
-from kope.memory.fingerprints import content_hash, device_label, error_hash, normalize_error
+from kope.memory.fingerprints import device_label, error_hash, normalize_error
 from kope.memory.learned import learn, unified_diff
 from kope.memory.packer import ExperiencePacker, Prepared, Query
-from kope.memory.store import DecisionIn, EvaluationRecord, ExperienceStore, StepRecord
+from kope.memory.records import DecisionIn, EvaluationRecord, StepRecord
+from kope.memory.store import ExperienceStore
+from kope.protocol.results import EvalResult
 
 _BLOCK = re.compile(r"<{5,9} ?SEARCH.*?>{5,9} ?REPLACE[^\n]*", re.DOTALL)
 _FENCE = re.compile(r"```.*?```", re.DOTALL)

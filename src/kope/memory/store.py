@@ -21,7 +21,6 @@ invariants (no dangling reference, no unfinished run, every committed key's runs
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -30,26 +29,41 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
-from sqlalchemy import Connection, Engine, and_, case, create_engine, event, func, literal, or_, select
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import Connection, Engine, and_, case, func, literal, or_, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.pool import QueuePool, StaticPool
 
-from kope import paths
 from kope.cases.task import Task
 from kope.errors import KopeError
-from kope.evaluate import EvalResult
+from kope.hashing import content_hash
 from kope.memory import schema
+from kope.memory.engine import insert_ignore, make_engine, url_of
 from kope.memory.fingerprints import (
-    content_hash,
     error_hash,
     normalize_error,
     normalized_hash,
     task_family,
     task_fingerprint,
     toolchain,
+)
+from kope.memory.records import (
+    EDGE_KINDS,
+    DecisionIn,
+    DecisionRecord,
+    EdgeKind,
+    EdgeRecord,
+    EvaluationRecord,
+    ExperienceRow,
+    Injected,
+    InjectionRecord,
+    LearnedRecord,
+    PatternStats,
+    RunRecord,
+    StepRecord,
+    StoreStats,
+    TaskRecord,
+    VersionRecord,
+    evaluation_values,
 )
 from kope.memory.schema import (
     commit_key,
@@ -64,252 +78,14 @@ from kope.memory.schema import (
     task,
     version,
 )
-
-EdgeKind = Literal["derived_from", "alternative_of", "used_evidence", "fixed_by"]
-EDGE_KINDS: tuple[str, ...] = ("derived_from", "alternative_of", "used_evidence", "fixed_by")
-BUSY_TIMEOUT_S = 60.0
+from kope.protocol.results import EvalResult
 
 
 class StoreError(KopeError):
     """The experience store cannot be opened or written."""
 
 
-# -- records ---------------------------------------------------------------------------------
-
-
-class TaskRecord(BaseModel):
-    id: int
-    hash: str
-    name: str
-    family: str
-    signature: str
-    path: str
-    created: float
-
-
-class RunRecord(BaseModel):
-    id: int
-    kind: str
-    task_id: int
-    model: str
-    device: str
-    toolchain: str
-    started: float
-    finished: float | None = None
-    status: str | None = None
-    stop_reason: str | None = None
-    tokens_prompt: int = 0
-    tokens_completion: int = 0
-    start_version: int | None = None
-    best_version: int | None = None
-    summary: dict[str, Any] | None = None
-
-
-class VersionRecord(BaseModel):
-    id: int
-    task_id: int
-    hash: str
-    norm_hash: str
-    source: str
-    created: float
-
-
-class DecisionRecord(BaseModel):
-    id: int
-    run_id: int
-    parent_id: int | None
-    child_id: int
-    kind: str
-    text: str
-    diff: str
-    params: dict[str, Any] | None = None
-    prompt_id: str | None = None
-    tokens_prompt: int = 0
-    tokens_completion: int = 0
-    created: float
-
-
-class EvaluationRecord(BaseModel):
-    id: int
-    version_id: int
-    run_id: int | None
-    scope: str
-    status: str
-    correct: bool
-    cases_passed: int
-    cases_total: int
-    error_kind: str | None = None
-    error_message: str | None = None
-    error_signature: str | None = None
-    integrity: str
-    time_ms: float | None = None
-    reference_ms: float | None = None
-    timing_method: str | None = None
-    speedup: float | None = None
-    device: str
-    toolchain: str
-    created: float
-
-
-class EdgeRecord(BaseModel):
-    id: int
-    kind: str
-    src: int
-    dst: int | None = None
-    ref: str | None = None
-    decision_id: int | None = None
-    run_id: int | None = None
-    created: float
-
-
-class PatternStats(BaseModel):
-    pattern: str
-    applied: int
-    fixed: int
-
-    @property
-    def rate(self) -> float:
-        """Beta-smoothed fix rate, (fixed + 1) / (applied + 2)."""
-        return (self.fixed + 1) / (self.applied + 2)
-
-
-class LearnedRecord(BaseModel):
-    id: int
-    pattern_id: str
-    task_id: int
-    family: str
-    error_signature: str | None = None
-    title: str
-    explanation: str
-    diff: str
-    keywords: list[str] = Field(default_factory=list)
-    features: dict[str, Any] = Field(default_factory=dict)
-    cues: list[str] = Field(default_factory=list)
-    source_version: int | None = None
-    fixed_version: int | None = None
-    created: float
-
-
-class InjectionRecord(BaseModel):
-    id: int
-    prompt_id: str
-    run_id: int | None = None
-    version_id: int | None = None
-    item: str
-    section: str
-    level: int
-    tokens: int
-    rank: int
-    score: float
-    relevance: float
-    utility: float
-    recency: float
-    redundancy: float
-    produced_version: int | None = None
-    outcome: str | None = None
-    created: float
-
-
-class DecisionIn(BaseModel):
-    """A decision to record: what changed (kind, text, diff, params) and what it cost."""
-
-    kind: str
-    text: str = ""
-    diff: str = ""
-    params: dict[str, Any] | None = None
-    prompt_id: str | None = None
-    tokens_prompt: int = 0
-    tokens_completion: int = 0
-
-
-class Injected(BaseModel):
-    """One item the context packer put into a prompt."""
-
-    item: str
-    section: str
-    level: int
-    tokens: int
-    rank: int
-    score: float
-    relevance: float = 0.0
-    utility: float = 0.0
-    recency: float = 0.0
-    redundancy: float = 0.0
-
-
-class StepRecord(BaseModel):
-    version: VersionRecord
-    new: bool
-    """False when this source was already stored for the task (deduplicated)."""
-    decision_id: int | None = None
-    evaluation: EvaluationRecord | None = None
-
-
-class ExperienceRow(BaseModel):
-    """A decision with its outcome and context: what the context packer ranks."""
-
-    decision_id: int
-    run_id: int
-    task_id: int
-    task_name: str
-    family: str
-    signature: str
-    kind: str
-    text: str
-    diff: str
-    params: dict[str, Any] | None = None
-    parent_id: int | None
-    child_id: int
-    status: str | None = None
-    correct: bool | None = None
-    error_signature: str | None = None
-    error_kind: str | None = None
-    time_ms: float | None = None
-    parent_time_ms: float | None = None
-    timing_method: str | None = None
-    device: str | None = None
-    created: float
-
-    @property
-    def speedup(self) -> float | None:
-        """Parent time over child time, same run and method (None when either is unknown)."""
-        if self.time_ms and self.parent_time_ms and self.correct:
-            return self.parent_time_ms / self.time_ms
-        return None
-
-
-class StoreStats(BaseModel):
-    url: str
-    schema_version: int
-    tasks: int
-    runs: int
-    versions: int
-    decisions: int
-    evaluations: int
-    edges: dict[str, int]
-    error_signatures: int
-    pattern_evidence: int
-    learned_patterns: int
-    injections: int
-    runs_by_kind: dict[str, int]
-    top_patterns: list[dict[str, Any]] = Field(default_factory=list)
-
-
 # -- the store -------------------------------------------------------------------------------
-
-
-def default_url() -> str:
-    """`sqlite:///<data_dir>/memory.db` (`$XDG_DATA_HOME/kope/memory.db` or `~/.local/share/kope/memory.db`)."""
-    return f"sqlite:///{paths.data_dir() / 'memory.db'}"
-
-
-def _url_of(location: str | Path | None) -> str:
-    if location is None:
-        return default_url()
-    text = str(location)
-    if text == ":memory:":
-        return "sqlite://"
-    return text if "://" in text else f"sqlite:///{Path(text).expanduser().resolve()}"
 
 
 @dataclass
@@ -335,25 +111,13 @@ class ExperienceStore:
     @classmethod
     def open(cls, location: str | Path | None = None, *, migrate: bool = True) -> ExperienceStore:
         """Open (and create or migrate) the store at a SQLAlchemy URL or a file path; None: the default file."""
-        url = _url_of(location)
+        url = url_of(location)
         try:
             parsed = make_url(url)
         except (SQLAlchemyError, ValueError) as exc:
             raise StoreError(f"not a database URL: {url!r} ({exc})") from None
         try:
-            if parsed.get_backend_name() == "sqlite":
-                database = parsed.database or ""
-                if database and database != ":memory:":
-                    Path(database).parent.mkdir(parents=True, exist_ok=True)
-                memory = database in ("", ":memory:")
-                engine = create_engine(
-                    parsed,
-                    poolclass=StaticPool if memory else QueuePool,
-                    connect_args={"timeout": BUSY_TIMEOUT_S, "check_same_thread": False},
-                )
-                _sqlite_setup(engine)
-            else:
-                engine = create_engine(parsed, pool_pre_ping=True)
+            engine = make_engine(parsed)
         except ImportError as exc:
             hint = " (pip install 'kope[postgres]')" if parsed.get_backend_name() == "postgresql" else ""
             raise StoreError(f"cannot open the experience store {url}: {exc}{hint}") from None
@@ -410,7 +174,7 @@ class ExperienceStore:
                 try:
                     yield written
                     if key is not None:
-                        fresh = _insert_ignore(
+                        fresh = insert_ignore(
                             conn, commit_key, {"key": key, "runs": written.runs, "created": time.time()}, ["key"]
                         )
                         written.duplicate = not fresh
@@ -484,7 +248,7 @@ class ExperienceStore:
             "created": time.time(),
         }
         with self._writing(conn) as c:
-            _insert_ignore(c, task, values, ["hash"])
+            insert_ignore(c, task, values, ["hash"])
             row = c.execute(select(task).where(task.c.hash == loaded.sha256)).one()
         return TaskRecord.model_validate(row._asdict())
 
@@ -546,7 +310,7 @@ class ExperienceStore:
         """Store a source for a task unless it is there already; (record, whether it was new)."""
         digest = content_hash(source)
         with self._writing(conn) as c:
-            inserted = _insert_ignore(
+            inserted = insert_ignore(
                 c,
                 version,
                 {
@@ -612,7 +376,7 @@ class ExperienceStore:
         digest = error_hash(text)
         now = time.time()
         with self._writing(conn) as c:
-            inserted = _insert_ignore(
+            inserted = insert_ignore(
                 c,
                 error_signature,
                 {"hash": digest, "text": text, "count": 1, "first_seen": now, "last_seen": now},
@@ -777,7 +541,7 @@ class ExperienceStore:
     def add_learned(self, values: Mapping[str, Any]) -> tuple[LearnedRecord, bool]:
         """Store a learned pattern unless one with its id exists; (record, whether it was new)."""
         with self.transaction() as conn:
-            inserted = _insert_ignore(conn, learned_pattern, {**values, "created": time.time()}, ["pattern_id"])
+            inserted = insert_ignore(conn, learned_pattern, {**values, "created": time.time()}, ["pattern_id"])
             row = conn.execute(
                 select(learned_pattern).where(learned_pattern.c.pattern_id == values["pattern_id"])
             ).one()
@@ -1125,74 +889,3 @@ class ExperienceStore:
                 .limit(limit)
             ).all()
         return [(str(t), int(n)) for t, n in rows]
-
-
-def evaluation_values(result: EvalResult) -> dict[str, Any]:
-    """The columns of an evaluation row that come from the evaluator's result."""
-    timings = [c.timing for c in result.cases]
-    timed = all(t is not None for t in timings) and bool(timings)
-    time_ms = sum(t.candidate_ms for t in timings if t is not None) if timed else None
-    references = [t.reference_ms for t in timings if t is not None]
-    reference_ms = sum(r for r in references if r) if timed and all(references) else None
-    method = timings[0].method if timed and timings[0] is not None else None
-    speedup = None
-    if method == "cuda-events" and time_ms and reference_ms:
-        speedup = reference_ms / time_ms
-    return {
-        "status": result.status,
-        "correct": result.status == "pass",
-        "cases_passed": sum(c.passed for c in result.cases),
-        "cases_total": len(result.cases),
-        "error_kind": result.error.kind if result.error else None,
-        "error_message": result.error.message[:2000] if result.error else None,
-        "integrity": result.integrity.verdict,
-        "time_ms": time_ms if time_ms is None or math.isfinite(time_ms) else None,
-        "reference_ms": reference_ms,
-        "timing_method": method,
-        "speedup": speedup,
-    }
-
-
-def _insert_ignore(conn: Connection, table: Any, values: Mapping[str, Any], keys: Sequence[str]) -> bool:
-    """INSERT unless a row with the same unique `keys` exists; whether a row was inserted."""
-    name = conn.dialect.name
-    statement: Any
-    if name == "sqlite":
-        statement = sqlite.insert(table).on_conflict_do_nothing(index_elements=list(keys))
-    elif name == "postgresql":
-        # psycopg reports rowcount -1 for an INSERT that SQLAlchemy gives an implicit RETURNING; a row back is
-        # the reliable sign that one was inserted.
-        returning = (
-            postgresql.insert(table)
-            .on_conflict_do_nothing(index_elements=list(keys))
-            .returning(*[table.c[k] for k in keys])
-        )
-        return conn.execute(returning, dict(values)).first() is not None
-    else:
-        exists = conn.execute(
-            select(func.count()).select_from(table).where(and_(*[table.c[k] == values[k] for k in keys]))
-        ).scalar()
-        if exists:
-            return False
-        conn.execute(table.insert().values(**values))
-        return True
-    return bool(conn.execute(statement, dict(values)).rowcount)
-
-
-def _sqlite_setup(engine: Engine) -> None:
-    """WAL, a busy timeout, foreign keys, and transactions that kope begins itself (IMMEDIATE for writes)."""
-
-    @event.listens_for(engine, "connect")
-    def _connect(dbapi_connection: Any, _record: Any) -> None:
-        dbapi_connection.isolation_level = None
-        cursor = dbapi_connection.cursor()
-        cursor.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        cursor.execute("PRAGMA journal_mode = WAL")
-        cursor.execute("PRAGMA synchronous = NORMAL")
-        cursor.execute("PRAGMA foreign_keys = ON")
-        cursor.close()
-
-    @event.listens_for(engine, "begin")
-    def _begin(conn: Connection) -> None:
-        mode = "IMMEDIATE" if conn.get_execution_options().get("kope_write") else "DEFERRED"
-        conn.exec_driver_sql(f"BEGIN {mode}")

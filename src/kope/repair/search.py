@@ -29,9 +29,11 @@ from pydantic import BaseModel
 from kope import syntax
 from kope.cases.task import Case, Task
 from kope.diagnose.report import Diagnosis
-from kope.evaluate import EvalOptions, EvalResult, Evaluator
+from kope.evaluate import EvalOptions, Evaluator
+from kope.hashing import content_hash
 from kope.knowledge.recipes import apply
-from kope.loop import Score, content_hash, version_score
+from kope.loop import Score, version_score
+from kope.protocol.results import EvalResult
 from kope.repair.operators import Program, edits
 from kope.repair.operators._core import changed_lines
 from kope.repair.shapes import SHAPE_PRIORITY, reshaped, shape_fix

@@ -63,6 +63,13 @@ def dotted(node: object) -> str:
         parts.append(attr)
 
 
+def names_in(node: ast.AST | None) -> set[str]:
+    """The names (`ast.Name` ids) an expression or statement mentions, at any depth; none for None."""
+    if node is None:
+        return set()
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
 def _name_of(node: object) -> str | None:
     if isinstance(node, ast.Name):
         return node.id

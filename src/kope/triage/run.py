@@ -200,7 +200,8 @@ def triage(
         limits = LoopLimits(max_iterations=max_iterations, max_tokens=tokens_left, max_seconds=seconds_left)
         return TriageJob(
             item=item,
-            out=str(out),
+            task_text=_read(item.task),
+            candidate_text=_read(item.candidate),
             options=options,
             model=model,
             limits=limits,
@@ -222,6 +223,8 @@ def triage(
                 if row.id in seen:  # a job that ran twice (a retry whose first try also reported): one row
                     continue
                 seen.add(row.id)
+                row.save_files(out)
+                row.files = {}
                 handle.write(row.model_dump_json() + "\n")
                 handle.flush()
                 summary.rows.append(row)
@@ -240,3 +243,12 @@ def triage(
 
         write_report(summary, out / REPORT)
     return summary
+
+
+def _read(path: str) -> str | None:
+    """A file's text for a job (bytes that are not UTF-8 survive: the worker writes them back as they were);
+    None when it cannot be read, which the worker reports on the candidate's row."""
+    try:
+        return Path(path).read_text(errors="surrogateescape")
+    except OSError:
+        return None

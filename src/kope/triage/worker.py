@@ -12,8 +12,11 @@
                       Triton interpreter, TF32 `tl.dot`); never repaired
 
 The worker owns one evaluator (fork server, reference cache) for all the jobs it is given, in
-whichever process the executor runs it. Repairs go through the debug loop's public API; with an
-experience store, each repair is recorded in one atomic block keyed by the run and the candidate,
+whichever process the executor runs it. A job carries the task and the candidate as text, with their
+names; the worker writes them into a scratch folder of its own and sends back, in the row, the files it
+made for the results folder (`TriageRow.files`), which the head writes: a worker needs no file system
+shared with the head (a Ray worker on another machine). Repairs go through the debug loop's public API;
+with an experience store, each repair is recorded in one atomic block keyed by the run and the candidate,
 so a retried job writes nothing twice and a killed one writes nothing.
 """
 
@@ -22,8 +25,8 @@ from __future__ import annotations
 import difflib
 import hashlib
 import os
-import shutil
 import socket
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -34,12 +37,12 @@ from pydantic import BaseModel, Field
 
 from kope.agents.debug import DebugConfig, DebugLoop, DebugReport
 from kope.diagnose.diagnoser import Diagnoser
-from kope.evaluate import EvalOptions, EvalResult, Evaluator
-from kope.evaluate.results import ProfileDisagreement
+from kope.evaluate import EvalOptions, Evaluator
 from kope.knowledge.base import KnowledgeBase
 from kope.loop import LoopLimits
 from kope.memory.store import ExperienceStore
 from kope.models import load_model
+from kope.protocol.results import EvalResult, ProfileDisagreement
 from kope.triage.layout import Item
 
 Klass = Literal["pass", "near-miss", "broken", "cheat", "unsupported-here"]
@@ -120,17 +123,32 @@ class TriageRow(BaseModel):
     worker: str = ""
     error: str | None = None
     finished: str = ""
+    files: dict[str, bytes] = Field(default_factory=dict, exclude=True)
+    """What the worker made for the results folder (the heatmap, the repaired kernel, the repair's work
+    folder), by path relative to it; the head writes them (`save_files`), results.jsonl does not hold them."""
 
     @property
     def tokens(self) -> int:
         return self.tokens_prompt + self.tokens_completion
 
+    def save_files(self, out: Path) -> None:
+        """Write the files the worker sent into the results folder `out` (each path stays inside it)."""
+        root = out.resolve()
+        for relative, data in self.files.items():
+            target = (root / relative).resolve()
+            if not target.is_relative_to(root):
+                raise ValueError(f"a triage worker sent a file outside the results folder: {relative}")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+
 
 @dataclass(frozen=True)
 class TriageJob:
     item: Item
-    out: str
-    """The results folder (repaired/, heatmaps/ and work/ go under it)."""
+    """The candidate's id and names (`item.task` and `item.candidate` name the files; nothing reads them)."""
+    task_text: str | None
+    """The task file's text, read by the head (None: it could not read it; the row says so)."""
+    candidate_text: str | None
     options: EvalOptions
     model: str = "offline"
     limits: LoopLimits = field(default_factory=LoopLimits)
@@ -183,22 +201,27 @@ class TriageWorker:
             worker=self.name,
         )
         try:
-            self._triage(job, row)
+            with tempfile.TemporaryDirectory(prefix="kope-triage-") as scratch:
+                try:
+                    self._triage(job, row, Path(scratch))
+                finally:
+                    row.files = _files_under(Path(scratch) / "out")
         except Exception as exc:  # one candidate that breaks kope must not end the run: its row says why
             row.error = f"{type(exc).__name__}: {exc}"
         row.job_s = round(time.monotonic() - began, 3)
         row.finished = time.strftime("%Y-%m-%dT%H:%M:%S")
         return row
 
-    def _triage(self, job: TriageJob, row: TriageRow) -> None:
-        out = Path(job.out)
+    def _triage(self, job: TriageJob, row: TriageRow, scratch: Path) -> None:
+        """`scratch`: this job's own folder; what its `out` holds at the end goes to the results folder."""
+        task, candidate = _materialise(scratch / "inputs", job)
         name = slug(job.item.id)
+        out = scratch / "out"
         heatmap = out / "heatmaps" / f"{name}.png"
         heatmap.parent.mkdir(parents=True, exist_ok=True)
-        heatmap.unlink(missing_ok=True)
         started = time.monotonic()
         diagnosis = Diagnoser(self.evaluator, self.knowledge).diagnose(
-            job.item.task, job.item.candidate, options=job.options, probes=False, plot=heatmap
+            task, candidate, options=job.options, probes=False, plot=heatmap
         )
         row.eval_s = round(time.monotonic() - started, 3)
         result = diagnosis.evaluation
@@ -213,7 +236,7 @@ class TriageWorker:
         if not job.repair:
             row.repair, row.stop_reason = "skipped", job.skip_reason
             return
-        self._repair(job, row, out, name)
+        self._repair(job, row, out, name, (task, candidate))
 
     @staticmethod
     def _describe(result: EvalResult, row: TriageRow) -> None:
@@ -232,7 +255,8 @@ class TriageWorker:
         row.emulation = result.emulation.note if result.emulation is not None else None
         row.low_signal = result.low_signal.reason if result.low_signal is not None else None
 
-    def _repair(self, job: TriageJob, row: TriageRow, out: Path, name: str) -> None:
+    def _repair(self, job: TriageJob, row: TriageRow, out: Path, name: str, files: tuple[Path, Path]) -> None:
+        task, candidate = files
         work = out / "work" / name
         work.mkdir(parents=True, exist_ok=True)
         config = DebugConfig(limits=job.limits, options=job.options, probes=job.probes)
@@ -250,10 +274,10 @@ class TriageWorker:
         report: DebugReport
         if store is not None:
             with store.atomic(key=job.store_key or None) as written:
-                report = loop.run(job.item.task, job.item.candidate, work / "out.py")
+                report = loop.run(task, candidate, work / "out.py")
             row.store = "duplicate" if written.duplicate else "recorded"
         else:
-            report = loop.run(job.item.task, job.item.candidate, work / "out.py")
+            report = loop.run(task, candidate, work / "out.py")
         row.repair_s = round(time.monotonic() - started, 3)
         row.repair, row.stop_reason, row.iterations = report.status, report.stop_reason, report.iterations
         row.tokens_prompt, row.tokens_completion = report.tokens.prompt, report.tokens.completion
@@ -261,7 +285,7 @@ class TriageWorker:
         produced = Path(report.output) if report.output else None
         if produced is None or not produced.is_file():
             return
-        before, after = Path(job.item.candidate).read_text(), produced.read_text()
+        before, after = candidate.read_text(), produced.read_text()
         row.diff = "".join(
             difflib.unified_diff(
                 before.splitlines(keepends=True),
@@ -273,5 +297,30 @@ class TriageWorker:
         if report.status == "repaired":
             target = out / "repaired" / f"{name}.py"
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(produced, target)
+            target.write_bytes(produced.read_bytes())
             row.repaired = str(target.relative_to(out))
+
+
+def _materialise(root: Path, job: TriageJob) -> tuple[Path, Path]:
+    """The job's task and candidate written under `root`, each at the path its name gives (so that what a
+    name says, a KernelBench `levelN/NN_name.py` task path for one, still says it)."""
+    task = root / "task" / _relative(job.item.task)
+    candidate = root / "candidate" / _relative(job.item.candidate)
+    for path, name, text in ((task, job.item.task, job.task_text), (candidate, job.item.candidate, job.candidate_text)):
+        if text is None:
+            raise FileNotFoundError(f"the head could not read {name}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, errors="surrogateescape")
+    return task, candidate
+
+
+def _relative(name: str) -> Path:
+    """A file's name as a relative path that stays where it is put (no root, no `..`)."""
+    parts = [part for part in Path(name).parts if part not in ("..", ".") and part != Path(name).anchor]
+    return Path(*parts) if parts else Path("file.py")
+
+
+def _files_under(folder: Path) -> dict[str, bytes]:
+    if not folder.is_dir():
+        return {}
+    return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}

@@ -13,9 +13,9 @@ from kope.evaluate import Evaluator
 from kope.evaluate.evaluator import EvalOptions
 from kope.evaluate.inside.monitor import Monitor
 from kope.evaluate.inside.provenance import FILL, Label, Shadow, span, tensor_copies
-from kope.evaluate.protocol import HostEvent, Observations, OutputPart, Provenance, TorchCall
-from kope.evaluate.protocol.policy import decide
 from kope.integrity.dynamic import RunContext, observation_findings
+from kope.protocol import HostEvent, Observations, OutputPart, Provenance, TorchCall
+from kope.protocol.policy import decide
 
 ROOT = FIXTURES.parents[1]
 DEV = FIXTURES / "provenance_dev"
@@ -164,6 +164,7 @@ def test_without_the_interpreter_a_launch_is_judged_by_its_arguments(tmp_path: P
     assert monitor.provenance.torch_on_inputs == []  # the monitor's own copies and comparisons are not counted
 
 
+@pytest.mark.slow
 def test_an_extension_calling_back_into_pytorch_is_not_kernel_work(tmp_path: Path) -> None:
     monitor = _argument_monitor(tmp_path)
     a, b = torch.randn(8, 8), torch.randn(8, 8)
@@ -178,6 +179,7 @@ def test_an_extension_calling_back_into_pytorch_is_not_kernel_work(tmp_path: Pat
     assert [c.name for c in monitor.provenance.extension_torch] == ["mm"]
 
 
+@pytest.mark.slow
 def test_kope_check_says_which_policy_applied() -> None:
     from typer.testing import CliRunner
 

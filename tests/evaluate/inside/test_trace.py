@@ -5,7 +5,7 @@ from __future__ import annotations
 from conftest import SCALE_GOOD, SCALE_TASK
 
 from kope.evaluate import EvalOptions, Evaluator
-from kope.evaluate.protocol import TraceSpec
+from kope.protocol import TraceSpec
 
 
 def line_of(text: str) -> int:

@@ -16,9 +16,9 @@ import pytest
 import torch
 from conftest import SCALE_TASK
 
-from kope.evaluate import protocol
+from kope import protocol
 from kope.evaluate.inside import tensors, worker
-from kope.evaluate.protocol import JobSpec, WorkerResult
+from kope.protocol import JobSpec, WorkerResult
 
 
 @pytest.fixture

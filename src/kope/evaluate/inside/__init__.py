@@ -6,7 +6,7 @@ and the candidate. Everything here may therefore run next to hostile code: the w
 tensor exchange (safetensors, never pickle), timing, the Triton interpreter set-up, the integrity
 monitor and its provenance tracking, the bounds checker and the tracer.
 
-Modules here import only this package, `kope.evaluate.protocol` (the typed data both sides share),
+Modules here import only this package, `kope.protocol` (the typed data both sides share),
 the standard library and third-party code: never the parent side (the evaluator, compare, diagnosis,
 knowledge...). The `kope` and `kope.evaluate` package namespaces load their names lazily, so
 importing this package does not pull the evaluator in either. The parent side imports nothing from

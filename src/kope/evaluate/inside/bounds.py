@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from kope.evaluate.protocol import BoundsEvent
+from kope.protocol import BoundsEvent
 
 _MAX_EVENTS = 50
 

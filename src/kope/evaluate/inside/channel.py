@@ -1,4 +1,4 @@
-"""The worker's end of the sealed channel (`kope.evaluate.protocol.channel`): pack, send once, die.
+"""The worker's end of the sealed channel (`kope.protocol.channel`): pack, send once, die.
 
 Every reference the sending path uses is taken when this module is imported, which the fork server
 does before any job runs: writing to a descriptor, killing this process, the MAC, the JSON and
@@ -26,19 +26,9 @@ import torch.overrides
 import torch.utils._python_dispatch
 
 from kope.evaluate.inside import cuda
-from kope.evaluate.protocol import Observations, ValueMeta, WorkerResult
-from kope.evaluate.protocol import channel as protocol_channel
-from kope.evaluate.protocol.channel import (
-    CHANNEL_FD,
-    END,
-    FEED_FD,
-    FILE,
-    KEY_BYTES,
-    KEY_FD,
-    MAC_BYTES,
-    MAGIC,
-    RESULT,
-)
+from kope.protocol import Observations, ValueMeta, WorkerResult
+from kope.protocol import channel as protocol_channel
+from kope.protocol.channel import CHANNEL_FD, END, FEED_FD, FILE, KEY_BYTES, KEY_FD, MAC_BYTES, MAGIC, RESULT
 
 _write = os.write
 _read = os.read

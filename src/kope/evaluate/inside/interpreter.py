@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from kope.evaluate.protocol import AutotuneRun
+from kope.protocol import AutotuneRun
 
 HINT = "run it on a GPU machine with --device cuda (the CPU interpreter has no GPU driver)"
 _CUDA_ONLY = (

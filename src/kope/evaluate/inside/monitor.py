@@ -6,7 +6,7 @@ Installed before the candidate module is loaded:
   call into a CUDA extension built with `torch.utils.cpp_extension.load[_inline]` is counted, per
   forward call, for kernels defined in the candidate's own file;
 - a `TorchFunctionMode` records, during forward, every PyTorch call the candidate's Python code
-  makes that is not on the allowlist (`kope.evaluate.protocol.policy`), with the line of the candidate file
+  makes that is not on the allowlist (`kope.protocol.policy`), with the line of the candidate file
   it came from; calls made by a kernel launch itself are not the candidate's and are not recorded;
 - the identities of functions a cheat would patch (comparisons, timers, Triton's launcher, kope's
   worker, the deterministic-mode switches) are taken, and compared again at the end.
@@ -53,7 +53,7 @@ from kope.evaluate.inside.provenance import (
     tensor_copies,
     union,
 )
-from kope.evaluate.protocol import HostEvent, Observations, OutputPart, Provenance, TorchCall, policy
+from kope.protocol import HostEvent, Observations, OutputPart, Provenance, TorchCall, policy
 
 _equal = torch.equal
 _uint8 = torch.uint8
@@ -135,27 +135,6 @@ _REFERENCE_CALLS = {
 }
 """Functions that reach into the interpreter's state; a candidate calling them is looking for the harness.
 Each wrapper returns what the original would have returned to its caller (frames are not shifted)."""
-_FILLED_ALLOCATIONS = frozenset(
-    {
-        "empty",
-        "empty_like",
-        "empty_strided",
-        "zeros",
-        "zeros_like",
-        "ones",
-        "ones_like",
-        "full",
-        "full_like",
-        "new_empty",
-        "new_empty_strided",
-        "new_zeros",
-        "new_ones",
-        "new_full",
-    }
-)
-"""Allocations whose contents are a fill (or poison), not data: an output the kernels never wrote but
-that is such an allocation is an honest bug (uninitialised or constant output), not a result brought
-in from elsewhere."""
 _REFERENCE_IMPORTS = frozenset({"gc", "inspect", "kope", "kope_task", "task", "__main__", "pickle", "marshal", "dill"})
 
 
@@ -183,7 +162,7 @@ class _Recorder(TorchFunctionMode):
             monitor.trace_call(name, args, kwargs, result)
         if name in policy.MOVES or name in policy.VIEWS:
             monitor.record_movement(name, args, result)
-        elif name in _FILLED_ALLOCATIONS and isinstance(result, torch.Tensor):
+        elif name in policy.FILLED_ALLOCATIONS and isinstance(result, torch.Tensor):
             monitor.record_fill(result)
         return result
 

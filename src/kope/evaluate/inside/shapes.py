@@ -26,9 +26,9 @@ from typing import Any
 
 import torch
 
-from kope.evaluate import protocol
-from kope.evaluate.protocol import JobSpec, WorkerResult
-from kope.evaluate.protocol.probing import OutputSignal, ProbedInput, ShapeProbe, ShapeProbeResult
+from kope import protocol
+from kope.protocol import JobSpec, WorkerResult
+from kope.protocol.probing import OutputSignal, ProbedInput, ShapeProbe, ShapeProbeResult
 
 _TASK_MODULE = "kope_task"
 _SEED = 0
@@ -36,7 +36,7 @@ _SEED = 0
 
 def transform_inputs(inputs: list[Any], scale: float, shift: float, pattern: str | None = None) -> list[Any]:
     """Floating-point tensors (also inside lists and tuples) become `p * scale + shift`, where `p` is the
-    tensor itself or, with a `pattern`, a structured tensor of its shape (see kope.cases.task.InputTransform)."""
+    tensor itself or, with a `pattern`, a structured tensor of its shape (see kope.protocol.inputs.InputTransform)."""
     if scale == 1.0 and shift == 0.0 and pattern is None:
         return inputs
     return [_transform(value, scale, shift, pattern) for value in inputs]

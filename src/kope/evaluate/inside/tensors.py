@@ -13,7 +13,7 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
-from kope.evaluate.protocol import ValueMeta
+from kope.protocol import ValueMeta
 
 _NUMPY_FRIENDLY = {
     torch.float64,

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from kope.evaluate.protocol import TraceHit, TraceSpec
+from kope.protocol import TraceHit, TraceSpec
 
 _MAX_HITS = 16
 _MAX_VALUES = 64

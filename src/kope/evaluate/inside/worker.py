@@ -32,10 +32,10 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-from kope.evaluate import protocol
+from kope import protocol
 from kope.evaluate.inside import cuda, interpreter, shapes, tensors, timing
 from kope.evaluate.inside.channel import Channel, FeedRefused, UnsupportedValueError
-from kope.evaluate.protocol import JobSpec, PlanInfo, TrialRecord, WorkerError, WorkerResult
+from kope.protocol import JobSpec, PlanInfo, TrialRecord, WorkerError, WorkerResult
 
 _TASK_MODULE = "kope_task"
 _CANDIDATE_MODULE = "kope_candidate"
@@ -256,7 +256,7 @@ class _OperatorTrace(TorchFunctionMode):
         self._inputs = {id(v): i for i, v in enumerate(inputs or []) if isinstance(v, torch.Tensor)}
 
     def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-        from kope.evaluate.protocol import policy
+        from kope.protocol import policy
 
         kwargs = kwargs or {}
         name = policy.short_name(func)

@@ -6,10 +6,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from kope.cases.task import InputTransform, LowSignal
-from kope.cases.tolerance import ToleranceProfile
-from kope.evaluate.confine import SandboxReport
-from kope.evaluate.protocol import AutotuneRun, BoundsEvent, TraceHit
+from kope.protocol import AutotuneRun, BoundsEvent, TraceHit
+from kope.protocol.inputs import InputTransform
+from kope.protocol.sandbox import SandboxReport
+
+ToleranceProfile = Literal["strict", "kernelbench"]
+"""The named tolerance profiles a result is judged under (their tolerances: `kope.cases.tolerance`)."""
 
 ErrorKind = Literal[
     "syntax",  # the candidate does not parse
@@ -156,6 +158,16 @@ class ProfileDisagreement(BaseModel):
     max_rel_err: float
     cases: list[str] = Field(default_factory=list)
     """The cases on which they disagree."""
+
+
+class LowSignal(BaseModel):
+    """A task whose own inputs say little about a kernel, and the cases derived to judge it."""
+
+    reason: str
+    """What the reference's output does on the task's own inputs (equals input 0, is constant, is near zero)."""
+    extra_cases: list[str]
+    """The cases from a widened input distribution (signed, scaled, with outliers) where the reference's
+    output has signal; copy and constant kernels are judged there."""
 
 
 class EvalResult(BaseModel):

@@ -13,7 +13,7 @@ from typing import Literal
 
 ALLOW_TORCH_NAME = "ALLOW_TORCH"
 
-ALLOCATION = frozenset(
+FILLED_ALLOCATIONS = frozenset(
     {
         "empty",
         "empty_like",
@@ -29,6 +29,13 @@ ALLOCATION = frozenset(
         "new_zeros",
         "new_ones",
         "new_full",
+    }
+)
+"""Allocations whose contents are a fill (or poison), not data: an output the kernels never wrote but
+that is such an allocation is an honest bug (uninitialised or constant output), not a result brought
+in from elsewhere (the monitor's provenance)."""
+ALLOCATION = FILLED_ALLOCATIONS | frozenset(
+    {
         "arange",
         "tensor",
         "as_tensor",

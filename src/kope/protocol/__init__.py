@@ -5,10 +5,13 @@ and tensors as safetensors files (a candidate job sends them through the sealed 
 `channel`, and the supervisor writes them). The parent never unpickles anything: every file it reads
 is JSON or safetensors, and anything that does not validate is an error, never a pass.
 
-This package is the only code that both the parent side (`kope.evaluate`) and the sandboxed side
-(`kope.evaluate.inside`) import: the job and result models here, the shapes-job models in
-`probing`, and the PyTorch allowlist in `policy` (applied statically by the parent and at run time
-by the monitor). It imports nothing else of kope.
+This package is the base layer under `kope.cases`, `kope.evaluate` and `kope.integrity`, and the only
+kope code that both the parent side (`kope.evaluate`) and the sandboxed side (`kope.evaluate.inside`)
+import: the job and worker-result models here, the shapes-job models in `probing`, the sealed channel
+in `channel`, the PyTorch allowlist in `policy` (applied statically by the parent and at run time by
+the monitor), the supervisor's report in `sandbox`, a case's input transform in `inputs`, and the
+typed evaluation results in `results` (what the integrity gates build and `kope eval --json` prints).
+It imports nothing else of kope (`tests/test_architecture.py`).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from kope.evaluate.protocol.probing import ShapeProbe, ShapeProbeResult
+from kope.protocol.probing import ShapeProbe, ShapeProbeResult
 
 SPEC_FILE = "spec.json"
 RESULT_FILE = "result.json"
@@ -150,7 +153,7 @@ class PlanInfo(BaseModel):
     sizes: dict[str, Any] = Field(default_factory=dict)
     tolerances: dict[str, Any] | None = None
     allow_torch: list[str] = Field(default_factory=list)
-    """The task's ALLOW_TORCH: PyTorch calls its candidates may make (see kope.evaluate.protocol.policy)."""
+    """The task's ALLOW_TORCH: PyTorch calls its candidates may make (see kope.protocol.policy)."""
     integrity_policy: Literal["strict", "partial"] | None = None
     """The task's INTEGRITY_POLICY, when it sets one."""
 
