@@ -35,6 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("kope.cases",),
     ("kope.evaluate",),
     ("kope.integrity",),
+    ("kope.bugs",),
     ("kope.knowledge", "kope.ops"),
     ("kope.diagnose",),
     ("kope.loop",),

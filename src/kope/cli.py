@@ -1048,7 +1048,7 @@ def bench_mutate(
     """Build a near-miss suite: mutate correct kernels, keep the mutants that compile, run and fail a case."""
     from kope import paths
     from kope.bench.corpus import build_suite, counts
-    from kope.bench.mutate import operators as known_operators
+    from kope.bugs.mutation import operators as known_operators
     from kope.evaluate import Evaluator
     from kope.ops import get_op, list_ops
 

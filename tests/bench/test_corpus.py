@@ -10,7 +10,7 @@ import libcst as cst
 from test_mutate import TOY
 
 from kope.bench.corpus import build_suite, default_suite_dir, load_suite, plan_groups
-from kope.bench.mutate import OPERATORS, Context, Mutation
+from kope.bugs.mutation import OPERATORS, Context, Mutation
 from kope.evaluate import Evaluator
 
 FIXTURES = Path(__file__).resolve().parents[2] / "src" / "kope" / "corpora" / "fixtures"

@@ -9,10 +9,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kope.bugs.cue import CueHit
 from kope.diagnose.signature import OutputSignature
 from kope.evaluate import EvalResult
 from kope.evaluate.protocol import BoundsEvent
-from kope.knowledge.cues import CueHit
 from kope.knowledge.features import Features
 from kope.knowledge.retrieval import Hypothesis
 

@@ -116,9 +116,9 @@ class KnowledgeBase:
 
     def validate(self) -> list[str]:
         """Problems with the loaded patterns: unknown features, cues or recipes, examples that are missing."""
-        from kope.knowledge.cues import CUES
+        from kope.bugs.cue import CUES
+        from kope.bugs.recipe import RECIPES
         from kope.knowledge.features import FEATURES
-        from kope.knowledge.recipes import RECIPES
         from kope.ops import UnknownOpError, get_op
 
         problems: list[str] = []

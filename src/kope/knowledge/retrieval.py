@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from kope.bugs.cue import CueHit
 from kope.knowledge.base import KnowledgeBase
-from kope.knowledge.cues import CueHit
 from kope.knowledge.features import FEATURES, Features
 
 LEXICAL_WEIGHT = 1.0

@@ -8,7 +8,7 @@ keywords: [mask, boundary, tail, out of bounds]
 symptoms:                              # predicates over diagnosis features (kope.knowledge.features)
   - {feature: oob_loads, op: ">", value: 0, weight: 3, note: the bounds checker saw loads past a tensor}
   - {feature: tail, weight: 1.5}       # op defaults to "true"
-code_cues:                             # detectors over the kernel source (kope.knowledge.cues)
+code_cues:                             # detectors over the kernel source (kope.bugs.cue)
   - {cue: load-without-mask, weight: 2}
 explanation: |
   Why the bug produces these symptoms.
@@ -19,7 +19,7 @@ example:                               # runs: `kernel` fails `op`; replacing `b
   kernel: missing-mask.py              # under kope/corpora/examples/
   before: "x = tl.load(x_ptr + offs)"
   after: "x = tl.load(x_ptr + offs, mask=offs < n_cols, other=0.0)"
-recipe: {name: add-load-mask}          # optional: a mechanical fix (kope.knowledge.recipes)
+recipe: {name: add-load-mask}          # optional: a mechanical fix (kope.bugs.recipe)
 ```
 """
 

@@ -97,7 +97,7 @@ id with the first hypothesis's family spared (issue 13's second round): as good 
 
 
 GENERIC = frozenset({"name-swap", "drop-term", "int-literal", "if-branch"})
-"""The generic operators (`kope.repair.operators.generic`): one-token edits that know only the grammar."""
+"""The generic operators (`kope.bugs.generic`): one-token edits that know only the grammar."""
 
 GENERIC_OFFSET = -1.0
 """What a generic operator's edit starts with: after the first turns of the specific operators, which know the form
