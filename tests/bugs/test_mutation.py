@@ -12,46 +12,8 @@ from kope.bugs.mutation import OPERATORS, MutationError, count_sites, mutants, m
 from kope.evaluate import Evaluator
 from kope.ops import get_op
 
-TOY = '''"""A kernel that holds one site of every mutation operator."""
-import torch
-import torch.nn as nn
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def _toy_kernel(x_ptr, w_ptr, out_ptr, sum_ptr, n_cols, stride_x, eps, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    x_row = x_ptr + row * stride_x
-    cols = tl.arange(0, BLOCK)
-    acc = tl.zeros([BLOCK], dtype=tl.float32)
-    m = tl.full([BLOCK], -float("inf"), dtype=tl.float32)
-    for start in range(0, n_cols, BLOCK):
-        offs = start + cols
-        x = tl.load(x_row + offs, mask=offs < n_cols, other=0.0)
-        acc += x
-        m = tl.maximum(m, x)
-    row_max = tl.max(m, axis=0)
-    mean = tl.sum(acc, axis=0) / n_cols
-    rstd = 1.0 / tl.sqrt(mean * mean + eps)
-    safe = tl.where(row_max == -float("inf"), 0.0, row_max)
-    e = tl.exp(mean - safe) * 0.044715
-    w = tl.load(w_ptr + cols, mask=cols < n_cols, other=0.0)
-    tile = w[:, None] + w[None, :]
-    tl.atomic_add(sum_ptr, tl.sum(tl.sum(tile, axis=1), axis=0) * rstd + e, sem="relaxed")
-    for start in range(0, n_cols, BLOCK):
-        offs = start + cols
-        tl.store(out_ptr + row * n_cols + offs, acc, mask=offs < n_cols)
-
-
-class ModelNew(nn.Module):
-    def forward(self, x, w):
-        out = torch.empty_like(x)
-        total = torch.zeros((), device=x.device, dtype=torch.float32)
-        grid = (triton.cdiv(x.shape[0], 1), triton.cdiv(x.shape[1], 64))
-        _toy_kernel[grid](x, w, out, total, x.shape[1], x.stride(0), 1e-5, BLOCK=64)
-        return out
-'''
+TOY = (Path(__file__).parents[1] / "fixtures" / "mutation_toy.py").read_text()
+"""A kernel that holds one site of every mutation operator."""
 
 # operator -> (a line of the first mutant, that is not in the toy kernel)
 EXPECTED = {

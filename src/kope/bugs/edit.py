@@ -27,13 +27,14 @@ from typing import Any
 from kope import syntax
 from kope.bugs.analysis import names_in
 from kope.bugs.formulas import constants_of_calls
+from kope.bugs.ids import BugId
 from kope.source import ParsedSource, call_name
 
 
 @dataclass(frozen=True)
 class Edit:
     operator: str
-    label: str
+    label: BugId
     """The bug-taxonomy id this edit repairs."""
     line: int
     description: str
@@ -557,11 +558,11 @@ def terms_of(expr: ast.expr) -> list[ast.expr]:
 # -- the operators -----------------------------------------------------------------------------
 
 Operator = Callable[[Program], Iterator[Edit]]
-OPERATORS: dict[str, tuple[str, Operator]] = {}
+OPERATORS: dict[str, tuple[BugId, Operator]] = {}
 """name -> (taxonomy id, operator)"""
 
 
-def operator(name: str, label: str) -> Callable[[Operator], Operator]:
+def operator(name: str, label: BugId) -> Callable[[Operator], Operator]:
     def register(fn: Operator) -> Operator:
         OPERATORS[name] = (label, fn)
         return fn

@@ -20,12 +20,18 @@ from kope.bugs.edit import (
     params_of,
     pointers_of,
 )
+from kope.bugs.ids import BugId
 from kope.source import call_name
 
 # -- the search's edits (repair operators) -----------------------------------------------------
 
 
-_ROLE_LABEL = {"stride": "wrong-stride", "pointer": "wrong-stride", "size": "missing-mask", "block": "index-shift"}
+_ROLE_LABEL: dict[str, BugId] = {
+    "stride": "wrong-stride",
+    "pointer": "wrong-stride",
+    "size": "missing-mask",
+    "block": "index-shift",
+}
 """The taxonomy id of a swap between parameters of one role; locals: `index-shift` for positions, else
 `wrong-constant`."""
 
@@ -58,7 +64,7 @@ def kinds(program: Program, kernel: ast.FunctionDef) -> dict[str, str]:
     return found
 
 
-def _label(kind: str) -> str:
+def _label(kind: str) -> BugId:
     if kind in _ROLE_LABEL:
         return _ROLE_LABEL[kind]
     return "index-shift" if kind.startswith("position:") else "wrong-constant"
@@ -90,9 +96,9 @@ def name_swap(program: Program) -> Iterator[Edit]:
                 yield Edit(edit.operator, _label(kind), edit.line, edit.description, edit.source)
 
 
-def _context(kernel: ast.FunctionDef) -> dict[int, str]:
+def _context(kernel: ast.FunctionDef) -> dict[int, BugId]:
     """The taxonomy id of an edit by where its node is: in an address, a comparison, or a computed value."""
-    found: dict[int, str] = {}
+    found: dict[int, BugId] = {}
     for node in ast.walk(kernel):
         if isinstance(node, ast.expr) and boolean(node):
             for inner in ast.walk(node):
@@ -168,7 +174,7 @@ def if_branch(program: Program) -> Iterator[Edit]:
     tl.float32`)."""
     for node in ast.walk(program.tree):
         if isinstance(node, ast.IfExp):
-            label = "precision-loss" if "float16" in program.code(node) else "wrong-constant"
+            label: BugId = "precision-loss" if "float16" in program.code(node) else "wrong-constant"
             for branch in (node.body, node.orelse):
                 text = program.code(branch)
                 description = f"`{program.code(node)}` -> `{text}`"

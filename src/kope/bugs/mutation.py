@@ -26,6 +26,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from kope import syntax
+from kope.bugs.ids import BugId
 from kope.source import ParsedSource, call_name, dotted
 
 Where = Literal["kernel", "host", "any"]
@@ -122,7 +123,7 @@ class Mutation:
     """A named bug; `rewrite` returns the bugged versions of one node (empty when it is not a site)."""
 
     name: ClassVar[str]
-    label: ClassVar[str]
+    label: ClassVar[BugId]
     summary: ClassVar[str]
     where: ClassVar[Where] = "kernel"
 
@@ -330,7 +331,7 @@ def range_args(node: cst.CSTNode) -> list[cst.Arg] | None:
 @dataclass(frozen=True)
 class Mutant:
     operator: str
-    label: str
+    label: BugId
     site: int
     source: str
     line: int

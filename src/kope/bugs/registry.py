@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Literal, get_args
+from typing import Literal
 
 from kope.bugs import (
     constants,
@@ -40,51 +40,11 @@ from kope.bugs import (
     values,
     writes,
 )
+from kope.bugs.ids import BUG_IDS, KIND_IDS, BugId, KindId
 
-KindId = Literal[
-    "masks",
-    "grid",
-    "loops",
-    "strides",
-    "indexing",
-    "reductions",
-    "constants",
-    "numerics",
-    "precision",
-    "writes",
-    "values",
-    "dead",
-    "generic",
-]
-"""A kind: a family of bugs whose cues, recipes, edits and mutations share one module (kope.bugs.<id>)."""
-
-BugId = Literal[
-    "missing-mask",
-    "mask-off-by-one",
-    "padding-in-reduction",
-    "grid-too-small",
-    "loop-bound",
-    "wrong-stride",
-    "index-shift",
-    "wrong-normalizer",
-    "wrong-constant",
-    "missing-atomic",
-    "precision-loss",
-    "numerical-instability",
-    "wrong-epsilon",
-    "accumulator-reset",
-    "broadcast-error",
-    "wrong-reduction-init",
-    "dtype-mismatch",
-    "missing-batch-offset",
-    "uninitialized-output",
-]
-"""The bug taxonomy's built-in ids (DESIGN.md; the knowledge base's shipped patterns). User patterns add others."""
+__all__ = ["BUG_IDS", "KINDS", "KIND_IDS", "BugId", "Kind", "KindId", "Role", "edits_named", "kind", "kind_of"]
 
 Role = Literal["cue", "recipe", "edit", "mutation"]
-
-KIND_IDS: tuple[KindId, ...] = get_args(KindId)
-BUG_IDS: tuple[BugId, ...] = get_args(BugId)
 
 
 @dataclass(frozen=True)
