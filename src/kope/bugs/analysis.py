@@ -23,8 +23,23 @@ FLOAT_DTYPES = {"float16", "bfloat16", "float32", "float64", "float8e4nv", "floa
 HALF_DTYPES = {"float16", "bfloat16", "half"}
 
 
+def keyword_of(call: ast.Call, name: str) -> ast.keyword | None:
+    return next((k for k in call.keywords if k.arg == name), None)
+
+
 def keyword(call: ast.Call, name: str) -> ast.expr | None:
-    return next((k.value for k in call.keywords if k.arg == name), None)
+    """The value of a call's keyword argument `name` (None when not given)."""
+    found = keyword_of(call, name)
+    return None if found is None else found.value
+
+
+def params_of(kernel: ast.FunctionDef) -> list[str]:
+    return [a.arg for a in kernel.args.args]
+
+
+def constexprs_of(kernel: ast.FunctionDef) -> list[str]:
+    """Parameters annotated `tl.constexpr` (block sizes, flags)."""
+    return [a.arg for a in kernel.args.args if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)]
 
 
 def argument(call: ast.Call, position: int, name: str) -> ast.expr | None:
@@ -212,11 +227,7 @@ def _grid_axes(grid: ast.expr, host: ast.FunctionDef | None) -> list[ast.expr] |
 
 
 def _analyse_kernel(node: ast.FunctionDef) -> Kernel:
-    params = [a.arg for a in node.args.args]
-    constexprs = {
-        a.arg for a in node.args.args if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)
-    }
-    kernel = Kernel(node=node, params=params, constexprs=constexprs)
+    kernel = Kernel(node=node, params=params_of(node), constexprs=set(constexprs_of(node)))
     for stmt in statements(node.body):
         if isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None:
             for name in assigned_names(stmt):

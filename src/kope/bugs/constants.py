@@ -14,18 +14,9 @@ from dataclasses import replace
 
 import libcst as cst
 
+from kope.bugs.analysis import constexprs_of
 from kope.bugs.cue import Source, cue
-from kope.bugs.edit import (
-    Edit,
-    Program,
-    assignments,
-    boolean,
-    constexprs_of,
-    edit_at,
-    operator,
-    stored_results,
-    value_flow,
-)
+from kope.bugs.edit import Edit, Program, assignments, boolean, edit_at, operator, stored_results, value_flow
 from kope.bugs.formulas import MATH
 from kope.bugs.mutation import Context, Mutation, mutation
 from kope.bugs.recipe import _analysed, _cue_nodes, _LineTransformer, _rewrite, recipe

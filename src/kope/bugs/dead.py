@@ -9,7 +9,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from kope.bugs.analysis import names_in
+from kope.bugs.analysis import keyword_of, names_in, params_of
 from kope.bugs.edit import (
     OPERATORS,
     Edit,
@@ -19,10 +19,8 @@ from kope.bugs.edit import (
     boolean,
     edit_at,
     feeding,
-    keyword_of,
     memory_accesses,
     operator,
-    params_of,
     pointers_of,
     program_id_names,
     value_flow,

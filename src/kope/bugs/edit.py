@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kope import syntax
-from kope.bugs.analysis import names_in
+from kope.bugs.analysis import constexprs_of, names_in, params_of
 from kope.bugs.formulas import constants_of_calls
 from kope.bugs.ids import BugId
 from kope.source import ParsedSource, call_name
@@ -325,19 +325,6 @@ def _unstarred(call: ast.Call, params: int) -> list[ast.expr] | None:
     return out
 
 
-def keyword_of(call: ast.Call, name: str) -> ast.keyword | None:
-    return next((k for k in call.keywords if k.arg == name), None)
-
-
-def params_of(kernel: ast.FunctionDef) -> list[str]:
-    return [a.arg for a in kernel.args.args]
-
-
-def constexprs_of(kernel: ast.FunctionDef) -> list[str]:
-    """Parameters annotated `tl.constexpr` (block sizes, flags)."""
-    return [a.arg for a in kernel.args.args if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)]
-
-
 # The per-kernel analyses below are asked for by every operator, often once per site; they are cached by the
 # kernel's node (identity), a bounded number of kernels at a time. Their results are shared: do not mutate them.
 
@@ -449,6 +436,27 @@ REDUCTIONS = ("tl.sum", "tl.max", "tl.min", "tl.argmax", "tl.argmin", "tl.reduce
 
 STORING = ("tl.store", "tl.atomic_add", "tl.atomic_max", "tl.atomic_min", "tl.atomic_xchg")
 """The calls that write a value to memory (the value is their second argument)."""
+
+
+def reached(kernel: ast.FunctionDef, expr: ast.expr, targets: set[str], *, through_loads: bool) -> set[str]:
+    """The `targets` an expression uses, directly or through the names assigned before it (transitively),
+    stopping at the first target on each path; `through_loads=False` does not follow a loaded value."""
+    assigned = assignments(kernel)
+    found: set[str] = set()
+    seen: set[str] = set()
+    stack = sorted(names_in(expr))
+    while stack:
+        name = stack.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if name in targets:
+            found.add(name)
+            continue
+        for a in assigned.get(name, []):
+            if through_loads or "load(" not in ast.unparse(a.value):
+                stack += sorted(names_in(a.value))
+    return found
 
 
 def stored_results(program: Program) -> Iterator[tuple[ast.FunctionDef, ast.stmt | ast.expr, ast.expr]]:

@@ -8,18 +8,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from kope.bugs.edit import (
-    Edit,
-    Program,
-    address_exprs,
-    assignments,
-    boolean,
-    constexprs_of,
-    edit_at,
-    operator,
-    params_of,
-    pointers_of,
-)
+from kope.bugs.analysis import constexprs_of, params_of
+from kope.bugs.edit import Edit, Program, address_exprs, assignments, boolean, edit_at, operator, pointers_of
 from kope.bugs.ids import BugId
 from kope.source import call_name
 

@@ -14,6 +14,7 @@ KindId = Literal[
     "loops",
     "strides",
     "indexing",
+    "broadcast",
     "reductions",
     "constants",
     "numerics",

@@ -1,7 +1,7 @@
-"""Indexing: wrong or missing strides and offsets, shifted indices, broadcasts along the wrong axis.
+"""Indexing: missing offsets (a batch's, a head's), shifted indices, indices of the wrong program axis.
 
 The bug kind's cues, recipes, edits, mutations, side by side (kope.bugs.registry lists it).
-Taxonomy ids: index-shift, missing-batch-offset, broadcast-error, and the cues and recipe of wrong-stride.
+Taxonomy ids: index-shift, missing-batch-offset.
 """
 
 from __future__ import annotations
@@ -14,34 +14,31 @@ from dataclasses import replace
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import PositionProvider
 
 from kope.bugs.analysis import (
     Kernel,
     assigned_names,
     calls_in,
     constant_value,
+    constexprs_of,
     expand,
     gathered_indices,
-    host_assignments,
     names_in,
-    pointer_roots,
     statements,
 )
 from kope.bugs.cue import Source, _kernel_loops, _kernels, cue
 from kope.bugs.edit import (
-    REDUCTIONS,
     Edit,
     Program,
     address_exprs,
     assignments,
-    constexprs_of,
     edit_at,
     feeding,
     memory_accesses,
     operator,
     pointers_of,
     program_id_names,
+    reached,
     terms_of,
 )
 from kope.bugs.mutation import Context, Mutation, binary, cst_calls_in, cst_names_in, mutation
@@ -49,131 +46,6 @@ from kope.bugs.recipe import _analysed, _cue_nodes, _expr, _hit_lines, _LineTran
 from kope.source import call_name
 
 # -- how diagnosis sees it (cues) --------------------------------------------------------------
-
-
-def _stride_call(node: ast.AST) -> tuple[str, int] | None:
-    """`t.stride(k)` -> ("t", k)."""
-    if (
-        isinstance(node, ast.Call)
-        and call_name(node, last=True) == "stride"
-        and isinstance(node.func, ast.Attribute)
-        and node.args
-    ):
-        dim = constant_value(node.args[0])
-        owner = ast.unparse(node.func.value)
-        if dim is not None:
-            return owner, int(dim)
-    return None
-
-
-@cue("single-inner-stride", "a launch passes one stride of a tensor, and it is an inner one (stride(1), stride(-1))")
-def single_inner_stride(source: Source) -> Iterator[ast.AST]:
-    for launch in source.program.launches:
-        by_tensor: dict[str, list[tuple[int, ast.AST]]] = {}
-        for value in launch.args.values():
-            found = _stride_call(value)
-            if found is not None:
-                by_tensor.setdefault(found[0], []).append((found[1], value))
-        for tensor, strides in by_tensor.items():
-            if len(strides) == 1 and strides[0][0] in (1, -1) and _known_2d(launch.host, tensor):
-                yield strides[0][1]
-
-
-_SAME_SHAPE = {"contiguous", "float", "half", "to", "clone", "detach", "cuda", "cpu"}
-
-
-def _known_2d(host: ast.FunctionDef | None, name: str, depth: int = 3) -> bool:
-    """Whether the host code makes `name` a 2-D tensor (`x.view(-1, n)`, `m, n = x.shape`...)."""
-    if host is None or depth < 0:
-        return False
-    for stmt in ast.walk(host):
-        if (
-            isinstance(stmt, ast.Assign)
-            and isinstance(stmt.targets[0], ast.Tuple)
-            and len(stmt.targets[0].elts) == 2
-            and isinstance(stmt.value, ast.Attribute)
-            and stmt.value.attr == "shape"
-            and ast.unparse(stmt.value.value) == name
-        ):
-            return True
-    for value in host_assignments(host, name):
-        while (
-            isinstance(value, ast.Call)
-            and call_name(value, last=True) in _SAME_SHAPE
-            and isinstance(value.func, ast.Attribute)
-        ):
-            value = value.func.value
-        if isinstance(value, ast.Call) and call_name(value, last=True) in ("view", "reshape") and len(value.args) == 2:
-            return True
-        if (
-            isinstance(value, ast.Call)
-            and call_name(value, last=True) in ("empty", "zeros", "ones", "randn")
-            and (
-                len(value.args) == 2
-                or (len(value.args) == 1 and isinstance(value.args[0], ast.Tuple) and len(value.args[0].elts) == 2)
-            )
-        ):
-            return True
-        if isinstance(value, ast.Call) and call_name(value, last=True) in ("empty_like", "zeros_like") and value.args:
-            return _known_2d(host, ast.unparse(value.args[0]), depth - 1)
-        if isinstance(value, ast.Name):
-            return _known_2d(host, value.id, depth - 1)
-    return False
-
-
-@cue("duplicate-stride-arg", "a launch passes the same stride of a tensor for two different parameters")
-def duplicate_stride_arg(source: Source) -> Iterator[ast.AST]:
-    for launch in source.program.launches:
-        seen: set[str] = set()
-        for value in launch.args.values():
-            if _stride_call(value) is not None:
-                text = ast.unparse(value)
-                if text in seen:
-                    yield value
-                seen.add(text)
-
-
-def _pointer_prefixes(kernel: Kernel) -> dict[str, str]:
-    prefixes: dict[str, str] = {}
-    for param in kernel.params:
-        if param.endswith("_ptr") and len(param) > 4:
-            prefixes[param] = param[:-4]
-    return prefixes
-
-
-@cue("foreign-stride", "a pointer is advanced with another tensor's stride (x_ptr + i * stride_y...)")
-def foreign_stride(source: Source) -> Iterator[ast.AST]:
-    for kernel in _kernels(source):
-        prefixes = _pointer_prefixes(kernel)
-        if len(prefixes) < 2:
-            continue
-        strides = [p for p in kernel.params if p.startswith("stride_")]
-
-        def owner(stride: str, prefixes: dict[str, str] = prefixes) -> str | None:
-            rest = stride[len("stride_") :]
-            matches = [p for p in prefixes.values() if rest.startswith(p)]
-            return max(matches, key=len) if matches else None
-
-        for call in calls_in(kernel.node, "load", "store", "atomic_add"):
-            pointer = call.args[0] if call.args else None
-            roots = {prefixes[r] for r in pointer_roots(pointer, kernel) if r in prefixes}
-            if len(roots) != 1:
-                continue
-            (root,) = roots
-            used = set().union(*(names_in(n) for n in expand(pointer, kernel, depth=4)))
-            for stride in strides:
-                if stride in used and owner(stride) not in (None, root):
-                    yield call
-                    break
-
-
-@cue("unused-stride-param", "a kernel takes a stride it never uses (often a batch or head offset left out)")
-def unused_stride_param(source: Source) -> Iterator[ast.AST]:
-    for kernel in _kernels(source):
-        used = kernel.used_names()
-        for arg in kernel.node.args.args:
-            if arg.arg.startswith("stride") and arg.arg not in used:
-                yield arg
 
 
 @cue("unused-program-id", "a program id is read but never used: that grid axis selects nothing")
@@ -270,149 +142,7 @@ def _depends(kernel: Kernel, name: str) -> set[str]:
     return found
 
 
-def _expand_axis(node: ast.Subscript) -> int | None:
-    """`v[:, None]` -> 0 (v runs along axis 0), `v[None, :]` -> 1."""
-    index = node.slice
-    if not isinstance(index, ast.Tuple) or len(index.elts) != 2:
-        return None
-    first, second = index.elts
-    is_none = lambda e: isinstance(e, ast.Constant) and e.value is None  # noqa: E731
-    is_all = lambda e: isinstance(e, ast.Slice) and e.lower is None and e.upper is None  # noqa: E731
-    if is_all(first) and is_none(second):
-        return 0
-    if is_none(first) and is_all(second):
-        return 1
-    return None
-
-
-def _store_axes(kernel: Kernel) -> dict[str, int]:
-    """The axis each block-offset name runs along in the output addresses (tl.store)."""
-    axes: dict[str, set[int]] = {}
-    for call in calls_in(kernel.node, "store"):
-        pointer = call.args[0] if call.args else None
-        for root in expand(pointer, kernel, depth=2):
-            for node in ast.walk(root):
-                if (
-                    isinstance(node, ast.Subscript)
-                    and isinstance(node.value, ast.Name)
-                    and node.value.id in kernel.aranges
-                ):
-                    axis = _expand_axis(node)
-                    if axis is not None:
-                        axes.setdefault(node.value.id, set()).add(axis)
-    return {name: next(iter(found)) for name, found in axes.items() if len(found) == 1}
-
-
-@cue(
-    "broadcast-axis-mismatch",
-    "a 1-D vector loaded along one output axis is broadcast along the other (bias[:, None] for a per-column bias)",
-)
-def broadcast_axis_mismatch(source: Source) -> Iterator[ast.AST]:
-    for kernel in _kernels(source):
-        axes = _store_axes(kernel)
-        if not axes:
-            continue
-        vectors: dict[str, int] = {}
-        for name, values in kernel.assigns.items():
-            for value in values:
-                loads = list(calls_in(value, "load"))
-                if len(loads) != 1 or not loads[0].args:
-                    continue
-                pointer = loads[0].args[0]
-                if any(isinstance(n, ast.Subscript) for n in ast.walk(pointer)):
-                    continue
-                found = {axes[n] for n in names_in(pointer) if n in axes}
-                if len(found) == 1:
-                    vectors[name] = found.pop()
-        for node in ast.walk(kernel.node):
-            if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in vectors:
-                axis = _expand_axis(node)
-                if axis is not None and axis != vectors[node.value.id]:
-                    yield node
-
-
 # -- the knowledge base's fixes (recipes) ------------------------------------------------------
-
-
-class _StrideDim(_LineTransformer):
-    """`t.stride(k)` starting at (line, column) -> `t.stride(dim)`."""
-
-    def __init__(self, line: int, column: int, dim: int) -> None:
-        super().__init__()
-        self.target, self.column, self.dim = line, column, dim
-
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        start = self.get_metadata(PositionProvider, original_node).start
-        if (
-            call_name(updated_node, last=True) == "stride"
-            and (start.line, start.column) == (self.target, self.column)
-            and updated_node.args
-            and not self.changed
-        ):
-            self.changed = True
-            return updated_node.with_changes(args=[updated_node.args[0].with_changes(value=cst.Integer(str(self.dim)))])
-        return updated_node
-
-
-class _RenameIn(_LineTransformer):
-    """Rename `old` to `new` on the given lines."""
-
-    def __init__(self, lines: set[int], old: str, new: str) -> None:
-        super().__init__()
-        self.lines, self.old, self.new = lines, old, new
-
-    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
-        if updated_node.value == self.old and self.line(original_node) in self.lines:
-            self.changed = True
-            return updated_node.with_changes(value=self.new)
-        return updated_node
-
-
-@recipe(
-    "outer-stride",
-    "pass the right stride: an inner or repeated t.stride(k) -> another dimension; stride_y used with x_ptr -> "
-    "stride_x",
-)
-def outer_stride(source: str) -> Iterator[str]:
-    parsed = _analysed(source)
-    if parsed is None:
-        return
-    flagged: list[tuple[ast.AST, tuple[int, ...]]] = [(n, (0,)) for n in _cue_nodes(parsed, "single-inner-stride")]
-    flagged += [(n, (0, 1, 2)) for n in _cue_nodes(parsed, "duplicate-stride-arg")]
-    for node, dims in flagged:
-        if not (isinstance(node, ast.Call) and node.args):
-            continue
-        current = constant_value(node.args[0])
-        for dim in dims:
-            if current is not None and dim != int(current):
-                edited = _rewrite(source, _StrideDim(node.lineno, node.col_offset, dim))
-                if edited is not None:
-                    yield edited
-    for node in parsed.kernels:
-        kernel = parsed.program.kernel_of(node)
-        if kernel is None:
-            continue
-        prefixes = {p[:-4] for p in kernel.params if p.endswith("_ptr")}
-        strides = [p for p in kernel.params if p.startswith("stride_")]
-        for call in calls_in(node, "load", "store", "atomic_add"):
-            pointer = call.args[0] if call.args else None
-            roots = {r[:-4] for r in pointer_roots(pointer, kernel) if r.endswith("_ptr")}
-            if len(roots) != 1:
-                continue
-            (root,) = roots
-            parts = expand(pointer, kernel, depth=4)
-            lines = {getattr(p, "lineno", -1) for p in parts} | {call.lineno}
-            used = set().union(*(names_in(p) for p in parts))
-            for stride in strides:
-                rest = stride[len("stride_") :]
-                owner = max((p for p in prefixes if rest.startswith(p)), key=len, default=None)
-                if stride in used and owner not in (None, root):
-                    assert owner is not None
-                    replacement = "stride_" + root + rest[len(owner) :]
-                    if replacement in kernel.params:
-                        edited = _rewrite(source, _RenameIn(lines, stride, replacement))
-                        if edited is not None:
-                            yield edited
 
 
 class _DropShift(_LineTransformer):
@@ -496,38 +226,6 @@ class _RenameArgs(_LineTransformer):
                 args[i] = args[i].with_changes(value=cst.Name(self.new))
                 self.changed = True
         return updated_node.with_changes(args=args)
-
-
-class _SwapBroadcast(_LineTransformer):
-    def __init__(self, line: int, name: str) -> None:
-        super().__init__()
-        self.target, self.name = line, name
-
-    def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:
-        if self.line(original_node) != self.target or not m.matches(updated_node.value, m.Name(self.name)):
-            return updated_node
-        if len(updated_node.slice) != 2:
-            return updated_node
-        first, second = updated_node.slice
-        self.changed = True
-        return updated_node.with_changes(
-            slice=[
-                first.with_changes(slice=second.slice),
-                second.with_changes(slice=first.slice),
-            ]
-        )
-
-
-@recipe("swap-broadcast", "expand a 1-D vector along the axis its offsets run along: v[:, None] <-> v[None, :]")
-def swap_broadcast(source: str) -> Iterator[str]:
-    parsed = _analysed(source)
-    if parsed is None:
-        return
-    for node in _cue_nodes(parsed, "broadcast-axis-mismatch"):
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
-            edited = _rewrite(source, _SwapBroadcast(node.lineno, node.value.id))
-            if edited is not None:
-                yield edited
 
 
 class _OffsetBase(_LineTransformer):
@@ -783,27 +481,6 @@ def _pid_roots(kernel: ast.FunctionDef, expr: ast.expr, direct: list[str]) -> se
     return reached(kernel, expr, set(direct), through_loads=False)
 
 
-def reached(kernel: ast.FunctionDef, expr: ast.expr, targets: set[str], *, through_loads: bool) -> set[str]:
-    """The `targets` an expression uses, directly or through the names assigned before it (transitively),
-    stopping at the first target on each path; `through_loads=False` does not follow a loaded value."""
-    assigned = assignments(kernel)
-    found: set[str] = set()
-    seen: set[str] = set()
-    stack = sorted(names_in(expr))
-    while stack:
-        name = stack.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        if name in targets:
-            found.add(name)
-            continue
-        for a in assigned.get(name, []):
-            if through_loads or "load(" not in ast.unparse(a.value):
-                stack += sorted(names_in(a.value))
-    return found
-
-
 @operator("index-shift", "index-shift")
 def index_shift(program: Program) -> Iterator[Edit]:
     """An address or offset `e + k` / `e - k` (small integer k) back to `e`."""
@@ -819,73 +496,6 @@ def index_shift(program: Program) -> Iterator[Edit]:
                 ):
                     new = ast.unparse(node.left)
                     yield edit_at(program, "index-shift", node, new, f"`{program.code(node)}` -> `{new}`")
-
-
-def _broadcast_axis(node: ast.AST) -> int | None:
-    """0 for `v[:, None]`, 1 for `v[None, :]`, None for anything else."""
-    if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) and len(node.slice.elts) == 2):
-        return None
-    kinds = [
-        "none" if isinstance(e, ast.Constant) and e.value is None else "slice" if isinstance(e, ast.Slice) else "?"
-        for e in node.slice.elts
-    ]
-    return {("slice", "none"): 0, ("none", "slice"): 1}.get((kinds[0], kinds[1]))
-
-
-def _reduced_axes(kernel: ast.FunctionDef) -> dict[str, set[int]]:
-    """Names assigned a reduction of a 2-D block along one axis: they run along the other (`m = tl.max(s, axis=1)`
-    has one value per row, so it broadcasts as `m[:, None]`). Wins over how the name is broadcast, which may be the
-    bug."""
-    found: dict[str, set[int]] = {}
-    for name, assigns in assignments(kernel).items():
-        for a in assigns:
-            for call in ast.walk(a.value):
-                if isinstance(call, ast.Call) and call_name(call) in REDUCTIONS:
-                    axis = next((k.value for k in call.keywords if k.arg == "axis"), None)
-                    if isinstance(axis, ast.Constant) and axis.value in (0, 1) and isinstance(axis.value, int):
-                        found.setdefault(name, set()).add(1 - axis.value)
-    return found
-
-
-@operator("broadcast-swap", "broadcast-error")
-def broadcast_swap(program: Program) -> Iterator[Edit]:
-    """`x[:, None]` <-> `x[None, :]`: broadcasting along the other axis. Cued where a vector is broadcast along
-    another axis than it runs along: a reduction's result along the axis it kept (`m[None, :]` for
-    `m = tl.max(s, axis=1)`), a vector computed from an index along the axis the index runs along everywhere else
-    (`shift[None, :]` for a `shift` loaded at `ch`, which the kernel's addresses use as `ch[:, None]`)."""
-    for kernel in program.kernels:
-        reduced = _reduced_axes(kernel)
-        axes: dict[str, set[int]] = {}
-        for node in ast.walk(kernel):
-            axis = _broadcast_axis(node)
-            if axis is not None and isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
-                axes.setdefault(node.value.id, set()).add(axis)
-        axes.update(reduced)
-        for node in ast.walk(kernel):
-            axis = _broadcast_axis(node)
-            if axis is None or not isinstance(node, ast.Subscript):
-                continue
-            swapped = "[None, :]" if axis == 0 else "[:, None]"
-            new = f"{ast.unparse(node.value)}{swapped}"
-            edit = edit_at(program, "broadcast-swap", node, new, f"`{program.code(node)}` -> `{new}`")
-            yield replace(edit, cue=_axis_cue(kernel, node.value, axis, axes, reduced))
-
-
-def _axis_cue(
-    kernel: ast.FunctionDef, vector: ast.expr, axis: int, axes: dict[str, set[int]], reduced: dict[str, set[int]]
-) -> str:
-    if not isinstance(vector, ast.Name):
-        return ""
-    name = vector.id
-    if name in reduced:
-        along, why = set(reduced[name]), f"`{name}` is a reduction that keeps axis"
-    else:
-        roots = reached(kernel, vector, set(axes) - {name}, through_loads=True)
-        along = {a for root in roots for a in axes[root]}
-        why = f"`{name}` comes from `{sorted(roots)[0]}`, which runs along axis" if roots else ""
-    if len(along) == 1 and axis not in along:
-        return f"{why} {along.pop()}, not {axis}"
-    return ""
 
 
 def _missing_pid_terms(expr: ast.expr, direct: list[str], strides: list[str]) -> list[str]:
@@ -920,16 +530,6 @@ def pid_swap(program: Program) -> Iterator[Edit]:
                         yield edit_at(
                             program, "pid-swap", node, other, f"`{node.id}` -> `{other}` (line {node.lineno})"
                         )
-
-
-@operator("floor-mod", "broadcast-error")
-def floor_mod(program: Program) -> Iterator[Edit]:
-    """`i // n` and `i % n` exchanged in a kernel (the row index taken for the column, or back)."""
-    for _, node in program.kernel_nodes():
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv | ast.Mod):
-            op = "%" if isinstance(node.op, ast.FloorDiv) else "//"
-            new = f"{ast.unparse(node.left)} {op} {ast.unparse(node.right)}"
-            yield edit_at(program, "floor-mod", node, new, f"`{program.code(node)}` -> `{new}`")
 
 
 def _loads(kernel: ast.FunctionDef) -> list[ast.Call]:
@@ -1045,30 +645,6 @@ def block_scale(program: Program) -> Iterator[Edit]:
                             yield edit_at(
                                 program, "block-scale", term, new, f"`{term.id}` -> `{new}` (line {term.lineno})"
                             )
-
-
-@operator("index-divide", "broadcast-error")
-def index_divide(program: Program) -> Iterator[Edit]:
-    """A flat index reduced modulo a size without dividing out the dimensions inside it: `i % C` -> `(i // L) % C`
-    (the channel of element i of a (B, C, L) tensor), for the kernel's other scalar and block-size parameters."""
-    for kernel in program.kernels:
-        counts = [*program.scalars(kernel), *constexprs_of(kernel)]
-        for node in ast.walk(kernel):
-            if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod)):
-                continue
-            if isinstance(node.left, ast.BinOp) and isinstance(node.left.op, ast.FloorDiv):
-                continue
-            modulus = program.code(node.right)
-            for inner in counts:
-                if inner == modulus:
-                    continue
-                new = f"({_group(program, node.left)} // {inner}) % {_group(program, node.right)}"
-                yield edit_at(program, "index-divide", node, new, f"`{program.code(node)}` -> `{new}`")
-
-
-def _group(program: Program, node: ast.expr) -> str:
-    text = program.code(node)
-    return f"({text})" if isinstance(node, ast.BinOp) else text
 
 
 @operator("named-index", "index-shift")
@@ -1215,36 +791,3 @@ class DropRowOffset(Mutation):
         if cst_names_in(node.left) & pointer_names and is_offset(node.right):
             return [node.left.with_changes(lpar=node.lpar, rpar=node.rpar) if node.lpar else node.left]
         return []
-
-
-def _broadcast_axes(node: cst.CSTNode) -> tuple[int, int] | None:
-    """(index of the full slice, index of None) for `v[:, None]` / `v[None, :]`."""
-    if not isinstance(node, cst.Subscript) or len(node.slice) != 2:
-        return None
-    kinds = []
-    for element in node.slice:
-        item = element.slice
-        if isinstance(item, cst.Slice) and item.lower is None and item.upper is None and item.step is None:
-            kinds.append("slice")
-        elif isinstance(item, cst.Index) and isinstance(item.value, cst.Name) and item.value.value == "None":
-            kinds.append("none")
-        else:
-            return None
-    if sorted(kinds) != ["none", "slice"]:
-        return None
-    return kinds.index("slice"), kinds.index("none")
-
-
-@mutation
-class SwapBroadcast(Mutation):
-    name = "swap-broadcast"
-    label = "broadcast-error"
-    summary = "a vector is broadcast along the other axis: v[None, :] for v[:, None]"
-
-    def rewrite(self, node: cst.CSTNode, context: Context) -> list[cst.CSTNode]:
-        if _broadcast_axes(node) is None:
-            return []
-        assert isinstance(node, cst.Subscript)
-        first, second = node.slice
-        swapped = [first.with_changes(slice=second.slice), second.with_changes(slice=first.slice)]
-        return [node.with_changes(slice=swapped)]

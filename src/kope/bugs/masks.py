@@ -24,12 +24,13 @@ from kope.bugs.analysis import (
     expand,
     host_assignments,
     is_uniform,
+    keyword_of,
     names_in,
     padding_leaks,
     statements,
 )
 from kope.bugs.cue import Source, _kernels, cue, detect
-from kope.bugs.edit import Edit, Program, assignments, boolean, edit_at, keyword_of, operator
+from kope.bugs.edit import Edit, Program, assignments, boolean, edit_at, operator
 from kope.bugs.mutation import (
     Context,
     Mutation,

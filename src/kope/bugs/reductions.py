@@ -12,9 +12,9 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from kope.bugs.analysis import Kernel, assigned_names, calls_in, constant_value, names_in, statements
+from kope.bugs.analysis import Kernel, assigned_names, calls_in, constant_value, keyword_of, names_in, statements
 from kope.bugs.cue import Source, _derived_from, _kernel_loops, _kernels, _reduction_result, cue
-from kope.bugs.edit import Edit, Program, assignments, edit_at, keyword_of, operator
+from kope.bugs.edit import Edit, Program, assignments, edit_at, operator
 from kope.bugs.mutation import (
     Context,
     KernelFacts,

@@ -22,6 +22,7 @@ from types import ModuleType
 from typing import Literal
 
 from kope.bugs import (
+    broadcast,
     constants,
     cue,
     dead,
@@ -93,7 +94,8 @@ KINDS: tuple[Kind, ...] = (
     Kind("grid", grid, ("grid-too-small",)),
     Kind("loops", loops, ("loop-bound",)),
     Kind("strides", strides, ("wrong-stride",)),
-    Kind("indexing", indexing, ("index-shift", "missing-batch-offset", "broadcast-error")),
+    Kind("indexing", indexing, ("index-shift", "missing-batch-offset")),
+    Kind("broadcast", broadcast, ("broadcast-error",)),
     Kind("reductions", reductions, ("wrong-normalizer", "accumulator-reset", "wrong-reduction-init")),
     Kind("constants", constants, ("wrong-constant",)),
     Kind("numerics", numerics, ("numerical-instability", "wrong-epsilon")),

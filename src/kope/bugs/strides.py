@@ -1,7 +1,7 @@
 """Strides: a stride argument at a launch, a stride parameter in a kernel's addresses.
 
-The bug kind's edits, mutations, side by side (kope.bugs.registry lists it).
-Taxonomy ids: wrong-stride (its cues and recipe sit with indexing's).
+The bug kind's cues, recipes, edits and mutations, side by side (kope.bugs.registry lists it).
+Taxonomy ids: wrong-stride.
 """
 
 from __future__ import annotations
@@ -12,16 +12,241 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 import libcst as cst
+from libcst.metadata import PositionProvider
 
-from kope.bugs.analysis import names_in
-from kope.bugs.edit import Edit, Program, address_exprs, edit_at, launches_of, operator, params_of, swapped, terms_of
+from kope.bugs.analysis import (
+    Kernel,
+    calls_in,
+    constant_value,
+    expand,
+    host_assignments,
+    names_in,
+    params_of,
+    pointer_roots,
+)
+from kope.bugs.cue import Source, _kernels, cue
+from kope.bugs.edit import Edit, Program, address_exprs, edit_at, launches_of, operator, swapped, terms_of
 from kope.bugs.mutation import Context, Mutation, mutation, positional
+from kope.bugs.recipe import _analysed, _cue_nodes, _LineTransformer, _rewrite, recipe
+from kope.source import call_name
+
+# -- how diagnosis sees it (cues) --------------------------------------------------------------
+
+
+def _stride_call(node: ast.AST) -> tuple[str, int] | None:
+    """`t.stride(k)` -> ("t", k)."""
+    if (
+        isinstance(node, ast.Call)
+        and call_name(node, last=True) == "stride"
+        and isinstance(node.func, ast.Attribute)
+        and node.args
+    ):
+        dim = constant_value(node.args[0])
+        owner = ast.unparse(node.func.value)
+        if dim is not None:
+            return owner, int(dim)
+    return None
+
+
+@cue("single-inner-stride", "a launch passes one stride of a tensor, and it is an inner one (stride(1), stride(-1))")
+def single_inner_stride(source: Source) -> Iterator[ast.AST]:
+    for launch in source.program.launches:
+        by_tensor: dict[str, list[tuple[int, ast.AST]]] = {}
+        for value in launch.args.values():
+            found = _stride_call(value)
+            if found is not None:
+                by_tensor.setdefault(found[0], []).append((found[1], value))
+        for tensor, strides in by_tensor.items():
+            if len(strides) == 1 and strides[0][0] in (1, -1) and _known_2d(launch.host, tensor):
+                yield strides[0][1]
+
+
+_SAME_SHAPE = {"contiguous", "float", "half", "to", "clone", "detach", "cuda", "cpu"}
+
+
+def _known_2d(host: ast.FunctionDef | None, name: str, depth: int = 3) -> bool:
+    """Whether the host code makes `name` a 2-D tensor (`x.view(-1, n)`, `m, n = x.shape`...)."""
+    if host is None or depth < 0:
+        return False
+    for stmt in ast.walk(host):
+        if (
+            isinstance(stmt, ast.Assign)
+            and isinstance(stmt.targets[0], ast.Tuple)
+            and len(stmt.targets[0].elts) == 2
+            and isinstance(stmt.value, ast.Attribute)
+            and stmt.value.attr == "shape"
+            and ast.unparse(stmt.value.value) == name
+        ):
+            return True
+    for value in host_assignments(host, name):
+        while (
+            isinstance(value, ast.Call)
+            and call_name(value, last=True) in _SAME_SHAPE
+            and isinstance(value.func, ast.Attribute)
+        ):
+            value = value.func.value
+        if isinstance(value, ast.Call) and call_name(value, last=True) in ("view", "reshape") and len(value.args) == 2:
+            return True
+        if (
+            isinstance(value, ast.Call)
+            and call_name(value, last=True) in ("empty", "zeros", "ones", "randn")
+            and (
+                len(value.args) == 2
+                or (len(value.args) == 1 and isinstance(value.args[0], ast.Tuple) and len(value.args[0].elts) == 2)
+            )
+        ):
+            return True
+        if isinstance(value, ast.Call) and call_name(value, last=True) in ("empty_like", "zeros_like") and value.args:
+            return _known_2d(host, ast.unparse(value.args[0]), depth - 1)
+        if isinstance(value, ast.Name):
+            return _known_2d(host, value.id, depth - 1)
+    return False
+
+
+@cue("duplicate-stride-arg", "a launch passes the same stride of a tensor for two different parameters")
+def duplicate_stride_arg(source: Source) -> Iterator[ast.AST]:
+    for launch in source.program.launches:
+        seen: set[str] = set()
+        for value in launch.args.values():
+            if _stride_call(value) is not None:
+                text = ast.unparse(value)
+                if text in seen:
+                    yield value
+                seen.add(text)
+
+
+def _pointer_prefixes(kernel: Kernel) -> dict[str, str]:
+    prefixes: dict[str, str] = {}
+    for param in kernel.params:
+        if param.endswith("_ptr") and len(param) > 4:
+            prefixes[param] = param[:-4]
+    return prefixes
+
+
+@cue("foreign-stride", "a pointer is advanced with another tensor's stride (x_ptr + i * stride_y...)")
+def foreign_stride(source: Source) -> Iterator[ast.AST]:
+    for kernel in _kernels(source):
+        prefixes = _pointer_prefixes(kernel)
+        if len(prefixes) < 2:
+            continue
+        strides = [p for p in kernel.params if p.startswith("stride_")]
+
+        def owner(stride: str, prefixes: dict[str, str] = prefixes) -> str | None:
+            rest = stride[len("stride_") :]
+            matches = [p for p in prefixes.values() if rest.startswith(p)]
+            return max(matches, key=len) if matches else None
+
+        for call in calls_in(kernel.node, "load", "store", "atomic_add"):
+            pointer = call.args[0] if call.args else None
+            roots = {prefixes[r] for r in pointer_roots(pointer, kernel) if r in prefixes}
+            if len(roots) != 1:
+                continue
+            (root,) = roots
+            used = set().union(*(names_in(n) for n in expand(pointer, kernel, depth=4)))
+            for stride in strides:
+                if stride in used and owner(stride) not in (None, root):
+                    yield call
+                    break
+
+
+@cue("unused-stride-param", "a kernel takes a stride it never uses (often a batch or head offset left out)")
+def unused_stride_param(source: Source) -> Iterator[ast.AST]:
+    for kernel in _kernels(source):
+        used = kernel.used_names()
+        for arg in kernel.node.args.args:
+            if arg.arg.startswith("stride") and arg.arg not in used:
+                yield arg
+
+
+# -- the knowledge base's fixes (recipes) ------------------------------------------------------
+
+
+class _StrideDim(_LineTransformer):
+    """`t.stride(k)` starting at (line, column) -> `t.stride(dim)`."""
+
+    def __init__(self, line: int, column: int, dim: int) -> None:
+        super().__init__()
+        self.target, self.column, self.dim = line, column, dim
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        start = self.get_metadata(PositionProvider, original_node).start
+        if (
+            call_name(updated_node, last=True) == "stride"
+            and (start.line, start.column) == (self.target, self.column)
+            and updated_node.args
+            and not self.changed
+        ):
+            self.changed = True
+            return updated_node.with_changes(args=[updated_node.args[0].with_changes(value=cst.Integer(str(self.dim)))])
+        return updated_node
+
+
+class _RenameIn(_LineTransformer):
+    """Rename `old` to `new` on the given lines."""
+
+    def __init__(self, lines: set[int], old: str, new: str) -> None:
+        super().__init__()
+        self.lines, self.old, self.new = lines, old, new
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        if updated_node.value == self.old and self.line(original_node) in self.lines:
+            self.changed = True
+            return updated_node.with_changes(value=self.new)
+        return updated_node
+
+
+@recipe(
+    "outer-stride",
+    "pass the right stride: an inner or repeated t.stride(k) -> another dimension; stride_y used with x_ptr -> "
+    "stride_x",
+)
+def outer_stride(source: str) -> Iterator[str]:
+    parsed = _analysed(source)
+    if parsed is None:
+        return
+    flagged: list[tuple[ast.AST, tuple[int, ...]]] = [(n, (0,)) for n in _cue_nodes(parsed, "single-inner-stride")]
+    flagged += [(n, (0, 1, 2)) for n in _cue_nodes(parsed, "duplicate-stride-arg")]
+    for node, dims in flagged:
+        if not (isinstance(node, ast.Call) and node.args):
+            continue
+        current = constant_value(node.args[0])
+        for dim in dims:
+            if current is not None and dim != int(current):
+                edited = _rewrite(source, _StrideDim(node.lineno, node.col_offset, dim))
+                if edited is not None:
+                    yield edited
+    for node in parsed.kernels:
+        kernel = parsed.program.kernel_of(node)
+        if kernel is None:
+            continue
+        prefixes = {p[:-4] for p in kernel.params if p.endswith("_ptr")}
+        strides = [p for p in kernel.params if p.startswith("stride_")]
+        for call in calls_in(node, "load", "store", "atomic_add"):
+            pointer = call.args[0] if call.args else None
+            roots = {r[:-4] for r in pointer_roots(pointer, kernel) if r.endswith("_ptr")}
+            if len(roots) != 1:
+                continue
+            (root,) = roots
+            parts = expand(pointer, kernel, depth=4)
+            lines = {getattr(p, "lineno", -1) for p in parts} | {call.lineno}
+            used = set().union(*(names_in(p) for p in parts))
+            for stride in strides:
+                rest = stride[len("stride_") :]
+                owner = max((p for p in prefixes if rest.startswith(p)), key=len, default=None)
+                if stride in used and owner not in (None, root):
+                    assert owner is not None
+                    replacement = "stride_" + root + rest[len(owner) :]
+                    if replacement in kernel.params:
+                        edited = _rewrite(source, _RenameIn(lines, stride, replacement))
+                        if edited is not None:
+                            yield edited
+
 
 # -- the search's edits (repair operators) -----------------------------------------------------
 
 
-def _stride_call(node: ast.AST) -> tuple[str, int] | None:
-    """`x.stride(1)` -> ("x", 1)."""
+def _int_stride_call(node: ast.AST) -> tuple[str, int] | None:
+    """`x.stride(1)` -> ("x", 1): one int literal only (the cues' `_stride_call` also reads `stride(-1)` and floats)."""
     if (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
@@ -51,7 +276,7 @@ def stride_argument(program: Program) -> Iterator[Edit]:
     """At a launch: a `t.stride(i)` argument replaced by the tensor's other strides or another tensor's
     stride of the same dimension; two stride arguments swapped."""
     for call in launches_of(program):
-        strides = [(i, arg, s) for i, arg in enumerate(call.args) if (s := _stride_call(arg)) is not None]
+        strides = [(i, arg, s) for i, arg in enumerate(call.args) if (s := _int_stride_call(arg)) is not None]
         if not strides:
             continue
         tensors = list(dict.fromkeys(s[0] for _, _, s in strides))
