@@ -118,6 +118,13 @@ def _derived_from(kernel: Kernel, name: str) -> set[str]:
     return found
 
 
+def range_call(loop: ast.For) -> ast.Call | None:
+    it = loop.iter
+    if isinstance(it, ast.Call) and call_name(it, last=True) in ("range", "static_range"):
+        return it
+    return None
+
+
 ORDER = (
     "load-without-mask",
     "store-without-mask",

@@ -1,7 +1,7 @@
-"""The launch grid: programs that never run (a floor division, a missing axis), loops that stop early.
+"""The launch grid: programs that never run (a floor division, a missing axis), outputs they leave unwritten.
 
-The bug kind's cues, recipes, edits, mutations, side by side (kope.bugs.registry lists it).
-Taxonomy ids: grid-too-small; its cues and recipes also cover loop bounds and outputs the grid leaves unwritten.
+The bug kind's cues, recipes, edits and mutations, side by side (kope.bugs.registry lists it).
+Taxonomy ids: grid-too-small, uninitialized-output.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from kope.bugs.analysis import Kernel, argument, calls_in, constant_value, expand, names_in
-from kope.bugs.cue import Source, _kernel_loops, _kernels, cue
+from kope.bugs.cue import Source, _kernel_loops, _kernels, cue, range_call
 from kope.bugs.edit import Edit, Program, edit_at, operator
 from kope.bugs.mutation import Context, Mutation, binary, cst_calls_in, mutation, positional
 from kope.bugs.recipe import (
@@ -23,7 +23,6 @@ from kope.bugs.recipe import (
     _cue_nodes,
     _EmptyToZeros,
     _expr,
-    _hit_lines,
     _LineTransformer,
     _rewrite,
     parse,
@@ -88,42 +87,11 @@ def _per_program(expr: ast.AST, kernel: Kernel) -> bool:
     return bool(names_in(expr) & kernel.pids) or any(True for _ in calls_in(expr, "program_id", "num_programs"))
 
 
-def _range_call(loop: ast.For) -> ast.Call | None:
-    it = loop.iter
-    if isinstance(it, ast.Call) and call_name(it, last=True) in ("range", "static_range"):
-        return it
-    return None
-
-
-@cue(
-    "loop-stops-early",
-    "a kernel loop bound that stops short of the size: range(0, n - BLOCK, ...), (n // B) * B, n // B",
-)
-def loop_stops_early(source: Source) -> Iterator[ast.AST]:
-    for kernel in _kernels(source):
-        for loop in _kernel_loops(kernel):
-            call = _range_call(loop)
-            if call is None or not call.args:
-                continue
-            stop = call.args[1] if len(call.args) >= 2 else call.args[0]
-            step = call.args[2] if len(call.args) >= 3 else None
-            minus_step = (
-                isinstance(stop, ast.BinOp)
-                and isinstance(stop.op, ast.Sub)
-                and step is not None
-                and ast.unparse(stop.right) == ast.unparse(step)
-                and constant_value(step) != 1.0
-            )
-            floored = any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.FloorDiv) for n in ast.walk(stop))
-            if minus_step or floored:
-                yield stop
-
-
 @cue("store-loop-skips-start", "a loop that writes the output starts past 0: the first block is never written")
 def store_loop_skips_start(source: Source) -> Iterator[ast.AST]:
     for kernel in _kernels(source):
         for loop in _kernel_loops(kernel):
-            call = _range_call(loop)
+            call = range_call(loop)
             if call is None or len(call.args) < 2 or constant_value(call.args[0]) == 0.0:
                 continue
             if not isinstance(loop.target, ast.Name) or _per_program(call.args[0], kernel):
@@ -200,53 +168,6 @@ def grid_ceil_div(source: str) -> Iterator[str]:
     edited = module.visit(transformer)
     if transformer.changed:
         yield edited.code
-
-
-class _FullRange(_LineTransformer):
-    def __init__(self, lines: set[int]) -> None:
-        super().__init__()
-        self.lines = lines
-
-    def leave_For(self, original_node: cst.For, updated_node: cst.For) -> cst.For:
-        if self.line(original_node) not in self.lines or not isinstance(updated_node.iter, cst.Call):
-            return updated_node
-        call = updated_node.iter
-        if call_name(call, last=True) not in ("range", "static_range") or not call.args:
-            return updated_node
-        index = 1 if len(call.args) >= 2 else 0
-        stop = call.args[index].value
-        fixed = _full_stop(stop)
-        if fixed is None:
-            return updated_node
-        self.changed = True
-        args = list(call.args)
-        args[index] = args[index].with_changes(value=fixed)
-        return updated_node.with_changes(iter=call.with_changes(args=args))
-
-
-def _full_stop(stop: cst.BaseExpression) -> cst.BaseExpression | None:
-    """`n - BLOCK` -> `n`; `(n // B) * B` -> `n`; `n // B` -> `tl.cdiv(n, B)`."""
-    if isinstance(stop, cst.BinaryOperation):
-        if isinstance(stop.operator, cst.Subtract):
-            return stop.left.with_changes(lpar=[], rpar=[])
-        if isinstance(stop.operator, cst.Multiply):
-            for side in (stop.left, stop.right):
-                if isinstance(side, cst.BinaryOperation) and isinstance(side.operator, cst.FloorDivide):
-                    return side.left.with_changes(lpar=[], rpar=[])
-        if isinstance(stop.operator, cst.FloorDivide):
-            return cst.Call(
-                func=_expr("tl.cdiv"), args=[cst.Arg(stop.left.with_changes(lpar=[], rpar=[])), cst.Arg(stop.right)]
-            )
-    return None
-
-
-@recipe("full-loop-range", "make loops over blocks reach the end: range(0, n - B, B) / (n // B) * B -> range(0, n, B)")
-def full_loop_range(source: str) -> Iterator[str]:
-    lines = _hit_lines(source, "loop-stops-early")
-    if lines:
-        edited = _rewrite(source, _FullRange(lines))
-        if edited is not None:
-            yield edited
 
 
 class _GridAxis(_LineTransformer):
@@ -430,17 +351,6 @@ def zero_init(program: Program) -> Iterator[Edit]:
             start, end = program.span(node.func)
             text = program.text[:start] + zeros + program.text[end:]
             yield Edit("zero-init", "uninitialized-output", node.lineno, f"`{name}(...)` -> `{zeros}(...)`", text, cue)
-
-
-@operator("atomic-store", "missing-atomic")
-def atomic_store(program: Program) -> Iterator[Edit]:
-    """A kernel's store made an atomic add: programs that each hold part of one result (a partial sum per block, a
-    row scattered to an index another program also hits) must add into it, not overwrite it."""
-    for _, node in program.kernel_nodes():
-        if isinstance(node, ast.Call) and call_name(node) == "tl.store":
-            start, end = program.span(node.func)
-            text = program.text[:start] + "tl.atomic_add" + program.text[end:]
-            yield Edit("atomic-store", "missing-atomic", node.lineno, "`tl.store` -> `tl.atomic_add`", text)
 
 
 _ALLOCATIONS = ("torch.empty", "torch.zeros", "torch.empty_like", "torch.zeros_like", "torch.ones_like")

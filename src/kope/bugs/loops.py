@@ -1,7 +1,7 @@
 """Loop bounds: a loop's start and stop.
 
-The bug kind's edits, mutations, side by side (kope.bugs.registry lists it).
-Taxonomy ids: loop-bound (its cue and recipe sit with the grid's).
+The bug kind's cues, recipes, edits and mutations, side by side (kope.bugs.registry lists it).
+Taxonomy ids: loop-bound.
 """
 
 from __future__ import annotations
@@ -11,9 +11,89 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from kope.bugs.analysis import constant_value
+from kope.bugs.cue import Source, _kernel_loops, _kernels, cue, range_call
 from kope.bugs.edit import Edit, Program, edit_at, operator
 from kope.bugs.mutation import Context, Mutation, binary, mutation, positional, range_args
+from kope.bugs.recipe import _expr, _hit_lines, _LineTransformer, _rewrite, recipe
 from kope.source import call_name
+
+# -- how diagnosis sees it (cues) --------------------------------------------------------------
+
+
+@cue(
+    "loop-stops-early",
+    "a kernel loop bound that stops short of the size: range(0, n - BLOCK, ...), (n // B) * B, n // B",
+)
+def loop_stops_early(source: Source) -> Iterator[ast.AST]:
+    for kernel in _kernels(source):
+        for loop in _kernel_loops(kernel):
+            call = range_call(loop)
+            if call is None or not call.args:
+                continue
+            stop = call.args[1] if len(call.args) >= 2 else call.args[0]
+            step = call.args[2] if len(call.args) >= 3 else None
+            minus_step = (
+                isinstance(stop, ast.BinOp)
+                and isinstance(stop.op, ast.Sub)
+                and step is not None
+                and ast.unparse(stop.right) == ast.unparse(step)
+                and constant_value(step) != 1.0
+            )
+            floored = any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.FloorDiv) for n in ast.walk(stop))
+            if minus_step or floored:
+                yield stop
+
+
+# -- the knowledge base's fixes (recipes) ------------------------------------------------------
+
+
+class _FullRange(_LineTransformer):
+    def __init__(self, lines: set[int]) -> None:
+        super().__init__()
+        self.lines = lines
+
+    def leave_For(self, original_node: cst.For, updated_node: cst.For) -> cst.For:
+        if self.line(original_node) not in self.lines or not isinstance(updated_node.iter, cst.Call):
+            return updated_node
+        call = updated_node.iter
+        if call_name(call, last=True) not in ("range", "static_range") or not call.args:
+            return updated_node
+        index = 1 if len(call.args) >= 2 else 0
+        stop = call.args[index].value
+        fixed = _full_stop(stop)
+        if fixed is None:
+            return updated_node
+        self.changed = True
+        args = list(call.args)
+        args[index] = args[index].with_changes(value=fixed)
+        return updated_node.with_changes(iter=call.with_changes(args=args))
+
+
+def _full_stop(stop: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`n - BLOCK` -> `n`; `(n // B) * B` -> `n`; `n // B` -> `tl.cdiv(n, B)`."""
+    if isinstance(stop, cst.BinaryOperation):
+        if isinstance(stop.operator, cst.Subtract):
+            return stop.left.with_changes(lpar=[], rpar=[])
+        if isinstance(stop.operator, cst.Multiply):
+            for side in (stop.left, stop.right):
+                if isinstance(side, cst.BinaryOperation) and isinstance(side.operator, cst.FloorDivide):
+                    return side.left.with_changes(lpar=[], rpar=[])
+        if isinstance(stop.operator, cst.FloorDivide):
+            return cst.Call(
+                func=_expr("tl.cdiv"), args=[cst.Arg(stop.left.with_changes(lpar=[], rpar=[])), cst.Arg(stop.right)]
+            )
+    return None
+
+
+@recipe("full-loop-range", "make loops over blocks reach the end: range(0, n - B, B) / (n // B) * B -> range(0, n, B)")
+def full_loop_range(source: str) -> Iterator[str]:
+    lines = _hit_lines(source, "loop-stops-early")
+    if lines:
+        edited = _rewrite(source, _FullRange(lines))
+        if edited is not None:
+            yield edited
+
 
 # -- the search's edits (repair operators) -----------------------------------------------------
 

@@ -91,7 +91,7 @@ class Kind:
 
 KINDS: tuple[Kind, ...] = (
     Kind("masks", masks, ("missing-mask", "mask-off-by-one", "padding-in-reduction")),
-    Kind("grid", grid, ("grid-too-small",)),
+    Kind("grid", grid, ("grid-too-small", "uninitialized-output")),
     Kind("loops", loops, ("loop-bound",)),
     Kind("strides", strides, ("wrong-stride",)),
     Kind("indexing", indexing, ("index-shift", "missing-batch-offset")),
@@ -100,7 +100,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("constants", constants, ("wrong-constant",)),
     Kind("numerics", numerics, ("numerical-instability", "wrong-epsilon")),
     Kind("precision", precision, ("precision-loss", "dtype-mismatch")),
-    Kind("writes", writes, ("missing-atomic", "uninitialized-output")),
+    Kind("writes", writes, ("missing-atomic",)),
     Kind("values", values),
     Kind("dead", dead),
     Kind("generic", generic),

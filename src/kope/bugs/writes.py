@@ -1,7 +1,7 @@
 """How outputs are written: shared addresses without atomics, partly written empty buffers.
 
-The bug kind's cues, recipes, mutations, side by side (kope.bugs.registry lists it).
-Taxonomy ids: missing-atomic, uninitialized-output.
+The bug kind's cues, recipes, edits and mutations, side by side (kope.bugs.registry lists it).
+Taxonomy ids: missing-atomic (and a cue and a mutation of uninitialized-output, whose home is kope.bugs.grid).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from kope.bugs.analysis import (
     pointer_roots,
 )
 from kope.bugs.cue import Source, _kernels, cue
+from kope.bugs.edit import Edit, Program, operator
 from kope.bugs.mutation import Context, Mutation, cst_calls_in, expr, mutation, range_args, without_args
 from kope.bugs.recipe import _analysed, _cue_nodes, _EmptyToZeros, _kwarg, _LineTransformer, _rewrite, recipe
 from kope.source import call_name
@@ -134,6 +135,20 @@ def atomic_accumulate(source: str) -> Iterator[str]:
         if zeroed is not None:
             yield zeroed
     yield edited
+
+
+# -- the search's edits (repair operators) -----------------------------------------------------
+
+
+@operator("atomic-store", "missing-atomic")
+def atomic_store(program: Program) -> Iterator[Edit]:
+    """A kernel's store made an atomic add: programs that each hold part of one result (a partial sum per block, a
+    row scattered to an index another program also hits) must add into it, not overwrite it."""
+    for _, node in program.kernel_nodes():
+        if isinstance(node, ast.Call) and call_name(node) == "tl.store":
+            start, end = program.span(node.func)
+            text = program.text[:start] + "tl.atomic_add" + program.text[end:]
+            yield Edit("atomic-store", "missing-atomic", node.lineno, "`tl.store` -> `tl.atomic_add`", text)
 
 
 # -- how the bench injects it (mutations) ------------------------------------------------------
