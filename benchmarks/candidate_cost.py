@@ -1,11 +1,11 @@
 """What generating the repair search's candidates costs, per corpus: the operators' edits, checking each parses, and
 deduplicating them (no evaluation).
 
-For every kernel of the given manifests the repair operators' edits are made (`kope.repair.operators.edits`), then
+For every kernel of the given manifests the repair operators' edits are made (`kope.bugs.edit.edits`), then
 two ways of each of the two checks are timed on the same edits, side by side in one run:
 
 - parses: the whole edited source (`kope.syntax.parse`, what `edits` did before issue 13's fourth round) against
-  the changed lines alone where they were whole statements (`kope.repair.operators._core.parses`);
+  the changed lines alone where they were whole statements (`kope.bugs.edit.parses`);
 - dedupe key: the whole source's canonical form (`canonical_form`) against the changed lines' (`change_key`).
 
 It also checks the two ways agree (the same verdicts; the same number of distinct candidates per kernel) and prints
@@ -25,8 +25,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kope import syntax
-from kope.repair.operators import Program, edits
-from kope.repair.operators._core import parses
+from kope.bugs.edit import Program, edits, parses
 from kope.repair.search import canonical_form, change_key
 
 ROOT = Path(__file__).resolve().parents[1]

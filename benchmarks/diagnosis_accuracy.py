@@ -32,12 +32,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from kope.bugs.recipe import apply
 from kope.diagnose.diagnoser import Diagnoser
 from kope.diagnose.report import Diagnosis
 from kope.evaluate import EvalOptions, Evaluator
 from kope.knowledge.base import KnowledgeBase
 from kope.knowledge.features import Features
-from kope.knowledge.recipes import apply
 from kope.knowledge.retrieval import rank
 from kope.ops import get_op
 

@@ -45,7 +45,7 @@ def _integrity(paths: list[Path]) -> Iterable[object]:
 
 
 def _mutate(paths: list[Path]) -> Iterable[object]:
-    from kope.bench.mutate import OPERATORS, MutationError, mutants
+    from kope.bugs.mutation import OPERATORS, MutationError, mutants
 
     for path in paths:
         for name, operator in OPERATORS.items():
@@ -56,7 +56,7 @@ def _mutate(paths: list[Path]) -> Iterable[object]:
 
 
 def _operators(paths: list[Path]) -> Iterable[object]:
-    from kope.repair.operators import Program, edits
+    from kope.bugs.edit import Program, edits
 
     for path in paths:
         program = Program.parse(path.read_text(), reference="y = x * 0.5 + 1e-5")
@@ -65,14 +65,14 @@ def _operators(paths: list[Path]) -> Iterable[object]:
 
 
 def _cues(paths: list[Path]) -> Iterable[object]:
-    from kope.knowledge.cues import detect
+    from kope.bugs.cue import detect
 
     for path in paths:
         yield path.name, [[h.cue, h.line, h.text] for h in detect(path.read_text())]
 
 
 def _recipes(paths: list[Path]) -> Iterable[object]:
-    from kope.knowledge.recipes import RECIPES, RecipeContext, apply
+    from kope.bugs.recipe import RECIPES, RecipeContext, apply
 
     for path in paths:
         text = path.read_text()

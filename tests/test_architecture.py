@@ -44,6 +44,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("kope.cases",),
     ("kope.integrity",),
     ("kope.evaluate",),
+    ("kope.bugs",),
     ("kope.knowledge", "kope.ops"),
     ("kope.diagnose",),
     ("kope.loop",),

@@ -8,13 +8,14 @@ from typing import ClassVar
 
 import libcst as cst
 import pytest
-from test_mutate import TOY
 
 from kope.bench.corpus import build_suite, default_suite_dir, load_suite, plan_groups
-from kope.bench.mutate import OPERATORS, Context, Mutation
+from kope.bugs.mutation import OPERATORS, Context, Mutation
 from kope.evaluate import Evaluator
 
 FIXTURES = Path(__file__).resolve().parents[2] / "src" / "kope" / "corpora" / "fixtures"
+TOY = (Path(__file__).resolve().parents[1] / "fixtures" / "mutation_toy.py").read_text()
+"""A kernel that holds one site of every mutation operator (tests/bugs/test_mutation.py)."""
 
 
 class DropMaskAgain(Mutation):

@@ -15,10 +15,10 @@ from typer.core import TyperGroup, TyperOption
 from typer.testing import CliRunner
 
 from kope.cli import app
-from kope.protocol.results import EvalError
 from kope.integrity.rules import RULES
 from kope.knowledge.base import KnowledgeBase
 from kope.loop import STOP_REASONS
+from kope.protocol.results import EvalError
 
 ROOT = Path(__file__).parents[2]
 README = ROOT / "README.md"

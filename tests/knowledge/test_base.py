@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from conftest import TAXONOMY
 
+from kope.bugs.cue import CueHit
+from kope.bugs.recipe import RECIPES
 from kope.knowledge.base import KnowledgeBase, example_path
-from kope.knowledge.cues import CueHit
 from kope.knowledge.features import FEATURES, Features
-from kope.knowledge.recipes import RECIPES
 from kope.knowledge.retrieval import rank
 
 

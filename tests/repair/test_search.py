@@ -136,7 +136,7 @@ def test_an_edit_written_two_ways_is_one_candidate_and_keeps_its_better_rank(eva
 
 
 def test_an_edit_that_breaks_the_source_is_no_candidate() -> None:
-    from kope.repair.operators._core import parses
+    from kope.bugs.edit import parses
 
     base = "def f(x):\n    if x:\n        y = x + 1\n    return y\n"
     assert parses(base, base.replace("x + 1", "x + 2"))

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from kope.agents.edits import EditError, Request, parse_reply
 from kope.agents.launch import Knob, apply_config, current_config, describe, scan
+from kope.bugs.recipe import apply
 from kope.hashing import content_hash
-from kope.knowledge.recipes import apply
 from kope.models.base import Message, Model, ModelError, Usage
 
 if TYPE_CHECKING:

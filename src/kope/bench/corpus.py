@@ -36,8 +36,8 @@ from typing import Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from kope import paths
-from kope.bench.mutate import Mutant, Mutation, mutants, normalise, operators
 from kope.bench.reproduce import materialise
+from kope.bugs.mutation import Mutant, Mutation, mutants, normalise, operators
 from kope.errors import KopeError
 from kope.evaluate import EvalOptions, Evaluator
 from kope.hashing import content_hash

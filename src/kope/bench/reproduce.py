@@ -1,7 +1,7 @@
 """Remake a suite's near misses from their recipe (kernel, mutation operator, site) instead of storing them.
 
 A near miss of a generated suite is fully determined by the correct kernel it came from, the mutation
-operator and the site (kope.bench.mutate numbers sites deterministically), so the shipped default suite
+operator and the site (kope.bugs.mutation numbers sites deterministically), so the shipped default suite
 keeps only its manifest, with the SHA-256 of every candidate, and the candidates are made on first use
 into kope's cache. The hash is checked on every write and every read: a kernel or an operator that
 changed since the suite was built fails loudly here instead of silently measuring other bugs.
@@ -14,7 +14,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from kope.bench.mutate import MutationError, mutate
+from kope.bugs.mutation import MutationError, mutate
 from kope.errors import KopeError
 from kope.hashing import content_hash
 from kope.ops import get_op

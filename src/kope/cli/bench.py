@@ -66,7 +66,7 @@ def bench_mutate(
 ) -> None:
     """Build a near-miss suite: mutate correct kernels, keep the mutants that compile, run and fail a case."""
     from kope.bench.corpus import build_suite, counts
-    from kope.bench.mutate import operators as known_operators
+    from kope.bugs.mutation import operators as known_operators
     from kope.ops import UnknownOpError, get_op, list_ops
 
     names = [op.name for op in list_ops()] if ops == "all" else [o.strip() for o in ops.split(",") if o.strip()]

@@ -192,8 +192,8 @@ def cases_command(
     (original or shrunk, odd, prime, one, scaled and shifted inputs, widened inputs for a low-signal
     task), kept or dropped, and why.
     """
-    from kope.cases.signal import mark_low_signal
     from kope.cases.render import cases_table, derivation_report
+    from kope.cases.signal import mark_low_signal
     from kope.cases.task import build_cases
 
     with reported(as_json):

@@ -6,7 +6,7 @@
    rerun, a sweep of sizes around the kernel's block sizes, and structured inputs (ones, zeros,
    arange, one-hot, large values).
 4. Features (kope.knowledge.features, measured by kope.diagnose.extract) and code cues
-   (kope.knowledge.cues) go to retrieval, which ranks the knowledge base's patterns.
+   (kope.bugs.cue) go to retrieval, which ranks the knowledge base's patterns.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from kope import syntax
+from kope.bugs.cue import CueHit, detect
 from kope.cases.task import Case, Task, load_task
 from kope.cases.tolerance import tolerance_for
 from kope.diagnose.extract import extract_features, next_pow2
@@ -33,7 +34,6 @@ from kope.evaluate import EvalOptions, Evaluator
 from kope.evaluate.compare import leaves, read_packed
 from kope.evaluate.evaluator import case_artifacts
 from kope.knowledge.base import KnowledgeBase
-from kope.knowledge.cues import CueHit, detect
 from kope.knowledge.retrieval import rank
 from kope.protocol import WorkerResult
 from kope.protocol.inputs import InputTransform

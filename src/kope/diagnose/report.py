@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kope.bugs.cue import CueHit
 from kope.diagnose.signature import OutputSignature
-from kope.knowledge.cues import CueHit
 from kope.knowledge.features import Features
 from kope.knowledge.retrieval import Hypothesis
 from kope.protocol import BoundsEvent

@@ -12,18 +12,18 @@ from typing import TYPE_CHECKING
 from kope._lazy import exports
 
 if TYPE_CHECKING:
+    from kope.bugs.cue import CueHit, detect
+    from kope.bugs.recipe import apply
     from kope.knowledge.base import KnowledgeBase, KnowledgeError
-    from kope.knowledge.cues import CueHit, detect
     from kope.knowledge.features import Features
-    from kope.knowledge.recipes import apply
 
 _HOMES = {
-    "CueHit": "kope.knowledge.cues",
+    "CueHit": "kope.bugs.cue",
     "Features": "kope.knowledge.features",
     "KnowledgeBase": "kope.knowledge.base",
     "KnowledgeError": "kope.knowledge.base",
-    "apply": "kope.knowledge.recipes",
-    "detect": "kope.knowledge.cues",
+    "apply": "kope.bugs.recipe",
+    "detect": "kope.bugs.cue",
 }
 
 __all__ = [

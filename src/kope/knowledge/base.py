@@ -116,9 +116,11 @@ class KnowledgeBase:
 
     def validate(self) -> list[str]:
         """Problems with the loaded patterns: unknown features, cues or recipes, examples that are missing."""
-        from kope.knowledge.cues import CUES
+        from kope.bugs.cue import CUES
+        from kope.bugs.edit import OPERATORS
+        from kope.bugs.recipe import RECIPES
+        from kope.bugs.registry import KIND_IDS
         from kope.knowledge.features import FEATURES
-        from kope.knowledge.recipes import RECIPES
         from kope.ops import UnknownOpError, get_op
 
         problems: list[str] = []
@@ -132,6 +134,9 @@ class KnowledgeBase:
                     problems.append(f"{where}: unknown code cue {code_cue.cue!r}")
             if pattern.recipe is not None and pattern.recipe.name not in RECIPES:
                 problems.append(f"{where}: unknown recipe {pattern.recipe.name!r}")
+            for name in pattern.edits:
+                if name not in KIND_IDS and name not in OPERATORS:
+                    problems.append(f"{where}: unknown edits {name!r} (neither a bug kind nor a repair operator)")
             if not pattern.symptoms and not pattern.code_cues:
                 problems.append(f"{where}: no symptoms and no code cues: retrieval can only find it by text")
             example = pattern.example

@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
+from kope.bugs.cue import CueHit
+from kope.bugs.registry import edits_named
 from kope.knowledge.base import KnowledgeBase
-from kope.knowledge.cues import CueHit
 from kope.knowledge.features import FEATURES, Features
 
 LEXICAL_WEIGHT = 1.0
@@ -29,6 +30,16 @@ class Hypothesis(BaseModel):
     evidence: list[str] = Field(default_factory=list)
     fix: str = ""
     recipe: str | None = None
+    edits: list[str] = Field(default_factory=list)
+    """The repair operators the pattern points at (its `edits`, kinds expanded; kope.bugs.registry.edits_named)."""
+
+    @model_serializer(mode="wrap")
+    def _without_empty_edits(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """`edits` only when a pattern names some: a shipped pattern's hypothesis serialises as before."""
+        data: dict[str, Any] = handler(self)
+        if not self.edits:
+            data.pop("edits", None)
+        return data
 
 
 def rank(
@@ -76,6 +87,7 @@ def rank(
                     evidence=evidence,
                     fix=pattern.fix.strip(),
                     recipe=pattern.recipe.name if pattern.recipe else None,
+                    edits=edits_named(pattern.edits),
                 )
             )
     ranked.sort(key=lambda h: (-h.score, h.pattern))

@@ -8,7 +8,7 @@ keywords: [mask, boundary, tail, out of bounds]
 symptoms:                              # predicates over diagnosis features (kope.knowledge.features)
   - {feature: oob_loads, op: ">", value: 0, weight: 3, note: the bounds checker saw loads past a tensor}
   - {feature: tail, weight: 1.5}       # op defaults to "true"
-code_cues:                             # detectors over the kernel source (kope.knowledge.cues)
+code_cues:                             # detectors over the kernel source (kope.bugs.cue)
   - {cue: load-without-mask, weight: 2}
 explanation: |
   Why the bug produces these symptoms.
@@ -19,7 +19,9 @@ example:                               # runs: `kernel` fails `op`; replacing `b
   kernel: missing-mask.py              # under kope/corpora/examples/
   before: "x = tl.load(x_ptr + offs)"
   after: "x = tl.load(x_ptr + offs, mask=offs < n_cols, other=0.0)"
-recipe: {name: add-load-mask}          # optional: a mechanical fix (kope.knowledge.recipes)
+recipe: {name: add-load-mask}          # optional: a mechanical fix (kope.bugs.recipe)
+edits: [masks, compare-flip]           # optional: the search's edits to favour when this pattern ranks (a bug
+                                       # kind's id, kope.bugs.registry.KINDS: all its edits; or an operator's name)
 ```
 """
 
@@ -109,6 +111,10 @@ class Pattern(BaseModel):
     fix: str
     example: Example | None = None
     recipe: RecipeRef | None = None
+    edits: list[str] = Field(default_factory=list)
+    """Repair operators the search weighs by this pattern's score when it is a hypothesis, as it weighs those whose
+    taxonomy id is the pattern's own: a bug kind's id (`masks`: all of its edits) or an operator's name
+    (`compare-flip`). How a user pattern with a new id points at the built-in edits."""
     origin: str = "shipped"
     """Where the pattern comes from: shipped, a user directory, or learned (the experience store)."""
 

@@ -153,7 +153,7 @@ def learn(
 
 def as_pattern(record: LearnedRecord) -> Pattern:
     """A learned record as a knowledge-base pattern (origin `learned`)."""
-    from kope.knowledge.cues import CUES
+    from kope.bugs.cue import CUES
     from kope.knowledge.features import FEATURES
 
     specs = [

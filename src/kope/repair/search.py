@@ -27,15 +27,14 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from kope import syntax
+from kope.bugs.edit import Program, changed_lines, edits
+from kope.bugs.recipe import apply
 from kope.cases.task import Case, Task
 from kope.diagnose.report import Diagnosis
 from kope.evaluate import EvalOptions, Evaluator
 from kope.hashing import content_hash
-from kope.knowledge.recipes import apply
 from kope.loop import Score, version_score
 from kope.protocol.results import EvalResult
-from kope.repair.operators import Program, edits
-from kope.repair.operators._core import changed_lines
 from kope.repair.shapes import SHAPE_PRIORITY, reshaped, shape_fix
 from kope.repair.sites import Evidence, operator_penalty, priority
 
@@ -100,7 +99,7 @@ class RecipeEdits:
 
 
 class OperatorEdits:
-    """Every edit of the repair operators (kope.repair.operators), ranked by the evidence."""
+    """Every edit of the repair operators (kope.bugs.edit), ranked by the evidence."""
 
     name = "operators"
 

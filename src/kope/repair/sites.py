@@ -97,7 +97,7 @@ id with the first hypothesis's family spared (issue 13's second round): as good 
 
 
 GENERIC = frozenset({"name-swap", "drop-term", "int-literal", "if-branch"})
-"""The generic operators (`kope.repair.operators.generic`): one-token edits that know only the grammar."""
+"""The generic operators (`kope.bugs.generic`): one-token edits that know only the grammar."""
 
 GENERIC_OFFSET = -1.0
 """What a generic operator's edit starts with: after the first turns of the specific operators, which know the form
@@ -129,6 +129,8 @@ class Evidence:
     reasons: dict[int, list[str]] = field(default_factory=dict)
     patterns: dict[str, float] = field(default_factory=dict)
     pattern_rank: dict[str, int] = field(default_factory=dict)
+    pointed: dict[str, tuple[float, str]] = field(default_factory=dict)
+    """Operators a hypothesis's pattern points at (its `edits`): the best such hypothesis's weight and id."""
     layout: bool = False
     scale: float | None = None
     """The measured constant c of output = c x reference (the diagnosis's `scale`), when the output is scaled."""
@@ -144,6 +146,9 @@ class Evidence:
             if hypothesis.pattern not in evidence.patterns:
                 evidence.patterns[hypothesis.pattern] = max(0.05, hypothesis.score / top)
                 evidence.pattern_rank[hypothesis.pattern] = rank + 1
+            for name in hypothesis.edits:
+                if name not in evidence.pointed:
+                    evidence.pointed[name] = (evidence.patterns[hypothesis.pattern], hypothesis.pattern)
         for event in diagnosis.bounds:
             if event.line is None:
                 continue
@@ -164,7 +169,7 @@ class Evidence:
         self.reasons.setdefault(line, []).append(reason)
 
     def hypothesis_weight(self, operator: str, label: str) -> float:
-        weight = self.patterns.get(label, 0.0)
+        weight = max(self.patterns.get(label, 0.0), self.pointed.get(operator, (0.0, ""))[0])
         for other in RELATED.get(operator, ()):
             weight = max(weight, 0.5 * self.patterns.get(other, 0.0))
         return weight
@@ -181,6 +186,9 @@ class Evidence:
         parts = [cue] if cue else []
         if label in self.pattern_rank:
             parts.append(f"hypothesis #{self.pattern_rank[label]} {label}")
+        elif operator in self.pointed:
+            pattern = self.pointed[operator][1]
+            parts.append(f"hypothesis #{self.pattern_rank[pattern]} {pattern} names this edit")
         else:
             related = [o for o in RELATED.get(operator, ()) if o in self.pattern_rank]
             if related:

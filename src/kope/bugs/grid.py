@@ -1,0 +1,558 @@
+"""The launch grid: programs that never run (a floor division, a missing axis), outputs they leave unwritten.
+
+The bug kind's cues, recipes, edits and mutations, side by side (kope.bugs.registry lists it).
+Taxonomy ids: grid-too-small, uninitialized-output.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from collections.abc import Iterator
+
+import libcst as cst
+import libcst.matchers as m
+
+from kope.bugs.analysis import Kernel, argument, calls_in, constant_value, expand, names_in
+from kope.bugs.cue import Source, _kernel_loops, _kernels, cue, range_call
+from kope.bugs.edit import Edit, Program, edit_at, operator
+from kope.bugs.mutation import Context, Mutation, binary, cst_calls_in, mutation, positional
+from kope.bugs.recipe import (
+    _analysed,
+    _bounds_for,
+    _cue_nodes,
+    _EmptyToZeros,
+    _expr,
+    _LineTransformer,
+    _rewrite,
+    parse,
+    recipe,
+)
+from kope.source import LaunchSite, call_name
+
+# -- how diagnosis sees it (cues) --------------------------------------------------------------
+
+
+@cue("grid-floor-div", "a launch grid computed with floor division: the last partial block gets no program")
+def grid_floor_div(source: Source) -> Iterator[ast.AST]:
+    for launch in source.program.launches:
+        for axis in launch.grid or []:
+            for node in ast.walk(axis):
+                if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
+                    yield node
+
+
+def _axes_used(kernel: Kernel) -> set[int]:
+    axes: set[int] = set()
+    for call in calls_in(kernel.node, "program_id"):
+        axis = constant_value(argument(call, 0, "axis"))
+        if axis is not None:
+            axes.add(int(axis))
+    return axes
+
+
+@cue("grid-axis-missing", "the kernel reads tl.program_id(k) but the launch grid has no axis k, or a literal 1 there")
+def grid_axis_missing(source: Source) -> Iterator[ast.AST]:
+    for kernel in _kernels(source):
+        used = _axes_used(kernel)
+        for launch in source.program.launches_of(kernel):
+            if launch.grid is None:
+                continue
+            for axis in sorted(used):
+                if axis >= len(launch.grid):
+                    yield launch.call
+                elif axis > 0 and constant_value(launch.grid[axis]) == 1.0 and _axis_tiles(kernel, axis):
+                    yield launch.grid[axis]
+
+
+def _axis_tiles(kernel: Kernel, axis: int) -> bool:
+    """Whether program_id(axis) selects a tile of block offsets (so one program cannot cover the axis)."""
+    names = {
+        name
+        for name, values in kernel.assigns.items()
+        if any(constant_value(argument(c, 0, "axis")) == float(axis) for v in values for c in calls_in(v, "program_id"))
+    }
+    for values in kernel.assigns.values():
+        for value in values:
+            if any(True for _ in calls_in(value, "arange")) and (
+                names_in(value) & names
+                or any(constant_value(argument(c, 0, "axis")) == float(axis) for c in calls_in(value, "program_id"))
+            ):
+                return True
+    return False
+
+
+def _per_program(expr: ast.AST, kernel: Kernel) -> bool:
+    """Whether an expression depends on the program id (a persistent or strided loop start)."""
+    return bool(names_in(expr) & kernel.pids) or any(True for _ in calls_in(expr, "program_id", "num_programs"))
+
+
+@cue("store-loop-skips-start", "a loop that writes the output starts past 0: the first block is never written")
+def store_loop_skips_start(source: Source) -> Iterator[ast.AST]:
+    for kernel in _kernels(source):
+        for loop in _kernel_loops(kernel):
+            call = range_call(loop)
+            if call is None or len(call.args) < 2 or constant_value(call.args[0]) == 0.0:
+                continue
+            if not isinstance(loop.target, ast.Name) or _per_program(call.args[0], kernel):
+                continue
+            variable = loop.target.id
+            for store in calls_in(loop, "store"):
+                pointer = store.args[0] if store.args else None
+                if any(variable in names_in(node) for node in expand(pointer, kernel)):
+                    yield call
+                    break
+
+
+# -- the knowledge base's fixes (recipes) ------------------------------------------------------
+
+
+class _FloorToCdiv(cst.CSTTransformer):
+    """Every `a // b` becomes `triton.cdiv(a, b)`."""
+
+    def __init__(self) -> None:
+        self.changed = False
+
+    def leave_BinaryOperation(
+        self, original_node: cst.BinaryOperation, updated_node: cst.BinaryOperation
+    ) -> cst.BaseExpression:
+        if m.matches(updated_node.operator, m.FloorDivide()):
+            self.changed = True
+            return cst.Call(
+                func=cst.Attribute(value=cst.Name("triton"), attr=cst.Name("cdiv")),
+                args=[cst.Arg(updated_node.left), cst.Arg(updated_node.right)],
+            )
+        return updated_node
+
+
+def launch_grid_names(module: cst.Module) -> set[str]:
+    """Names used as grids in `kernel[grid](...)`."""
+    names: set[str] = set()
+    for call in m.findall(module, m.Call(func=m.Subscript())):
+        assert isinstance(call, cst.Call) and isinstance(call.func, cst.Subscript)
+        for element in call.func.slice:
+            if isinstance(element.slice, cst.Index) and isinstance(element.slice.value, cst.Name):
+                names.add(element.slice.value.value)
+    return names
+
+
+class _GridFloorToCeil(cst.CSTTransformer):
+    """In launch grids, and in values assigned to names used as grids, `a // b` -> `triton.cdiv(a, b)`."""
+
+    def __init__(self, grid_names: set[str]) -> None:
+        self.grid_names = grid_names
+        self.changed = False
+
+    def _rewrite(self, node: cst.CSTNodeT) -> cst.CSTNodeT:
+        inner = _FloorToCdiv()
+        rewritten = node.visit(inner)
+        self.changed |= inner.changed
+        return rewritten  # type: ignore[return-value]
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        if isinstance(updated_node.func, cst.Subscript):
+            return updated_node.with_changes(func=self._rewrite(updated_node.func))
+        return updated_node
+
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
+        targets = {t.target.value for t in updated_node.targets if isinstance(t.target, cst.Name)}
+        if targets & self.grid_names:
+            return updated_node.with_changes(value=self._rewrite(updated_node.value))
+        return updated_node
+
+
+@recipe("grid-ceil-div", "use triton.cdiv instead of floor division in launch grids")
+def grid_ceil_div(source: str) -> Iterator[str]:
+    module = parse(source)
+    transformer = _GridFloorToCeil(launch_grid_names(module))
+    edited = module.visit(transformer)
+    if transformer.changed:
+        yield edited.code
+
+
+class _GridAxis(_LineTransformer):
+    def __init__(self, line: int, axis: int, value: str) -> None:
+        super().__init__()
+        self.target, self.axis, self.value = line, axis, value
+
+    def leave_Tuple(self, original_node: cst.Tuple, updated_node: cst.Tuple) -> cst.BaseExpression:
+        if self.line(original_node) != self.target or self.changed:
+            return updated_node
+        elements = list(updated_node.elements)
+        if self.axis < len(elements) and m.matches(elements[self.axis].value, m.Integer("1")):
+            elements[self.axis] = elements[self.axis].with_changes(value=_expr(self.value))
+        elif self.axis == len(elements):
+            last = elements[-1]
+            elements[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            elements.append(cst.Element(_expr(self.value)))
+        else:
+            return updated_node
+        self.changed = True
+        return updated_node.with_changes(elements=elements)
+
+
+class _RangeFromZero(_LineTransformer):
+    def __init__(self, line: int) -> None:
+        super().__init__()
+        self.target = line
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        if (
+            self.line(original_node) == self.target
+            and call_name(updated_node, last=True) in ("range", "static_range")
+            and len(updated_node.args) >= 2
+        ):
+            self.changed = True
+            args = list(updated_node.args)
+            args[0] = args[0].with_changes(value=cst.Integer("0"))
+            return updated_node.with_changes(args=args)
+        return updated_node
+
+
+def _axis_extent(kernel: Kernel, launch_args: dict[str, ast.expr], axis: int) -> str | None:
+    """`triton.cdiv(size, block)` for a grid axis, from how the kernel tiles program_id(axis)."""
+    pid_names = {
+        name
+        for name, values in kernel.assigns.items()
+        if any(constant_value(argument(c, 0, "axis")) == float(axis) for v in values for c in calls_in(v, "program_id"))
+    }
+    for name, values in kernel.assigns.items():
+        for value in values:
+            if not (names_in(value) & pid_names and any(True for _ in calls_in(value, "arange"))):
+                continue
+            blocks = [b for b in names_in(value) if b in kernel.constexprs]
+            bounds = [b for b in _bounds_for(kernel, {name}) if b.isidentifier() and b in kernel.params]
+            if blocks and bounds and blocks[0] in launch_args and bounds[0] in launch_args:
+                return f"triton.cdiv({ast.unparse(launch_args[bounds[0]])}, {ast.unparse(launch_args[blocks[0]])})"
+    return None
+
+
+@recipe(
+    "cover-output",
+    "make every output element written: add the missing grid axis, start write loops at 0, zero-fill partially "
+    "written buffers",
+)
+def cover_output(source: str) -> Iterator[str]:
+    parsed = _analysed(source)
+    if parsed is None:
+        return
+    for kernel in parsed.program.kernels.values():
+        used = sorted(int(constant_value(argument(c, 0, "axis")) or 0) for c in calls_in(kernel.node, "program_id"))
+        for launch in parsed.program.launches_of(kernel):
+            if launch.grid is None:
+                continue
+            for axis in dict.fromkeys(used):
+                missing = axis >= len(launch.grid) or (axis > 0 and constant_value(launch.grid[axis]) == 1.0)
+                extent = _axis_extent(kernel, launch.args, axis) if missing else None
+                if extent is None:
+                    continue
+                tuple_line = launch.grid[0].lineno if launch.grid else -1
+                edited = _rewrite(source, _GridAxis(tuple_line, axis, extent))
+                if edited is not None:
+                    yield edited
+    for node in _cue_nodes(parsed, "store-loop-skips-start"):
+        edited = _rewrite(source, _RangeFromZero(getattr(node, "lineno", -1)))
+        if edited is not None:
+            yield edited
+    lines = {getattr(n, "lineno", -1) for n in _cue_nodes(parsed, "partial-store-into-empty")}
+    if lines:
+        edited = _rewrite(source, _EmptyToZeros(lines))
+        if edited is not None:
+            yield edited
+
+
+# -- the search's edits (repair operators) -----------------------------------------------------
+
+
+@operator("floor-to-cdiv", "grid-too-small")
+def floor_to_cdiv(program: Program) -> Iterator[Edit]:
+    """`a // b` to a ceiling division: `triton.cdiv` on the host (grids), `tl.cdiv` in kernels (loop counts)."""
+    for node in ast.walk(program.tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
+            fn = "tl.cdiv" if program.in_kernel(node) else "triton.cdiv"
+            new = f"{fn}({ast.unparse(node.left)}, {ast.unparse(node.right)})"
+            yield edit_at(program, "floor-to-cdiv", node, new, f"`{program.code(node)}` -> `{new}`")
+
+
+@operator("grid-axis", "uninitialized-output")
+def grid_axis(program: Program) -> Iterator[Edit]:
+    """A launch grid's axis fixed at 1 given a ceiling division of the function's sizes by its block sizes
+    (the shape of the grid's other axes)."""
+    for function in ast.walk(program.tree):
+        if not isinstance(function, ast.FunctionDef) or program.parsed.is_kernel(function):
+            continue
+        names = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)}
+        blocks = sorted(n for n in names if "block" in n.lower() or n.lower().startswith("b_"))
+        sizes: list[str] = []
+        for node in ast.walk(function):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                value = ast.unparse(node.value)
+                if ".shape" in value or "numel" in value or "size(" in value:
+                    sizes += [n.id for n in ast.walk(node.targets[0]) if isinstance(n, ast.Name)]
+        for node in ast.walk(function):
+            if not isinstance(node, ast.Tuple) or len(node.elts) < 2:
+                continue
+            if not any("cdiv" in ast.unparse(e) or "//" in ast.unparse(e) for e in node.elts):
+                continue
+            for element in node.elts:
+                if isinstance(element, ast.Constant) and element.value == 1:
+                    for size, block in itertools.islice(itertools.product(dict.fromkeys(sizes), blocks or ["1"]), 16):
+                        new = f"triton.cdiv({size}, {block})" if block != "1" else size
+                        yield edit_at(program, "grid-axis", element, new, f"grid axis `1` -> `{new}`")
+
+
+def _grid_tuples(program: Program) -> Iterator[ast.Tuple]:
+    """The tuples launch grids are made of: written at the launch, bound to the grid's name, or returned by a
+    `lambda META: (...)`."""
+    for site in program.parsed.launches:
+        grid = site.grid
+        if isinstance(grid, ast.Name) and site.host is not None:
+            name = grid.id
+            bound = [
+                a.value
+                for a in ast.walk(site.host)
+                if isinstance(a, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in a.targets)
+            ]
+            grid = bound[-1] if bound else None
+        if isinstance(grid, ast.Lambda):
+            grid = grid.body
+        if isinstance(grid, ast.Tuple) and len(grid.elts) >= 2:
+            yield grid
+
+
+@operator("grid-swap", "grid-too-small")
+def grid_swap(program: Program) -> Iterator[Edit]:
+    """Two axes of a launch grid exchanged (the kernel reads axis 0 as the other dimension's blocks)."""
+    seen: set[int] = set()
+    for grid in _grid_tuples(program):
+        if id(grid) in seen:
+            continue
+        seen.add(id(grid))
+        for a, b in itertools.combinations(range(len(grid.elts)), 2):
+            elements = [program.code(e) for e in grid.elts]
+            elements[a], elements[b] = elements[b], elements[a]
+            if elements[a] == elements[b]:
+                continue
+            new = "(" + ", ".join(elements) + ")"
+            yield edit_at(program, "grid-swap", grid, new, f"grid `{program.code(grid)}` -> `{new}`")
+
+
+@operator("zero-init", "uninitialized-output")
+def zero_init(program: Program) -> Iterator[Edit]:
+    """An output allocated uninitialised (`torch.empty`, `empty_like`) allocated as zeros: a kernel that adds into
+    it (atomics, `+=` across programs) or writes only part of it needs it zeroed. Cued where a kernel of the file
+    writes with atomics."""
+    atomics = any(isinstance(n, ast.Call) and call_name(n).startswith("tl.atomic_") for _, n in program.kernel_nodes())
+    cue = "a kernel adds into memory with atomics" if atomics else ""
+    for node in program.host_nodes():
+        name = call_name(node)
+        if isinstance(node, ast.Call) and name in ("torch.empty", "torch.empty_like"):
+            zeros = name.replace("empty", "zeros")
+            start, end = program.span(node.func)
+            text = program.text[:start] + zeros + program.text[end:]
+            yield Edit("zero-init", "uninitialized-output", node.lineno, f"`{name}(...)` -> `{zeros}(...)`", text, cue)
+
+
+_ALLOCATIONS = ("torch.empty", "torch.zeros", "torch.empty_like", "torch.zeros_like", "torch.ones_like")
+
+
+@operator("alloc-dtype", "dtype-mismatch")
+def alloc_dtype(program: Program) -> Iterator[Edit]:
+    """An output allocated with another tensor's dtype given the dtype it must have: `torch.empty_like(target)` (an
+    index tensor) -> `torch.empty_like(target, dtype=x.dtype)` for the forward's other inputs, or float32."""
+    for function in (n for n in ast.walk(program.tree) if isinstance(n, ast.FunctionDef) and n.name == "forward"):
+        inputs = [a.arg for a in function.args.args if a.arg != "self"]
+        for node in ast.walk(function):
+            if not (isinstance(node, ast.Call) and call_name(node) in _ALLOCATIONS):
+                continue
+            current = next((k for k in node.keywords if k.arg == "dtype"), None)
+            for dtype in [f"{i}.dtype" for i in inputs] + ["torch.float32"]:
+                if current is not None:
+                    if program.code(current.value) == dtype:
+                        continue
+                    text = program.replace(current.value, dtype)
+                else:
+                    _, end = program.span(node)
+                    text = program.text[: end - 1].rstrip() + f", dtype={dtype})" + program.text[end:]
+                yield Edit(
+                    "alloc-dtype", "dtype-mismatch", node.lineno, f"`{call_name(node)}(..., dtype={dtype})`", text
+                )
+
+
+@operator("argument-swap", "wrong-normalizer")
+def argument_swap(program: Program) -> Iterator[Edit]:
+    """A size passed to a kernel, or used in its grid, replaced by another size of the host code
+    (`mean_kernel[grid](losses, out, C)` -> `..., N)`; `triton.cdiv(M, BLOCK_N)` -> `triton.cdiv(N, BLOCK_N)`), and an
+    attribute of the module passed to a kernel replaced by another one passed to a launch (`self.lo, self.lo` ->
+    `self.lo, self.hi`). Cued when a size or an attribute is passed twice (`num_partials, num_partials`: a count
+    passed where another belongs), or one size gives two axes of a grid (`(cdiv(M, BM), cdiv(M, BN))`)."""
+    sizes = sorted(program.host_sizes())
+    attributes = sorted(
+        {
+            ast.unparse(t)
+            for node in program.host_nodes()
+            if isinstance(node, ast.Assign)
+            for t in node.targets
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+        }
+    )
+    for site in program.parsed.launches:
+        arguments = [*site.call.args, *(k.value for k in site.call.keywords)]
+        texts = [ast.unparse(a) for a in arguments]
+        grid = [n for n in ast.walk(_grid_value(site)) if isinstance(n, ast.Name)] if site.grid is not None else []
+        for arg in [*arguments, *grid]:
+            if isinstance(arg, ast.Name) and arg.id in sizes:
+                others = [o for o in sizes if o != arg.id]
+            elif ast.unparse(arg) in attributes:
+                others = [o for o in attributes if o != ast.unparse(arg)]
+            else:
+                continue
+            cue = ""
+            if texts.count(ast.unparse(arg)) > 1 and any(arg is a for a in arguments):
+                cue = f"`{ast.unparse(arg)}` is passed twice"
+            elif any(arg is g for g in grid) and [g.id for g in grid].count(ast.unparse(arg)) > 1:
+                # `(cdiv(M, BM), cdiv(M, BN))`: one size for two axes; the sizes the grid lacks go first
+                cue = f"`{ast.unparse(arg)}` sizes two axes of the grid"
+                used = {g.id for g in grid}
+                bounds = _axis_bound(program, site, arg)
+                others = sorted(others, key=lambda o: (o not in bounds, o in used))
+            for other in others:
+                text = program.replace(arg, other)
+                description = f"`{ast.unparse(arg)}` -> `{other}` at the launch (line {arg.lineno})"
+                yield Edit("argument-swap", "wrong-normalizer", arg.lineno, description, text, cue)
+
+
+@operator("grid-product", "uninitialized-output")
+def grid_product(program: Program) -> Iterator[Edit]:
+    """A grid axis that counts one dimension where the kernel's programs walk several flattened ones: `(B, ...)` ->
+    `(B * C, ...)` for another size of the host code (one program per row of a (B, C, L) tensor)."""
+    sizes = sorted(program.host_sizes())
+    seen: set[int] = set()
+    for site in program.parsed.launches:
+        if site.grid is None:
+            continue
+        grid = _grid_value(site)
+        if isinstance(grid, ast.Lambda):
+            grid = grid.body
+        if not isinstance(grid, ast.Tuple) or id(grid) in seen:
+            continue
+        seen.add(id(grid))
+        for element in grid.elts:
+            if not (isinstance(element, ast.Name) and element.id in sizes):
+                continue
+            for other in sizes:
+                if other != element.id:
+                    new = f"{element.id} * {other}"
+                    yield edit_at(program, "grid-product", element, new, f"grid axis `{element.id}` -> `{new}`")
+
+
+def _axis_bound(program: Program, site: LaunchSite, arg: ast.expr) -> set[str]:
+    """The host sizes that bound the indices of the grid axis `arg` stands in: the kernel compares the indices made
+    from `tl.program_id(axis)` with a parameter (`offs_n < N`), and the launch passes it a host name."""
+    grid = _grid_value(site)
+    if isinstance(grid, ast.Lambda):
+        grid = grid.body
+    if not isinstance(grid, ast.Tuple):
+        return set()
+    axis = next((i for i, e in enumerate(grid.elts) if any(n is arg for n in ast.walk(e))), None)
+    if axis is None:
+        return set()
+    kernel = site.kernel
+    derived: set[str] = set()
+    for _ in range(4):  # names made from the axis's program id, a few steps deep
+        for node in ast.walk(kernel):
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+                continue
+            reads_pid = any(_program_axis(c) == axis for c in ast.walk(node.value)) or bool(
+                names_in(node.value) & derived
+            )
+            if reads_pid:
+                derived.add(node.targets[0].id)
+    bounds: set[str] = set()
+    arguments = program.launch_arguments(kernel)
+    for node in ast.walk(kernel):
+        if isinstance(node, ast.Compare) and names_in(node.left) & derived:
+            for right in node.comparators:
+                passed = arguments.get(right.id) if isinstance(right, ast.Name) else None
+                if isinstance(passed, ast.Name):
+                    bounds.add(passed.id)
+    return bounds
+
+
+def _program_axis(node: ast.AST) -> int | None:
+    """The axis of a `tl.program_id(axis)` call (`tl.program_id(1)`, `tl.program_id(axis=1)`), else None."""
+    if not (isinstance(node, ast.Call) and call_name(node) == "tl.program_id"):
+        return None
+    value = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "axis"), None)
+    return value.value if isinstance(value, ast.Constant) and isinstance(value.value, int) else None
+
+
+def _grid_value(site: LaunchSite) -> ast.expr:
+    """A launch's grid, through the name it is bound to before the launch (`grid = (...)`; `kernel[grid](...)`)."""
+    grid = site.grid
+    assert grid is not None
+    if isinstance(grid, ast.Name) and site.host is not None:
+        bound = [
+            n.value
+            for n in ast.walk(site.host)
+            if isinstance(n, ast.Assign)
+            and n.lineno < site.call.lineno
+            and any(isinstance(t, ast.Name) and t.id == grid.id for t in n.targets)
+        ]
+        if bound:
+            return bound[-1]
+    return grid
+
+
+@operator("host-size", "uninitialized-output")
+def host_size(program: Program) -> Iterator[Edit]:
+    """A size taken from a tensor on the host replaced by another of its sizes: `n = x.shape[0]` -> `x.numel()`
+    (an elementwise kernel over only the first dimension's count) or another dimension."""
+    for node in program.host_nodes():
+        if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute)):
+            continue
+        if node.value.attr != "shape" or not isinstance(node.slice, ast.Constant):
+            continue
+        tensor = ast.unparse(node.value.value)
+        dim = node.slice.value
+        for new in [f"{tensor}.numel()", *(f"{tensor}.shape[{d}]" for d in (0, 1, 2, -1) if d != dim)]:
+            text = program.replace(node, new)
+            yield Edit("host-size", "uninitialized-output", node.lineno, f"`{program.code(node)}` -> `{new}`", text)
+
+
+# -- how the bench injects it (mutations) ------------------------------------------------------
+
+
+@mutation
+class GridFloorDivision(Mutation):
+    name = "grid-floor-division"
+    label = "grid-too-small"
+    summary = "the launch grid uses n // BLOCK instead of triton.cdiv(n, BLOCK)"
+    where = "host"
+
+    def rewrite(self, node: cst.CSTNode, context: Context) -> list[cst.CSTNode]:
+        if call_name(node) in ("triton.cdiv", "cdiv"):
+            assert isinstance(node, cst.Call)
+            args = positional(node)
+            if len(args) == 2:
+                return [binary(args[0].value, cst.FloorDivide(), args[1].value)]
+        return []
+
+
+@mutation
+class GridAxisOne(Mutation):
+    name = "grid-axis-one"
+    label = "uninitialized-output"
+    summary = "one axis of a multi-dimensional launch grid is fixed at 1"
+    where = "host"
+
+    def rewrite(self, node: cst.CSTNode, context: Context) -> list[cst.CSTNode]:
+        if not isinstance(node, cst.Tuple) or len(node.elements) < 2:
+            return []
+        found: list[cst.CSTNode] = []
+        for index, element in enumerate(node.elements):
+            if "triton.cdiv" in cst_calls_in(element.value) or call_name(element.value) == "triton.cdiv":
+                elements = list(node.elements)
+                elements[index] = element.with_changes(value=cst.Integer("1"))
+                found.append(node.with_changes(elements=elements))
+        return found

@@ -1,0 +1,793 @@
+"""Indexing: missing offsets (a batch's, a head's), shifted indices, indices of the wrong program axis.
+
+The bug kind's cues, recipes, edits, mutations, side by side (kope.bugs.registry lists it).
+Taxonomy ids: index-shift, missing-batch-offset.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
+from dataclasses import replace
+
+import libcst as cst
+import libcst.matchers as m
+
+from kope.bugs.analysis import (
+    Kernel,
+    assigned_names,
+    calls_in,
+    constant_value,
+    constexprs_of,
+    expand,
+    gathered_indices,
+    names_in,
+    statements,
+)
+from kope.bugs.cue import Source, _kernel_loops, _kernels, cue
+from kope.bugs.edit import (
+    Edit,
+    Program,
+    address_exprs,
+    assignments,
+    edit_at,
+    feeding,
+    memory_accesses,
+    operator,
+    pointers_of,
+    program_id_names,
+    reached,
+    terms_of,
+)
+from kope.bugs.mutation import Context, Mutation, binary, cst_calls_in, cst_names_in, mutation
+from kope.bugs.recipe import _analysed, _cue_nodes, _expr, _hit_lines, _LineTransformer, _names, _rewrite, parse, recipe
+from kope.source import call_name
+
+# -- how diagnosis sees it (cues) --------------------------------------------------------------
+
+
+@cue("unused-program-id", "a program id is read but never used: that grid axis selects nothing")
+def unused_program_id(source: Source) -> Iterator[ast.AST]:
+    for kernel in _kernels(source):
+        used = kernel.used_names()
+        for stmt in statements(kernel.node.body):
+            if isinstance(stmt, ast.Assign) and any(True for _ in calls_in(stmt.value, "program_id")):
+                for name in assigned_names(stmt):
+                    if name not in used:
+                        yield stmt
+
+
+@cue(
+    "offset-literal-shift",
+    "a literal +1 or -1 added to an index (block offsets, gathered indices) in a load or store address",
+)
+def offset_literal_shift(source: Source) -> Iterator[ast.AST]:
+    for kernel in _kernels(source):
+        indices = kernel.aranges | gathered_indices(kernel)
+        addresses = {ast.unparse(c.args[0]) for c in calls_in(kernel.node, "load", "store") if c.args}
+        for call in calls_in(kernel.node, "load", "store"):
+            pointer = call.args[0] if call.args else None
+            for root in expand(pointer, kernel, depth=2):
+                for node in ast.walk(root):
+                    if (
+                        isinstance(node, ast.BinOp)
+                        and isinstance(node.op, ast.Add | ast.Sub)
+                        and constant_value(node.right) in (1.0, -1.0)
+                        and names_in(node.left) & indices
+                        and not _interleaved(node.left)
+                        and not (root is pointer and _without(pointer, node) in addresses)
+                    ):
+                        yield call
+                        break
+
+
+def _interleaved(node: ast.AST) -> bool:
+    """`i * 2 + 1`: an odd element of interleaved pairs, not a shift."""
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and (constant_value(node.right) or 0) >= 2
+
+
+def _without(pointer: ast.expr, shift: ast.BinOp) -> str:
+    """The address text with `e + 1` replaced by `e`: when the kernel also accesses that address,
+    the +1 reads a deliberate neighbour (start/end pairs, stencils)."""
+    return ast.unparse(_drop_node(pointer, shift))
+
+
+def _drop_node(pointer: ast.expr, shift: ast.BinOp) -> ast.expr:
+    if pointer is shift:
+        return shift.left
+    if isinstance(pointer, ast.BinOp):
+        return ast.BinOp(left=_drop_node(pointer.left, shift), op=pointer.op, right=_drop_node(pointer.right, shift))
+    if isinstance(pointer, ast.Subscript):
+        return ast.Subscript(value=_drop_node(pointer.value, shift), slice=pointer.slice, ctx=pointer.ctx)
+    return pointer
+
+
+@cue(
+    "block-relative-index",
+    "inside a loop over blocks, a position is recorded from tl.arange alone, without the block start",
+)
+def block_relative_index(source: Source) -> Iterator[ast.AST]:
+    for kernel in _kernels(source):
+        for loop in _kernel_loops(kernel):
+            if not isinstance(loop.target, ast.Name):
+                continue
+            start = loop.target.id
+            relative = {n for n in kernel.aranges if start not in _depends(kernel, n)}
+            absolute = {
+                name
+                for stmt in statements(loop.body)
+                for name in assigned_names(stmt)
+                if isinstance(stmt, ast.Assign) and start in names_in(stmt.value) and names_in(stmt.value) & relative
+            }
+            if not absolute:
+                continue
+            for call in calls_in(loop, "where"):
+                for value in call.args[1:3]:
+                    if isinstance(value, ast.Name) and value.id in relative:
+                        yield call
+
+
+def _depends(kernel: Kernel, name: str) -> set[str]:
+    """Every name the values of `name` are computed from, transitively."""
+    found: set[str] = set()
+    frontier = [name]
+    while frontier:
+        current = frontier.pop()
+        for value in kernel.assigns.get(current, []):
+            for used in names_in(value) - found:
+                found.add(used)
+                frontier.append(used)
+    return found
+
+
+# -- the knowledge base's fixes (recipes) ------------------------------------------------------
+
+
+class _DropShift(_LineTransformer):
+    """On the given lines, `expr + 1` / `expr - 1` over block offsets -> `expr`."""
+
+    def __init__(self, lines: set[int], offsets: set[str]) -> None:
+        super().__init__()
+        self.lines, self.offsets = lines, offsets
+
+    def leave_BinaryOperation(
+        self, original_node: cst.BinaryOperation, updated_node: cst.BinaryOperation
+    ) -> cst.BaseExpression:
+        if self.line(original_node) not in self.lines or self.changed:
+            return updated_node
+        if isinstance(updated_node.operator, cst.Add | cst.Subtract) and m.matches(updated_node.right, m.Integer("1")):
+            left_names = _names(updated_node.left)
+            if left_names & self.offsets:
+                self.changed = True
+                left = updated_node.left
+                atomic = isinstance(left, cst.Name | cst.Subscript | cst.Call | cst.Attribute)
+                return (
+                    left.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+                    if updated_node.lpar and not atomic
+                    else left
+                )
+        return updated_node
+
+
+@recipe(
+    "remove-index-shift",
+    "drop a stray +1/-1 from block-offset addresses; record start + lane instead of the block-relative lane",
+)
+def remove_index_shift(source: str) -> Iterator[str]:
+    parsed = _analysed(source)
+    if parsed is None:
+        return
+    for node in parsed.kernels:
+        kernel = parsed.program.kernel_of(node)
+        if kernel is None:
+            continue
+        for call in calls_in(node, "load", "store"):
+            if call.lineno not in _hit_lines(source, "offset-literal-shift"):
+                continue
+            lines = {getattr(p, "lineno", -1) for p in expand(call.args[0] if call.args else None, kernel, depth=2)}
+            for line in sorted(lines):
+                edited = _rewrite(source, _DropShift({line}, kernel.aranges | gathered_indices(kernel)))
+                if edited is not None:
+                    yield edited
+    for where in _cue_nodes(parsed, "block-relative-index"):
+        assert isinstance(where, ast.Call)
+        kernel = next((k for k in parsed.program.kernels.values() if any(w is where for w in ast.walk(k.node))), None)
+        if kernel is None:
+            continue
+        for relative in [a.id for a in where.args[1:3] if isinstance(a, ast.Name) and a.id in kernel.aranges]:
+            for name, values in kernel.assigns.items():
+                if any(
+                    isinstance(v, ast.BinOp)
+                    and isinstance(v.op, ast.Add)
+                    and relative in names_in(v)
+                    and len(names_in(v)) == 2
+                    for v in values
+                ):
+                    edited = _rewrite(source, _RenameArgs(where.lineno, relative, name))
+                    if edited is not None:
+                        yield edited
+
+
+class _RenameArgs(_LineTransformer):
+    """In the tl.where call at a line, the value argument `old` -> `new`."""
+
+    def __init__(self, line: int, old: str, new: str) -> None:
+        super().__init__()
+        self.target, self.old, self.new = line, old, new
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        if call_name(updated_node, last=True) != "where" or self.line(original_node) != self.target:
+            return updated_node
+        args = list(updated_node.args)
+        for i in (1, 2):
+            if i < len(args) and m.matches(args[i].value, m.Name(self.old)):
+                args[i] = args[i].with_changes(value=cst.Name(self.new))
+                self.changed = True
+        return updated_node.with_changes(args=args)
+
+
+class _OffsetBase(_LineTransformer):
+    """At a line, the pointer parameter `ptr` -> `ptr + index * stride`."""
+
+    def __init__(self, line: int, ptr: str, index: str, stride: str) -> None:
+        super().__init__()
+        self.target, self.ptr, self.index, self.stride = line, ptr, index, stride
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        if updated_node.value == self.ptr and self.line(original_node) == self.target and not self.changed:
+            self.changed = True
+            return _expr(f"({self.ptr} + {self.index} * {self.stride})")
+        return updated_node
+
+
+class _Unparen(cst.CSTTransformer):
+    """`(p + i * s) + rest` -> `p + i * s + rest` (the parentheses the edit added, where redundant)."""
+
+    def leave_BinaryOperation(
+        self, original_node: cst.BinaryOperation, updated_node: cst.BinaryOperation
+    ) -> cst.BaseExpression:
+        left = updated_node.left
+        if (
+            isinstance(updated_node.operator, cst.Add)
+            and isinstance(left, cst.BinaryOperation)
+            and isinstance(left.operator, cst.Add)
+        ):
+            return updated_node.with_changes(left=left.with_changes(lpar=[], rpar=[]))
+        return updated_node
+
+
+class _DropOuterParens(cst.CSTTransformer):
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
+        value = updated_node.value
+        if isinstance(value, cst.BinaryOperation) and value.lpar:
+            return updated_node.with_changes(value=value.with_changes(lpar=[], rpar=[]))
+        return updated_node
+
+
+@recipe(
+    "add-batch-offset",
+    "offset a base pointer by its batch (or head) index times the stride the kernel receives but never uses",
+)
+def add_batch_offset(source: str) -> Iterator[str]:
+    parsed = _analysed(source)
+    if parsed is None:
+        return
+    for arg in _cue_nodes(parsed, "unused-stride-param"):
+        assert isinstance(arg, ast.arg)
+        kernel = next((k for k in parsed.program.kernels.values() if arg in k.node.args.args), None)
+        if kernel is None:
+            continue
+        prefixes = sorted((p[:-4] for p in kernel.params if p.endswith("_ptr")), key=len, reverse=True)
+        rest = arg.arg[len("stride_") :]
+        prefix = next((p for p in prefixes if rest.startswith(p)), None)
+        if prefix is None:
+            continue
+        dim = rest[len(prefix) :]
+        partners = [f"stride_{p}{dim}" for p in prefixes if p != prefix and f"stride_{p}{dim}" in kernel.params]
+        indices = _multipliers(kernel, partners)
+        first = _first_use(kernel, f"{prefix}_ptr")
+        if first is None:
+            continue
+        for index in indices[:2]:
+            edited = _rewrite(source, _OffsetBase(first, f"{prefix}_ptr", index, arg.arg))
+            if edited is not None:
+                yield parse(edited).visit(_Unparen()).visit(_DropOuterParens()).code
+
+
+def _multipliers(kernel: Kernel, strides: list[str]) -> list[str]:
+    """What the partner strides are multiplied by (`b` in `b * stride_qb`)."""
+    found: list[str] = []
+    for node in ast.walk(kernel.node):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            for side, other in ((node.left, node.right), (node.right, node.left)):
+                if isinstance(side, ast.Name) and side.id in strides:
+                    found.append(ast.unparse(other))
+    return list(dict.fromkeys(found))
+
+
+def _first_use(kernel: Kernel, name: str) -> int | None:
+    lines = [
+        n.lineno
+        for n in ast.walk(kernel.node)
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+    ]
+    return min(lines) if lines else None
+
+
+# -- the search's edits (repair operators) -----------------------------------------------------
+
+
+@operator("offset-term", "missing-batch-offset")
+def offset_term(program: Program) -> Iterator[Edit]:
+    """Add or remove an offset term `pid * stride` in an address expression: a term another address
+    expression of the kernel has, with this pointer's stride; a program id the address lacks, alone or with a
+    stride; or every program-id term dropped. An address of a pointer that lacks a program id the kernel's
+    other addresses use is cued (`tl.load(mean_ptr)` in a kernel with one program per row). Terms with a stride of
+    the address's own tensor (the launch says which: `out_ptr` passed `out`, `stride_ob` passed `out.stride(0)`)
+    come first."""
+    for kernel in program.kernels:
+        pids = program_id_names(kernel)
+        direct = [n for n, a in assignments(kernel).items() if any("program_id" in ast.unparse(x.value) for x in a)]
+        strides = program.strides(kernel)
+        exprs = list(address_exprs(kernel))
+        pointers = pointers_of(kernel)
+        indices = _pid_indices(kernel, pids, direct, pointers)
+        owners = program.tensors(kernel)
+        strided = {owners.get(st) for st in strides} - {None}
+        vectors = {p for p in pointers if strided and owners.get(p) and owners[p] not in strided}
+        missing = _lacking(kernel, indices, pointers - vectors)
+        targets = {id(a.value): name for name, assigns in assignments(kernel).items() for a in assigns}
+        coordinates = _coordinates(kernel, strides, pids)
+        offsets: list[ast.expr] = []
+        for expr in exprs:
+            for term in terms_of(expr):
+                if names_in(term) & pids and isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult):
+                    offsets.append(term)
+        made: list[tuple[int, int, Edit]] = []
+        for expr in exprs:
+            terms = terms_of(expr)
+            has_pid = any(names_in(t) & pids for t in terms)
+            tensor = next((owners.get(t.id, "") for t in terms if isinstance(t, ast.Name) and t.id in pointers), "")
+            base = terms[0]
+            lacking = missing.get(id(expr), [])  # a tensor passed without strides beside strided ones is a vector
+            cue = ""
+            if lacking:
+                cue = f"`{program.code(expr)}` lacks the program id `{lacking[0]}` the kernel's other addresses use"
+            if has_pid:
+                texts = _missing_pid_terms(expr, indices, strides)
+            else:
+                texts = _offset_texts(offsets, pids, strides, direct)
+            partners = coordinates.get(program.code(expr), []) if isinstance(expr, ast.Name) else []
+            texts += partners
+
+            def supplies(text: str, lacking: list[str] = lacking) -> bool:
+                return any(re.search(rf"\b{re.escape(name)}\b", text) for name in lacking)
+
+            defined = targets.get(id(expr), "")
+            for text in sorted(dict.fromkeys(texts), key=lambda x: not supplies(x)):
+                if defined and re.search(rf"\b{re.escape(defined)}\b", text):
+                    continue  # `cpg = C // G + g * cpg`: a name in its own definition
+                new = f"{ast.unparse(base)} + {text}"
+                edit = edit_at(program, "offset-term", base, new, f"add `+ {text}` to `{program.code(expr)}`")
+                own = bool(tensor) and any(owners.get(n) == tensor for n in names_in(ast.parse(text, mode="eval")))
+                if text in partners:
+                    why = f"another address offsets `{program.code(expr)}` by `{text}` along the same stride"
+                    made.append((0, len(made), replace(edit, cue=why)))
+                else:
+                    made.append((0 if own else 1, len(made), replace(edit, cue=cue if supplies(text) else "")))
+            for term in terms[1:]:
+                if names_in(term) & pids:
+                    kept = " + ".join(ast.unparse(t) for t in terms if t is not term)
+                    description = f"drop `{ast.unparse(term)}` from `{program.code(expr)}`"
+                    made.append((1, len(made), edit_at(program, "offset-term", expr, f"({kept})", description)))
+        # a term with a stride of the address's own tensor (`out_ptr + ...` gets `pid_b * stride_ob`, which the
+        # launch passes as `out.stride(0)`) goes before the same term on another tensor's address
+        yield from (edit for _, _, edit in sorted(made, key=lambda m: (m[0], m[1])))
+
+
+def _offset_texts(offsets: list[ast.expr], pids: set[str], strides: list[str], direct: list[str]) -> list[str]:
+    """Terms to add to an address without a program id: another address's `pid * stride` term, its program-id
+    side with each stride, or alone (a contiguous tensor's unit stride is not passed); a program id times each
+    stride, or alone."""
+    texts: list[str] = []
+    for offset in offsets:
+        pid_side = offset.left if names_in(offset.left) & pids else offset.right  # type: ignore[attr-defined]
+        texts += [ast.unparse(offset)] + [f"{ast.unparse(pid_side)} * {s}" for s in strides]
+        if isinstance(pid_side, ast.BinOp):
+            texts.append(ast.unparse(pid_side))
+    return texts + [f"{pid} * {s}" for pid in direct for s in strides] + list(direct)
+
+
+def _coordinates(kernel: ast.FunctionDef, strides: list[str], pids: set[str]) -> dict[str, list[str]]:
+    """For an index used along a stride together with a program-id term (`base + c * stride_c` where
+    `base = n * stride_n + g * cpg * stride_c`: the channel is `g * cpg + c`), the terms it goes with: another
+    tensor indexed by `c` alone (`w_ptr + c`) lacks them."""
+    assigned = assignments(kernel)
+
+    def expanded(expr: ast.expr, depth: int = 0) -> list[ast.expr]:
+        out: list[ast.expr] = []
+        for term in terms_of(expr):
+            values = assigned.get(term.id, []) if isinstance(term, ast.Name) else []
+            if depth < 2 and len(values) == 1 and isinstance(values[0].value, ast.BinOp):
+                out += expanded(values[0].value, depth + 1)
+            else:
+                out.append(term)
+        return out
+
+    found: dict[str, list[str]] = {}
+    for access in memory_accesses(kernel):
+        along: dict[str, list[ast.expr]] = {}
+        for term in expanded(access.args[0]):
+            if (
+                isinstance(term, ast.BinOp)
+                and isinstance(term.op, ast.Mult)
+                and isinstance(term.right, ast.Name)
+                and term.right.id in strides
+            ):
+                along.setdefault(term.right.id, []).append(term.left)
+        for parts in along.values():
+            for index in parts:
+                if not isinstance(index, ast.Name) or index.id in pids:
+                    continue
+                for other in parts:
+                    text = ast.unparse(other)
+                    if other is not index and names_in(other) & pids and text not in found.get(index.id, []):
+                        found.setdefault(index.id, []).append(text)
+    return found
+
+
+def _lacking(kernel: ast.FunctionDef, indices: list[str], pointers: AbstractSet[str]) -> dict[int, list[str]]:
+    """For the expressions feeding each memory access: the program indices every other pointer's accesses use and
+    this access does not (V's address without the head `h` that Q's, K's and O's have)."""
+    by_pointer: dict[str, list[tuple[ast.Call, set[str]]]] = {}
+    for access in memory_accesses(kernel):
+        fed = feeding(kernel, access.args[0])
+        bases = [t.id for e in fed for t in terms_of(e) if isinstance(t, ast.Name) and t.id in pointers]
+        if bases:
+            by_pointer.setdefault(bases[-1], []).append((access, _pid_roots(kernel, access.args[0], indices)))
+    found: dict[int, list[str]] = {}
+    for pointer, accesses in by_pointer.items():
+        others = [roots for p, group in by_pointer.items() if p != pointer for _, roots in group]
+        if not others:
+            continue
+        common = set.intersection(*others)
+        for access, roots in accesses:
+            lacking = sorted(common - roots)
+            if lacking:
+                for expr in feeding(kernel, access.args[0]):
+                    found.setdefault(id(expr), lacking)
+    return found
+
+
+def _pid_indices(kernel: ast.FunctionDef, pids: set[str], direct: list[str], pointers: AbstractSet[str]) -> list[str]:
+    """The program ids and the scalar indices made from them (`b = pid_bh // H`, `h = pid_bh % H`), not the
+    pointers and offsets built from them."""
+    assigned = assignments(kernel)
+    found = list(direct)
+    for name in sorted(pids):
+        if name in found:
+            continue
+        values = [a.value for a in assigned.get(name, [])]
+        if values and all(not (names_in(v) & pointers) and "arange" not in ast.unparse(v) for v in values):
+            found.append(name)
+    return found
+
+
+def _pid_roots(kernel: ast.FunctionDef, expr: ast.expr, direct: list[str]) -> set[str]:
+    """The program ids (or indices made from them) an expression depends on, through the names assigned from
+    them (not through loaded values); the first index met on each path counts."""
+    return reached(kernel, expr, set(direct), through_loads=False)
+
+
+@operator("index-shift", "index-shift")
+def index_shift(program: Program) -> Iterator[Edit]:
+    """An address or offset `e + k` / `e - k` (small integer k) back to `e`."""
+    for kernel in program.kernels:
+        for expr in address_exprs(kernel):
+            for node in ast.walk(expr):
+                if (
+                    isinstance(node, ast.BinOp)
+                    and isinstance(node.op, ast.Add | ast.Sub)
+                    and isinstance(node.right, ast.Constant)
+                    and isinstance(node.right.value, int)
+                    and 0 < node.right.value <= 2
+                ):
+                    new = ast.unparse(node.left)
+                    yield edit_at(program, "index-shift", node, new, f"`{program.code(node)}` -> `{new}`")
+
+
+def _missing_pid_terms(expr: ast.expr, direct: list[str], strides: list[str]) -> list[str]:
+    """`pid * stride` for program ids an address lacks while it has another one, with the strides of the same
+    tensor (those sharing a name prefix with the strides it uses: `svb` -> `svh`; `stride_qb` -> `stride_qh`)."""
+    used = names_in(expr)
+    own = [s for s in strides if s in used]
+    family = [
+        s
+        for s in strides
+        if s not in used and any(s[:-1] == o[:-1] or s.rstrip("0123456789")[:-1] == o[:-1] for o in own)
+    ]
+    return [f"{pid} * {s}" for pid in direct if pid not in used for s in family]
+
+
+def _enclosing_kernel(program: Program, node: ast.AST) -> ast.FunctionDef | None:
+    line = getattr(node, "lineno", 0)
+    return next((k for k in program.kernels if k.lineno <= line <= (k.end_lineno or k.lineno)), None)
+
+
+@operator("pid-swap", "index-shift")
+def pid_swap(program: Program) -> Iterator[Edit]:
+    """A program id used where the kernel's other program id belongs (`pid_m * BLOCK_N` for the column block)."""
+    for kernel in program.kernels:
+        direct = [n for n, a in assignments(kernel).items() if any("program_id" in ast.unparse(x.value) for x in a)]
+        if len(direct) < 2:
+            continue
+        for node in ast.walk(kernel):
+            if isinstance(node, ast.Name) and node.id in direct and isinstance(node.ctx, ast.Load):
+                for other in direct:
+                    if other != node.id:
+                        yield edit_at(
+                            program, "pid-swap", node, other, f"`{node.id}` -> `{other}` (line {node.lineno})"
+                        )
+
+
+def _loads(kernel: ast.FunctionDef) -> list[ast.Call]:
+    return [n for n in ast.walk(kernel) if isinstance(n, ast.Call) and call_name(n) == "tl.load" and n.args]
+
+
+@operator("sibling-offset", "index-shift")
+def sibling_offset(program: Program) -> Iterator[Edit]:
+    """Two loads of one address: one of them offset by a scalar parameter of the kernel (the second half of a
+    row, the next tensor packed after the first)."""
+    for kernel in program.kernels:
+        by_address: dict[str, list[ast.Call]] = {}
+        for load in _loads(kernel):
+            by_address.setdefault(ast.unparse(load.args[0]), []).append(load)
+        for address, loads in by_address.items():
+            if len(loads) < 2:
+                continue
+            cue = f"two loads read the same address `{address}`"
+            for load in loads:
+                for scalar in program.scalars(kernel):
+                    new = f"{program.code(load.args[0])} + {scalar}"
+                    edit = edit_at(program, "sibling-offset", load.args[0], new, f"`{address}` -> `{new}`")
+                    yield replace(edit, cue=cue)
+
+
+def _loop_var(loop: ast.For) -> str | None:
+    return loop.target.id if isinstance(loop.target, ast.Name) else None
+
+
+def _arange_names(kernel: ast.FunctionDef) -> set[str]:
+    return {n for n, a in assignments(kernel).items() if any("arange" in ast.unparse(x.value) for x in a)}
+
+
+@operator("loop-offset", "index-shift")
+def loop_offset(program: Program) -> Iterator[Edit]:
+    """A value inside a loop that ignores the loop's variable given it: a load whose address does not use it
+    (every tap reads the same input), or an `argmax`/`argmin` taken in a chunk and not offset by the chunk start."""
+    for kernel in program.kernels:
+        ranges = _arange_names(kernel)
+        for loop in (n for n in ast.walk(kernel) if isinstance(n, ast.For)):
+            var = _loop_var(loop)
+            if var is None:
+                continue
+            for node in (n for s in loop.body for n in ast.walk(s)):
+                if (
+                    isinstance(node, ast.Assign)
+                    and len(node.targets) == 1
+                    and isinstance(node.targets[0], ast.Name)
+                    and "tl.arange" in ast.unparse(node.value)
+                    and not reached(kernel, node.value, {var}, through_loads=True)
+                ):  # an index made in the loop without the loop's offset (`cols = tl.arange(0, B)` for `off + ...`)
+                    new = f"{var} + {program.code(node.value)}"
+                    cue = f"`{node.targets[0].id}` is made in the loop over `{var}` without it"
+                    edit = edit_at(program, "loop-offset", node.value, new, f"`{program.code(node.value)}` -> `{new}`")
+                    yield replace(edit, cue=cue)
+                if isinstance(node, ast.Call) and call_name(node) == "tl.load" and node.args:
+                    address = node.args[0]
+                    if reached(kernel, address, {var}, through_loads=True):
+                        continue
+                    cue = f"the load `{program.code(address)}` does not change with the loop's `{var}`"
+                    for index in (n for n in ast.walk(address) if _is_index(n, ranges)):
+                        new = f"({program.code(index)} + {var})"
+                        edit = edit_at(program, "loop-offset", index, new, f"`{program.code(index)}` -> `{new}`")
+                        yield replace(edit, cue=cue)
+                if isinstance(node, ast.Call) and call_name(node, last=True) in ("argmax", "argmin"):
+                    new = f"({program.code(node)} + {var})"
+                    yield edit_at(program, "loop-offset", node, new, f"`{program.code(node)}` -> `{new}`")
+
+
+def _is_index(node: ast.AST, ranges: set[str]) -> bool:
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+        return node.value.id in ranges
+    return isinstance(node, ast.Name) and node.id in ranges
+
+
+@operator("index-scalar", "wrong-stride")
+def index_scalar(program: Program) -> Iterator[Edit]:
+    """A scalar or block-size parameter scaling an index replaced by another (`o * kernel_size` for `o * stride`):
+    the factors of products in the kernel's index arithmetic."""
+    for kernel in program.kernels:
+        names = [*program.scalars(kernel), *constexprs_of(kernel)]
+        ranges = _arange_names(kernel)
+        indexed = {id(n) for e in address_exprs(kernel) for n in ast.walk(e)}
+        for name, assigns in assignments(kernel).items():
+            if name in ranges:
+                indexed |= {id(n) for a in assigns for n in ast.walk(a.value)}
+        for node in ast.walk(kernel):
+            if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and id(node) in indexed):
+                continue
+            for side in (node.left, node.right):
+                if isinstance(side, ast.Name) and side.id in names:
+                    for other in names:
+                        if other != side.id:
+                            description = f"`{program.code(node)}`: `{side.id}` -> `{other}`"
+                            yield edit_at(program, "index-scalar", side, other, description)
+
+
+@operator("block-scale", "uninitialized-output")
+def block_scale(program: Program) -> Iterator[Edit]:
+    """A program id used unscaled as the start of a block of indices (`pid + tl.arange(0, B)`) multiplied by a
+    block size: the programs' blocks overlap otherwise and part of the output is never written."""
+    for kernel in program.kernels:
+        direct = [n for n, a in assignments(kernel).items() if any("program_id" in ast.unparse(x.value) for x in a)]
+        blocks = constexprs_of(kernel)
+        for assigns in assignments(kernel).values():
+            for a in assigns:
+                if "arange" not in ast.unparse(a.value):
+                    continue
+                for term in terms_of(a.value):
+                    if isinstance(term, ast.Name) and term.id in direct:
+                        for block in blocks:
+                            new = f"{term.id} * {block}"
+                            yield edit_at(
+                                program, "block-scale", term, new, f"`{term.id}` -> `{new}` (line {term.lineno})"
+                            )
+
+
+@operator("named-index", "index-shift")
+def named_index(program: Program) -> Iterator[Edit]:
+    """An index written raw where the kernel has a name for the whole of it: `tl.arange(0, BLOCK)` (or `rk`) in an
+    address, where `offs = start + tl.arange(0, BLOCK)` (`kk = k + rk`) is defined before it (the start left out)."""
+    for kernel in program.kernels:
+        wholes: list[tuple[str, int, set[str]]] = []
+        ranges = _arange_names(kernel)
+        for name, assigns in assignments(kernel).items():
+            if len(assigns) != 1:
+                continue
+            value = assigns[0].value
+            if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)) or "load(" in ast.unparse(value):
+                continue  # an index is a start plus a range: not a mask, a loaded block or a product
+            parts = {
+                ast.unparse(t)
+                for t in terms_of(value)
+                if (isinstance(t, ast.Call | ast.BinOp) and "arange" in ast.unparse(t))
+                or (isinstance(t, ast.Name) and t.id in ranges and t.id != name)
+            }
+            if parts:
+                wholes.append((name, assigns[0].lineno, parts))
+        sites = [*address_exprs(kernel)]
+        sites += [  # a position used in a computed value (a running count `offs + 1` for `cols + 1`)
+            a.value for a in ast.walk(kernel) if isinstance(a, ast.Assign) and "load(" not in ast.unparse(a.value)
+        ]
+        seen: set[int] = set()
+        for expr in sites:
+            for node in ast.walk(expr):
+                if id(node) in seen or not isinstance(node, ast.Call | ast.BinOp | ast.Name):
+                    continue
+                seen.add(id(node))
+                if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                    continue
+                text = ast.unparse(node)
+                for name, line, parts in wholes:
+                    if text in parts and node.lineno > line:
+                        edit = edit_at(program, "named-index", node, name, f"`{program.code(node)}` -> `{name}`")
+                        yield replace(edit, cue=f"`{name}` (line {line}) is `{text}` plus a start")
+
+
+@operator("index-factor", "index-shift")
+def index_factor(program: Program) -> Iterator[Edit]:
+    """A scalar index scaled by what it steps over: `g * sxc` -> `g * group_size * sxc` in an address (the group's
+    first channel), `oh + kh` -> `oh * 2 + kh` in an index (a window of stride 2); by the kernel's scalar and
+    block-size parameters, and 2."""
+    for kernel in program.kernels:
+        factors = [*program.scalars(kernel), *constexprs_of(kernel), "2"]
+        for node, index in _scaled_sites(program, kernel):
+            for factor in factors:
+                if factor != index.id:
+                    new = f"{index.id} * {factor}"
+                    description = f"`{program.code(node)}`: `{index.id}` -> `{new}`"
+                    yield edit_at(program, "index-factor", index, new, description)
+
+
+def _scaled_sites(program: Program, kernel: ast.FunctionDef) -> Iterator[tuple[ast.BinOp, ast.Name]]:
+    """(node, index): a scalar index times a stride, or an index (a block of them too) as a term of an index sum."""
+    positions = program_id_names(kernel) | {
+        n.target.id for n in ast.walk(kernel) if isinstance(n, ast.For) and isinstance(n.target, ast.Name)
+    }
+    positions |= {n for n, a in assignments(kernel).items() if len(a) == 1 and _scalar_index(a[0].value, positions)}
+    strides = set(program.strides(kernel))
+    blocks = _arange_names(kernel)
+
+    def position(node: ast.expr, vectors: bool = False) -> bool:
+        return isinstance(node, ast.Name) and (node.id in positions or (vectors and node.id in blocks))
+
+    for node in ast.walk(kernel):
+        if not isinstance(node, ast.BinOp):
+            continue
+        if isinstance(node.op, ast.Mult):
+            for index, stride in ((node.left, node.right), (node.right, node.left)):
+                if position(index) and isinstance(stride, ast.Name) and stride.id in strides:
+                    yield node, index  # type: ignore[misc]
+        elif isinstance(node.op, ast.Add) and _in_index(node, kernel):
+            for side in (node.left, node.right):
+                if position(side, vectors=True):
+                    yield node, side  # type: ignore[misc]
+
+
+def _scalar_index(value: ast.expr, pids: set[str]) -> bool:
+    """An index made from program ids or loop variables by integer arithmetic (`oh = pid % OH`), not a block."""
+    text = ast.unparse(value)
+    return bool(names_in(value) & pids) and "arange" not in text and "load(" not in text
+
+
+def _in_index(node: ast.BinOp, kernel: ast.FunctionDef) -> bool:
+    """A sum that is an index: assigned to a name used in an address, or inside an address."""
+    addresses = address_exprs(kernel)
+    inside = {id(n) for e in addresses for n in ast.walk(e)}
+    if id(node) in inside:
+        return True
+    used = {n for e in addresses for n in names_in(e)}
+    return any(
+        a.value is node and a.targets[0].id in used
+        for a in ast.walk(kernel)
+        if isinstance(a, ast.Assign) and len(a.targets) == 1 and isinstance(a.targets[0], ast.Name)
+    )
+
+
+# -- how the bench injects it (mutations) ------------------------------------------------------
+
+
+@mutation
+class ShiftIndex(Mutation):
+    name = "shift-index"
+    label = "index-shift"
+    summary = "a load reads one element further: tl.load(p + offs + 1, ...)"
+
+    def rewrite(self, node: cst.CSTNode, context: Context) -> list[cst.CSTNode]:
+        if call_name(node) == "tl.load":
+            assert isinstance(node, cst.Call)
+            args = list(node.args)
+            if args and args[0].keyword is None:
+                args[0] = args[0].with_changes(value=binary(args[0].value, cst.Add(), cst.Integer("1")))
+                return [node.with_changes(args=args)]
+        return []
+
+
+@mutation
+class DropRowOffset(Mutation):
+    name = "drop-row-offset"
+    label = "missing-batch-offset"
+    summary = "a base pointer omits its row (or batch) offset: x_ptr instead of x_ptr + row * stride"
+
+    def rewrite(self, node: cst.CSTNode, context: Context) -> list[cst.CSTNode]:
+        facts = context.kernel
+        if facts is None or not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add)):
+            return []
+        if not facts.program_ids:
+            return []
+
+        def is_offset(term: cst.BaseExpression) -> bool:
+            if isinstance(term, cst.Name):
+                return term.value in facts.program_ids
+            if isinstance(term, cst.BinaryOperation) and isinstance(term.operator, cst.Multiply):
+                names = cst_names_in(term)
+                return bool(names & facts.program_ids) and "tl.arange" not in cst_calls_in(term)
+            return False
+
+        pointer_names = facts.pointers | {n for n in facts.params if n.endswith("ptr")}
+        if cst_names_in(node.left) & pointer_names and is_offset(node.right):
+            return [node.left.with_changes(lpar=node.lpar, rpar=node.rpar) if node.lpar else node.left]
+        return []

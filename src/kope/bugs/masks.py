@@ -1,0 +1,601 @@
+"""Masks and bounds: a load or store without a mask, an inclusive bound, padding that reaches a reduction.
+
+The bug kind's cues, recipes, edits, mutations, side by side (kope.bugs.registry lists it).
+Taxonomy ids: missing-mask, mask-off-by-one, padding-in-reduction.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import math
+from collections.abc import Iterator
+from dataclasses import replace
+
+import libcst as cst
+import libcst.matchers as m
+
+from kope.bugs.analysis import (
+    Kernel,
+    Launch,
+    argument,
+    calls_in,
+    constant_value,
+    expand,
+    host_assignments,
+    is_uniform,
+    keyword_of,
+    names_in,
+    padding_leaks,
+    statements,
+)
+from kope.bugs.cue import Source, _kernels, cue, detect
+from kope.bugs.edit import Edit, Program, assignments, boolean, edit_at, operator
+from kope.bugs.mutation import (
+    Context,
+    Mutation,
+    cst_names_in,
+    float_value,
+    kwarg,
+    mutation,
+    positional,
+    replace_kwarg,
+    without_args,
+)
+from kope.bugs.recipe import (
+    NEG_INF,
+    _analysed,
+    _bounds_for,
+    _expr,
+    _hit_lines,
+    _LineTransformer,
+    _names,
+    _rewrite,
+    _set_kwarg,
+    recipe,
+)
+from kope.source import call_name
+
+# -- how diagnosis sees it (cues) --------------------------------------------------------------
+
+
+@cue("load-without-mask", "a tl.load of a block of pointers without a mask, where the block can overrun the data")
+def load_without_mask(source: Source) -> Iterator[ast.AST]:
+    for kernel in _kernels(source):
+        for call in calls_in(kernel.node, "load"):
+            if argument(call, 1, "mask") is None and _overrunning_block(
+                source, kernel, call.args[0] if call.args else None
+            ):
+                yield call
+
+
+@cue("store-without-mask", "a tl.store of a block of pointers without a mask, where the block can overrun the data")
+def store_without_mask(source: Source) -> Iterator[ast.AST]:
+    for kernel in _kernels(source):
+        for call in calls_in(kernel.node, "store"):
+            if argument(call, 2, "mask") is None and _overrunning_block(
+                source, kernel, call.args[0] if call.args else None
+            ):
+                yield call
+
+
+def _overrunning_block(source: Source, kernel: Kernel, pointer: ast.expr | None) -> bool:
+    """Whether an address is built from block offsets (tl.arange) whose width is a padded block
+    size (a power of two, a fixed tile), not an exact extent of the data."""
+    if pointer is None:
+        return False
+    offsets = set().union(*(names_in(part) & kernel.aranges for part in expand(pointer, kernel, depth=3)))
+    direct = any(True for _ in calls_in(pointer, "arange"))
+    if not offsets and not direct:
+        return False
+    widths: set[str] = set()
+    literal = False
+    for part in [pointer, *expand(pointer, kernel, depth=4)]:
+        for call in calls_in(part, "arange"):
+            width = call.args[1] if len(call.args) == 2 else None
+            if isinstance(width, ast.Name):
+                widths.add(width.id)
+            elif width is not None:
+                literal = True
+    if literal or not widths:
+        return True
+    launches = source.program.launches_of(kernel)
+    if not launches:
+        return True
+    return any(_padded(launch, width) for launch in launches for width in widths)
+
+
+def _padded(launch: Launch, param: str, depth: int = 3) -> bool:
+    value = launch.args.get(param)
+    if value is None:
+        return True  # a default or an autotuned block size
+    return _padded_value(launch.host, value, depth)
+
+
+def _padded_value(host: ast.FunctionDef | None, value: ast.AST, depth: int) -> bool:
+    if depth < 0:
+        return True
+    if isinstance(value, ast.Constant):
+        return True
+    if isinstance(value, ast.Name):
+        assigned = host_assignments(host, value.id)
+        if not assigned:
+            return value.id.isupper()  # a module-level tile size, not a size argument
+        return _padded_value(host, assigned[-1], depth - 1)
+    return any(True for _ in calls_in(value, "next_power_of_2", "min", "max"))
+
+
+def _mask_argument(call: ast.Call) -> ast.expr | None:
+    position = 1 if call_name(call, last=True) == "load" else 2
+    return argument(call, position, "mask")
+
+
+def _inclusive_bound(compare: ast.Compare, kernel: Kernel) -> bool:
+    """`offs <= n`, `n >= offs`, `offs < n + 1`: a block-offset comparison that admits the bound itself."""
+    if len(compare.ops) != 1:
+        return False
+    left, op, right = compare.left, compare.ops[0], compare.comparators[0]
+    if isinstance(op, ast.LtE) and names_in(left) & kernel.aranges and not names_in(right) & kernel.aranges:
+        return True
+    if isinstance(op, ast.GtE) and names_in(right) & kernel.aranges and not names_in(left) & kernel.aranges:
+        return True
+    if isinstance(op, ast.Lt) and names_in(left) & kernel.aranges and isinstance(right, ast.BinOp):
+        return isinstance(right.op, ast.Add) and constant_value(right.right) == 1.0
+    return False
+
+
+@cue("mask-inclusive-bound", "a load or store mask compares block offsets with <= (or < n + 1): one element too many")
+def mask_inclusive_bound(source: Source) -> Iterator[ast.AST]:
+    for kernel in _kernels(source):
+        for call in calls_in(kernel.node, "load", "store"):
+            for node in expand(_mask_argument(call), kernel):
+                for compare in ast.walk(node):
+                    if isinstance(compare, ast.Compare) and _inclusive_bound(compare, kernel):
+                        yield compare
+
+
+@cue(
+    "padding-reaches-reduction",
+    "masked-out lanes hold a value (other=0 before a max, x - mean...) that a reduction takes in",
+)
+def padding_reaches_reduction(source: Source) -> Iterator[ast.AST]:
+    for kernel in _kernels(source):
+        for leak in padding_leaks(kernel):
+            yield leak.call
+
+
+# -- the knowledge base's fixes (recipes) ------------------------------------------------------
+
+
+def _quiet(source: str, *cue_names: str) -> bool:
+    return not detect(source, list(cue_names))
+
+
+def _mask_candidates(kernel: Kernel, pointer: ast.expr) -> list[str]:
+    """Masks for a block access: mask names built from the same offsets, then `offs < n` expressions."""
+    offsets = names_in(pointer) & kernel.aranges
+    for part in expand(pointer, kernel, depth=2):
+        offsets |= names_in(part) & kernel.aranges
+    direct = names_in(pointer) & kernel.aranges
+    candidates: list[str] = []
+    for name in sorted(kernel.masks):
+        values = kernel.assigns.get(name, [])
+        if (
+            values
+            and all(names_in(v) & kernel.aranges <= offsets for v in values)
+            and any(names_in(v) & direct for v in values)
+        ):
+            candidates.append(name)
+    if len(direct) == 1:
+        (offset,) = direct
+        candidates += [f"{offset} < {bound}" for bound in _bounds_for(kernel, {offset})]
+    return list(dict.fromkeys(candidates))[:4]
+
+
+def _feeds_max(kernel: Kernel, name: str | None) -> bool:
+    if name is None:
+        return False
+    for node in ast.walk(kernel.node):
+        if (
+            isinstance(node, ast.Call)
+            and call_name(node, last=True) in ("max", "argmax", "maximum", "exp", "exp2")
+            and (name in names_in(node))
+        ):
+            return True
+    return False
+
+
+class _MaskAccess(_LineTransformer):
+    def __init__(self, edits: dict[int, tuple[str, str | None]]) -> None:
+        super().__init__()
+        self.edits = edits
+        """line -> (mask expression, other expression or None)."""
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        name = call_name(updated_node, last=True)
+        edit = self.edits.get(self.line(original_node))
+        if edit is None or name not in ("load", "store"):
+            return updated_node
+        if any(a.keyword is not None and a.keyword.value == "mask" for a in updated_node.args):
+            return updated_node
+        mask, other = edit
+        call = _set_kwarg(updated_node, "mask", _expr(mask))
+        if name == "load" and other is not None:
+            call = _set_kwarg(call, "other", _expr(other))
+        self.changed = True
+        return call
+
+
+@recipe(
+    "add-mask",
+    "give unmasked block loads and stores the boundary mask (an existing mask or offs < n), with a neutral `other`",
+)
+def add_mask(source: str) -> Iterator[str]:
+    parsed = _analysed(source)
+    if parsed is None:
+        return
+    lines = _hit_lines(source, "load-without-mask", "store-without-mask")
+    plans: list[dict[int, tuple[str, str | None]]] = [{}, {}, {}, {}]
+    for node in parsed.kernels:
+        kernel = parsed.program.kernel_of(node)
+        if kernel is None:
+            continue
+        for call in calls_in(node, "load", "store"):
+            if call.lineno not in lines or not call.args:
+                continue
+            masks = _mask_candidates(kernel, call.args[0])
+            target = _assigned_from(kernel, call)
+            others = [NEG_INF, "0.0"] if _feeds_max(kernel, target) else ["0.0", NEG_INF]
+            options = [
+                (mask, other if call_name(call, last=True) == "load" else None)
+                for mask in masks[:2]
+                for other in others
+            ]
+            for i, option in enumerate(options[:4]):
+                plans[i][call.lineno] = option
+    for plan in plans:
+        if plan:
+            edited = _rewrite(source, _MaskAccess(plan))
+            if edited is not None:
+                yield edited
+
+
+def _assigned_from(kernel: Kernel, call: ast.Call) -> str | None:
+    """The name a call's result is assigned to (through `.to(...)` and other wrappers)."""
+    for name, values in kernel.assigns.items():
+        for value in values:
+            if any(inner is call for inner in ast.walk(value)):
+                return name
+    return None
+
+
+class _StrictMask(_LineTransformer):
+    def __init__(self, lines: set[int], offsets: set[str]) -> None:
+        super().__init__()
+        self.lines = lines
+        self.offsets = offsets
+
+    def leave_Comparison(self, original_node: cst.Comparison, updated_node: cst.Comparison) -> cst.BaseExpression:
+        if self.line(original_node) not in self.lines or len(updated_node.comparisons) != 1:
+            return updated_node
+        target = updated_node.comparisons[0]
+        left_names = _names(updated_node.left)
+        right_names = _names(target.comparator)
+        if isinstance(target.operator, cst.LessThanEqual) and left_names & self.offsets:
+            self.changed = True
+            return updated_node.with_changes(
+                comparisons=[
+                    target.with_changes(
+                        operator=cst.LessThan(
+                            whitespace_before=target.operator.whitespace_before,
+                            whitespace_after=target.operator.whitespace_after,
+                        )
+                    )
+                ]
+            )
+        if isinstance(target.operator, cst.GreaterThanEqual) and right_names & self.offsets:
+            self.changed = True
+            return updated_node.with_changes(
+                comparisons=[
+                    target.with_changes(
+                        operator=cst.GreaterThan(
+                            whitespace_before=target.operator.whitespace_before,
+                            whitespace_after=target.operator.whitespace_after,
+                        )
+                    )
+                ]
+            )
+        comparator = target.comparator
+        if (
+            isinstance(target.operator, cst.LessThan)
+            and isinstance(comparator, cst.BinaryOperation)
+            and isinstance(comparator.operator, cst.Add)
+            and m.matches(comparator.right, m.Integer("1"))
+            and left_names & self.offsets
+        ):
+            self.changed = True
+            return updated_node.with_changes(comparisons=[target.with_changes(comparator=comparator.left)])
+        return updated_node
+
+
+@recipe("strict-mask", "make inclusive boundary masks strict: offs <= n -> offs < n, offs < n + 1 -> offs < n")
+def strict_mask(source: str) -> Iterator[str]:
+    parsed = _analysed(source)
+    lines = _hit_lines(source, "mask-inclusive-bound")
+    if parsed is None or not lines:
+        return
+    offsets = set().union(*(k.aranges for k in parsed.program.kernels.values()))
+    edited = _rewrite(source, _StrictMask(lines, offsets))
+    if edited is not None:
+        yield edited
+
+
+class _SetOther(_LineTransformer):
+    def __init__(self, line: int, other: str) -> None:
+        super().__init__()
+        self.target, self.other = line, other
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        masked = (
+            any(a.keyword is not None and a.keyword.value == "mask" for a in updated_node.args)
+            or len(updated_node.args) >= 2
+        )
+        if (
+            call_name(updated_node, last=True) == "load"
+            and self.line(original_node) == self.target
+            and not self.changed
+            and masked
+        ):
+            self.changed = True
+            return _set_kwarg(updated_node, "other", _expr(self.other), position=2)
+        return updated_node
+
+
+class _WrapWhere(_LineTransformer):
+    """`name = value` at a line -> `name = tl.where(mask, value, neutral)`."""
+
+    def __init__(self, line: int, name: str, mask: str, neutral: str) -> None:
+        super().__init__()
+        self.target, self.name, self.mask, self.neutral = line, name, mask, neutral
+
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
+        if self.line(original_node) != self.target or self.changed:
+            return updated_node
+        if not (len(updated_node.targets) == 1 and m.matches(updated_node.targets[0].target, m.Name(self.name))):
+            return updated_node
+        self.changed = True
+        wrapped = _expr(f"tl.where({self.mask}, __value__, {self.neutral})")
+        assert isinstance(wrapped, cst.Call)
+        args = list(wrapped.args)
+        args[1] = args[1].with_changes(value=updated_node.value)
+        return updated_node.with_changes(value=wrapped.with_changes(args=args))
+
+
+@recipe(
+    "neutral-padding",
+    "give masked loads the neutral `other` of the reduction they feed, or re-mask values before reducing",
+)
+def neutral_padding(source: str) -> Iterator[str]:
+    parsed = _analysed(source)
+    if parsed is None or _quiet(source, "padding-reaches-reduction"):
+        return
+    candidates: list[str] = []
+    for node in parsed.kernels:
+        kernel = parsed.program.kernel_of(node)
+        if kernel is None or not padding_leaks(kernel):
+            continue
+        loads = [c for c in calls_in(node, "load") if argument(c, 1, "mask") is not None]
+        for call in loads:
+            current = constant_value(argument(call, 2, "other"))
+            for other in (NEG_INF, "0.0"):
+                value = -math.inf if other == NEG_INF else 0.0
+                if current != value:
+                    edited = _rewrite(source, _SetOther(call.lineno, other))
+                    if edited is not None:
+                        candidates.append(edited)
+        for stmt in statements(node.body):
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+                continue
+            if not isinstance(stmt.value, ast.BinOp) or is_uniform(stmt.value, kernel):
+                continue
+            for call in loads:
+                source_name = _assigned_from(kernel, call)
+                mask = argument(call, 1, "mask")
+                if source_name is None or source_name not in names_in(stmt.value) or mask is None:
+                    continue
+                edited = _rewrite(source, _WrapWhere(stmt.lineno, stmt.targets[0].id, ast.unparse(mask), "0.0"))
+                if edited is not None:
+                    candidates.append(edited)
+    yield from (c for c in dict.fromkeys(candidates) if _quiet(c, "padding-reaches-reduction"))
+
+
+# -- the search's edits (repair operators) -----------------------------------------------------
+
+
+_FLIP = {ast.Lt: "<=", ast.LtE: "<", ast.Gt: ">=", ast.GtE: ">"}
+
+
+@operator("compare-flip", "mask-off-by-one")
+def compare_flip(program: Program) -> Iterator[Edit]:
+    """`<` to `<=` and back (and `>`/`>=`) in a kernel's comparisons: masks and bounds."""
+    for _, node in program.kernel_nodes():
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _FLIP:
+            new = f"{ast.unparse(node.left)} {_FLIP[type(node.ops[0])]} {ast.unparse(node.comparators[0])}"
+            yield edit_at(program, "compare-flip", node, new, f"`{program.code(node)}` -> `{new}`")
+
+
+@operator("add-mask", "missing-mask")
+def add_mask_edit(program: Program) -> Iterator[Edit]:
+    """A load or store without a mask given one of the kernel's masks (names bound to comparisons), or, after them,
+    its block index compared with a size parameter (`cols < n_cols`); a load's masked lanes read 0, then 1, then -inf
+    (a sum's, a product's, a maximum's identity)."""
+    for kernel in program.kernels:
+        masks = [
+            n
+            for n, a in assignments(kernel).items()
+            if any(
+                isinstance(x.value, ast.Compare)
+                or (isinstance(x.value, ast.BinOp) and isinstance(x.value.op, ast.BitAnd))
+                for x in a
+            )
+        ]
+        for node in ast.walk(kernel):
+            fn = call_name(node)
+            if isinstance(node, ast.Call) and fn in ("tl.load", "tl.store") and not keyword_of(node, "mask"):
+                limit = 2 if fn == "tl.store" else 1
+                if len(node.args) > limit:
+                    continue
+                _, end = program.span(node)
+                pads = ("0.0", "1.0", "float('-inf')") if fn == "tl.load" else ("",)
+                ranges = _block_indices(kernel)
+                indices = [n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name) and n.id in ranges]
+                sizes = [s for s in program.scalars(kernel) if s not in program.value_scalars(kernel)]
+                made = [f"{i} < {b}" for i in dict.fromkeys(indices) for b in sizes]  # none named: `cols < n_cols`
+                for pad in pads:  # the padding the reduction it feeds needs: a sum's 0, a product's 1, a max's -inf
+                    for mask in [*masks, *made]:
+                        extra = f", mask={mask}" + (f", other={pad}" if pad else "")
+                        new = program.text[: end - 1].rstrip() + extra + ")" + program.text[end:]
+                        description = f"`mask={mask}{', other=' + pad if pad else ''}` on the {fn.split('.')[-1]}"
+                        yield Edit("add-mask", "missing-mask", node.lineno, description, new)
+
+
+def _block_indices(kernel: ast.FunctionDef) -> set[str]:
+    """Names holding a block of indices: made by `tl.arange`, or from such a name (`cols = r * B + offs`)."""
+    found: set[str] = set()
+    for _ in range(3):
+        for name, assigns in assignments(kernel).items():
+            if any("tl.arange" in ast.unparse(a.value) or names_in(a.value) & found for a in assigns):
+                found.add(name)
+    return {
+        n for n in found if not any(boolean(a.value) or "load(" in ast.unparse(a.value) for a in assignments(kernel)[n])
+    }
+
+
+def _bound_names(node: ast.AST) -> list[tuple[ast.Compare, str, str]]:
+    """Comparisons `index < bound` with a name on each side: (node, index's root name, bound)."""
+    found = []
+    for compare in ast.walk(node):
+        if isinstance(compare, ast.Compare) and len(compare.ops) == 1 and isinstance(compare.comparators[0], ast.Name):
+            left = compare.left
+            root = left.value if isinstance(left, ast.Subscript) else left
+            if isinstance(root, ast.Name):
+                found.append((compare, root.id, compare.comparators[0].id))
+    return found
+
+
+@operator("compare-operand", "missing-mask")
+def compare_operand(program: Program) -> Iterator[Edit]:
+    """A comparison's bound replaced by another scalar parameter of the kernel (a mask on the wrong dimension:
+    the columns compared with `n_rows`)."""
+    for kernel in program.kernels:
+        scalars = program.scalars(kernel)
+        suspicious: set[int] = set()
+        for statement in ast.walk(kernel):
+            if isinstance(statement, ast.BinOp) and isinstance(statement.op, ast.BitAnd):
+                bounds = _bound_names(statement)
+                for (a, ia, ba), (b, ib, bb) in itertools.combinations(bounds, 2):
+                    if ba == bb and ia != ib:
+                        suspicious |= {id(a), id(b)}
+        for compare, index, bound in _bound_names(kernel):
+            if bound not in scalars:
+                continue
+            cue = f"`{index}` and another index are both compared with `{bound}`" if id(compare) in suspicious else ""
+            for other in scalars:
+                if other != bound:
+                    target = compare.comparators[0]
+                    edit = edit_at(
+                        program,
+                        "compare-operand",
+                        target,
+                        other,
+                        f"bound `{bound}` -> `{other}` in `{program.code(compare)}`",
+                    )
+                    yield replace(edit, cue=cue)
+
+
+def _clauses(expr: ast.expr) -> list[ast.expr]:
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.BitAnd):
+        return _clauses(expr.left) + _clauses(expr.right)
+    return [expr]
+
+
+@operator("mask-clause", "uninitialized-output")
+def mask_clause(program: Program) -> Iterator[Edit]:
+    """A clause dropped from a store's mask `a & b` (written inline or bound to a name): an extra condition that
+    keeps part of the output unwritten."""
+    for kernel in program.kernels:
+        assigned = assignments(kernel)
+        for node in ast.walk(kernel):
+            if not (isinstance(node, ast.Call) and call_name(node) == "tl.store"):
+                continue
+            mask = keyword_of(node, "mask")
+            expr = mask.value if mask is not None else (node.args[2] if len(node.args) > 2 else None)
+            if isinstance(expr, ast.Name) and assigned.get(expr.id):
+                expr = assigned[expr.id][-1].value
+            if expr is None:
+                continue
+            clauses = _clauses(expr)
+            if len(clauses) < 2:
+                continue
+            for dropped in clauses:
+                kept = " & ".join(f"({program.code(c)})" for c in clauses if c is not dropped)
+                description = f"mask `{program.code(expr)}` without `{program.code(dropped)}`"
+                yield edit_at(program, "mask-clause", expr, kept, description)
+
+
+# -- how the bench injects it (mutations) ------------------------------------------------------
+
+
+@mutation
+class DropMask(Mutation):
+    name = "drop-mask"
+    label = "missing-mask"
+    summary = "a tl.load or tl.store loses its mask (and its padding value)"
+
+    def rewrite(self, node: cst.CSTNode, context: Context) -> list[cst.CSTNode]:
+        if call_name(node) in ("tl.load", "tl.store") and kwarg(node, "mask") is not None:  # type: ignore[arg-type]
+            assert isinstance(node, cst.Call)
+            return [without_args(node, ("mask", "other"))]
+        return []
+
+
+@mutation
+class MaskInclusive(Mutation):
+    name = "mask-inclusive"
+    label = "mask-off-by-one"
+    summary = "a boundary mask `offs < n` becomes `offs <= n`"
+
+    def rewrite(self, node: cst.CSTNode, context: Context) -> list[cst.CSTNode]:
+        if context.masks and isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+            target = node.comparisons[0]
+            if isinstance(target.operator, cst.LessThan):
+                return [node.with_changes(comparisons=[target.with_changes(operator=cst.LessThanEqual())])]
+        return []
+
+
+@mutation
+class WrongPadding(Mutation):
+    name = "wrong-padding"
+    label = "padding-in-reduction"
+    summary = "masked-out lanes get a value the reduction takes in: other=0 before a max, or x - mean unmasked"
+
+    def rewrite(self, node: cst.CSTNode, context: Context) -> list[cst.CSTNode]:
+        if call_name(node) == "tl.load":
+            assert isinstance(node, cst.Call)
+            other = kwarg(node, "other")
+            if other is None:
+                return []
+            value = float_value(other.value)
+            if value is None:
+                return []
+            return [replace_kwarg(node, "other", cst.Float("1.0" if value == 0.0 else "0.0"))]
+        if call_name(node) == "tl.where":
+            assert isinstance(node, cst.Call)
+            args = positional(node)
+            if (
+                len(args) == 3
+                and any("mask" in n for n in cst_names_in(args[0].value))
+                and float_value(args[2].value) == 0.0
+            ):
+                return [args[1].value.with_changes(lpar=[], rpar=[])]
+        return []

@@ -1,0 +1,461 @@
+"""Strides: a stride argument at a launch, a stride parameter in a kernel's addresses.
+
+The bug kind's cues, recipes, edits and mutations, side by side (kope.bugs.registry lists it).
+Taxonomy ids: wrong-stride.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from collections.abc import Iterator
+from dataclasses import replace
+
+import libcst as cst
+from libcst.metadata import PositionProvider
+
+from kope.bugs.analysis import (
+    Kernel,
+    calls_in,
+    constant_value,
+    expand,
+    host_assignments,
+    names_in,
+    params_of,
+    pointer_roots,
+)
+from kope.bugs.cue import Source, _kernels, cue
+from kope.bugs.edit import Edit, Program, address_exprs, edit_at, launches_of, operator, swapped, terms_of
+from kope.bugs.mutation import Context, Mutation, mutation, positional
+from kope.bugs.recipe import _analysed, _cue_nodes, _LineTransformer, _rewrite, recipe
+from kope.source import call_name
+
+# -- how diagnosis sees it (cues) --------------------------------------------------------------
+
+
+def _stride_call(node: ast.AST) -> tuple[str, int] | None:
+    """`t.stride(k)` -> ("t", k)."""
+    if (
+        isinstance(node, ast.Call)
+        and call_name(node, last=True) == "stride"
+        and isinstance(node.func, ast.Attribute)
+        and node.args
+    ):
+        dim = constant_value(node.args[0])
+        owner = ast.unparse(node.func.value)
+        if dim is not None:
+            return owner, int(dim)
+    return None
+
+
+@cue("single-inner-stride", "a launch passes one stride of a tensor, and it is an inner one (stride(1), stride(-1))")
+def single_inner_stride(source: Source) -> Iterator[ast.AST]:
+    for launch in source.program.launches:
+        by_tensor: dict[str, list[tuple[int, ast.AST]]] = {}
+        for value in launch.args.values():
+            found = _stride_call(value)
+            if found is not None:
+                by_tensor.setdefault(found[0], []).append((found[1], value))
+        for tensor, strides in by_tensor.items():
+            if len(strides) == 1 and strides[0][0] in (1, -1) and _known_2d(launch.host, tensor):
+                yield strides[0][1]
+
+
+_SAME_SHAPE = {"contiguous", "float", "half", "to", "clone", "detach", "cuda", "cpu"}
+
+
+def _known_2d(host: ast.FunctionDef | None, name: str, depth: int = 3) -> bool:
+    """Whether the host code makes `name` a 2-D tensor (`x.view(-1, n)`, `m, n = x.shape`...)."""
+    if host is None or depth < 0:
+        return False
+    for stmt in ast.walk(host):
+        if (
+            isinstance(stmt, ast.Assign)
+            and isinstance(stmt.targets[0], ast.Tuple)
+            and len(stmt.targets[0].elts) == 2
+            and isinstance(stmt.value, ast.Attribute)
+            and stmt.value.attr == "shape"
+            and ast.unparse(stmt.value.value) == name
+        ):
+            return True
+    for value in host_assignments(host, name):
+        while (
+            isinstance(value, ast.Call)
+            and call_name(value, last=True) in _SAME_SHAPE
+            and isinstance(value.func, ast.Attribute)
+        ):
+            value = value.func.value
+        if isinstance(value, ast.Call) and call_name(value, last=True) in ("view", "reshape") and len(value.args) == 2:
+            return True
+        if (
+            isinstance(value, ast.Call)
+            and call_name(value, last=True) in ("empty", "zeros", "ones", "randn")
+            and (
+                len(value.args) == 2
+                or (len(value.args) == 1 and isinstance(value.args[0], ast.Tuple) and len(value.args[0].elts) == 2)
+            )
+        ):
+            return True
+        if isinstance(value, ast.Call) and call_name(value, last=True) in ("empty_like", "zeros_like") and value.args:
+            return _known_2d(host, ast.unparse(value.args[0]), depth - 1)
+        if isinstance(value, ast.Name):
+            return _known_2d(host, value.id, depth - 1)
+    return False
+
+
+@cue("duplicate-stride-arg", "a launch passes the same stride of a tensor for two different parameters")
+def duplicate_stride_arg(source: Source) -> Iterator[ast.AST]:
+    for launch in source.program.launches:
+        seen: set[str] = set()
+        for value in launch.args.values():
+            if _stride_call(value) is not None:
+                text = ast.unparse(value)
+                if text in seen:
+                    yield value
+                seen.add(text)
+
+
+def _pointer_prefixes(kernel: Kernel) -> dict[str, str]:
+    prefixes: dict[str, str] = {}
+    for param in kernel.params:
+        if param.endswith("_ptr") and len(param) > 4:
+            prefixes[param] = param[:-4]
+    return prefixes
+
+
+@cue("foreign-stride", "a pointer is advanced with another tensor's stride (x_ptr + i * stride_y...)")
+def foreign_stride(source: Source) -> Iterator[ast.AST]:
+    for kernel in _kernels(source):
+        prefixes = _pointer_prefixes(kernel)
+        if len(prefixes) < 2:
+            continue
+        strides = [p for p in kernel.params if p.startswith("stride_")]
+
+        def owner(stride: str, prefixes: dict[str, str] = prefixes) -> str | None:
+            rest = stride[len("stride_") :]
+            matches = [p for p in prefixes.values() if rest.startswith(p)]
+            return max(matches, key=len) if matches else None
+
+        for call in calls_in(kernel.node, "load", "store", "atomic_add"):
+            pointer = call.args[0] if call.args else None
+            roots = {prefixes[r] for r in pointer_roots(pointer, kernel) if r in prefixes}
+            if len(roots) != 1:
+                continue
+            (root,) = roots
+            used = set().union(*(names_in(n) for n in expand(pointer, kernel, depth=4)))
+            for stride in strides:
+                if stride in used and owner(stride) not in (None, root):
+                    yield call
+                    break
+
+
+@cue("unused-stride-param", "a kernel takes a stride it never uses (often a batch or head offset left out)")
+def unused_stride_param(source: Source) -> Iterator[ast.AST]:
+    for kernel in _kernels(source):
+        used = kernel.used_names()
+        for arg in kernel.node.args.args:
+            if arg.arg.startswith("stride") and arg.arg not in used:
+                yield arg
+
+
+# -- the knowledge base's fixes (recipes) ------------------------------------------------------
+
+
+class _StrideDim(_LineTransformer):
+    """`t.stride(k)` starting at (line, column) -> `t.stride(dim)`."""
+
+    def __init__(self, line: int, column: int, dim: int) -> None:
+        super().__init__()
+        self.target, self.column, self.dim = line, column, dim
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        start = self.get_metadata(PositionProvider, original_node).start
+        if (
+            call_name(updated_node, last=True) == "stride"
+            and (start.line, start.column) == (self.target, self.column)
+            and updated_node.args
+            and not self.changed
+        ):
+            self.changed = True
+            return updated_node.with_changes(args=[updated_node.args[0].with_changes(value=cst.Integer(str(self.dim)))])
+        return updated_node
+
+
+class _RenameIn(_LineTransformer):
+    """Rename `old` to `new` on the given lines."""
+
+    def __init__(self, lines: set[int], old: str, new: str) -> None:
+        super().__init__()
+        self.lines, self.old, self.new = lines, old, new
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        if updated_node.value == self.old and self.line(original_node) in self.lines:
+            self.changed = True
+            return updated_node.with_changes(value=self.new)
+        return updated_node
+
+
+@recipe(
+    "outer-stride",
+    "pass the right stride: an inner or repeated t.stride(k) -> another dimension; stride_y used with x_ptr -> "
+    "stride_x",
+)
+def outer_stride(source: str) -> Iterator[str]:
+    parsed = _analysed(source)
+    if parsed is None:
+        return
+    flagged: list[tuple[ast.AST, tuple[int, ...]]] = [(n, (0,)) for n in _cue_nodes(parsed, "single-inner-stride")]
+    flagged += [(n, (0, 1, 2)) for n in _cue_nodes(parsed, "duplicate-stride-arg")]
+    for node, dims in flagged:
+        if not (isinstance(node, ast.Call) and node.args):
+            continue
+        current = constant_value(node.args[0])
+        for dim in dims:
+            if current is not None and dim != int(current):
+                edited = _rewrite(source, _StrideDim(node.lineno, node.col_offset, dim))
+                if edited is not None:
+                    yield edited
+    for node in parsed.kernels:
+        kernel = parsed.program.kernel_of(node)
+        if kernel is None:
+            continue
+        prefixes = {p[:-4] for p in kernel.params if p.endswith("_ptr")}
+        strides = [p for p in kernel.params if p.startswith("stride_")]
+        for call in calls_in(node, "load", "store", "atomic_add"):
+            pointer = call.args[0] if call.args else None
+            roots = {r[:-4] for r in pointer_roots(pointer, kernel) if r.endswith("_ptr")}
+            if len(roots) != 1:
+                continue
+            (root,) = roots
+            parts = expand(pointer, kernel, depth=4)
+            lines = {getattr(p, "lineno", -1) for p in parts} | {call.lineno}
+            used = set().union(*(names_in(p) for p in parts))
+            for stride in strides:
+                rest = stride[len("stride_") :]
+                owner = max((p for p in prefixes if rest.startswith(p)), key=len, default=None)
+                if stride in used and owner not in (None, root):
+                    assert owner is not None
+                    replacement = "stride_" + root + rest[len(owner) :]
+                    if replacement in kernel.params:
+                        edited = _rewrite(source, _RenameIn(lines, stride, replacement))
+                        if edited is not None:
+                            yield edited
+
+
+# -- the search's edits (repair operators) -----------------------------------------------------
+
+
+def _int_stride_call(node: ast.AST) -> tuple[str, int] | None:
+    """`x.stride(1)` -> ("x", 1): one int literal only (the cues' `_stride_call` also reads `stride(-1)` and floats)."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "stride"
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, int)
+    ):
+        return ast.unparse(node.func.value), node.args[0].value
+    return None
+
+
+def _odd_ones(strides: list[tuple[int, ast.expr, tuple[str, int]]]) -> dict[int, str]:
+    """Stride arguments of one tensor in the middle of a run of another's (`x.stride(1), out.stride(2),
+    x.stride(3)`): the argument's node id -> the run's tensor."""
+    found: dict[int, str] = {}
+    for (i0, _, (t0, d0)), (i1, arg, (t1, d1)), (i2, _, (t2, d2)) in zip(
+        strides, strides[1:], strides[2:], strict=False
+    ):
+        if i1 == i0 + 1 and i2 == i1 + 1 and t0 == t2 != t1 and d0 + 1 == d1 == d2 - 1:
+            found[id(arg)] = t0
+    return found
+
+
+@operator("stride-argument", "wrong-stride")
+def stride_argument(program: Program) -> Iterator[Edit]:
+    """At a launch: a `t.stride(i)` argument replaced by the tensor's other strides or another tensor's
+    stride of the same dimension; two stride arguments swapped."""
+    for call in launches_of(program):
+        strides = [(i, arg, s) for i, arg in enumerate(call.args) if (s := _int_stride_call(arg)) is not None]
+        if not strides:
+            continue
+        tensors = list(dict.fromkeys(s[0] for _, _, s in strides))
+        dims = max(2, max(s[1] for _, _, s in strides) + 1)
+        odd = _odd_ones(strides)
+        for _, arg, (tensor, dim) in strides:
+            if id(arg) in odd:  # first: the run's own tensor in place of the odd one
+                new = f"{odd[id(arg)]}.stride({dim})"
+                cue = f"`{program.code(arg)}` sits among `{odd[id(arg)]}`'s strides"
+                edit = edit_at(
+                    program, "stride-argument", arg, new, f"launch argument `{program.code(arg)}` -> `{new}`"
+                )
+                yield replace(edit, cue=cue)
+            for other in range(dims):
+                if other != dim:
+                    new = f"{tensor}.stride({other})"
+                    yield edit_at(
+                        program, "stride-argument", arg, new, f"launch argument `{program.code(arg)}` -> `{new}`"
+                    )
+            for other_tensor in tensors:
+                if other_tensor != tensor:
+                    new = f"{other_tensor}.stride({dim})"
+                    yield edit_at(
+                        program, "stride-argument", arg, new, f"launch argument `{program.code(arg)}` -> `{new}`"
+                    )
+        for (i, a, sa), (j, b, sb) in itertools.combinations(strides, 2):
+            if sa[0] == sb[0] and sa != sb:
+                first, new, one, two = swapped(program, a, b)
+                # a tensor's strides passed in falling order (`A.stride(1), A.stride(0)`): a transposed operand
+                # passed as stored, or the order mixed up; cued, it is tried early
+                falling = j == i + 1 and sb[1] < sa[1]
+                cue = f"`{one}` and `{two}` are passed in falling dimension order" if falling else ""
+                yield Edit(
+                    "stride-argument",
+                    "wrong-stride",
+                    getattr(first, "lineno", 0),
+                    f"swap launch arguments `{one}` and `{two}`",
+                    new,
+                    cue,
+                )
+
+
+@operator("stride-name", "wrong-stride")
+def stride_name(program: Program) -> Iterator[Edit]:
+    """In a kernel's address arithmetic: one stride parameter replaced by another of the same kernel."""
+    for kernel in program.kernels:
+        strides = program.strides(kernel)
+        if len(strides) < 2:
+            continue
+        for node in ast.walk(kernel):
+            if isinstance(node, ast.Name) and node.id in strides and isinstance(node.ctx, ast.Load):
+                for other in strides:
+                    if other != node.id:
+                        yield edit_at(
+                            program, "stride-name", node, other, f"`{node.id}` -> `{other}` (line {node.lineno})"
+                        )
+
+
+@operator("stride-swap", "wrong-stride")
+def stride_swap(program: Program) -> Iterator[Edit]:
+    """Two stride parameters swapped within one address expression (dimensions exchanged)."""
+    for kernel in program.kernels:
+        strides = set(program.strides(kernel))
+        for expr in address_exprs(kernel):
+            used = [n for n in ast.walk(expr) if isinstance(n, ast.Name) and n.id in strides]
+            for a, b in itertools.combinations(used, 2):
+                if a.id == b.id:
+                    continue
+                first, new, _, _ = swapped(program, a, b)
+                yield Edit(
+                    "stride-swap",
+                    "wrong-stride",
+                    getattr(first, "lineno", 0),
+                    f"swap `{a.id}` and `{b.id}` in `{ast.unparse(expr)}`",
+                    new,
+                )
+
+
+@operator("stride-factor", "wrong-stride")
+def stride_factor(program: Program) -> Iterator[Edit]:
+    """An address term not scaled by any stride, multiplied by a stride parameter the kernel never uses
+    (a stride dropped for a transposed or non-contiguous operand)."""
+    for kernel in program.kernels:
+        strides = program.strides(kernel)
+        body_names: set[str] = set()
+        for statement in kernel.body:
+            body_names |= names_in(statement)
+        unused = [s for s in strides if s not in body_names]
+        if not unused:
+            continue
+        for expr in address_exprs(kernel):
+            for term in terms_of(expr):
+                if names_in(term) & set(strides) or isinstance(term, ast.Constant):
+                    continue
+                if isinstance(term, ast.Name) and term.id in params_of(kernel):
+                    continue
+                for stride in unused:
+                    new = f"({ast.unparse(term)}) * {stride}"
+                    yield edit_at(program, "stride-factor", term, new, f"`{program.code(term)}` -> `{new}`")
+
+
+@operator("advance-stride", "wrong-stride")
+def advance_stride(program: Program) -> Iterator[Edit]:
+    """A pointer advanced by a count of elements (`b_ptrs += BLOCK_K`) scaled by a stride of the kernel: the
+    count of rows it means. Cued when another pointer of the same loop advances by a stride."""
+    for kernel in program.kernels:
+        strides = program.strides(kernel)
+        for loop in (n for n in ast.walk(kernel) if isinstance(n, ast.For)):
+            addressing = {n for e in address_exprs(kernel) for n in names_in(e)}
+            advances = [
+                n
+                for s in loop.body
+                for n in ast.walk(s)
+                if isinstance(n, ast.AugAssign)
+                and isinstance(n.op, ast.Add)
+                and isinstance(n.target, ast.Name)
+                and n.target.id in addressing  # a pointer, not an accumulator (`acc += tl.dot(a, b)`)
+            ]
+            strided = [a for a in advances if names_in(a.value) & set(strides)]
+            for node in advances:
+                if node in strided:
+                    continue
+                cue = (
+                    f"`{program.code(node)}` advances without a stride while `{program.code(strided[0])}` has one"
+                    if strided
+                    else ""
+                )
+                for stride in strides:
+                    new = f"({program.code(node.value)}) * {stride}"
+                    description = f"advance `{program.code(node.value)}` -> `{new}`"
+                    yield replace(edit_at(program, "advance-stride", node.value, new, description), cue=cue)
+
+
+# -- how the bench injects it (mutations) ------------------------------------------------------
+
+
+@mutation
+class StrideOfOtherDim(Mutation):
+    name = "stride-other-dim"
+    label = "wrong-stride"
+    summary = "a stride argument is taken from another dimension: x.stride(1) for x.stride(0)"
+    where = "host"
+
+    def rewrite(self, node: cst.CSTNode, context: Context) -> list[cst.CSTNode]:
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "stride":
+            args = positional(node)
+            if len(args) == 1 and isinstance(args[0].value, cst.Integer):
+                dim = int(args[0].value.value)
+                other = 1 if dim == 0 else dim - 1
+                return [node.with_changes(args=[args[0].with_changes(value=cst.Integer(str(other)))])]
+        return []
+
+
+def _stride_term(node: cst.BaseExpression) -> tuple[cst.BinaryOperation, cst.Name] | None:
+    if not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply)):
+        return None
+    if isinstance(node.right, cst.Name) and node.right.value.startswith("stride"):
+        return node, node.right
+    return None
+
+
+@mutation
+class SwapStrides(Mutation):
+    name = "swap-strides"
+    label = "wrong-stride"
+    summary = "two dimensions' strides are swapped in a pointer expression"
+
+    def rewrite(self, node: cst.CSTNode, context: Context) -> list[cst.CSTNode]:
+        if not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add)):
+            return []
+        right = _stride_term(node.right)
+        left_term = node.left
+        outer: cst.BinaryOperation | None = None
+        if isinstance(left_term, cst.BinaryOperation) and isinstance(left_term.operator, cst.Add):
+            outer, left_term = left_term, left_term.right
+        left = _stride_term(left_term)
+        if right is None or left is None or left[1].value == right[1].value:
+            return []
+        new_left: cst.BaseExpression = left[0].with_changes(right=right[1])
+        if outer is not None:
+            new_left = outer.with_changes(right=new_left)
+        return [node.with_changes(left=new_left, right=right[0].with_changes(right=left[1]))]

@@ -1,0 +1,188 @@
+"""How outputs are written: shared addresses without atomics, partly written empty buffers.
+
+The bug kind's cues, recipes, edits and mutations, side by side (kope.bugs.registry lists it).
+Taxonomy ids: missing-atomic (and a cue and a mutation of uninitialized-output, whose home is kope.bugs.grid).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+import libcst as cst
+
+from kope.bugs.analysis import (
+    Kernel,
+    Launch,
+    argument,
+    calls_in,
+    constant_value,
+    expand,
+    host_assignments,
+    names_in,
+    pointer_roots,
+)
+from kope.bugs.cue import Source, _kernels, cue
+from kope.bugs.edit import Edit, Program, operator
+from kope.bugs.mutation import Context, Mutation, cst_calls_in, expr, mutation, range_args, without_args
+from kope.bugs.recipe import _analysed, _cue_nodes, _EmptyToZeros, _kwarg, _LineTransformer, _rewrite, recipe
+from kope.source import call_name
+
+# -- how diagnosis sees it (cues) --------------------------------------------------------------
+
+
+@cue("store-shared-address", "every program of a multi-program launch stores to the same address (needs tl.atomic_add)")
+def store_shared_address(source: Source) -> Iterator[ast.AST]:
+    for kernel in _kernels(source):
+        launches = source.program.launches_of(kernel)
+        if not launches or all(_single_program(launch) for launch in launches):
+            continue
+        for call in calls_in(kernel.node, "store"):
+            pointer = call.args[0] if call.args else None
+            if not (names_in(pointer) & kernel.pids) and not any(True for _ in calls_in(pointer, "program_id")):
+                yield call
+
+
+def _single_program(launch: Launch) -> bool:
+    return launch.grid is not None and all(constant_value(axis) == 1.0 for axis in launch.grid)
+
+
+@cue(
+    "partial-store-into-empty",
+    "a store masked by a data condition into a buffer from torch.empty: the other elements stay unwritten",
+)
+def partial_store_into_empty(source: Source) -> Iterator[ast.AST]:
+    for kernel in _kernels(source):
+        params: set[str] = set()
+        for call in calls_in(kernel.node, "store"):
+            mask = argument(call, 2, "mask")
+            data_condition = any(
+                isinstance(n, ast.Compare) and names_in(n) & kernel.loaded - kernel.aranges
+                for part in expand(mask, kernel, depth=2)
+                for n in ast.walk(part)
+            )
+            if data_condition:
+                params |= pointer_roots(call.args[0] if call.args else None, kernel)
+        for launch in source.program.launches_of(kernel):
+            for param in params:
+                arg = launch.args.get(param)
+                if isinstance(arg, ast.Name):
+                    for value in host_assignments(launch.host, arg.id):
+                        if isinstance(value, ast.Call) and call_name(value, last=True) in (
+                            "empty",
+                            "empty_like",
+                            "empty_strided",
+                        ):
+                            yield value
+
+
+# -- the knowledge base's fixes (recipes) ------------------------------------------------------
+
+
+class _StoreToAtomic(_LineTransformer):
+    def __init__(self, lines: set[int]) -> None:
+        super().__init__()
+        self.lines = lines
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        func = updated_node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "store" and self.line(original_node) in self.lines:
+            self.changed = True
+            args = [a for a in updated_node.args if a.keyword is None or a.keyword.value in ("mask",)]
+            if len(args) > 2 and args[2].keyword is None:
+                args[2] = _kwarg("mask", args[2].value).with_changes(comma=args[2].comma)
+            if args:
+                args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            return updated_node.with_changes(func=func.with_changes(attr=cst.Name("atomic_add")), args=args)
+        return updated_node
+
+
+def _buffers_of(parsed: Source, kernel: Kernel, params: set[str]) -> set[int]:
+    """Lines of the host allocations (torch.empty...) passed for these kernel parameters."""
+    lines: set[int] = set()
+    for launch in parsed.program.launches_of(kernel):
+        for param in params:
+            arg = launch.args.get(param)
+            if isinstance(arg, ast.Name):
+                for value in host_assignments(launch.host, arg.id):
+                    if isinstance(value, ast.Call) and call_name(value, last=True) in ("empty", "empty_like"):
+                        lines.add(value.lineno)
+    return lines
+
+
+@recipe(
+    "atomic-accumulate",
+    "replace stores that every program makes to one address with tl.atomic_add (into a zeroed buffer)",
+)
+def atomic_accumulate(source: str) -> Iterator[str]:
+    parsed = _analysed(source)
+    if parsed is None:
+        return
+    stores = [n for n in _cue_nodes(parsed, "store-shared-address") if isinstance(n, ast.Call)]
+    if not stores:
+        return
+    lines = {s.lineno for s in stores}
+    edited = _rewrite(source, _StoreToAtomic(lines))
+    if edited is None:
+        return
+    buffers: set[int] = set()
+    for kernel in parsed.program.kernels.values():
+        mine = [s for s in stores if any(s is w for w in ast.walk(kernel.node))]
+        params = set().union(*(pointer_roots(s.args[0] if s.args else None, kernel) for s in mine)) if mine else set()
+        buffers |= _buffers_of(parsed, kernel, params)
+    if buffers:
+        zeroed = _rewrite(edited, _EmptyToZeros(buffers))
+        if zeroed is not None:
+            yield zeroed
+    yield edited
+
+
+# -- the search's edits (repair operators) -----------------------------------------------------
+
+
+@operator("atomic-store", "missing-atomic")
+def atomic_store(program: Program) -> Iterator[Edit]:
+    """A kernel's store made an atomic add: programs that each hold part of one result (a partial sum per block, a
+    row scattered to an index another program also hits) must add into it, not overwrite it."""
+    for _, node in program.kernel_nodes():
+        if isinstance(node, ast.Call) and call_name(node) == "tl.store":
+            start, end = program.span(node.func)
+            text = program.text[:start] + "tl.atomic_add" + program.text[end:]
+            yield Edit("atomic-store", "missing-atomic", node.lineno, "`tl.store` -> `tl.atomic_add`", text)
+
+
+# -- how the bench injects it (mutations) ------------------------------------------------------
+
+
+@mutation
+class StoreInsteadOfAtomic(Mutation):
+    name = "store-not-atomic"
+    label = "missing-atomic"
+    summary = "tl.atomic_add becomes tl.store: concurrent programs overwrite each other's partials"
+
+    def rewrite(self, node: cst.CSTNode, context: Context) -> list[cst.CSTNode]:
+        if call_name(node) == "tl.atomic_add":
+            assert isinstance(node, cst.Call)
+            stored = without_args(node, ("sem", "scope"))
+            return [stored.with_changes(func=expr("tl.store"))]
+        return []
+
+
+@mutation
+class SkipFirstBlock(Mutation):
+    name = "skip-first-block"
+    label = "uninitialized-output"
+    summary = "a write loop starts at BLOCK instead of 0, so the first block is never written"
+
+    def rewrite(self, node: cst.CSTNode, context: Context) -> list[cst.CSTNode]:
+        if not isinstance(node, cst.For) or "tl.store" not in cst_calls_in(node.body):
+            return []
+        args = range_args(node.iter)
+        if args is None or len(args) != 3:
+            return []
+        if not (isinstance(args[0].value, cst.Integer) and args[0].value.value == "0"):
+            return []
+        assert isinstance(node.iter, cst.Call)
+        new = list(node.iter.args)
+        new[0] = new[0].with_changes(value=args[2].value)
+        return [node.with_changes(iter=node.iter.with_changes(args=new))]
