@@ -141,9 +141,11 @@ def test_a_stream_the_candidate_writes_itself_is_refused(evaluator: Evaluator, t
 
 
 def test_the_job_spec_says_nothing_of_the_probes() -> None:
-    assert set(IntegritySpec.model_fields) == {"extra_allow"}
+    """What the integrity spec holds is the same for every job of a run (the task's allowlist, the comparison's
+    tolerance): nothing in it tells a probed run from another."""
+    assert set(IntegritySpec.model_fields) == {"extra_allow", "copy_tolerance"}
     spec = json.loads(JobSpec(mode="candidate", integrity=IntegritySpec()).model_dump_json())
-    assert spec["integrity"] == {"extra_allow": []}
+    assert spec["integrity"] == {"extra_allow": [], "copy_tolerance": {}}
 
 
 @linux_only

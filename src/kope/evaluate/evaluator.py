@@ -391,7 +391,7 @@ class Evaluator:
         probed: CaseResult | None = None
         if probe is not None:
             probed = evaluate_case(probe.case)
-            fitted = self._fitted(options, probe, probed)
+            fitted = self._fitted(task, options, probe, probed)
             if fitted is not None:
                 return again(*fitted)
         results = [evaluate_case(selected[0], first=True)]
@@ -456,7 +456,13 @@ class Evaluator:
         budget = _budget(options) // 4
         if budget < _SMALLEST_BUDGET:
             return None
-        return dataclasses.replace(options, max_elements=budget, interpreter_retries=options.interpreter_retries - 1)
+        smaller = dataclasses.replace(options, max_elements=budget, interpreter_retries=options.interpreter_retries - 1)
+        return smaller if self._derivable(task, smaller) else None
+
+    def _derivable(self, task: Task, options: EvalOptions) -> bool:
+        """Whether some case of the task fits `options`' element budget (a retry at a budget no case fits would
+        end in `too-large` instead of judging the kernel)."""
+        return self.derivation(task, options).too_large is None
 
     def _probe(
         self, task: Task, options: EvalOptions, cases: Sequence[Case] | None, selected: Sequence[Case]
@@ -475,7 +481,9 @@ class Evaluator:
         size, _, case = min(usable)
         return _Probe(case=case, elements=size, first_elements=first)
 
-    def _fitted(self, options: EvalOptions, probe: _Probe, probed: CaseResult) -> tuple[EvalOptions, str] | None:
+    def _fitted(
+        self, task: Task, options: EvalOptions, probe: _Probe, probed: CaseResult
+    ) -> tuple[EvalOptions, str] | None:
         """Options at an element budget whose first case the probe predicts to finish within a share of the time
         limit (beyond a fixed cost per forward, the interpreter's time grows about as the elements do), and the
         note saying why; None when the first case fits as it is."""
@@ -495,13 +503,19 @@ class Evaluator:
         if _budget(options) // 2 < _SMALLEST_BUDGET:
             return None
         budget = max(min(int(_budget(options) * share / predicted), _budget(options) // 2), _SMALLEST_BUDGET)
-        note = (
-            f"in the interpreter the kernel {seen} on case {probe.case.name} ({probe.elements} elements), so the "
-            f"first case ({probe.first_elements}) would need about {predicted:.0f} s of the {options.timeout_s:g} s "
-            f"limit: cases derived again at {budget} elements"
-        )
-        smaller = dataclasses.replace(options, max_elements=budget, interpreter_retries=options.interpreter_retries - 1)
-        return smaller, note
+        while budget <= _budget(options) // 2:  # the smallest budget some case fits, doubling from the fitted one
+            smaller = dataclasses.replace(
+                options, max_elements=budget, interpreter_retries=options.interpreter_retries - 1
+            )
+            if self._derivable(task, smaller):
+                note = (
+                    f"in the interpreter the kernel {seen} on case {probe.case.name} ({probe.elements} elements), "
+                    f"so the first case ({probe.first_elements}) would need about {predicted:.0f} s of the "
+                    f"{options.timeout_s:g} s limit: cases derived again at {budget} elements"
+                )
+                return smaller, note
+            budget *= 2
+        return None
 
     def _evaluate_case(self, run: _Run, case: Case, *, first: bool) -> CaseResult:
         """Run the candidate on one case and compare. Every case's job is alike (the same probes: the ghost
