@@ -10,8 +10,8 @@ message each, how many broken rows a device error causes, and the findings of th
 Usage: .venv/bin/python benchmarks/real_discards.py [--split dev|heldout|all] [--limit N] [--out DIR]
            [--workers N] [--no-repair] [--tables-only] [-- EXTRA KOPE TRIAGE FLAGS]
 
-`--no-repair` classifies without repairing near misses (`kope triage --max-seconds 0`: the run's time
-budget is spent before the first job, so every near miss gets `repair: skipped`). Flags after `--` go
+`--no-repair` classifies without repairing near misses (`kope triage --no-repair`: every near
+miss gets `repair: skipped`). Flags after `--` go
 to `kope triage` as they are (e.g. `-- --device cpu --trials 1`). The heldout split is for measuring
 only: never tune on it.
 """
@@ -104,7 +104,7 @@ def kope_command() -> list[str]:
 def run_triage(tasks: Path, manifest: Path, out: Path, workers: int, no_repair: bool, extra: Sequence[str]) -> int:
     command = [*kope_command(), "triage", str(tasks), str(manifest), "--out", str(out), "--workers", str(workers)]
     if no_repair:
-        command += ["--max-seconds", "0"]
+        command += ["--no-repair"]
     command += list(extra)
     print("$ " + " ".join(command), file=sys.stderr, flush=True)
     return subprocess.run(command, check=False).returncode
@@ -271,7 +271,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--limit", type=int, default=None, help="the first N candidates of the split only")
     parser.add_argument("--out", type=Path, default=Path("results/real-discards"), help="kope's results folder")
     parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--no-repair", action="store_true", help="classify only (kope triage --max-seconds 0)")
+    parser.add_argument("--no-repair", action="store_true", help="classify only (kope triage --no-repair)")
     parser.add_argument("--tables-only", action="store_true", help="do not run kope: read OUT/results.jsonl")
     parser.add_argument("--manifest", type=Path, default=SET / "manifest.csv")
     parser.add_argument("--tasks", type=Path, default=SET / "tasks")

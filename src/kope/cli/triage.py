@@ -91,6 +91,9 @@ def triage_command(
         int, typer.Option("--workers", min=1, help="Local worker processes (or a local Ray cluster's CPUs).")
     ] = 1,
     cuda_emulation: EmulationOpt = True,
+    no_repair: Annotated[
+        bool, typer.Option("--no-repair", help="Classify only: near misses are not repaired (repair: skipped).")
+    ] = False,
 ) -> None:
     """Triage a run: match candidates to tasks, classify each (pass, near-miss, broken, cheat...), repair near misses.
 
@@ -130,6 +133,7 @@ def triage_command(
                     store=store_at,
                     cache_dir=run.cache(),
                     progress=lambda row, s: bar.update(row, s.counts("after"), s.saved),
+                    repair=not no_repair,
                     **given(max_iterations=max_iterations),
                 )
         finally:

@@ -155,8 +155,10 @@ def triage(
     probes: bool = False,
     progress: TriageProgress | None = None,
     matching: Matching | None = None,
+    repair: bool = True,
 ) -> TriageSummary:
-    """Triage every candidate not already in OUT/results.jsonl (see the module docstring)."""
+    """Triage every candidate not already in OUT/results.jsonl (see the module docstring); `repair=False`
+    classifies only (near misses get `repair: skipped`)."""
     began = time.monotonic()
     out.mkdir(parents=True, exist_ok=True)
     out = out.resolve()
@@ -186,7 +188,7 @@ def triage(
 
     def _job(item: Item) -> TriageJob:
         tokens_left, seconds_left = LoopLimits().max_tokens, LoopLimits().max_seconds
-        reasons = []
+        reasons = [] if repair else ["repair turned off (--no-repair)"]
         if max_tokens is not None:
             left = max_tokens - summary.tokens
             if left <= 0:
