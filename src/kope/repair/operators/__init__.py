@@ -4,8 +4,8 @@ An operator looks at a parsed candidate (`Program`) and yields every edit of its
 (`Edit`: operator, taxonomy id, the line it touches, a one-line description and the edited source).
 Operators do not judge; the search (kope.repair.search) decides which to try first from the diagnosis
 and keeps what the evaluator says is better. The operators live in one module per family (masks,
-grid, loops, strides, offsets, reductions, constants, numerics, values, dead, generic); this package holds
-the registry, in one fixed order (the order of `edits` and of ties in the search).
+grid, loops, strides, offsets, reductions, constants, numerics, values, dead, generic, formula, arith); this
+package holds the registry, in one fixed order (the order of `edits` and of ties in the search).
 
     program = Program.parse(source, reference=task.source)
     for edit in edits(program):
@@ -15,8 +15,10 @@ the registry, in one fixed order (the order of `edits` and of ties in the search
 from __future__ import annotations
 
 from kope.repair.operators import (
+    arith,
     constants,
     dead,
+    formula,
     generic,
     grid,
     loops,
@@ -31,7 +33,10 @@ from kope.repair.operators._core import OPERATORS, Edit, Operator, Program, edit
 
 __all__ = ["OPERATORS", "ORDER", "Edit", "Operator", "Program", "edits", "operator"]
 
-_FAMILIES = (masks, grid, loops, strides, offsets, reductions, constants, numerics, values, dead, generic)
+_FAMILIES = (
+    *(masks, grid, loops, strides, offsets, reductions, constants, numerics, values, dead, generic),
+    *(formula, arith),
+)
 
 ORDER = (
     "compare-flip",
@@ -102,6 +107,10 @@ ORDER = (
     "drop-term",
     "int-literal",
     "if-branch",
+    "formula-store",
+    "formula-swap",
+    "self-operand",
+    "cross-program-atomic",
 )
 """The registry's order; an operator missing here comes after these."""
 

@@ -1,0 +1,135 @@
+"""Reference-guided formula repairs: a kernel's elementwise formula brought to the one the reference applies.
+
+Real models write the right kernel with the wrong formula in one line: Swish stored as `sigmoid(x)`, ELU's
+negative branch `alpha * (x + 1)`, a softplus without its threshold, GELU's tanh form for the exact one. The
+reference says which formula it is (kope.repair.reference reads the activations its `forward` calls, with
+their arguments); these operators write it, in Triton's terms, where the kernel computes its version:
+
+- `formula-store`: the value a kernel stores replaced by the reference's last activation (or its last two or
+  three, composed) of a value the kernel computed before it (the activation's input);
+- `formula-swap`: an assignment that computes an activation-like value (`tl.exp`, `tl.where`, `tl.maximum`...)
+  given the reference's activation of one of the values it reads instead.
+
+The search keeps what the evaluator says is right; the formulas are the verified table's.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from kope.repair.operators._core import (
+    Edit,
+    Program,
+    _definitions,
+    edit_at,
+    operator,
+    stored_results,
+    value_flow,
+    value_names,
+)
+from kope.repair.reference import Activation, activations
+from kope.source import call_name
+
+_MAX_INPUTS = 6
+"""Input names tried per site: the nearest ones first."""
+_TAILS = 3
+"""The reference's last one, two or three activations (composed) are offered where a value is stored."""
+_MATH = ("exp", "exp2", "log", "log2", "where", "maximum", "minimum", "sigmoid", "erf", "abs", "sqrt", "tanh")
+"""Calls that mark an assignment as computing an activation (`tl.exp`, `tl.math.erf`, `libdevice.tanh`...)."""
+
+
+def _activations(program: Program) -> list[Activation]:
+    return activations(program.reference) if program.reference else []
+
+
+def _tails(acts: list[Activation]) -> list[tuple[str, list[Activation]]]:
+    """The last one, two, three activations: (description, in application order)."""
+    found = []
+    for k in range(1, min(_TAILS, len(acts)) + 1):
+        chain = acts[-k:]
+        found.append((" of ".join(a.text() for a in reversed(chain)), chain))
+    return found
+
+
+def _apply(chain: list[Activation], x: str) -> str:
+    text = x
+    for act in chain:
+        text = act.triton(text)
+    return text
+
+
+def _inputs(kernel: ast.FunctionDef, program: Program, line: int, first: list[str]) -> list[str]:
+    """Names a formula may take as its input at `line`: those read by `first` (the site's own value), then those
+    the values that reach it read; each assigned before `line` or a parameter of the kernel."""
+    params = {a.arg for a in kernel.args.args}
+    defined = _definitions(kernel)
+    order: list[str] = []
+    for name in first:
+        if name not in order:
+            order.append(name)
+    for k, expr in value_flow(program, depth=3):
+        if k is kernel:
+            for name in value_names(expr):
+                if name not in order:
+                    order.append(name)
+    usable = [n for n in order if n in params or any(d.lineno < line for d in defined.get(n, []))]
+    return usable[:_MAX_INPUTS]
+
+
+@operator("formula-store", "wrong-constant")
+def formula_store(program: Program) -> Iterator[Edit]:
+    """A stored value replaced by the reference's last activation(s) of a value the kernel computed before it."""
+    acts = _activations(program)
+    if not acts:
+        return
+    for kernel, node, value in stored_results(program):
+        names = value_names(value) if not isinstance(value, ast.Name) else [value.id]
+        inputs = _inputs(kernel, program, node.lineno, names)
+        for rank, (what, chain) in enumerate(_tails(acts)):
+            for at, name in enumerate(inputs):
+                new = _apply(chain, name)
+                edit = edit_at(
+                    program,
+                    "formula-store",
+                    value,
+                    new,
+                    f"stored `{program.code(value)}` -> the reference's {what} of `{name}`",
+                )
+                cue = f"the reference applies {what}" if rank == 0 and at < 2 else ""
+                yield Edit(edit.operator, edit.label, edit.line, edit.description, edit.source, cue)
+
+
+def _computes_activation(expr: ast.expr) -> bool:
+    return any(isinstance(n, ast.Call) and call_name(n).split(".")[-1] in _MATH for n in ast.walk(expr))
+
+
+@operator("formula-swap", "wrong-constant")
+def formula_swap(program: Program) -> Iterator[Edit]:
+    """An assignment that computes an activation-like value given the reference's activation of a value it reads."""
+    acts = _activations(program)
+    if not acts:
+        return
+    distinct: list[Activation] = []
+    for act in reversed(acts):
+        if act not in distinct:
+            distinct.append(act)
+    for kernel in program.kernels:
+        for node in ast.walk(kernel):
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+                continue
+            if not _computes_activation(node.value):
+                continue
+            inputs = _inputs(kernel, program, node.lineno, value_names(node.value))
+            for act in distinct:
+                for at, name in enumerate(inputs):
+                    new = act.triton(name)
+                    edit = edit_at(
+                        program,
+                        "formula-swap",
+                        node.value,
+                        new,
+                        f"`{node.targets[0].id} = ...` -> the reference's {act.text()} of `{name}`",
+                    )
+                    cue = f"the reference applies {act.text()}" if at < 2 else ""
+                    yield Edit(edit.operator, edit.label, edit.line, edit.description, edit.source, cue)
