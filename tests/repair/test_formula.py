@@ -1,0 +1,210 @@
+"""Reference-guided formula repair, self-operations and cross-program stores: real Triton kernels repaired offline
+through the real evaluator (small shapes), and the edits the operators offer."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from kope.agents import DebugConfig, DebugLoop
+from kope.evaluate import Evaluator
+from kope.repair.operators import Program, edits
+from kope.repair.search import SearchConfig
+
+TASK = textwrap.dedent(
+    '''
+    """{doc}"""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    batch_size = 16
+    dim = 300
+
+
+    class Model(nn.Module):
+        def __init__(self, alpha):
+            super().__init__()
+            self.alpha = alpha
+
+        def forward(self, x):
+            return {call}
+
+
+    def get_inputs():
+        return [torch.randn(batch_size, dim) * 3.0]
+
+
+    def get_init_inputs():
+        return [0.7]
+
+
+    def get_cases():
+        return [{{"batch_size": 16, "dim": 300}}, {{"batch_size": 3, "dim": 1031}}]
+    '''
+)
+
+KERNEL = textwrap.dedent(
+    """
+    import torch
+    import torch.nn as nn
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _act_kernel(x_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+        y = {formula}
+        tl.store(out_ptr + offs, y, mask=mask)
+
+
+    class ModelNew(nn.Module):
+        def __init__(self, alpha):
+            super().__init__()
+            self.alpha = alpha
+
+        def forward(self, x):
+            x = x.contiguous()
+            out = torch.empty_like(x)
+            n = x.numel()
+            _act_kernel[(triton.cdiv(n, 256),)](x, out, n, self.alpha, BLOCK=256)
+            return out
+    """
+)
+
+
+def repair(evaluator: Evaluator, tmp_path: Path, call: str, formula: str) -> tuple[str, str]:
+    task = tmp_path / "task.py"
+    task.write_text(TASK.format(doc="An activation.", call=call))
+    candidate = tmp_path / "candidate.py"
+    candidate.write_text(KERNEL.format(formula=formula))
+    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=24))
+    report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
+    accepted = [t.operator for r in report.search for t in r.trials if t.verdict == "accepted"]
+    assert report.status == "repaired", report.search
+    assert report.tokens.prompt == 0
+    return (tmp_path / "fixed.py").read_text(), accepted[0] if accepted else ""
+
+
+def test_swish_stored_as_its_sigmoid_gets_the_missing_factor(evaluator: Evaluator, tmp_path: Path) -> None:
+    fixed, operator = repair(evaluator, tmp_path, "F.silu(x)", "1.0 / (1.0 + tl.exp(-x))")
+    assert operator.startswith("formula-")
+    assert "(x) * (1.0 / (1.0 + tl.exp(-(x))))" in fixed
+
+
+def test_elu_negative_branch_written_linear_gets_the_exponential(evaluator: Evaluator, tmp_path: Path) -> None:
+    fixed, operator = repair(evaluator, tmp_path, "F.elu(x, alpha=self.alpha)", "tl.where(x > 0, x, alpha * (x + 1.0))")
+    assert operator.startswith("formula-")
+    assert "0.7 * (tl.exp(tl.minimum(x, 0.0)) - 1.0)" in fixed
+
+
+def test_formula_operators_use_the_reference_arguments_and_need_a_reference() -> None:
+    source = KERNEL.format(formula="tl.minimum(tl.maximum(x, 2.0), -2.0)")
+    reference = TASK.format(doc="", call="F.hardtanh(x, min_val=-2.0, max_val=2.0)")
+    program = Program.parse(source, reference)
+    assert program is not None
+    made = [e for e in edits(program, ["formula-store", "formula-swap"])]
+    assert any("tl.minimum(tl.maximum(x, -2.0), 2.0)" in e.source for e in made)
+    assert all(e.label == "wrong-constant" for e in made)
+    assert any(e.cue for e in made)
+    bare = Program.parse(source, "")
+    assert bare is not None and edits(bare, ["formula-store", "formula-swap"]) == []
+
+
+SELF_DIVISION = textwrap.dedent(
+    """
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _k(x_ptr, out_ptr, n, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+        tiles = BLOCK_N // BLOCK_N
+        offs = tl.program_id(0) * BLOCK_N * tiles + tl.arange(0, BLOCK_N)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+    """
+)
+
+
+def test_self_operand_offers_the_other_block_size_on_either_side() -> None:
+    program = Program.parse(SELF_DIVISION)
+    assert program is not None
+    made = {e.source for e in edits(program, ["self-operand"])}
+    assert any("tiles = BLOCK_N // BLOCK_K" in s for s in made)
+    assert any("tiles = BLOCK_K // BLOCK_N" in s for s in made)
+    assert all(e.cue for e in edits(program, ["self-operand"]))
+
+
+SUM_TASK = textwrap.dedent(
+    '''
+    """The sum of every element, as a one-element tensor."""
+    import torch
+    import torch.nn as nn
+
+    n = 3000
+
+
+    class Model(nn.Module):
+        def forward(self, x):
+            return x.sum().reshape(1)
+
+
+    def get_inputs():
+        return [torch.randn(n)]
+
+
+    def get_init_inputs():
+        return []
+
+
+    def get_cases():
+        return [{"n": 3000}, {"n": 777}]
+    '''
+)
+
+SUM_KERNEL = textwrap.dedent(
+    """
+    import torch
+    import torch.nn as nn
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _sum_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+        tl.store(out_ptr, tl.sum(x, axis=0))
+
+
+    class ModelNew(nn.Module):
+        def forward(self, x):
+            out = torch.empty(1, device=x.device, dtype=x.dtype)
+            n = x.numel()
+            _sum_kernel[(triton.cdiv(n, 256),)](x, out, n, BLOCK=256)
+            return out
+    """
+)
+
+
+def test_several_programs_writing_one_element_add_into_a_zeroed_output(evaluator: Evaluator, tmp_path: Path) -> None:
+    program = Program.parse(SUM_KERNEL, SUM_TASK)
+    assert program is not None
+    made = edits(program, ["cross-program-atomic"])
+    assert len(made) == 1 and made[0].cue
+    assert "tl.atomic_add(out_ptr" in made[0].source and "torch.zeros(1" in made[0].source
+    task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
+    task.write_text(SUM_TASK)
+    candidate.write_text(SUM_KERNEL)
+    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=16))
+    report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
+    assert report.status == "repaired", report.search
+    assert "tl.atomic_add" in (tmp_path / "fixed.py").read_text()
+
+
+def test_a_store_that_depends_on_the_program_id_is_not_a_cross_program_write() -> None:
+    program = Program.parse(SELF_DIVISION.replace("BLOCK_N // BLOCK_N", "1"))
+    assert program is not None and edits(program, ["cross-program-atomic"]) == []
