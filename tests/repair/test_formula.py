@@ -7,9 +7,10 @@ import textwrap
 from pathlib import Path
 
 from kope.agents import DebugConfig, DebugLoop
-from kope.evaluate import Evaluator
+from kope.cases.task import load_task
+from kope.evaluate import EvalOptions, Evaluator
 from kope.repair.operators import Program, edits
-from kope.repair.search import SearchConfig
+from kope.repair.search import RepairSearch, SearchConfig
 
 TASK = textwrap.dedent(
     '''
@@ -208,3 +209,70 @@ def test_several_programs_writing_one_element_add_into_a_zeroed_output(evaluator
 def test_a_store_that_depends_on_the_program_id_is_not_a_cross_program_write() -> None:
     program = Program.parse(SELF_DIVISION.replace("BLOCK_N // BLOCK_N", "1"))
     assert program is not None and edits(program, ["cross-program-atomic"]) == []
+
+
+BIG_TASK = textwrap.dedent(
+    '''
+    """ReLU of a million elements: more than a derived case holds on the CPU, so the cases are shrunk."""
+    import torch
+    import torch.nn as nn
+
+    n = 1000000
+
+
+    class Model(nn.Module):
+        def forward(self, x):
+            return torch.relu(x)
+
+
+    def get_inputs():
+        return [torch.randn(n)]
+
+
+    def get_init_inputs():
+        return []
+    '''
+)
+
+CAPPED = textwrap.dedent(
+    """
+    import torch
+    import torch.nn as nn
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _relu_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+        tl.store(out_ptr + offs, tl.maximum(x, 0.0), mask=mask)
+
+
+    class ModelNew(nn.Module):
+        def forward(self, x):
+            out = torch.zeros_like(x)
+            n = x.numel()
+            _relu_kernel[(min(triton.cdiv(n, 1024), 512),)](x, out, n, BLOCK=1024)
+            return out
+    """
+)
+
+
+def test_a_version_right_on_every_derived_case_but_wrong_at_the_task_own_size_is_not_accepted(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    # The grid is capped at 512 programs of 1024: right up to 524,288 elements (every derived case), wrong at the
+    # task's own million. The search checks its own sizes before accepting and counts the false repair.
+    task, candidate = tmp_path / "task.py", tmp_path / "capped.py"
+    task.write_text(BIG_TASK)
+    candidate.write_text(CAPPED)
+    loaded = load_task(task)
+    search = RepairSearch(evaluator, SearchConfig(max_evaluations=2, batch=1, second_edits=0))
+    own = search.own_size_case(loaded, EvalOptions())
+    assert own is not None and dict(own.overrides) == {} and not own.visible
+    visible = [c for c in evaluator.cases(loaded) if c.visible]
+    result = search.run(loaded, CAPPED, None, visible, lambda s: True, scratch=tmp_path / "scratch")
+    assert result.accepted is None or "512" not in result.accepted
+    assert result.false_repairs >= 1 and result.own_size_case
