@@ -40,10 +40,15 @@ def repair(row: dict[str, str], out: Path, seconds: float) -> dict[str, object]:
     command += ["--out", str(out / "repaired" / f"{name}.py"), "--budget-seconds", str(seconds)]
     done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=seconds * 4 + 300)
     try:
-        report = json.loads(done.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
+        report = json.loads(done.stdout[done.stdout.index("{") :])
+    except ValueError:
         return {"id": row["id"], "status": "error", "error": done.stderr[-400:]}
-    searches = report.get("search") or []
+    transcript = Path(report.get("transcript") or "")
+    searches = [
+        event["result"]
+        for event in map(json.loads, transcript.read_text().splitlines() if transcript.is_file() else [])
+        if event.get("event") == "search"
+    ]
     accepted = [t for s in searches for t in s.get("trials", []) if t.get("verdict") == "accepted"]
     return {
         "id": row["id"],

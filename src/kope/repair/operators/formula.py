@@ -61,7 +61,9 @@ def _apply(chain: list[Activation], x: str) -> str:
 
 def _inputs(kernel: ast.FunctionDef, program: Program, line: int, first: list[str]) -> list[str]:
     """Names a formula may take as its input at `line`: those read by `first` (the site's own value), then those
-    the values that reach it read; each assigned before `line` or a parameter of the kernel."""
+    the values that reach it read; each assigned in the kernel before `line` (not a parameter: a scale, a bound).
+    First the names that pass another on (`x = acc`, where models start an activation), then values that are not
+    an activation's work (a load, a product, an accumulator), then the rest."""
     params = {a.arg for a in kernel.args.args}
     defined = _definitions(kernel)
     order: list[str] = []
@@ -73,8 +75,30 @@ def _inputs(kernel: ast.FunctionDef, program: Program, line: int, first: list[st
             for name in value_names(expr):
                 if name not in order:
                     order.append(name)
-    usable = [n for n in order if n in params or any(d.lineno < line for d in defined.get(n, []))]
-    return usable[:_MAX_INPUTS]
+    usable = [n for n in order if n not in params and any(d.lineno < line for d in defined.get(n, []))]
+    renamed = [n for n in usable if isinstance(_last(n, defined, line), ast.Name)]
+    plain = [n for n in usable if n not in renamed and _plain(n, defined, line)]
+    return [*renamed, *plain, *[n for n in usable if n not in renamed and n not in plain]][:_MAX_INPUTS]
+
+
+def _last(name: str, defined: dict[str, list[ast.Assign | ast.AugAssign]], line: int) -> ast.expr | None:
+    """The value last assigned to a name before `line` (None for an augmented assignment or none)."""
+    earlier = sorted((d for d in defined.get(name, []) if d.lineno < line), key=lambda d: d.lineno)
+    return earlier[-1].value if earlier and isinstance(earlier[-1], ast.Assign) else None
+
+
+def _plain(name: str, defined: dict[str, list[ast.Assign | ast.AugAssign]], line: int, depth: int = 4) -> bool:
+    """A name whose value at `line` is not an activation's work, nor made from one: a load, a matrix product, an
+    accumulator, or another name passed on (`x = acc`). An activation's input is such a value."""
+    earlier = sorted((d for d in defined.get(name, []) if d.lineno < line), key=lambda d: d.lineno)
+    if not earlier or isinstance(earlier[-1], ast.AugAssign):
+        return True
+    last = earlier[-1]
+    if _computes_activation(last.value):
+        return False
+    if depth == 0:
+        return True
+    return all(_plain(n, defined, last.lineno, depth - 1) for n in value_names(last.value) if n != name)
 
 
 @operator("formula-store", "wrong-constant")
