@@ -276,3 +276,97 @@ def test_a_version_right_on_every_derived_case_but_wrong_at_the_task_own_size_is
     result = search.run(loaded, CAPPED, None, visible, lambda s: True, scratch=tmp_path / "scratch")
     assert result.accepted is None or "512" not in result.accepted
     assert result.false_repairs >= 1 and result.own_size_case
+
+
+TRIPLET_TASK = textwrap.dedent(
+    '''
+    """Triplet margin loss (Euclidean distances), averaged over the batch."""
+    import torch
+    import torch.nn as nn
+
+    batch_size = 16
+    features = 200
+
+
+    class Model(nn.Module):
+        def __init__(self, margin=1.0):
+            super().__init__()
+            self.loss_fn = torch.nn.TripletMarginLoss(margin=margin)
+
+        def forward(self, anchor, positive, negative):
+            return self.loss_fn(anchor, positive, negative)
+
+
+    def get_inputs():
+        return [torch.randn(batch_size, features) * 0.1 for _ in range(3)]
+
+
+    def get_init_inputs():
+        return [1.0]
+
+
+    def get_cases():
+        return [{"batch_size": 16, "features": 200}, {"batch_size": 5, "features": 333}]
+    '''
+)
+
+TRIPLET_SQUARED = textwrap.dedent(
+    """
+    import torch
+    import torch.nn as nn
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _triplet_kernel(a_ptr, p_ptr, n_ptr, loss_ptr, margin, features, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        d_ap = 0.0
+        d_an = 0.0
+        for start in range(0, features, BLOCK):
+            idx = start + tl.arange(0, BLOCK)
+            mask = idx < features
+            a = tl.load(a_ptr + row * features + idx, mask=mask, other=0.0)
+            p = tl.load(p_ptr + row * features + idx, mask=mask, other=0.0)
+            n = tl.load(n_ptr + row * features + idx, mask=mask, other=0.0)
+            d_ap += tl.sum((a - p) * (a - p), axis=0)
+            d_an += tl.sum((a - n) * (a - n), axis=0)
+        tl.store(loss_ptr + row, tl.maximum(d_ap - d_an + margin, 0.0))
+
+
+    class ModelNew(nn.Module):
+        def __init__(self, margin=1.0):
+            super().__init__()
+            self.margin = margin
+
+        def forward(self, anchor, positive, negative):
+            batch, features = anchor.shape
+            losses = torch.empty(batch, device=anchor.device, dtype=anchor.dtype)
+            block = min(triton.next_power_of_2(features), 64)
+            _triplet_kernel[(batch,)](anchor, positive, negative, losses, self.margin, features, BLOCK=block)
+            return losses.mean()
+    """
+)
+
+
+def test_a_triplet_loss_on_squared_distances_takes_their_square_root(evaluator: Evaluator, tmp_path: Path) -> None:
+    program = Program.parse(TRIPLET_SQUARED, TRIPLET_TASK)
+    assert program is not None
+    made = edits(program, ["norm-sqrt"])
+    assert len(made) == 1 and "tl.sqrt(d_ap) - tl.sqrt(d_an)" in made[0].source and made[0].cue
+    assert edits(Program.parse(TRIPLET_SQUARED, SUM_TASK) or program, ["norm-sqrt"]) == []
+    task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
+    task.write_text(TRIPLET_TASK)
+    candidate.write_text(TRIPLET_SQUARED)
+    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=24))
+    report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
+    assert report.status == "repaired", report.search
+    assert "tl.sqrt(d_ap)" in (tmp_path / "fixed.py").read_text()
+
+
+def test_drop_cap_offers_each_argument_of_a_host_min_and_cues_a_capped_block() -> None:
+    program = Program.parse(TRIPLET_SQUARED)
+    assert program is not None
+    made = edits(program, ["drop-cap"])
+    assert {e.source.count("block = triton.next_power_of_2(features)") for e in made} == {0, 1}
+    assert all(e.cue for e in made)

@@ -111,6 +111,8 @@ ORDER = (
     "formula-swap",
     "self-operand",
     "cross-program-atomic",
+    "norm-sqrt",
+    "drop-cap",
 )
 """The registry's order; an operator missing here comes after these."""
 

@@ -124,3 +124,18 @@ def cross_program_atomic(program: Program) -> Iterator[Edit]:
                 program.replace_all(changes),
                 "the store's address does not depend on the program id, and the grid has more than one program",
             )
+
+
+@operator("drop-cap", "loop-bound")
+def drop_cap(program: Program) -> Iterator[Edit]:
+    """A host `min(a, b)` / `max(a, b)` replaced by one of its arguments: a block size capped below the row it must
+    cover (`min(next_power_of_2(n), 1024)` for a kernel without a loop over blocks). Cued where an argument is a
+    power of two of a size."""
+    for node in program.host_nodes():
+        if not (isinstance(node, ast.Call) and call_name(node) in ("min", "max") and len(node.args) == 2):
+            continue
+        cue = "a block size capped" if "next_power_of_2" in ast.unparse(node) else ""
+        for arg in node.args:
+            what = f"`{program.code(node)}` -> `{program.code(arg)}`"
+            edit = edit_at(program, "drop-cap", node, program.code(arg), what)
+            yield Edit(edit.operator, edit.label, edit.line, edit.description, edit.source, cue)

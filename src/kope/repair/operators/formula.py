@@ -157,3 +157,49 @@ def formula_swap(program: Program) -> Iterator[Edit]:
                     )
                     cue = f"the reference applies {act.text()}" if at < 2 else ""
                     yield Edit(edit.operator, edit.label, edit.line, edit.description, edit.source, cue)
+
+
+_EUCLIDEAN = ("triplet_margin", "tripletmargin", "pairwise_distance", "pairwisedistance", "cdist", "norm(", "dist(")
+"""Reference calls whose formula takes a Euclidean distance: the square root of a sum of squares."""
+
+
+def _sum_of_squares(expr: ast.expr) -> bool:
+    """`tl.sum(d * d)` (or `d * d` accumulated): a squared norm."""
+    for node in ast.walk(expr):
+        if not isinstance(node, ast.BinOp):
+            continue
+        if isinstance(node.op, ast.Mult) and ast.dump(node.left) == ast.dump(node.right):
+            return True
+        if isinstance(node.op, ast.Pow) and ast.unparse(node.right) in ("2", "2.0"):
+            return True
+    return False
+
+
+@operator("norm-sqrt", "wrong-normalizer")
+def norm_sqrt(program: Program) -> Iterator[Edit]:
+    """A squared distance used where the reference's formula takes the distance: every read of the kernel's sums of
+    squares in one statement after they are complete wrapped in `tl.sqrt` (a triplet margin loss on squared
+    distances)."""
+    if not any(mark in program.reference.lower().replace(" ", "") for mark in _EUCLIDEAN):
+        return
+    for kernel in program.kernels:
+        defined = _definitions(kernel)
+        squares = {n for n, ds in defined.items() if any(_sum_of_squares(d.value) for d in ds)}
+        if not squares:
+            continue
+        last = max(d.lineno for n in squares for d in defined[n])
+        for node in ast.walk(kernel):
+            if not isinstance(node, ast.Assign | ast.Expr) or node.lineno <= last:
+                continue
+            reads = [n for n in ast.walk(node.value) if isinstance(n, ast.Name) and n.id in squares]
+            if not reads or "sqrt" in ast.unparse(node.value):
+                continue
+            yield Edit(
+                "norm-sqrt",
+                "wrong-normalizer",
+                node.lineno,
+                f"the squared distance{'s' if len(reads) > 1 else ''} "
+                f"{', '.join(sorted({r.id for r in reads}))} -> their square root",
+                program.replace_all([(r, f"tl.sqrt({r.id})") for r in reads]),
+                "the reference takes a Euclidean distance; the kernel sums squares and never takes their root",
+            )
