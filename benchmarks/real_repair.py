@@ -61,6 +61,8 @@ def repair(row: dict[str, str], out: Path, seconds: float) -> dict[str, object]:
         "false_repairs": sum(int(s.get("false_repairs", 0)) for s in searches),
         "own_size_case": next((s.get("own_size_case") for s in searches if s.get("own_size_case")), ""),
         "evaluations": report.get("evaluations"),
+        "stop_reason": report.get("stop_reason"),
+        "error": done.stderr[-400:] if report.get("status") == "error" else "",
     }
 
 
