@@ -16,7 +16,7 @@ import csv
 import json
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -38,7 +38,10 @@ def repair(row: dict[str, str], out: Path, seconds: float) -> dict[str, object]:
     command = [kope, "debug", str(SET / "tasks" / row["task"]), str(SET / row["candidate"]), "--json"]
     command += ["--device", "cpu"]
     command += ["--out", str(out / "repaired" / f"{name}.py"), "--budget-seconds", str(seconds)]
-    done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=seconds * 4 + 300)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=seconds * 4 + 300)
+    except subprocess.TimeoutExpired:
+        return {"id": row["id"], "task": row["task"], "status": "timeout", "error": f"over {seconds * 4 + 300:.0f} s"}
     try:
         report = json.loads(done.stdout[done.stdout.index("{") :])
     except ValueError:
@@ -79,7 +82,8 @@ def main() -> None:
     done = {json.loads(line)["id"] for line in results.read_text().splitlines()} if results.is_file() else set()
     todo = [r for r in chosen(args.ids, args.split) if r["id"] not in done]
     with ThreadPoolExecutor(max_workers=args.workers) as pool:
-        for row in pool.map(lambda r: repair(r, args.out, args.seconds), todo):
+        for future in as_completed([pool.submit(repair, r, args.out, args.seconds) for r in todo]):
+            row = future.result()
             with results.open("a") as handle:
                 handle.write(json.dumps(row) + "\n")
             print(f"{row['status']}: {row['id']} {row.get('operator', '')}", file=sys.stderr, flush=True)
