@@ -52,6 +52,8 @@ class Program:
     reference_constants: list[float] = field(default_factory=list)
     scale: float | None = None
     """The diagnosis's `scale` (output = scale x reference), when it measured one."""
+    reference: str = ""
+    """The reference's source (the formula operators read its activations: kope.bugs.reference)."""
     _per_kernel: dict[tuple[str, int], list[str]] = field(default_factory=dict, repr=False, compare=False)
     """`strides` and `scalars` by kernel: every operator asks for them, often once per site."""
 
@@ -61,7 +63,7 @@ class Program:
         parsed = ParsedSource.parse(text)
         if parsed is None:
             return None
-        return cls(parsed=parsed, reference_constants=formula_constants(reference), scale=scale)
+        return cls(parsed=parsed, reference_constants=formula_constants(reference), scale=scale, reference=reference)
 
     def launch_arguments(self, kernel: ast.FunctionDef) -> dict[str, ast.expr]:
         """The kernel's parameters mapped to the arguments of its first launch that passes them."""
@@ -736,6 +738,12 @@ ORDER = (
     "drop-term",
     "int-literal",
     "if-branch",
+    "formula-store",
+    "formula-swap",
+    "self-operand",
+    "cross-program-atomic",
+    "norm-sqrt",
+    "drop-cap",
 )
 """The registry's order; an operator missing here comes after these."""
 

@@ -23,6 +23,8 @@ KindId = Literal[
     "values",
     "dead",
     "generic",
+    "formula",
+    "arith",
 ]
 """A kind: a family of bugs whose cues, recipes, edits and mutations share one module (kope.bugs.<id>)."""
 

@@ -22,11 +22,13 @@ from types import ModuleType
 from typing import Literal
 
 from kope.bugs import (
+    arith,
     broadcast,
     constants,
     cue,
     dead,
     edit,
+    formula,
     generic,
     grid,
     indexing,
@@ -104,6 +106,8 @@ KINDS: tuple[Kind, ...] = (
     Kind("values", values),
     Kind("dead", dead),
     Kind("generic", generic),
+    Kind("formula", formula),
+    Kind("arith", arith),
 )
 """Every kind, one line each. The order is that of listings; the roles' orders are their modules' `ORDER`."""
 

@@ -72,6 +72,7 @@ class Diagnosis(BaseModel):
                 what = case.error_kind or (
                     f"{sig.mismatch_count}/{sig.numel} wrong, max abs err {sig.max_abs_err:.3g}, "
                     f"structure: {', '.join(sig.structure) or 'scattered'}"
+                    + (f", wrong where {sig.region}" if sig.region else "")
                     if sig
                     else "wrong"
                 )

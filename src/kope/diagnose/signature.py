@@ -60,6 +60,10 @@ class OutputSignature(BaseModel):
     permuted: bool = False
     error_column_correlation: float | None = None
     """Correlation of the absolute error with the position along the last dimension."""
+    region: str | None = None
+    """The value region the wrong elements sit in, by the reference's value: `reference < 0`, `reference > 0`,
+    `|reference| large` (its largest tenth), `|reference| small` (its smallest tenth): set when nearly every wrong
+    element is there and nearly every element elsewhere is right (a formula wrong in one branch or past a threshold)."""
 
 
 def signature(
@@ -104,7 +108,32 @@ def signature(
     sig.first_mismatch = [int(i) for i in np.unravel_index(first, ref.shape)] if ref.ndim else []
     _structure(sig, bad, blocks)
     _relations(sig, ref, cand, atol, rtol)
+    sig.region = value_region(ref, bad)
     return sig
+
+
+def value_region(ref: np.ndarray, bad: np.ndarray) -> str | None:
+    """Where, by the reference's value, the wrong elements are (`OutputSignature.region`); None when nowhere in
+    particular (or everywhere)."""
+    flat, wrong = ref.reshape(-1), bad.reshape(-1)
+    finite = np.isfinite(flat)
+    if wrong.sum() == 0 or finite.sum() < 20:
+        return None
+    magnitude = np.where(finite, np.abs(flat), 0.0)
+    low, high = np.quantile(magnitude[finite], [0.1, 0.9])
+    regions = (
+        ("reference < 0", finite & (flat < 0)),
+        ("reference > 0", finite & (flat > 0)),
+        ("|reference| large", finite & (magnitude >= high) & (high > low)),
+        ("|reference| small", finite & (magnitude <= low) & (high > low)),
+    )
+    for label, inside in regions:
+        if inside.sum() < 0.05 * flat.size or (~inside).sum() == 0:
+            continue
+        share = wrong[inside].sum() / wrong.sum()
+        if share >= 0.9 and wrong[inside].mean() >= 0.5 and wrong[~inside].mean() <= 0.05:
+            return label
+    return None
 
 
 def _as_rows(array: np.ndarray) -> np.ndarray:

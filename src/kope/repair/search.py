@@ -29,7 +29,8 @@ from pydantic import BaseModel
 from kope import syntax
 from kope.bugs.edit import Program, changed_lines, edits
 from kope.bugs.recipe import apply
-from kope.cases.task import Case, Task
+from kope.cases.sizes import default_max_elements
+from kope.cases.task import Case, Task, build_cases
 from kope.diagnose.report import Diagnosis
 from kope.evaluate import EvalOptions, Evaluator
 from kope.hashing import content_hash
@@ -251,6 +252,11 @@ class SearchResult(BaseModel):
     start_score: list[float]
     evaluations: int
     acceptance_checks: int
+    false_repairs: int = 0
+    """Versions right on every derived case but wrong at the task's own sizes (or the largest that fit): not
+    accepted."""
+    own_size_case: str = ""
+    """The case checked before acceptance at the task's own sizes (or the largest that fit); "" when none was."""
     candidates: int
     seconds: float
     stop_reason: str
@@ -286,6 +292,12 @@ class SearchConfig:
     second_edits: int = 12
     """Second edits tried on top of the best improving version (0: single edits only)."""
     proposers: list[EditSource] = field(default_factory=lambda: [ShapeEdits(), RecipeEdits(), OperatorEdits()])
+    own_size_elements: int | None = None
+    """Before acceptance, a version right on the shown cases is also checked at the task's own sizes when they
+    hold at most this many elements, else on a case shrunk to this many (derived tasks whose own sizes are not
+    a case already). None: 8 x the device's derived-case budget; 0: no such check."""
+    own_size_seconds: float = 60.0
+    """The time limit of that check; a check that runs out of it does not block the repair."""
 
 
 class RepairSearch:
@@ -308,6 +320,31 @@ class RepairSearch:
                 if key and (key not in found or candidate.priority > found[key].priority):
                     found[key] = candidate
         return diversified(list(found.values()))
+
+    def own_size_case(self, task: Task, options: EvalOptions) -> Case | None:
+        """The case that can show a bug the derived cases miss: the task's own sizes where they fit the budget
+        (`SearchConfig.own_size_elements`), else the largest shrunk case that does; None when the task declares
+        its cases, its own sizes are a derived case already, or no case can be made."""
+        budget = self.config.own_size_elements
+        budget = 8 * default_max_elements(options.device) if budget is None else budget
+        if budget <= 0 or task.defines_get_cases:
+            return None
+        try:
+            derivation = self.evaluator.derivation(task, options)
+            if any(c.kind == "original" for c in derivation.kept) or derivation.original_numel is None:
+                return None
+            if max(derivation.original_numel, derivation.original_output_numel or 0) <= budget:
+                return Case(name="own sizes", overrides={}, visible=False)
+            larger = self.evaluator.derivation(task, replace(options, max_elements=budget))
+            base = next((c for c in larger.kept if c.visible and c.kind in ("original", "shrunk")), None)
+            if base is None or (base.numel or 0) <= (
+                max((c.numel or 0) for c in derivation.kept) if derivation.kept else 0
+            ):
+                return None
+            built = build_cases(task, [{**base.case_dict(named=False), "name": "largest shrunk"}], source="own sizes")
+        except Exception:  # a task whose sizes cannot be derived again: no extra check
+            return None
+        return replace(built[0], visible=False) if built else None
 
     def run(  # noqa: C901 - the search's bounded rounds, with its budget stops where they are checked
         self,
@@ -343,6 +380,9 @@ class RepairSearch:
         expanded: set[str] = set()
         checks = 0
         max_checks = config.right_start_acceptance_checks if base[0] == 0 else config.max_acceptance_checks
+        own: Case | bool | None = False
+        """Not looked for yet (False), none (None), or the case at the task's own sizes."""
+        false_repairs = 0
         accepted: str | None = None
         stop = "exhausted"
         scratch.mkdir(parents=True, exist_ok=True)
@@ -380,7 +420,17 @@ class RepairSearch:
                     if score[0] == 0:
                         if checks < max_checks:
                             checks += 1
-                            if accept(candidate.source):
+                            if own is False:
+                                own = self.own_size_case(task, options or EvalOptions())
+                            if isinstance(own, Case) and not self._right_at(
+                                task, candidate.source, own, quick, scratch
+                            ):
+                                false_repairs += 1
+                                reason = (
+                                    f"right on the shown case(s), wrong at the {own.name} ({own.key()}): not accepted"
+                                )
+                                score = (1, 0.0, 0.0)
+                            elif accept(candidate.source):
                                 verdict, reason = "accepted", "right on every case and clean under the gates"
                                 accepted = candidate.source
                             else:
@@ -444,10 +494,29 @@ class RepairSearch:
             start_score=list(base),
             evaluations=len(trials),
             acceptance_checks=checks,
+            false_repairs=false_repairs,
+            own_size_case=own.key() if isinstance(own, Case) else "",
             candidates=generated,
             seconds=round(time.monotonic() - began, 3),
             stop_reason=stop,
         )
+
+    def _right_at(self, task: Task, source: str, case: Case, quick: EvalOptions, scratch: Path) -> bool:
+        """Whether a version is right on `case`; True when it cannot tell (the check ran out of time or memory)."""
+        path = scratch / "own_size.py"
+        path.write_text(source)
+        limited = replace(quick, timeout_s=min(quick.timeout_s, self.config.own_size_seconds), interpreter_retries=0)
+        try:
+            result = self.evaluator.evaluate(task, path, options=limited, cases=[case])
+        finally:
+            path.unlink(missing_ok=True)
+        if result.status == "error" and result.error is not None and result.error.kind in _CANNOT_TELL:
+            return True
+        return version_score(result)[0] == 0
+
+
+_CANNOT_TELL = ("timeout", "memory", "disk", "task", "too-large", "interpreter", "unsupported")
+"""Errors of the own-size check that say nothing of the version's values: the repair is not blocked."""
 
 
 def _better(score: Score, base: Score) -> bool:

@@ -1,0 +1,141 @@
+"""Integer and launch arithmetic real models get wrong, and results several programs write at once.
+
+- `self-operand`: `BLOCK_N // BLOCK_N`, `n - n`, `tl.cdiv(K, K)`: an operation of a name with itself (always 1
+  or 0, never what was meant) given another name of its kind on one side: the kernel's other block sizes or
+  scalar parameters, the host's other sizes.
+- `cross-program-atomic`: a store whose address does not depend on the program id, in a kernel launched over
+  more than one program (several programs write one element: each its partial sum, the last one wins) made an
+  atomic add, with the output it adds into allocated as zeros.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from kope.bugs.edit import (
+    Edit,
+    Program,
+    constexprs_of,
+    edit_at,
+    feeding,
+    operator,
+    program_id_names,
+)
+from kope.source import call_name
+
+_SELF_OPS = (ast.FloorDiv, ast.Div, ast.Sub, ast.Mod)
+
+
+def _self_operations(root: ast.AST) -> Iterator[tuple[ast.expr, ast.expr, ast.expr]]:
+    """(node, left, right) for `a op a` (op: //, /, -, %) and `cdiv(a, a)` whose operands are one name."""
+    for node in ast.walk(root):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, _SELF_OPS):
+            left, right = node.left, node.right
+        elif isinstance(node, ast.Call) and call_name(node).endswith("cdiv") and len(node.args) == 2:
+            left, right = node.args
+        else:
+            continue
+        if isinstance(left, ast.Name | ast.Attribute) and ast.dump(left) == ast.dump(right):
+            yield node, left, right
+
+
+@operator("self-operand", "grid-too-small")
+def self_operand(program: Program) -> Iterator[Edit]:
+    """`a // a` (and `/`, `-`, `%`, `cdiv(a, a)`) with one side replaced by another name of the same kind."""
+    cue = "an operation of a name with itself (always 1 or 0)"
+    for kernel in program.kernels:
+        blocks = constexprs_of(kernel)
+        scalars = program.scalars(kernel)
+        for _node, left, right in _self_operations(kernel):
+            name = ast.unparse(left)
+            kind = blocks if name in blocks else scalars
+            for other in [n for n in [*kind, *blocks, *scalars] if n != name]:
+                for side in (left, right):
+                    edit = edit_at(program, "self-operand", side, other, f"`{name}` -> `{other}` in a self-operation")
+                    yield Edit(edit.operator, edit.label, edit.line, edit.description, edit.source, cue)
+    sizes = sorted(program.host_sizes())
+    for node in program.host_nodes():
+        for _found, left, right in _self_operations(node) if isinstance(node, ast.BinOp | ast.Call) else ():
+            name = ast.unparse(left)
+            for other in [s for s in sizes if s != name]:
+                for side in (left, right):
+                    edit = edit_at(program, "self-operand", side, other, f"`{name}` -> `{other}` in a self-operation")
+                    yield Edit(edit.operator, edit.label, edit.line, edit.description, edit.source, cue)
+
+
+def _grid_is_one(program: Program, kernel: ast.FunctionDef) -> bool:
+    """Every launch of `kernel` uses a grid of literal 1s (`[(1,)]`, `[(1, 1)]`)."""
+    grids = [
+        site.call.func.slice
+        for site in program.parsed.launches
+        if site.kernel is kernel and isinstance(site.call.func, ast.Subscript)
+    ]
+    if not grids:
+        return False
+    for grid in grids:
+        axes = grid.elts if isinstance(grid, ast.Tuple) else [grid]
+        if not all(isinstance(a, ast.Constant) and a.value == 1 for a in axes):
+            return False
+    return True
+
+
+def _allocation(program: Program, tensor: str) -> ast.Call | None:
+    """The `torch.empty(...)` / `torch.empty_like(...)` a host name is bound to."""
+    for node in program.host_nodes():
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == tensor for t in node.targets)
+            and isinstance(node.value, ast.Call)
+            and call_name(node.value) in ("torch.empty", "torch.empty_like")
+        ):
+            return node.value
+    return None
+
+
+@operator("cross-program-atomic", "missing-atomic")
+def cross_program_atomic(program: Program) -> Iterator[Edit]:
+    """A store to an address no program id reaches, in a kernel launched over several programs: an atomic add into
+    a zeroed output."""
+    for kernel in program.kernels:
+        if _grid_is_one(program, kernel):
+            continue
+        pids = program_id_names(kernel)
+        tensors = program.tensors(kernel)
+        for node in ast.walk(kernel):
+            if not (isinstance(node, ast.Call) and call_name(node) == "tl.store" and node.args):
+                continue
+            address = feeding(kernel, node.args[0])
+            used = {n.id for expr in address for n in ast.walk(expr) if isinstance(n, ast.Name)}
+            text = " ".join(ast.unparse(e) for e in address)
+            if used & pids or "program_id" in text:
+                continue
+            changes: list[tuple[ast.AST, str]] = [(node.func, "tl.atomic_add")]
+            base = next((n for n in ast.walk(node.args[0]) if isinstance(n, ast.Name) and n.id in tensors), None)
+            made = _allocation(program, tensors[base.id]) if base is not None else None
+            if made is not None:
+                changes.append((made.func, call_name(made).replace("empty", "zeros")))
+            yield Edit(
+                "cross-program-atomic",
+                "missing-atomic",
+                node.lineno,
+                "several programs write one element: `tl.store` -> `tl.atomic_add`"
+                + (", output zeroed" if made is not None else ""),
+                program.replace_all(changes),
+                "the store's address does not depend on the program id, and the grid has more than one program",
+            )
+
+
+@operator("drop-cap", "loop-bound")
+def drop_cap(program: Program) -> Iterator[Edit]:
+    """A host `min(a, b)` / `max(a, b)` replaced by one of its arguments: a block size capped below the row it must
+    cover (`min(next_power_of_2(n), 1024)` for a kernel without a loop over blocks). Cued where an argument is a
+    power of two of a size."""
+    for node in program.host_nodes():
+        if not (isinstance(node, ast.Call) and call_name(node) in ("min", "max") and len(node.args) == 2):
+            continue
+        cue = "a block size capped" if "next_power_of_2" in ast.unparse(node) else ""
+        for arg in node.args:
+            what = f"`{program.code(node)}` -> `{program.code(arg)}`"
+            edit = edit_at(program, "drop-cap", node, program.code(arg), what)
+            yield Edit(edit.operator, edit.label, edit.line, edit.description, edit.source, cue)

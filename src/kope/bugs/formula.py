@@ -1,0 +1,205 @@
+"""Reference-guided formula repairs: a kernel's elementwise formula brought to the one the reference applies.
+
+Real models write the right kernel with the wrong formula in one line: Swish stored as `sigmoid(x)`, ELU's
+negative branch `alpha * (x + 1)`, a softplus without its threshold, GELU's tanh form for the exact one. The
+reference says which formula it is (kope.bugs.reference reads the activations its `forward` calls, with
+their arguments); these operators write it, in Triton's terms, where the kernel computes its version:
+
+- `formula-store`: the value a kernel stores replaced by the reference's last activation (or its last two or
+  three, composed) of a value the kernel computed before it (the activation's input);
+- `formula-swap`: an assignment that computes an activation-like value (`tl.exp`, `tl.where`, `tl.maximum`...)
+  given the reference's activation of one of the values it reads instead.
+
+The search keeps what the evaluator says is right; the formulas are the verified table's.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from kope.bugs.edit import (
+    Edit,
+    Program,
+    _definitions,
+    edit_at,
+    operator,
+    stored_results,
+    value_flow,
+    value_names,
+)
+from kope.bugs.reference import Activation, activations
+from kope.source import call_name
+
+_MAX_INPUTS = 6
+"""Input names tried per site: the nearest ones first."""
+_TAILS = 3
+"""The reference's last one, two or three activations (composed) are offered where a value is stored."""
+_MATH = ("exp", "exp2", "log", "log2", "where", "maximum", "minimum", "sigmoid", "erf", "abs", "sqrt", "tanh")
+"""Calls that mark an assignment as computing an activation (`tl.exp`, `tl.math.erf`, `libdevice.tanh`...)."""
+
+
+def _activations(program: Program) -> list[Activation]:
+    return activations(program.reference) if program.reference else []
+
+
+def _tails(acts: list[Activation]) -> list[tuple[str, list[Activation]]]:
+    """The last one, two, three activations: (description, in application order)."""
+    found = []
+    for k in range(1, min(_TAILS, len(acts)) + 1):
+        chain = acts[-k:]
+        found.append((" of ".join(a.text() for a in reversed(chain)), chain))
+    return found
+
+
+def _apply(chain: list[Activation], x: str) -> str:
+    text = x
+    for act in chain:
+        text = act.triton(text)
+    return text
+
+
+def _inputs(kernel: ast.FunctionDef, program: Program, line: int, first: list[str]) -> list[str]:
+    """Names a formula may take as its input at `line`: those read by `first` (the site's own value), then those
+    the values that reach it read; each assigned in the kernel before `line` (not a parameter: a scale, a bound).
+    First the names that pass another on (`x = acc`, where models start an activation), then values that are not
+    an activation's work (a load, a product, an accumulator), then the rest."""
+    params = {a.arg for a in kernel.args.args}
+    defined = _definitions(kernel)
+    order: list[str] = []
+    for name in first:
+        if name not in order:
+            order.append(name)
+    for k, expr in value_flow(program, depth=3):
+        if k is kernel:
+            for name in value_names(expr):
+                if name not in order:
+                    order.append(name)
+    usable = [n for n in order if n not in params and any(d.lineno < line for d in defined.get(n, []))]
+    renamed = [n for n in usable if isinstance(_last(n, defined, line), ast.Name)]
+    plain = [n for n in usable if n not in renamed and _plain(n, defined, line)]
+    return [*renamed, *plain, *[n for n in usable if n not in renamed and n not in plain]][:_MAX_INPUTS]
+
+
+def _last(name: str, defined: dict[str, list[ast.Assign | ast.AugAssign]], line: int) -> ast.expr | None:
+    """The value last assigned to a name before `line` (None for an augmented assignment or none)."""
+    earlier = sorted((d for d in defined.get(name, []) if d.lineno < line), key=lambda d: d.lineno)
+    return earlier[-1].value if earlier and isinstance(earlier[-1], ast.Assign) else None
+
+
+def _plain(name: str, defined: dict[str, list[ast.Assign | ast.AugAssign]], line: int, depth: int = 4) -> bool:
+    """A name whose value at `line` is not an activation's work, nor made from one: a load, a matrix product, an
+    accumulator, or another name passed on (`x = acc`). An activation's input is such a value."""
+    earlier = sorted((d for d in defined.get(name, []) if d.lineno < line), key=lambda d: d.lineno)
+    if not earlier or isinstance(earlier[-1], ast.AugAssign):
+        return True
+    last = earlier[-1]
+    if _computes_activation(last.value):
+        return False
+    if depth == 0:
+        return True
+    return all(_plain(n, defined, last.lineno, depth - 1) for n in value_names(last.value) if n != name)
+
+
+@operator("formula-store", "wrong-constant")
+def formula_store(program: Program) -> Iterator[Edit]:
+    """A stored value replaced by the reference's last activation(s) of a value the kernel computed before it."""
+    acts = _activations(program)
+    if not acts:
+        return
+    for kernel, node, value in stored_results(program):
+        names = value_names(value) if not isinstance(value, ast.Name) else [value.id]
+        inputs = _inputs(kernel, program, node.lineno, names)
+        for rank, (what, chain) in enumerate(_tails(acts)):
+            for at, name in enumerate(inputs):
+                new = _apply(chain, name)
+                edit = edit_at(
+                    program,
+                    "formula-store",
+                    value,
+                    new,
+                    f"stored `{program.code(value)}` -> the reference's {what} of `{name}`",
+                )
+                cue = f"the reference applies {what}" if rank == 0 and at < 2 else ""
+                yield Edit(edit.operator, edit.label, edit.line, edit.description, edit.source, cue)
+
+
+def _computes_activation(expr: ast.expr) -> bool:
+    return any(isinstance(n, ast.Call) and call_name(n).split(".")[-1] in _MATH for n in ast.walk(expr))
+
+
+@operator("formula-swap", "wrong-constant")
+def formula_swap(program: Program) -> Iterator[Edit]:
+    """An assignment that computes an activation-like value given the reference's activation of a value it reads."""
+    acts = _activations(program)
+    if not acts:
+        return
+    distinct: list[Activation] = []
+    for act in reversed(acts):
+        if act not in distinct:
+            distinct.append(act)
+    for kernel in program.kernels:
+        for node in ast.walk(kernel):
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+                continue
+            if not _computes_activation(node.value):
+                continue
+            inputs = _inputs(kernel, program, node.lineno, value_names(node.value))
+            for act in distinct:
+                for at, name in enumerate(inputs):
+                    new = act.triton(name)
+                    edit = edit_at(
+                        program,
+                        "formula-swap",
+                        node.value,
+                        new,
+                        f"`{node.targets[0].id} = ...` -> the reference's {act.text()} of `{name}`",
+                    )
+                    cue = f"the reference applies {act.text()}" if at < 2 else ""
+                    yield Edit(edit.operator, edit.label, edit.line, edit.description, edit.source, cue)
+
+
+_EUCLIDEAN = ("triplet_margin", "tripletmargin", "pairwise_distance", "pairwisedistance", "cdist", "norm(", "dist(")
+"""Reference calls whose formula takes a Euclidean distance: the square root of a sum of squares."""
+
+
+def _sum_of_squares(expr: ast.expr) -> bool:
+    """`tl.sum(d * d)` (or `d * d` accumulated): a squared norm."""
+    for node in ast.walk(expr):
+        if not isinstance(node, ast.BinOp):
+            continue
+        if isinstance(node.op, ast.Mult) and ast.dump(node.left) == ast.dump(node.right):
+            return True
+        if isinstance(node.op, ast.Pow) and ast.unparse(node.right) in ("2", "2.0"):
+            return True
+    return False
+
+
+@operator("norm-sqrt", "wrong-normalizer")
+def norm_sqrt(program: Program) -> Iterator[Edit]:
+    """A squared distance used where the reference's formula takes the distance: every read of the kernel's sums of
+    squares in one statement after they are complete wrapped in `tl.sqrt` (a triplet margin loss on squared
+    distances)."""
+    if not any(mark in program.reference.lower().replace(" ", "") for mark in _EUCLIDEAN):
+        return
+    for kernel in program.kernels:
+        defined = _definitions(kernel)
+        squares = {n for n, ds in defined.items() if any(_sum_of_squares(d.value) for d in ds)}
+        if not squares:
+            continue
+        last = max(d.lineno for n in squares for d in defined[n])
+        for node in ast.walk(kernel):
+            if not isinstance(node, ast.Assign | ast.Expr) or node.lineno <= last:
+                continue
+            reads = [n for n in ast.walk(node.value) if isinstance(n, ast.Name) and n.id in squares]
+            if not reads or "sqrt" in ast.unparse(node.value):
+                continue
+            yield Edit(
+                "norm-sqrt",
+                "wrong-normalizer",
+                node.lineno,
+                f"the squared distance{'s' if len(reads) > 1 else ''} "
+                f"{', '.join(sorted({r.id for r in reads}))} -> their square root",
+                program.replace_all([(r, f"tl.sqrt({r.id})") for r in reads]),
+                "the reference takes a Euclidean distance; the kernel sums squares and never takes their root",
+            )

@@ -1,0 +1,337 @@
+"""The reference's elementwise formulas: which PyTorch activations its `forward` calls, with their arguments.
+
+A task's `Model.forward` calls activations as functions (`torch.sigmoid(x)`, `F.elu(x, alpha=0.5)`,
+`x.relu()`) or as modules built in `__init__` (`self.act = nn.Softplus(beta=2)`, then `self.act(x)`). kope
+reads both from the source (no execution) and resolves each argument to a number: a literal, a default
+of PyTorch's, or a name bound to one (an `__init__` parameter given by `get_init_inputs()`, a module-level
+constant). `FORMULAS` is the verified table of their elementwise formulas, written in Triton's terms in
+numerically stable forms (tests/repair/test_reference.py checks each against PyTorch on the CPU): the
+formula repair operator (kope.bugs.formula) offers them where a kernel's formula is wrong.
+
+    calls = activations(task.source)          # [Activation(name="hardtanh", params={...}), ...]
+    FORMULAS["gelu"].triton("x", calls[0].params)   # "0.5 * x * (1.0 + tl.erf(x * 0.7071...))"
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from kope import syntax
+
+Params = Mapping[str, float]
+
+
+def _sigmoid(x: str) -> str:
+    return f"(1.0 / (1.0 + tl.exp(-({x}))))"
+
+
+def _tanh(x: str) -> str:
+    """tanh in a form that neither overflows nor cancels badly: sign(x) (1 - e^-2|x|) / (1 + e^-2|x|)."""
+    e = f"tl.exp(-2.0 * tl.abs({x}))"
+    return f"(tl.where(({x}) >= 0, 1.0, -1.0) * (1.0 - {e}) / (1.0 + {e}))"
+
+
+def _softplus(x: str, beta: float = 1.0, threshold: float = 20.0) -> str:
+    """PyTorch's softplus: linear above `threshold` (in units of beta x), else log(1 + e^(beta x)) / beta, written
+    max(z, 0) + log(1 + e^-|z|) so that e^z never overflows."""
+    z = f"(({x}) * {beta!r})"
+    soft = f"((tl.maximum({z}, 0.0) + tl.log(1.0 + tl.exp(-tl.abs({z})))) / {beta!r})"
+    return f"tl.where({z} > {threshold!r}, ({x}), {soft})"
+
+
+def _clamp(x: str, lo: float, hi: float) -> str:
+    return f"tl.minimum(tl.maximum({x}, {lo!r}), {hi!r})"
+
+
+def _expm1_negative(x: str, alpha: float = 1.0) -> str:
+    """alpha (e^(x / alpha) - 1) for x <= 0 only (x clamped to 0 first, so the other branch never overflows)."""
+    inner = f"tl.minimum({x}, 0.0)" if alpha == 1.0 else f"tl.minimum({x}, 0.0) / {alpha!r}"
+    return f"{alpha!r} * (tl.exp({inner}) - 1.0)"
+
+
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+INV_SQRT_2 = 1.0 / math.sqrt(2.0)
+
+
+def _gelu(x: str, approximate: float = 0.0) -> str:
+    """`approximate` is 1.0 for `approximate="tanh"` (arguments are numbers here), 0.0 for the exact erf form."""
+    if approximate:
+        inner = f"{SQRT_2_OVER_PI!r} * (({x}) + 0.044715 * ({x}) * ({x}) * ({x}))"
+        return f"0.5 * ({x}) * (1.0 + {_tanh(inner)})"
+    return f"0.5 * ({x}) * (1.0 + tl.erf(({x}) * {INV_SQRT_2!r}))"
+
+
+@dataclass(frozen=True)
+class Formula:
+    """One activation: its parameters with PyTorch's defaults (in the order PyTorch takes them positionally after
+    the input) and its formula in Triton's terms, for an input expression and the parameters' values."""
+
+    name: str
+    defaults: tuple[tuple[str, float], ...]
+    build: Callable[..., str]
+    region: str = ""
+    """Where a wrong version of it usually goes wrong (`x < 0`, `|x| large`, `near a threshold`)."""
+
+    def triton(self, x: str, params: Params | None = None) -> str:
+        values = {name: float((params or {}).get(name, default)) for name, default in self.defaults}
+        return self.build(x, **values)
+
+
+def _table() -> dict[str, Formula]:
+    entries = [
+        Formula("relu", (), lambda x: f"tl.maximum({x}, 0.0)", "x < 0"),
+        Formula("relu6", (), lambda x: _clamp(x, 0.0, 6.0), "near a threshold"),
+        Formula(
+            "leaky_relu",
+            (("negative_slope", 0.01),),
+            lambda x, negative_slope: f"tl.where(({x}) >= 0, ({x}), ({x}) * {negative_slope!r})",
+            "x < 0",
+        ),
+        Formula(
+            "elu",
+            (("alpha", 1.0),),
+            lambda x, alpha: f"tl.where(({x}) > 0, ({x}), {_elu(x, alpha)})",
+            "x < 0",
+        ),
+        Formula(
+            "selu",
+            (),
+            lambda x: f"{SELU_SCALE!r} * tl.where(({x}) > 0, ({x}), {_elu(x, SELU_ALPHA)})",
+            "x < 0",
+        ),
+        Formula(
+            "celu",
+            (("alpha", 1.0),),
+            lambda x, alpha: f"tl.where(({x}) > 0, ({x}), {_expm1_negative(x, alpha)})",
+            "x < 0",
+        ),
+        Formula("softplus", (("beta", 1.0), ("threshold", 20.0)), _softplus, "near a threshold"),
+        Formula("gelu", (("approximate", 0.0),), _gelu, "x < 0"),
+        Formula(
+            "hardtanh", (("min_val", -1.0), ("max_val", 1.0)), lambda x, min_val, max_val: _clamp(x, min_val, max_val)
+        ),
+        Formula("hardsigmoid", (), lambda x: _clamp(f"({x}) / 6.0 + 0.5", 0.0, 1.0), "near a threshold"),
+        Formula("hardswish", (), lambda x: f"({x}) * {_clamp(f'({x}) / 6.0 + 0.5', 0.0, 1.0)}", "near a threshold"),
+        Formula("silu", (), lambda x: f"({x}) * {_sigmoid(x)}", "x < 0"),
+        Formula("mish", (), lambda x: f"({x}) * {_tanh(_softplus(x))}", "x < 0"),
+        Formula("tanh", (), _tanh, "|x| large"),
+        Formula("sigmoid", (), _sigmoid, "|x| large"),
+        Formula("softsign", (), lambda x: f"({x}) / (1.0 + tl.abs({x}))", "x < 0"),
+        Formula(
+            "logsigmoid",
+            (),
+            lambda x: f"(tl.minimum({x}, 0.0) - tl.log(1.0 + tl.exp(-tl.abs({x}))))",
+            "|x| large",
+        ),
+        Formula(
+            "hardshrink",
+            (("lambd", 0.5),),
+            lambda x, lambd: f"tl.where(tl.abs({x}) > {lambd!r}, ({x}), 0.0)",
+            "near a threshold",
+        ),
+        Formula(
+            "softshrink",
+            (("lambd", 0.5),),
+            lambda x, lambd: (
+                f"tl.where(({x}) > {lambd!r}, ({x}) - {lambd!r}, tl.where(({x}) < -{lambd!r}, ({x}) + {lambd!r}, 0.0))"
+            ),
+            "near a threshold",
+        ),
+    ]
+    return {f.name: f for f in entries}
+
+
+def _elu(x: str, alpha: float) -> str:
+    return f"{alpha!r} * (tl.exp(tl.minimum({x}, 0.0)) - 1.0)"
+
+
+FORMULAS: dict[str, Formula] = _table()
+"""Activation name (PyTorch's functional name) -> its formula."""
+
+_ALIASES = {
+    "swish": "silu",
+    "leakyrelu": "leaky_relu",
+}
+_MODULES = {f.name.replace("_", ""): f.name for f in FORMULAS.values()}
+"""`nn.LeakyReLU` -> `leaky_relu`, `nn.SiLU` -> `silu`, `nn.Hardtanh` -> `hardtanh`..."""
+
+
+def canonical(name: str) -> str | None:
+    """The table's name for a called or constructed name (`F.silu`, `nn.SiLU`, `torch.sigmoid`, `x.relu`)."""
+    key = name.split(".")[-1].lower().rstrip("_")
+    key = _ALIASES.get(key, key)
+    if key in FORMULAS:
+        return key
+    return _MODULES.get(key.replace("_", ""))
+
+
+@dataclass(frozen=True)
+class Activation:
+    """One activation the reference's forward applies, in order, with its parameters resolved to numbers."""
+
+    name: str
+    params: dict[str, float] = field(default_factory=dict)
+    line: int = 0
+
+    @property
+    def formula(self) -> Formula:
+        return FORMULAS[self.name]
+
+    def triton(self, x: str) -> str:
+        return self.formula.triton(x, self.params)
+
+    def text(self) -> str:
+        args = ", ".join(f"{k}={v:g}" for k, v in self.params.items())
+        return f"{self.name}({args})" if args else self.name
+
+
+def activations(reference: str) -> list[Activation]:
+    """The activations `Model.forward` applies, in source order; [] when it does not parse or has none."""
+    try:
+        tree = syntax.parse(reference)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    model = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model"), None)
+    if model is None:
+        return []
+    methods = {n.name: n for n in model.body if isinstance(n, ast.FunctionDef)}
+    forward = methods.get("forward")
+    if forward is None:
+        return []
+    names = _bindings(tree, methods.get("__init__"))
+    modules = _modules(methods.get("__init__"), names)
+    swish = _swish_sigmoids(forward)
+    found: list[Activation] = []
+    for node in sorted(_calls(forward), key=lambda c: (c.lineno, c.col_offset)):
+        made = _called(node, modules, names)
+        if made is not None:
+            found.append(Activation("silu", {}, made.line) if id(node) in swish else made)
+    return found
+
+
+def _swish_sigmoids(forward: ast.FunctionDef) -> set[int]:
+    """The sigmoid calls of a Swish written out, `torch.sigmoid(x) * x` (or `x * torch.sigmoid(x)`)."""
+    found: set[int] = set()
+    for node in ast.walk(forward):
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
+            continue
+        for call, other in ((node.left, node.right), (node.right, node.left)):
+            if (
+                isinstance(call, ast.Call)
+                and canonical(ast.unparse(call.func)) == "sigmoid"
+                and call.args
+                and ast.dump(call.args[0]) == ast.dump(other)
+            ):
+                found.add(id(call))
+    return found
+
+
+def _calls(forward: ast.FunctionDef) -> list[ast.Call]:
+    return [n for n in ast.walk(forward) if isinstance(n, ast.Call)]
+
+
+def _called(node: ast.Call, modules: dict[str, Activation], names: Mapping[str, float]) -> Activation | None:
+    func = node.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        built = modules.get(func.attr)
+        return Activation(built.name, dict(built.params), node.lineno) if built is not None else None
+    dotted = ast.unparse(func)
+    name = canonical(dotted)
+    if name is None:
+        return None
+    method = isinstance(func, ast.Attribute) and not dotted.startswith(("torch.", "F.", "nn.", "functional."))
+    args = node.args if method else node.args[1:]
+    return Activation(name, _params(FORMULAS[name], args, node.keywords, names), node.lineno)
+
+
+def _params(formula: Formula, args: list[ast.expr], keywords: list[ast.keyword], names: Mapping[str, float]) -> dict:
+    """The formula's parameters given by a call (positional after the input, or by keyword), resolved to numbers."""
+    given: dict[str, float] = {}
+    order = [n for n, _ in formula.defaults]
+    for name, arg in zip(order, args, strict=False):
+        value = _number(arg, names)
+        if value is not None:
+            given[name] = value
+    for keyword in keywords:
+        if keyword.arg in order:
+            value = _number(keyword.value, names)
+            if value is not None:
+                given[keyword.arg] = value
+    return given
+
+
+def _number(node: ast.expr, names: Mapping[str, float]) -> float | None:
+    """A literal, a name bound to a number, `-x`, or `approximate="tanh"` (1.0) / `"none"` (0.0)."""
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, str):
+            return 1.0 if node.value == "tanh" else 0.0
+        if isinstance(node.value, bool):
+            return None
+        if isinstance(node.value, int | float):
+            return float(node.value)
+        return None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _number(node.operand, names)
+        return -inner if inner is not None else None
+    if isinstance(node, ast.Name | ast.Attribute):
+        return names.get(ast.unparse(node))
+    return None
+
+
+def _bindings(tree: ast.Module, init: ast.FunctionDef | None) -> dict[str, float]:
+    """Names bound to numbers: module-level constants, `__init__`'s parameters (by `get_init_inputs()`'s list or
+    their defaults) and `self.name = <number>` in `__init__`."""
+    module: dict[str, float] = {}
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target = statement.targets[0]
+            value = _number(statement.value, module)
+            if isinstance(target, ast.Name) and value is not None:
+                module[target.id] = value
+    names = dict(module)
+    if init is None:
+        return names
+    params = [a.arg for a in init.args.args[1:]]
+    defaults = init.args.defaults
+    for param, default in zip(params[len(params) - len(defaults) :], defaults, strict=False):
+        value = _number(default, module)
+        if value is not None:
+            names[param] = value
+    getter = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "get_init_inputs"), None)
+    returned = next((n.value for n in ast.walk(getter) if isinstance(n, ast.Return)), None) if getter else None
+    if isinstance(returned, ast.List | ast.Tuple):
+        for param, arg in zip(params, returned.elts, strict=False):
+            value = _number(arg, module)
+            if value is not None:
+                names[param] = value
+    for node in ast.walk(init):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute):
+            value = _number(node.value, names)
+            if value is not None:
+                names[ast.unparse(node.targets[0])] = value
+    return names
+
+
+def _modules(init: ast.FunctionDef | None, names: Mapping[str, float]) -> dict[str, Activation]:
+    """`self.attr = nn.Xxx(...)` in `__init__`, by attribute."""
+    found: dict[str, Activation] = {}
+    if init is None:
+        return found
+    for node in ast.walk(init):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call)):
+            continue
+        target = node.targets[0]
+        if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
+            continue
+        name = canonical(ast.unparse(node.value.func))
+        if name is None:
+            continue
+        found[target.attr] = Activation(
+            name, _params(FORMULAS[name], node.value.args, node.value.keywords, names), node.lineno
+        )
+    return found
