@@ -2,7 +2,7 @@
 
 The candidates are ids of benchmarks/realdiscards/manifest.csv (one per line in IDS, or the rows of a triage
 results.jsonl whose class before repair is `near-miss`), all of one split. Each is repaired with
-`kope debug --json --device cpu --budget-seconds S`; OUT/repairs.jsonl gets one row per candidate (a rerun skips
+`kope debug --json --device cpu --max-seconds S`; OUT/repairs.jsonl gets one row per candidate (a rerun skips
 the ids it has) and the script prints a table: status, seconds, the accepted operator, false repairs (versions
 right on every derived case but wrong at the task's own sizes, which the search refused).
 
@@ -37,7 +37,7 @@ def repair(row: dict[str, str], out: Path, seconds: float) -> dict[str, object]:
     name = row["id"].replace("/", "__")
     command = [kope, "debug", str(SET / "tasks" / row["task"]), str(SET / row["candidate"]), "--json"]
     command += ["--device", "cpu"]
-    command += ["--out", str(out / "repaired" / f"{name}.py"), "--budget-seconds", str(seconds)]
+    command += ["--out", str(out / "repaired" / f"{name}.py"), "--max-seconds", str(seconds)]
     try:
         done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=seconds * 4 + 300)
     except subprocess.TimeoutExpired:
