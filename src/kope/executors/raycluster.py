@@ -65,6 +65,7 @@ class RayExecutor:
         try:
             if self.address is None:
                 ray.init(
+                    address="local",  # a new local cluster, never one a RAY_ADDRESS or /tmp/ray points at
                     num_cpus=self.num_cpus or 1,
                     include_dashboard=False,
                     log_to_driver=False,
