@@ -116,7 +116,7 @@ def test_a_diagnosis_covers_cases_derived_again_at_a_smaller_budget(evaluator: E
     slow = FIXTURES / "slow"
     wrong = tmp_path / "slow_and_wrong.py"
     wrong.write_text((slow / "slow_when_large.py").read_text().replace("* 2.0", "* 3.0"))
-    options = EvalOptions(trials=1, timeout_s=6, memory_mb=2048, max_elements=200_000)
+    options = EvalOptions(trials=1, timeout_s=15, memory_mb=2048, max_elements=200_000)
     task = load_task(slow / "task_3d.py")
     # the derived cases under other names: still the evaluator's own (same sizes), so it may derive them again
     cases = [dataclasses.replace(c, name=f"mine-{c.name}") for c in evaluator.cases(task, options=options)]

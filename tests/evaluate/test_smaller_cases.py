@@ -12,7 +12,7 @@ SLOW = FIXTURES / "slow"
 
 
 def test_a_first_case_that_times_out_is_judged_again_at_a_smaller_budget(evaluator: Evaluator) -> None:
-    options = EvalOptions(trials=1, timeout_s=6, memory_mb=2048, max_elements=200_000, interpreter_retries=2)
+    options = EvalOptions(trials=1, timeout_s=15, memory_mb=2048, max_elements=200_000, interpreter_retries=2)
     result = evaluator.evaluate(SLOW / "task.py", SLOW / "slow_when_large.py", options=options)
     assert result.status == "pass", (result.error, result.smaller_cases)
     assert result.smaller_cases is not None and "cases derived again at" in result.smaller_cases
@@ -20,7 +20,7 @@ def test_a_first_case_that_times_out_is_judged_again_at_a_smaller_budget(evaluat
 
 
 def test_without_retries_the_timeout_is_the_verdict(evaluator: Evaluator) -> None:
-    options = EvalOptions(trials=1, timeout_s=6, memory_mb=2048, max_elements=200_000, interpreter_retries=0)
+    options = EvalOptions(trials=1, timeout_s=15, memory_mb=2048, max_elements=200_000, interpreter_retries=0)
     result = evaluator.evaluate(SLOW / "task.py", SLOW / "slow_when_large.py", options=options, which="visible")
     assert result.status == "error" and result.error is not None and result.error.kind == "timeout"
     assert result.smaller_cases is None
@@ -46,7 +46,7 @@ def test_the_cost_probe_leaves_a_fast_kernel_at_the_full_budget(evaluator: Evalu
 
 
 def test_a_later_case_that_times_out_is_judged_again_at_a_smaller_budget(evaluator: Evaluator) -> None:
-    options = EvalOptions(trials=1, timeout_s=6, memory_mb=2048, max_elements=200_000, interpreter_retries=2)
+    options = EvalOptions(trials=1, timeout_s=15, memory_mb=2048, max_elements=200_000, interpreter_retries=2)
     result = evaluator.evaluate(SLOW / "task_3d.py", SLOW / "slow_when_odd.py", options=options)
     assert result.status == "pass", (result.error, result.smaller_cases)
     assert result.smaller_cases is not None and result.smaller_cases.startswith("case odd outlived")
