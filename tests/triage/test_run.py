@@ -107,6 +107,29 @@ def _busy_ray_workers() -> list[int]:
     return found
 
 
+@pytest.mark.slow
+def test_a_ray_worker_that_cannot_see_the_run_gives_the_local_results(
+    local: TriageSummary, sample: SampleRun, cache: Path, blind_executor: object, tmp_path: Path
+) -> None:
+    """Jobs carry the task and the candidate as text and rows carry back the files made for the results
+    folder: a worker on a node without the head's file system triages as the local executor does."""
+    summary = triage(
+        sample.tasks,
+        sample.candidates,
+        tmp_path,
+        executor=blind_executor,  # type: ignore[arg-type]
+        options=OPTIONS,
+        cache_dir=cache,
+    )
+    assert summary.executor == "ray" and summary.ran == 22
+    assert all(r.error is None for r in summary.rows), [r.error for r in summary.rows if r.error]
+    assert _outcome(summary) == _outcome(local)
+    fields = ("before", "after", "status", "error_kind", "cases_passed", "cases", "findings", "repair", "diff")
+    mine = {r.id: [getattr(r, f) for f in fields] for r in summary.rows}
+    assert mine == {r.id: [getattr(r, f) for f in fields] for r in local.rows}
+    assert all((tmp_path / r.heatmap).is_file() for r in summary.rows if r.heatmap)
+
+
 def test_ray_gives_the_local_results_with_a_worker_killed(
     local: TriageSummary, sample: SampleRun, cache: Path, ray_executor: object, tmp_path: Path
 ) -> None:
@@ -216,29 +239,6 @@ def _connect(ray: Any, address: str, head: subprocess.Popen[bytes]) -> None:
         except (ConnectionError, RuntimeError):
             time.sleep(2)
     pytest.fail(f"the Ray head node at {address} did not come up")
-
-
-@pytest.mark.slow
-def test_a_ray_worker_that_cannot_see_the_run_gives_the_local_results(
-    local: TriageSummary, sample: SampleRun, cache: Path, blind_executor: object, tmp_path: Path
-) -> None:
-    """Jobs carry the task and the candidate as text and rows carry back the files made for the results
-    folder: a worker on a node without the head's file system triages as the local executor does."""
-    summary = triage(
-        sample.tasks,
-        sample.candidates,
-        tmp_path,
-        executor=blind_executor,  # type: ignore[arg-type]
-        options=OPTIONS,
-        cache_dir=cache,
-    )
-    assert summary.executor == "ray" and summary.ran == 22
-    assert all(r.error is None for r in summary.rows), [r.error for r in summary.rows if r.error]
-    assert _outcome(summary) == _outcome(local)
-    fields = ("before", "after", "status", "error_kind", "cases_passed", "cases", "findings", "repair", "diff")
-    mine = {r.id: [getattr(r, f) for f in fields] for r in summary.rows}
-    assert mine == {r.id: [getattr(r, f) for f in fields] for r in local.rows}
-    assert all((tmp_path / r.heatmap).is_file() for r in summary.rows if r.heatmap)
 
 
 @pytest.mark.slow
