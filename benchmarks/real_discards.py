@@ -49,6 +49,8 @@ class Entry:
     source: str
     verdict: str
     split: str
+    module_mode: str = "train"
+    """The mode the source pipeline ran the models in (LLMKernel calls `.eval()`; see SOURCES.md)."""
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,7 @@ class Row:
     error: str | None
 
 
-def read_manifest(manifest: Path, split: str, limit: int | None) -> list[Entry]:
+def read_manifest(manifest: Path, split: str, limit: int | None, verdict: str | None = None) -> list[Entry]:
     with manifest.open(newline="") as handle:
         rows = list(csv.DictReader(handle))
     entries = [
@@ -76,9 +78,10 @@ def read_manifest(manifest: Path, split: str, limit: int | None) -> list[Entry]:
             source=row["source"],
             verdict=row["source_verdict"],
             split=row["split"],
+            module_mode=row.get("module_mode") or "train",
         )
         for row in rows
-        if split == "all" or row["split"] == split
+        if (split == "all" or row["split"] == split) and (verdict is None or row["source_verdict"] == verdict)
     ]
     return entries[:limit] if limit is not None else entries
 
@@ -88,9 +91,9 @@ def write_manifest(entries: Sequence[Entry], target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     with target.open("w", newline="") as handle:
         writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(["task", "candidate", "id", "model", "source", "source_verdict", "split"])
+        writer.writerow(["task", "candidate", "id", "model", "source", "source_verdict", "split", "module_mode"])
         for e in entries:
-            writer.writerow([e.task, str(e.candidate), e.id, e.model, e.source, e.verdict, e.split])
+            writer.writerow([e.task, str(e.candidate), e.id, e.model, e.source, e.verdict, e.split, e.module_mode])
 
 
 def kope_command() -> list[str]:
@@ -269,6 +272,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=("dev", "heldout", "all"), default="dev")
     parser.add_argument("--limit", type=int, default=None, help="the first N candidates of the split only")
+    parser.add_argument(
+        "--verdict", choices=("pass", "fail", "error", "unknown"), default=None, help="only this source verdict"
+    )
     parser.add_argument("--out", type=Path, default=Path("results/real-discards"), help="kope's results folder")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--no-repair", action="store_true", help="classify only (kope triage --no-repair)")
@@ -276,7 +282,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--manifest", type=Path, default=SET / "manifest.csv")
     parser.add_argument("--tasks", type=Path, default=SET / "tasks")
     args = parser.parse_args(args_in)
-    entries = read_manifest(args.manifest, args.split, args.limit)
+    entries = read_manifest(args.manifest, args.split, args.limit, args.verdict)
     if not args.tables_only:
         missing = [e for e in entries if not e.candidate.is_file()]
         if missing or not args.tasks.is_dir():
@@ -284,7 +290,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                 f"{len(missing)} candidate file(s) missing (e.g. {missing[0].candidate if missing else args.tasks}): "
                 "write them with benchmarks/realdiscards/materialize.py --mirrors DIR"
             )
-        chosen = args.out / f"manifest.{args.split}{'' if args.limit is None else f'.{args.limit}'}.csv"
+        narrowed = "".join(f".{part}" for part in (args.verdict, args.limit) if part is not None)
+        chosen = args.out / f"manifest.{args.split}{narrowed}.csv"
         write_manifest(entries, chosen)
         code = run_triage(args.tasks, chosen, args.out, args.workers, args.no_repair, extra)
         if code != 0:

@@ -148,7 +148,8 @@ def judgement_lines(result: EvalResult) -> list[Text]:
 
 def tolerance_line(result: EvalResult) -> str:
     reason = f" ({result.tolerance_reason})" if result.tolerance_reason else ""
-    return f"tolerance profile: {result.tolerance_profile}{reason}"
+    mode = "; modules in eval mode (--module-mode eval)" if result.module_mode == "eval" else ""
+    return f"tolerance profile: {result.tolerance_profile}{reason}{mode}"
 
 
 def disagreement_line(result: EvalResult) -> str:

@@ -3,6 +3,7 @@ values that also trip a gate, shape-only differences, platform limits. Real task
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -13,6 +14,7 @@ from conftest import FIXTURES
 from kope.evaluate import EvalOptions, Evaluator
 from kope.evaluate.judging import BF16_DOT, TF32_DOT, limits
 from kope.protocol.results import CaseResult, EvalResult, OutputDiff
+from kope.render import tolerance_line
 
 JUDGE = FIXTURES / "judge"
 TASKS = JUDGE / "tasks"
@@ -95,3 +97,15 @@ def test_tf32_is_a_limit_only_for_a_default_precision_dot_on_a_gpu_within_the_be
     assert limits(on_gpu.model_copy(update={"cases": [far]}), source) == []
     on_cpu = on_gpu.model_copy(update={"device": "cpu"})
     assert limits(on_cpu, source.replace("bfloat16", "float32")) == []
+
+
+def test_module_mode_eval_runs_both_models_as_inference_and_says_so(evaluator: Evaluator) -> None:
+    """BatchNorm on running statistics and Dropout off: the kernel is right in eval mode, wrong in train mode
+    (PyTorch's default, KernelBench's harness); the mode is part of the verdict and of the reference's key."""
+    task, kernel = TASKS / "batchnorm_dropout.py", KERNELS / "batchnorm_inference.py"
+    trained = evaluator.evaluate(task, kernel, options=OPTIONS)
+    assert trained.status == "fail" and trained.module_mode == "train"
+    inference = evaluator.evaluate(task, kernel, options=dataclasses.replace(OPTIONS, module_mode="eval"))
+    assert inference.status == "pass", [c.error for c in inference.cases]
+    assert inference.module_mode == "eval" and json.loads(inference.model_dump_json())["module_mode"] == "eval"
+    assert "eval mode" in tolerance_line(inference) and "eval mode" not in tolerance_line(trained)

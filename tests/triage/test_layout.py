@@ -124,3 +124,18 @@ def test_manifest_model_and_source_verdict(tmp_path: Path) -> None:
     first, second = found.items
     assert (first.id, first.model, first.source_verdict, first.problem) == ("a", "gpt-x", "pass", "v0/level1/19_ReLU")
     assert (second.model, second.source_verdict, second.problem) == (None, None, "v1/level1/19_ReLU")
+
+
+def test_manifest_module_mode_per_row_and_a_wrong_one_unmatched(tmp_path: Path) -> None:
+    _write(tmp_path / "tasks" / "level1" / "19_ReLU.py", TASK)
+    for name in ("one", "two", "three"):
+        _write(tmp_path / "c" / f"{name}.py", KERNEL)
+    (tmp_path / "c" / "m.csv").write_text(
+        "task,candidate,id,module_mode\n"
+        "level1/19_ReLU.py,one.py,a,eval\n"
+        "level1/19_ReLU.py,two.py,b,\n"
+        "level1/19_ReLU.py,three.py,c,inference\n"
+    )
+    found = match(tmp_path / "tasks", tmp_path / "c" / "m.csv")
+    assert [(i.id, i.module_mode) for i in found.items] == [("a", "eval"), ("b", None)]
+    assert [u.reason for u in found.unmatched] == ["module_mode 'inference': train or eval"]

@@ -16,6 +16,7 @@ from kope.cli.options import (
     EmulationOpt,
     JsonOpt,
     MaxElementsOpt,
+    ModuleModeOpt,
     PolicyOpt,
     SandboxOpt,
     SetOpt,
@@ -49,6 +50,7 @@ def eval_command(
     sandbox: SandboxOpt = None,
     policy: PolicyOpt = None,
     tolerance: ToleranceOpt = None,
+    module_mode: ModuleModeOpt = None,
     trials: TrialsOpt = None,
     timeout: TimeoutOpt = None,
     set_: SetOpt = None,
@@ -80,7 +82,9 @@ def eval_command(
     from kope.render import case_outcome, print_eval
 
     with reported(as_json):
-        run = Evaluation(device, sandbox, policy, tolerance, trials, timeout, set_, cases_file, cache_dir).check()
+        run = Evaluation(
+            device, sandbox, policy, tolerance, trials, timeout, set_, cases_file, cache_dir, module_mode=module_mode
+        ).check()
         loaded = task_and_candidate(task, candidate)
         options = run.options(
             seed=seed,
@@ -119,6 +123,7 @@ def check_command(
     sandbox: SandboxOpt = None,
     policy: PolicyOpt = None,
     tolerance: ToleranceOpt = None,
+    module_mode: ModuleModeOpt = None,
     trials: Annotated[
         int, typer.Option("--trials", min=2, help="Runs per case (two at least: the caching probe compares them).")
     ] = 2,
@@ -139,7 +144,9 @@ def check_command(
     from kope.render import integrity_report
 
     with reported(as_json):
-        run = Evaluation(device, sandbox, policy, tolerance, trials, timeout, set_, cases_file, cache_dir).check()
+        run = Evaluation(
+            device, sandbox, policy, tolerance, trials, timeout, set_, cases_file, cache_dir, module_mode=module_mode
+        ).check()
         loaded = task_and_candidate(task, candidate)
         options = run.options(max_elements=max_elements)
         with run.evaluator() as evaluator, progress(not as_json) as report:
@@ -244,6 +251,7 @@ def diagnose_command(
     sandbox: SandboxOpt = None,
     policy: PolicyOpt = None,
     tolerance: ToleranceOpt = None,
+    module_mode: ModuleModeOpt = None,
     trials: TrialsOpt = None,
     timeout: TimeoutOpt = None,
     set_: SetOpt = None,
@@ -271,7 +279,9 @@ def diagnose_command(
     from kope.render import diagnosis_report
 
     with reported(as_json):
-        run = Evaluation(device, sandbox, policy, tolerance, trials, timeout, set_, cases_file, cache_dir).check()
+        run = Evaluation(
+            device, sandbox, policy, tolerance, trials, timeout, set_, cases_file, cache_dir, module_mode=module_mode
+        ).check()
         if plot is not None:
             writable_file(plot, "--plot")
         for folder in patterns or []:

@@ -1,7 +1,7 @@
 """The option vocabulary: one spelling per concept, shared by every command that evaluates or searches.
 
-    --out --json --device --sandbox --policy --tolerance --trials --timeout --set --cases --cache-dir --store
-    --max-tokens --max-seconds --max-iterations
+    --out --json --device --sandbox --policy --tolerance --module-mode --trials --timeout --set --cases
+    --cache-dir --store --max-tokens --max-seconds --max-iterations
 
 An option left out takes the library's default (`EvalOptions`, `LoopLimits`, `OptimizeConfig`): the
 declarations here default to None and `kope.cli.run` fills in the rest from those objects, so a
@@ -30,6 +30,7 @@ CANONICAL = (
     "--sandbox",
     "--policy",
     "--tolerance",
+    "--module-mode",
     "--trials",
     "--timeout",
     "--set",
@@ -108,6 +109,11 @@ class ToleranceChoice(StrEnum):
     strict = "strict"
     kernelbench = "kernelbench"
     auto = "auto"
+
+
+class ModuleModeChoice(StrEnum):
+    train = "train"
+    eval = "eval"
 
 
 class SandboxChoice(StrEnum):
@@ -196,6 +202,15 @@ MaxElementsOpt = Annotated[
         min=1,
         help="Tasks without get_cases(): the most elements the inputs (or the outputs) of one derived case "
         "may hold (default: 300000 on the CPU, 2^26 on CUDA).",
+    ),
+]
+ModuleModeOpt = Annotated[
+    ModuleModeChoice | None,
+    typer.Option(
+        "--module-mode",
+        help="The mode both models run in: train (PyTorch's default, as KernelBench's harness runs them) or eval "
+        "(BatchNorm on its running statistics, Dropout off; as pipelines that call .eval() judge). Default: train.",
+        show_default=False,
     ),
 ]
 EmulationOpt = Annotated[

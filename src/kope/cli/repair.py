@@ -30,6 +30,7 @@ from kope.cli.options import (
     MaxSecondsOpt,
     MaxTokensOpt,
     ModelOpt,
+    ModuleModeOpt,
     PolicyOpt,
     RecordOpt,
     RepairChoice,
@@ -96,6 +97,7 @@ def debug_command(
     sandbox: SandboxOpt = None,
     policy: PolicyOpt = None,
     tolerance: ToleranceOpt = None,
+    module_mode: ModuleModeOpt = None,
     trials: TrialsOpt = None,
     timeout: TimeoutOpt = None,
     set_: SetOpt = None,
@@ -141,7 +143,9 @@ def debug_command(
     with reported(as_json):
         max_tokens = renamed(max_tokens, budget_tokens, "--budget-tokens")
         max_seconds = renamed(max_seconds, budget_seconds, "--budget-seconds")
-        run = Evaluation(device, sandbox, policy, tolerance, trials, timeout, set_, cases_file, cache_dir).check()
+        run = Evaluation(
+            device, sandbox, policy, tolerance, trials, timeout, set_, cases_file, cache_dir, module_mode=module_mode
+        ).check()
         loaded = task_and_candidate(task, candidate)
         target = writable_file(out_path or candidate.with_name(candidate.stem + ".repaired.py"), "--out")
         transcript = writable_file(transcript or target.with_suffix(".transcript.jsonl"), "--transcript")

@@ -27,7 +27,7 @@ import typer
 from rich.text import Text
 from typer.exceptions import TyperException
 
-from kope.cli.options import RENAMED, PolicyChoice, SandboxChoice, ToleranceChoice
+from kope.cli.options import RENAMED, ModuleModeChoice, PolicyChoice, SandboxChoice, ToleranceChoice
 from kope.console import KopeConsole
 from kope.errors import KopeError
 
@@ -229,6 +229,7 @@ class Evaluation:
     set_: Sequence[str] | None = None
     cases_file: Path | None = None
     cache_dir: Path | None = None
+    module_mode: ModuleModeChoice | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     resolved: str = ""
 
@@ -253,6 +254,7 @@ class Evaluation:
             tolerance=self.tolerance.value if self.tolerance else None,
             trials=self.trials,
             timeout_s=self.timeout,
+            module_mode=self.module_mode.value if self.module_mode else None,
         )
         return EvalOptions(**(values | given(**self.extra) | given(**fixed)))
 

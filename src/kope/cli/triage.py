@@ -18,6 +18,7 @@ from kope.cli.options import (
     EmulationOpt,
     ExecutorOpt,
     JsonOpt,
+    ModuleModeOpt,
     PolicyOpt,
     SandboxOpt,
     StoreOpt,
@@ -64,6 +65,7 @@ def triage_command(
     sandbox: SandboxOpt = None,
     policy: PolicyOpt = None,
     tolerance: ToleranceOpt = None,
+    module_mode: ModuleModeOpt = None,
     trials: TrialsOpt = None,
     timeout: TimeoutOpt = None,
     cache_dir: CacheDirOpt = None,
@@ -106,7 +108,9 @@ def triage_command(
     from kope.triage.run import read_rows
 
     with reported(as_json):
-        run = Evaluation(device, sandbox, policy, tolerance, trials, timeout, cache_dir=cache_dir).check()
+        run = Evaluation(
+            device, sandbox, policy, tolerance, trials, timeout, cache_dir=cache_dir, module_mode=module_mode
+        ).check()
         for path, what in ((tasks, "tasks"), (candidates, "candidates")):
             if not path.exists():
                 raise UsageProblem(f"no {what} at {path}", hint="check the path")

@@ -19,11 +19,12 @@ FORMAT_VERSION = 3
 """Bump when what a reference job records changes: older entries then stop matching."""
 
 
-def reference_key(task_sha: str, case_key: str, seed: int, trials: int, device: str) -> str:
-    text = json.dumps(
-        {"v": FORMAT_VERSION, "task": task_sha, "case": case_key, "seed": seed, "trials": trials, "device": device},
-        sort_keys=True,
-    )
+def reference_key(task_sha: str, case_key: str, seed: int, trials: int, device: str, mode: str = "train") -> str:
+    fields: dict[str, object] = {"v": FORMAT_VERSION, "task": task_sha, "case": case_key, "seed": seed}
+    fields |= {"trials": trials, "device": device}
+    if mode != "train":  # the keys of train-mode entries already cached stay as they were
+        fields["mode"] = mode
+    text = json.dumps(fields, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 

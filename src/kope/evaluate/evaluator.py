@@ -53,6 +53,7 @@ from kope.protocol.results import (
     Finding,
     Integrity,
     LowSignal,
+    ModuleMode,
     OutputDiff,
     Timing,
     ToleranceProfile,
@@ -129,6 +130,9 @@ class EvalOptions:
     """CPU: when the first case of derived cases outlives its time limit in Triton's interpreter, derive the
     cases again at a quarter of the element budget and evaluate again, at most this many times (convolutions
     and matrix products written for a GPU launch thousands of programs, which the interpreter runs one by one)."""
+    module_mode: ModuleMode = "train"
+    """The mode both models run in: `train` (PyTorch's default; KernelBench's harness never calls `.eval()`)
+    or `eval` (BatchNorm on its running statistics, Dropout off: what a pipeline that calls `.eval()` judged)."""
     cuda_emulation: bool = True
     """On the CPU: a candidate written for CUDA runs in the interpreter as on a GPU (`kope.evaluate.inside.cuda`);
     every result made so says so. Never on a GPU."""
@@ -299,6 +303,7 @@ class Evaluator:
             task_path=str(task.path),
             shape_probes=list(probes),
             deadline_s=options.timeout_s if reference else None,
+            module_mode=options.module_mode,
         )
         limits = dataclasses.replace(self._limits(options), timeout_s=options.timeout_s * (2 if reference else 1))
         with self._job(spec, limits) as (result, outcome, _):
@@ -359,6 +364,7 @@ class Evaluator:
                 seconds=round(time.monotonic() - began, 3),
                 tolerance_profile=profile,
                 tolerance_reason=reason,
+                module_mode=options.module_mode,
             )
         selected, cases_run = _select(all_cases, which)
         plan = self.plan(task, options)
@@ -431,6 +437,7 @@ class Evaluator:
             update={
                 "tolerance_profile": profile,
                 "tolerance_reason": reason,
+                "module_mode": options.module_mode,
                 "profile_disagreement": judging.disagreement(results),
                 "limits": judging.limits(result, source, compare.tensor_dtypes(first.inputs)),
                 "low_signal": _low_signal(selected, all_cases),
@@ -545,6 +552,7 @@ class Evaluator:
             bounds_check=options.bounds_check,
             trace=options.trace,
             cuda_emulation=options.emulates_cuda,
+            module_mode=options.module_mode,
         )
         with self._job(spec, self._limits(options), files=files, source=run.source, sealed=True) as (
             result,
@@ -642,7 +650,7 @@ class Evaluator:
         )
 
     def _reference(self, task: Task, case: Case, options: EvalOptions) -> _Reference:
-        key = reference_key(task.sha256, case.key(), options.seed, options.trials, options.device)
+        key = reference_key(task.sha256, case.key(), options.seed, options.trials, options.device, options.module_mode)
         with self.cache.lock(key):
             entry = self.cache.get(key)
             if entry is None:
@@ -658,6 +666,7 @@ class Evaluator:
                     input_scale=case.inputs.scale if case.inputs else 1.0,
                     input_shift=case.inputs.shift if case.inputs else 0.0,
                     input_pattern=case.inputs.pattern if case.inputs else None,
+                    module_mode=options.module_mode,
                 )
                 with self._job(spec, self._limits(options)) as (result, outcome, job_dir):
                     if result is None or result.error is not None or len(result.trials) != options.trials:

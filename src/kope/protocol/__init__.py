@@ -129,6 +129,8 @@ class JobSpec(BaseModel):
     shape_probes: list[ShapeProbe] = Field(default_factory=list)
     deadline_s: float | None = None
     """Shapes jobs: start no further reference run after this many seconds."""
+    module_mode: Literal["train", "eval"] = "train"
+    """Reference, shapes and candidate jobs: the mode both models are put in before their first forward."""
     cuda_emulation: bool = False
     """Candidate jobs on the CPU: CUDA emulated for code written for a GPU (`kope.evaluate.inside.cuda`)."""
 

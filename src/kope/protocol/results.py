@@ -11,6 +11,9 @@ from kope.protocol.inputs import InputTransform
 from kope.protocol.sandbox import SandboxReport
 
 ToleranceProfile = Literal["strict", "kernelbench"]
+ModuleMode = Literal["train", "eval"]
+"""The mode both models run in: `train` (PyTorch's default, KernelBench's harness) or `eval` (inference:
+BatchNorm uses its running statistics, Dropout is the identity; what pipelines that call `.eval()` judge)."""
 """The named tolerance profiles a result is judged under (their tolerances: `kope.cases.tolerance`)."""
 
 ErrorKind = Literal[
@@ -199,6 +202,8 @@ class EvalResult(BaseModel):
     """Set when the candidate ran with CUDA emulated on the CPU interpreter: every verdict made so says so."""
     tolerance_profile: ToleranceProfile = "strict"
     """The tolerance profile the cases were judged with (a task's own TOLERANCES override it per dtype)."""
+    module_mode: ModuleMode = "train"
+    """The mode the reference and the candidate ran in (`EvalOptions.module_mode`)."""
     tolerance_reason: str | None = None
     """Why that profile (`--tolerance kernelbench`, or what `auto` decided)."""
     profile_disagreement: ProfileDisagreement | None = None

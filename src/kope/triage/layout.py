@@ -10,7 +10,9 @@ Known layouts (TASKS and CANDIDATES are directories; they may be the same one):
 A manifest instead of a directory (CANDIDATES a `.csv` with columns `task,candidate[,id]`, or a
 `.json` list of such objects): task paths relative to TASKS, candidate paths to the manifest's folder.
 Optional columns `model` (which model wrote it) and `source_verdict` (what its own pipeline said:
-pass, fail, error or unknown) are kept on the item; other columns are ignored.
+pass, fail, error or unknown) are kept on the item; `module_mode` (`train` or `eval`: the mode the
+candidate's own pipeline ran the models in) sets that candidate's `EvalOptions.module_mode`; other columns
+are ignored.
 Every candidate file ends up either matched or listed as unmatched with the reason; none is dropped.
 
 Tasks of the same name in different folders (`KernelBench_v0/level1/19_ReLU.py` and
@@ -27,6 +29,7 @@ import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Literal, cast
 
 from pydantic import BaseModel, Field
 
@@ -49,6 +52,8 @@ class Item(BaseModel):
     """The model that wrote the candidate (a manifest's `model` column)."""
     source_verdict: str | None = None
     """What the candidate's own pipeline said of it (a manifest's `source_verdict`: pass, fail, error, unknown)."""
+    module_mode: Literal["train", "eval"] | None = None
+    """The mode its pipeline ran the models in (a manifest's `module_mode`); None: the run's own option."""
 
 
 class Unmatched(BaseModel):
@@ -260,6 +265,7 @@ def _item(
         candidate=str(candidate.resolve()),
         model=_text(extra.get("model")),
         source_verdict=_verdict(extra.get("source_verdict")),
+        module_mode=cast(Literal["train", "eval"] | None, _text(extra.get("module_mode"))),
     )
 
 
@@ -303,6 +309,9 @@ def _from_manifest(tasks: Path, manifest: Path) -> Matching:
             matching.unmatched.append(Unmatched(candidate=str(candidate), reason=f"no task file {task}"))
         elif not candidate.is_file():
             matching.unmatched.append(Unmatched(candidate=str(candidate), reason="no such candidate file"))
+        elif (_text(row.get("module_mode")) or "train") not in ("train", "eval"):
+            reason = f"module_mode {row.get('module_mode')!r}: train or eval"
+            matching.unmatched.append(Unmatched(candidate=str(candidate), reason=reason))
         else:
             found.append((candidate, task, row))
     problems = problem_names({task.resolve() for _, task, _ in found}, base)

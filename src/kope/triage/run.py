@@ -12,6 +12,7 @@ near misses are still classified but not repaired (`repair: skipped`, with the r
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 import uuid
@@ -204,7 +205,7 @@ def triage(
             item=item,
             task_text=_read(item.task),
             candidate_text=_read(item.candidate),
-            options=options,
+            options=dataclasses.replace(options, module_mode=item.module_mode) if item.module_mode else options,
             model=model,
             limits=limits,
             repair=not reasons,

@@ -160,7 +160,7 @@ def _probe(probe: ShapeProbe, spec: JobSpec, out_of_time: bool) -> ShapeProbeRes
     elif out_of_time:
         report.skipped = "the derivation ran out of time before this variant"
     else:
-        _run_reference(module, probe, spec.device, path, report)
+        _run_reference(module, probe, spec, path, report)
     report.seconds = time.perf_counter() - began
     return report
 
@@ -225,15 +225,16 @@ def _recurrent_meta(real: Callable[..., Any], lstm: bool) -> Callable[..., Any]:
 
 
 def _run_reference(
-    module: types.ModuleType, probe: ShapeProbe, device: str, path: str, report: ShapeProbeResult
+    module: types.ModuleType, probe: ShapeProbe, spec: JobSpec, path: str, report: ShapeProbeResult
 ) -> None:
+    device = spec.device
     stage = "get_init_inputs()"
     try:
         torch.manual_seed(_SEED)
         init_inputs = list(module.get_init_inputs())
         stage = "building the model"
         torch.manual_seed(_SEED)
-        model = module.Model(*init_inputs).to(device)
+        model = module.Model(*init_inputs).to(device).train(spec.module_mode == "train")
         report.param_numel = _state_numel(model)
         stage = "get_inputs()"
         torch.manual_seed(_SEED + 1)

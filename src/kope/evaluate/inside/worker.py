@@ -188,7 +188,7 @@ def _reference(spec: JobSpec, job_dir: Path) -> WorkerResult:
         from safetensors.torch import save_file
 
         save_file(state, str(job_dir / protocol.STATE_FILE))
-        model = model.to(device)
+        model = model.to(device).train(spec.module_mode == "train")
     except Exception:
         return _task_error("building the reference model failed")
     result = WorkerResult(mode="reference")
@@ -432,6 +432,7 @@ def _candidate(spec: JobSpec, job_dir: Path, sealed: Channel) -> WorkerResult:
             monitor.model_built(model)
         loaded = _copy_reference_state(model, job_dir)
         model = model.to(device)
+        model.train(spec.module_mode == "train")
         if monitor is not None:
             monitor.model_ready(model, loaded)
     except Exception as exc:
