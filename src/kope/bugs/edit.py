@@ -733,6 +733,7 @@ ORDER = (
     "log-one-plus",
     "host-size",
     "grid-product",
+    "group-cap",
     "complement",
     "name-swap",
     "drop-term",

@@ -15,7 +15,7 @@ import libcst.matchers as m
 
 from kope.bugs.analysis import Kernel, argument, calls_in, constant_value, expand, names_in
 from kope.bugs.cue import Source, _kernel_loops, _kernels, cue, range_call
-from kope.bugs.edit import Edit, Program, edit_at, operator
+from kope.bugs.edit import Edit, Program, assignments, constexprs_of, edit_at, operator, program_id_names
 from kope.bugs.mutation import Context, Mutation, binary, cst_calls_in, mutation, positional
 from kope.bugs.recipe import (
     _analysed,
@@ -520,6 +520,100 @@ def host_size(program: Program) -> Iterator[Edit]:
             yield Edit("host-size", "uninitialized-output", node.lineno, f"`{program.code(node)}` -> `{new}`", text)
 
 
+def _group_sizes(kernel: ast.FunctionDef) -> dict[str, set[str]]:
+    """A grouped launch order's group-size constexprs (`GROUP_M`, `GROUP_SIZE_M`: a block size the program id
+    is divided by) with the names bound to them alone (`group_size_m = GROUP_M`)."""
+    groups = {c for c in constexprs_of(kernel) if "GROUP" in c.upper()}
+    found: dict[str, set[str]] = {g: {g} for g in groups}
+    for name, assigns in assignments(kernel).items():
+        for a in assigns:
+            if isinstance(a.value, ast.Name) and a.value.id in groups:
+                found[a.value.id].add(name)
+    return found
+
+
+def _capped(kernel: ast.FunctionDef, names: set[str]) -> bool:
+    """Some `min`/`tl.minimum` call takes one of `names`: the group size is capped somewhere already."""
+    return any(
+        isinstance(n, ast.Call)
+        and call_name(n) in ("min", "tl.minimum", "minimum")
+        and names & {x.id for arg in n.args for x in ast.walk(arg) if isinstance(x, ast.Name)}
+        for n in ast.walk(kernel)
+    )
+
+
+@operator("group-cap", "uninitialized-output")
+def group_cap(program: Program) -> Iterator[Edit]:
+    """A grouped launch order (`pid_m = first_pid_m + pid_in_group % GROUP_M`, `pid_n = pid_in_group // GROUP_M`)
+    whose last group is not capped by the rows left: where the row blocks are not a multiple of GROUP_M, some tiles
+    get no program and others get two. The group size in those two operations becomes
+    `tl.minimum(num_pid_m - first_pid_m, GROUP_M)`."""
+    for kernel in program.kernels:
+        pids = program_id_names(kernel)
+        assigned = assignments(kernel)
+        counts = [
+            n
+            for n, a in assigned.items()
+            if any(call_name(x.value).endswith("cdiv") for x in a if isinstance(x.value, ast.Call))
+        ]
+        for group, aliases in _group_sizes(kernel).items():
+            if _capped(kernel, aliases):
+                continue
+            sites = [
+                n.right
+                for n in ast.walk(kernel)
+                if isinstance(n, ast.BinOp)
+                and isinstance(n.op, ast.Mod | ast.FloorDiv)
+                and isinstance(n.right, ast.Name)
+                and n.right.id in aliases
+                and names_in(n.left) & pids
+            ]
+            if not sites:
+                continue
+            per_group = {  # num_pid_in_group = GROUP_M * num_pid_n: the counts it multiplies are not the rows'
+                x.id
+                for a in assigned.values()
+                for node in a
+                if names_in(node.value) & aliases
+                for x in ast.walk(node.value)
+                if isinstance(x, ast.Name)
+            }
+            rows = [c for c in counts if c not in per_group] or counts
+            starts = [
+                name
+                for name, a in assigned.items()
+                if any(
+                    isinstance(x.value, ast.BinOp)
+                    and isinstance(x.value.op, ast.Mult)
+                    and names_in(x.value) & aliases
+                    and names_in(x.value) & pids
+                    for x in a
+                )
+            ]
+            if not starts:  # no `first_pid_m`: the group's index (`pid // num_pid_in_group`) times GROUP_M
+                starts = [
+                    f"{g} * {group}"
+                    for g in pids
+                    if any(
+                        isinstance(x.value, ast.BinOp)
+                        and isinstance(x.value.op, ast.FloorDiv)
+                        and not names_in(x.value.right) & aliases
+                        for x in assigned.get(g, [])
+                    )
+                ]
+            for count in rows:
+                for start in starts:
+                    capped = f"tl.minimum({count} - {start}, {group})"
+                    yield Edit(
+                        "group-cap",
+                        "uninitialized-output",
+                        sites[0].lineno,
+                        f"grouped launch order: the group size `{group}` -> `{capped}`",
+                        program.replace_all([(site, capped) for site in sites]),
+                        "a grouped launch order whose last group is not capped by the row blocks left",
+                    )
+
+
 # -- how the bench injects it (mutations) ------------------------------------------------------
 
 
@@ -556,3 +650,15 @@ class GridAxisOne(Mutation):
                 elements[index] = element.with_changes(value=cst.Integer("1"))
                 found.append(node.with_changes(elements=elements))
         return found
+
+
+@mutation
+class GroupUncapped(Mutation):
+    name = "group-uncapped"
+    label = "uninitialized-output"
+    summary = "a grouped launch order's group size is GROUP_M itself, not min(num_pid_m - first_pid_m, GROUP_M)"
+
+    def rewrite(self, node: cst.CSTNode, context: Context) -> list[cst.CSTNode]:
+        if call_name(node) not in ("min", "tl.minimum") or not isinstance(node, cst.Call) or len(node.args) != 2:
+            return []
+        return [a.value for a in node.args if isinstance(a.value, cst.Name) and "GROUP" in a.value.value.upper()]

@@ -414,6 +414,7 @@ ORDER = (
     "loop-floor-division",
     "grid-floor-division",
     "grid-axis-one",
+    "group-uncapped",
     "stride-other-dim",
     "swap-strides",
     "shift-index",

@@ -1,0 +1,126 @@
+"""The launch grid kind: a grouped launch order whose last group is not capped (a bug real models make when they
+write the grouped matmul order from memory), repaired offline through the real evaluator (small shapes)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from kope.agents import DebugConfig, DebugLoop
+from kope.bugs.edit import Program, edits
+from kope.evaluate import Evaluator
+from kope.repair.search import SearchConfig
+
+TASK = textwrap.dedent(
+    '''
+    """A matrix product."""
+    import torch
+    import torch.nn as nn
+
+    M = 40
+    K = 16
+    N = 24
+
+
+    class Model(nn.Module):
+        def forward(self, a, b):
+            return a @ b
+
+
+    def get_inputs():
+        return [torch.randn(M, K), torch.randn(K, N)]
+
+
+    def get_init_inputs():
+        return []
+
+
+    def get_cases():
+        return [{"M": 40, "K": 16, "N": 24}, {"M": 72, "K": 16, "N": 16}]
+    '''
+)
+
+UNCAPPED = textwrap.dedent(
+    """
+    import torch
+    import torch.nn as nn
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _mm(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+            GROUP_M: tl.constexpr):
+        pid = tl.program_id(0)
+        num_pid_m = tl.cdiv(M, BLOCK_M)
+        num_pid_n = tl.cdiv(N, BLOCK_N)
+        num_pid_in_group = GROUP_M * num_pid_n
+        group_id = pid // num_pid_in_group
+        first_pid_m = group_id * GROUP_M
+        pid_in_group = pid % num_pid_in_group
+        pid_m = first_pid_m + (pid_in_group % GROUP_M)
+        pid_n = pid_in_group // GROUP_M
+        rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+        cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+        ks = tl.arange(0, BLOCK_K)
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for k0 in range(0, K, BLOCK_K):
+            a = tl.load(a_ptr + rows[:, None] * K + (k0 + ks)[None, :],
+                        mask=(rows[:, None] < M) & ((k0 + ks)[None, :] < K), other=0.0)
+            b = tl.load(b_ptr + (k0 + ks)[:, None] * N + cols[None, :],
+                        mask=((k0 + ks)[:, None] < K) & (cols[None, :] < N), other=0.0)
+            acc += tl.dot(a, b, input_precision="ieee")
+        tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc, mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+    class ModelNew(nn.Module):
+        def forward(self, a, b):
+            a, b = a.contiguous(), b.contiguous()
+            M, K = a.shape
+            N = b.shape[1]
+            c = torch.empty((M, N), device=a.device, dtype=torch.float32)
+            grid = (triton.cdiv(M, 16) * triton.cdiv(N, 16),)
+            _mm[grid](a, b, c, M, N, K, BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, GROUP_M=2)
+            return c
+    """
+)
+
+
+def test_group_cap_caps_the_group_size_in_both_operations_only_where_it_is_not_capped() -> None:
+    program = Program.parse(UNCAPPED, TASK)
+    assert program is not None
+    made = edits(program, ["group-cap"])
+    assert [e.description for e in made] == [
+        "grouped launch order: the group size `GROUP_M` -> `tl.minimum(num_pid_m - first_pid_m, GROUP_M)`"
+    ]
+    assert made[0].cue and made[0].source.count("tl.minimum(num_pid_m - first_pid_m, GROUP_M)") == 2
+    capped = Program.parse(made[0].source, TASK)
+    assert capped is not None and edits(capped, ["group-cap"]) == []
+
+
+def test_an_uncapped_grouped_order_is_repaired_offline(evaluator: Evaluator, tmp_path: Path) -> None:
+    """40 rows are 3 row blocks of 16: with groups of 2 the last group has one row block, so one tile is never
+    written and another twice. The task's second case (72 rows: 5 row blocks) shows it too."""
+    task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
+    task.write_text(TASK)
+    candidate.write_text(UNCAPPED)
+    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=12))
+    report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
+    assert report.status == "repaired", report.search
+    assert "tl.minimum(num_pid_m - first_pid_m, GROUP_M)" in (tmp_path / "fixed.py").read_text()
+
+
+def test_the_bench_injects_it_and_the_search_edit_takes_it_back() -> None:
+    from kope.bugs.mutation import mutants
+
+    capped = UNCAPPED.replace("pid_m = first_pid_m + (pid_in_group % GROUP_M)", "")
+    capped = capped.replace(
+        "pid_n = pid_in_group // GROUP_M",
+        "group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)\n"
+        "    pid_m = first_pid_m + (pid_in_group % group_size_m)\n"
+        "    pid_n = pid_in_group // group_size_m",
+    )
+    injected = [m.source for m in mutants(capped, "group-uncapped")]
+    assert len(injected) == 1 and "group_size_m = GROUP_M" in injected[0]
+    program = Program.parse(injected[0], TASK)
+    assert program is not None and len(edits(program, ["group-cap"])) == 1
