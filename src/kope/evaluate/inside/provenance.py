@@ -235,6 +235,13 @@ def _pure_state(label: Label) -> bool:
     return label.state and not (label.inputs or label.host or label.torch_ops or label.init_ops or label.unknown)
 
 
+def _within(a: Any, b: Any, atol: float, rtol: float) -> bool:
+    """The one closeness rule of copy judgement, for numpy arrays and torch tensors alike: every `b` within
+    `atol + rtol * |a|` of its `a`, or both NaN, or equal (infinities). `a` and `b` are float64, paired already."""
+    near = (abs(b - a) <= atol + rtol * abs(a)) | ((a != a) & (b != b)) | (a == b)
+    return bool(near.all())
+
+
 def _close(loaded: Any, stored: Any, tolerance: Mapping[str, tuple[float, float]]) -> bool:
     """Whether two sorted arrays hold the same multiset of values: exactly, or (floating stores) within the
     stored dtype's tolerance, whatever dtype the values were loaded as. Sorted, the pairing of two multisets
@@ -246,10 +253,8 @@ def _close(loaded: Any, stored: Any, tolerance: Mapping[str, tuple[float, float]
     atol, rtol = tolerance.get(stored.dtype.name, (0.0, 0.0))
     if stored.dtype.kind != "f" or loaded.dtype.kind != "f" or not (atol or rtol):
         return False
-    a, b = loaded.astype(numpy.float64), stored.astype(numpy.float64)
     with numpy.errstate(invalid="ignore"):
-        near = numpy.abs(b - a) <= atol + rtol * numpy.abs(a)
-    return bool((near | (numpy.isnan(a) & numpy.isnan(b)) | (a == b)).all())
+        return _within(loaded.astype(numpy.float64), stored.astype(numpy.float64), atol, rtol)
 
 
 def tensor_copies(
@@ -273,8 +278,6 @@ def tensor_copies(
                 return source
             if not (mine.is_floating_point() and theirs.is_floating_point() and (atol or rtol)):
                 continue
-            a, b = theirs.double(), mine.double()
-            near = ((b - a).abs() <= atol + rtol * a.abs()) | (a.isnan() & b.isnan()) | (a == b)
-            if bool(near.all()):
+            if _within(theirs.double(), mine.double(), atol, rtol):
                 return source
     return None
