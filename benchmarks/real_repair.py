@@ -36,7 +36,7 @@ def repair(row: dict[str, str], out: Path, seconds: float) -> dict[str, object]:
     kope = str(Path(sys.executable).parent / "kope")
     name = row["id"].replace("/", "__")
     command = [kope, "debug", str(SET / "tasks" / row["task"]), str(SET / row["candidate"]), "--json"]
-    command += ["--device", "cpu"]
+    command += ["--device", "cpu", "--module-mode", row.get("module_mode") or "train"]  # as its pipeline ran it
     command += ["--out", str(out / "repaired" / f"{name}.py"), "--max-seconds", str(seconds)]
     try:
         done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=seconds * 4 + 300)
