@@ -408,7 +408,7 @@ def doctor_command(as_json: JsonOpt = False) -> None:
 
     Runs a trivial job through the real sandbox (namespaces where allowed, then the Landlock
     fallback) and reports what held, with the kernel settings that explain a refusal: user
-    namespaces, Landlock ABI, seccomp, cgroup delegation, GPU device nodes and driver libraries.
+    namespaces, Landlock ABI, seccomp, a memory cgroup per job, GPU device nodes and driver libraries.
     Exit status: 0 when jobs get the namespace sandbox, 1 when they get less.
     """
     from rich.table import Table
@@ -434,7 +434,12 @@ def doctor_command(as_json: JsonOpt = False) -> None:
     )
     table.add_row("landlock ABI", str(report.landlock_abi) if report.landlock_abi else "none")
     table.add_row("seccomp", "yes" if report.seccomp else "no")
-    table.add_row("cgroup delegation", "yes" if report.cgroup_delegated else "no (memory: RSS polling + RLIMIT_AS)")
+    table.add_row(
+        "memory cgroup per job",
+        f"yes (cgroup v{report.cgroup_memory})"
+        if report.cgroup_memory
+        else "no (memory: the supervisor's poll + RLIMIT_AS)",
+    )
     table.add_row("GPU device nodes", Text(", ".join(report.gpu_devices) or "none"))
     if report.gpu_library_dirs:
         table.add_row("GPU driver libraries", Text(", ".join(report.gpu_library_dirs)))

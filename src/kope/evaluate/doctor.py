@@ -37,8 +37,9 @@ class MachineReport(BaseModel):
     """What a job gets where namespaces are refused (forced: `landlock`)."""
     landlock_abi: int
     seccomp: bool
-    cgroup_delegated: bool
-    """Whether this user may create cgroups (kope limits memory by polling and RLIMIT_AS either way)."""
+    cgroup_memory: int | None = None
+    """The cgroup version in which each job gets a memory cgroup (`kope.evaluate.cgroup`); None: none this user may
+    make, and memory is limited by the supervisor's poll and RLIMIT_AS alone."""
     gpu_devices: list[str] = Field(default_factory=list)
     gpu_library_dirs: list[str] = Field(default_factory=list)
     kernel_settings: dict[str, str] = Field(default_factory=dict)
@@ -67,19 +68,6 @@ def trial(mode: str) -> SandboxReport | None:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _cgroup_delegated() -> bool:
-    try:
-        with open("/proc/self/cgroup") as handle:
-            lines = handle.read().splitlines()
-    except OSError:
-        return False
-    for line in lines:
-        if line.startswith("0::"):
-            path = "/sys/fs/cgroup" + line[3:]
-            return os.access(path, os.W_OK) and os.access(os.path.join(path, "cgroup.subtree_control"), os.W_OK)
-    return False
-
-
 def inspect_machine() -> MachineReport:
     settings: dict[str, str] = {}
     for path in _SETTINGS:
@@ -95,7 +83,7 @@ def inspect_machine() -> MachineReport:
         landlock_fallback=trial("landlock"),
         landlock_abi=landlock.abi_version(),
         seccomp=seccomp.available() and seccomp.supported(),
-        cgroup_delegated=_cgroup_delegated(),
+        cgroup_memory=_cgroup_version(),
         gpu_devices=devices,
         gpu_library_dirs=driver_library_dirs(ldconfig_output()) if devices else [],
         kernel_settings=settings,
@@ -129,3 +117,10 @@ def _advice(report: MachineReport) -> list[str]:
         advice.append("no Landlock (Linux >= 5.13 with lsm=landlock): the fallback is process isolation only")
     advice.append("for a stronger boundary run kope inside a VM or gVisor (docs/guide/security.md)")
     return advice
+
+
+def _cgroup_version() -> int | None:
+    from kope.evaluate.cgroup import hierarchy
+
+    found = hierarchy()
+    return found.version if found is not None else None

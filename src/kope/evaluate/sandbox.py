@@ -50,6 +50,7 @@ from pydantic import BaseModel
 
 from kope import protocol
 from kope.evaluate import confine
+from kope.evaluate.cgroup import JobGroup
 from kope.evaluate.confine import Settings
 from kope.protocol import channel
 from kope.protocol.sandbox import SandboxReport
@@ -187,6 +188,7 @@ def supervise(job_dir: Path, limits: SandboxLimits, entry: Callable[[Path], int]
     os.write(key_w, key)
     os.close(key_w)
     feed = _Feed(job_dir)
+    group = JobGroup.create(limits.memory_mb) if limits.memory_mb and limits.sandbox.mode != "off" else None
     started = time.monotonic()
     disk_base = _disk_usage(job_dir)
     pid = os.fork()
@@ -194,22 +196,37 @@ def supervise(job_dir: Path, limits: SandboxLimits, entry: Callable[[Path], int]
         os.close(report_r)
         os.close(chan_r)
         fds = (out_w, err_w, report_w, chan_w, key_r, feed.worker_end)
-        _exec_worker(job_dir, limits, entry, fds, entered)
+        _exec_worker(job_dir, limits, entry, fds, entered, group)
     for fd in (out_w, err_w, report_w, chan_w, key_r):
         os.close(fd)
     feed.started()
-    with tempfile.TemporaryFile() as stream:  # unnamed (O_TMPFILE): no process of the job can open it
-        sink = _Sink(chan_r, stream, limits.sandbox.disk_mb * 1024 * 1024)
-        outcome = _watch(pid, out_r, err_r, limits, started, job_dir, disk_base, entered.init_pid, sink, feed)
-        outcome.sandbox, outcome.sandbox_refused = confine.read_report(report_r)
-        os.close(report_r)
-        feed.close()
-        sink.finish()
-        os.close(chan_r)
-        _unseal(outcome, sink, key, job_dir)
+    try:
+        with tempfile.TemporaryFile() as stream:  # unnamed (O_TMPFILE): no process of the job can open it
+            sink = _Sink(chan_r, stream, limits.sandbox.disk_mb * 1024 * 1024)
+            outcome = _watch(pid, out_r, err_r, limits, started, job_dir, disk_base, entered.init_pid, sink, feed)
+            outcome.sandbox, outcome.sandbox_refused = confine.read_report(report_r)
+            os.close(report_r)
+            if group is not None:
+                _group_outcome(outcome, group)
+            feed.close()
+            sink.finish()
+            os.close(chan_r)
+            _unseal(outcome, sink, key, job_dir)
+    finally:
+        if group is not None:
+            group.close()
     shutil.rmtree(job_dir / ".sandbox-root", ignore_errors=True)
     _write_json(job_dir / OUTCOME_FILE, outcome.model_dump())
     return outcome
+
+
+def _group_outcome(outcome: Outcome, group: JobGroup) -> None:
+    """What the job's memory cgroup saw: a kill at its limit is the memory limit's (whatever the poll missed), and a
+    group the worker joined is a protection that held."""
+    if group.peak_mb() > 0 and outcome.sandbox is not None:
+        outcome.sandbox.protections.append("cgroup-memory")
+    if outcome.signal == signal.SIGKILL and not outcome.timed_out and group.oom_killed():
+        outcome.memory_exceeded = True
 
 
 class _Feed:
@@ -330,12 +347,16 @@ def _exec_worker(
     entry: Callable[[Path], int],
     fds: tuple[int, int, int, int, int, int],
     entered: confine.Entered,
+    group: JobGroup | None = None,
 ) -> None:
     """The worker: `fds` are its stdout, its stderr, the sandbox's report pipe, the sealed channel, its key and
     the input feed."""
     code = 70
     try:
         os.setsid()
+        if group is not None:  # before any task or candidate code: its children inherit the group
+            with contextlib.suppress(OSError):
+                group.join()
         devnull = os.open(os.devnull, os.O_RDONLY)
         # moved above every target number first, so that no dup2 below overwrites a descriptor still to be moved
         high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in (devnull, *fds)]
