@@ -1,6 +1,7 @@
 """Integrity gates: catch the ways a generated kernel fakes success.
 
-- `static`: rules over the candidate's syntax tree (it never runs there);
+- `static`: rules over the candidate's syntax tree (it never runs there), with `vocabulary`: what the
+  names they look for mean (compute, tamper, reference access, processes);
 - `kope.evaluate.inside.monitor` (with `provenance`): checks inside the candidate's process while it
   runs (launch counts, PyTorch calls, mutation, aliasing, tampering, threads, ghost replay); it lives
   with the rest of the sandboxed side, and the PyTorch allowlist both sides apply is
