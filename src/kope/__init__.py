@@ -34,7 +34,7 @@ _HOMES = {
     "SandboxError": "kope.errors",
     "TaskError": "kope.errors",
     "TaskFileError": "kope.errors",
-    "EvalOptions": "kope.evaluate.evaluator",
+    "EvalOptions": "kope.evaluate.options",
     "EvalResult": "kope.protocol.results",
     "Evaluator": "kope.evaluate.evaluator",
     "Case": "kope.cases.task",

@@ -52,7 +52,7 @@ RENAMED = {
 """Old spelling -> the one to use; the old ones are hidden and print a deprecation line."""
 
 
-_EVAL = ("kope.evaluate.evaluator", "EvalOptions")
+_EVAL = ("kope.evaluate.options", "EvalOptions")
 _LOOP = ("kope.loop", "LoopLimits")
 _OPTIMIZE = ("kope.agents.optimize", "OptimizeConfig")
 LIBRARY_DEFAULTS: dict[str, tuple[str, str, str]] = {

@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING
 from kope._lazy import exports
 
 if TYPE_CHECKING:
-    from kope.evaluate.evaluator import EvalOptions, Evaluator
+    from kope.evaluate.evaluator import Evaluator
+    from kope.evaluate.options import EvalOptions
 
 _HOMES = {
-    "EvalOptions": "kope.evaluate.evaluator",
+    "EvalOptions": "kope.evaluate.options",
     "Evaluator": "kope.evaluate.evaluator",
 }
 

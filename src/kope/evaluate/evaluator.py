@@ -12,7 +12,6 @@ import contextlib
 import dataclasses
 import hashlib
 import os
-import re
 import shutil
 import tempfile
 import threading
@@ -28,43 +27,45 @@ from pydantic import ValidationError
 
 from kope import protocol
 from kope.cases.task import Case, OverrideValue, Task, build_cases, load_task, parse_tolerances
-from kope.cases.tolerance import PROFILES, Tolerance, ToleranceChoice, other_profiles, resolve_profile
+from kope.cases.tolerance import PROFILES, Tolerance, other_profiles, resolve_profile
 from kope.errors import (
     CandidateFileError,
-    CaseError,
     ReferenceError_,
     SandboxError,
     TaskFileError,
     TooLargeError,
 )
 from kope.evaluate import compare, judging
+from kope.evaluate.assembly import (
+    assemble,
+    case_timing,
+    judges_copies,
+    low_signal_report,
+    select_cases,
+    skipped_case,
+)
 from kope.evaluate.cache import ReferenceCache, reference_key
-from kope.evaluate.confine import Settings, weakest
+from kope.evaluate.failures import classify, name_candidate, stdout_excerpt, task_failure, too_large_hint
+from kope.evaluate.options import EvalOptions, Which
 from kope.evaluate.runner import ForkServer, Runner, SpawnRunner
 from kope.evaluate.sandbox import WORK_DIR, Outcome, SandboxLimits
 from kope.integrity import gate
-from kope.protocol import IntegritySpec, JobSpec, PlanInfo, TraceSpec, WorkerResult
+from kope.protocol import IntegritySpec, JobSpec, PlanInfo, WorkerResult
 from kope.protocol.channel import FEED_DIR, SEALED_DIR
 from kope.protocol.results import (
     CaseResult,
-    Emulation,
     EvalError,
     EvalResult,
     Finding,
     Integrity,
-    LowSignal,
-    ModuleMode,
     OutputDiff,
-    Timing,
     ToleranceProfile,
 )
-from kope.protocol.sandbox import SandboxMode
 
 if TYPE_CHECKING:
     from kope.cases.derivation import Derivation
     from kope.protocol.probing import ShapeProbe, ShapeProbeResult
 
-Which = Literal["all", "visible"] | Sequence[str]
 _SMALLEST_BUDGET = 1000
 """The smallest element budget the interpreter's retries derive cases at."""
 _PROBE_ELEMENTS = 256
@@ -91,64 +92,6 @@ def _budget(options: EvalOptions) -> int:
 
 
 _STOP_KINDS = frozenset({"syntax", "import", "load", "timeout", "memory", "disk", "interpreter", "unsupported"})
-_STDOUT_KEEP = 2000
-
-
-@dataclass(frozen=True)
-class EvalOptions:
-    """How to evaluate: device, trials per case, seed, limits, timing."""
-
-    device: str = "cpu"
-    trials: int = 3
-    seed: int = 0
-    timeout_s: float = 60.0
-    memory_mb: int | None = 4096
-    timing: bool = False
-    timing_budget_ms: float = 200.0
-    integrity: bool = True
-    """Run the integrity gates (static and dynamic); a numerically passing candidate they reject is `reject`."""
-    speedup_bound: float = 50.0
-    """On CUDA, a speedup above this is flagged for review (`implausible-speedup`)."""
-    bounds_check: bool = False
-    """CPU only: check every load and store of the candidate's kernels against their tensors."""
-    trace: TraceSpec | None = None
-    """CPU only: record a kernel's local variables at one line for one program."""
-    extra_env: Mapping[str, str] = field(default_factory=dict)
-    max_elements: int | None = None
-    """Derived cases (tasks without get_cases()): input elements per case; None is the device's default."""
-    sandbox: SandboxMode = "auto"
-    """The OS boundary around every job (`kope.evaluate.confine`): `auto` the strongest this machine
-    allows, `strict` refuses to run without namespaces, `off` process isolation only."""
-    disk_mb: int = 4096
-    """The most a job may write: the largest file, and the growth of its directory (outputs included)."""
-    policy: Literal["strict", "partial"] | None = None
-    """The integrity policy; None: the task's INTEGRITY_POLICY, else decided from what the reference calls."""
-    tolerance: ToleranceChoice = "auto"
-    """The tolerance profile (`kope.cases.tolerance`): strict, kernelbench, or auto (kernelbench for a
-    KernelBench task file, strict elsewhere); a task's own TOLERANCES win dtype by dtype."""
-    interpreter_retries: int = 2
-    """CPU: when the first case of derived cases outlives its time limit in Triton's interpreter, derive the
-    cases again at a quarter of the element budget and evaluate again, at most this many times (convolutions
-    and matrix products written for a GPU launch thousands of programs, which the interpreter runs one by one)."""
-    module_mode: ModuleMode = "train"
-    """The mode both models run in: `train` (PyTorch's default; KernelBench's harness never calls `.eval()`)
-    or `eval` (BatchNorm on its running statistics, Dropout off: what a pipeline that calls `.eval()` judged)."""
-    cuda_emulation: bool = True
-    """On the CPU: a candidate written for CUDA runs in the interpreter as on a GPU (`kope.evaluate.inside.cuda`);
-    every result made so says so. Never on a GPU."""
-
-    @property
-    def emulates_cuda(self) -> bool:
-        return self.cuda_emulation and not self.device.startswith("cuda")
-
-    def limits(self, hidden: tuple[str, ...] = ()) -> SandboxLimits:
-        return SandboxLimits(
-            timeout_s=self.timeout_s,
-            memory_mb=self.memory_mb,
-            address_space=not self.device.startswith("cuda"),
-            extra_env=dict(self.extra_env),
-            sandbox=Settings(mode=self.sandbox, disk_mb=self.disk_mb, hidden=hidden),
-        )
 
 
 @dataclass(frozen=True)
@@ -237,7 +180,7 @@ class Evaluator:
         with self._job(spec, self._limits(options)) as (result, outcome, _):
             pass
         if result is None or result.plan is None or result.error is not None:
-            raise TaskFileError(_task_failure(task, "running the task file", result, outcome))
+            raise TaskFileError(task_failure(task, "running the task file", result, outcome))
         with self._plan_lock:
             self._plans[task.sha256] = result.plan
         return result.plan
@@ -256,7 +199,7 @@ class Evaluator:
         if not task.defines_get_cases:
             derivation = self.derivation(task, options)
             if derivation.too_large is not None and not set_overrides:
-                raise TooLargeError(derivation.too_large.message, _too_large_hint(derivation.too_large.fixes))
+                raise TooLargeError(derivation.too_large.message, too_large_hint(derivation.too_large.fixes))
             from kope.cases.signal import mark_low_signal
 
             derived = derivation.case_dicts(named=not set_overrides)
@@ -309,7 +252,7 @@ class Evaluator:
         with self._job(spec, limits) as (result, outcome, _):
             done = list(result.shape_probes) if result is not None else []
         if len(done) < len(probes):
-            why = _task_failure(task, "the shapes job", result, outcome)
+            why = task_failure(task, "the shapes job", result, outcome)
             done += [ShapeProbeResult(error=why) for _ in probes[len(done) :]]
         return done[: len(probes)]
 
@@ -366,7 +309,7 @@ class Evaluator:
                 tolerance_reason=reason,
                 module_mode=options.module_mode,
             )
-        selected, cases_run = _select(all_cases, which)
+        selected, cases_run = select_cases(all_cases, which)
         plan = self.plan(task, options)
         run = _Run(
             task=task,
@@ -412,7 +355,7 @@ class Evaluator:
         rest = [case for case in selected[1:] if probe is None or case is not probe.case]
         if stop:
             assert results[0].error is not None
-            results += [_skipped(case, results[0]) for case in rest]
+            results += [skipped_case(case, results[0]) for case in rest]
         elif rest:
             with ThreadPoolExecutor(max_workers=self.max_parallel, thread_name_prefix="kope-case") as pool:
                 results += list(pool.map(evaluate_case, rest))
@@ -432,7 +375,7 @@ class Evaluator:
             context = gate.static_context(task, plan.sizes, selected[0], first.inputs, run.allow_torch)
             policy = gate.run_context(first, plan, options.policy)
             integrity = gate.assess(source, context, results, provenance=True, policy=policy)
-        result = _assemble(task, candidate_path, options, results, cases_run, integrity, time.monotonic() - began)
+        result = assemble(task, candidate_path, options, results, cases_run, integrity, time.monotonic() - began)
         return result.model_copy(
             update={
                 "tolerance_profile": profile,
@@ -440,7 +383,7 @@ class Evaluator:
                 "module_mode": options.module_mode,
                 "profile_disagreement": judging.disagreement(results),
                 "limits": judging.limits(result, source, compare.tensor_dtypes(first.inputs)),
-                "low_signal": _low_signal(selected, all_cases),
+                "low_signal": low_signal_report(selected, all_cases),
             }
         )
 
@@ -566,7 +509,7 @@ class Evaluator:
                 inputs=case.inputs,
                 visible=case.visible,
                 passed=False,
-                stdout=_excerpt(outcome),
+                stdout=stdout_excerpt(outcome),
                 bounds=result.bounds if result is not None else [],
                 sandbox=outcome.sandbox,
                 trace=result.trace if result is not None and options.trace is not None else None,
@@ -575,16 +518,16 @@ class Evaluator:
             )
             findings = gate.observed(
                 result.observations if result is not None else None,
-                gate.run_context(reference.result, run.plan, options.policy, first_case=_judges_copies(case, first)),
+                gate.run_context(reference.result, run.plan, options.policy, first_case=judges_copies(case, first)),
             )
             if outcome.channel_error is not None:
                 findings.append(gate.sealed_channel_finding(case.name, outcome.channel_error))
             failed = failed.model_copy(update={"findings": findings})
             if run.artifacts is not None:
                 _keep_artifacts(run.artifacts, case, sealed, reference.entry)
-            error = _classify(result, outcome, options, expected_trials=options.trials)
+            error = classify(result, outcome, options, expected_trials=options.trials)
             if error is not None:
-                return failed.model_copy(update={"error": _name_candidate(error, job_dir, candidate_name, run.source)})
+                return failed.model_copy(update={"error": name_candidate(error, job_dir, candidate_name, run.source)})
             assert result is not None
             try:
                 diffs = [
@@ -596,7 +539,7 @@ class Evaluator:
             except ValueError as exc:
                 message = f"the candidate's results are malformed: {exc}"
                 return failed.model_copy(update={"error": EvalError(kind="exit", message=message)})
-            timing = _timing(reference.result, result)
+            timing = case_timing(reference.result, result)
             trials = len(diffs)
             if options.integrity:
                 findings = findings + self._caching_probe(reference, sealed, diffs, case, run)
@@ -670,9 +613,7 @@ class Evaluator:
                 )
                 with self._job(spec, self._limits(options)) as (result, outcome, job_dir):
                     if result is None or result.error is not None or len(result.trials) != options.trials:
-                        raise ReferenceError_(
-                            _task_failure(task, f"the reference on case {case.name}", result, outcome)
-                        )
+                        raise ReferenceError_(task_failure(task, f"the reference on case {case.name}", result, outcome))
                     shutil.rmtree(job_dir / WORK_DIR, ignore_errors=True)
                     entry = self.cache.put(key, job_dir)
         result = _read_result(entry)
@@ -751,217 +692,3 @@ def _read_candidate(path: Path) -> str:
 def _seed(base: int, case: Case, purpose: str) -> int:
     digest = hashlib.sha256(f"{base}:{case.key()}:{purpose}".encode()).digest()
     return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
-
-
-def _select(cases: Sequence[Case], which: Which) -> tuple[list[Case], Literal["visible", "all", "selected"]]:
-    if which == "all":
-        return list(cases), "all"
-    if which == "visible":
-        return [c for c in cases if c.visible], "visible"
-    names = list(which)
-    by_name = {c.name: c for c in cases}
-    unknown = [n for n in names if n not in by_name]
-    if unknown:
-        raise CaseError(f"no case named {', '.join(unknown)}; cases: {', '.join(by_name)}")
-    return [by_name[n] for n in names], "selected"
-
-
-def _excerpt(outcome: Outcome) -> str:
-    text = outcome.stdout
-    return text if len(text) <= _STDOUT_KEEP else text[: _STDOUT_KEEP // 2] + "\n[...]\n" + text[-_STDOUT_KEEP // 2 :]
-
-
-def _stderr_tail(outcome: Outcome, lines: int = 12) -> str:
-    tail = outcome.stderr.strip().splitlines()[-lines:]
-    return ("\n" + "\n".join(tail)) if tail else ""
-
-
-def _classify(
-    result: WorkerResult | None, outcome: Outcome, options: EvalOptions, *, expected_trials: int
-) -> EvalError | None:
-    if outcome.timed_out:
-        return EvalError(kind="timeout", message=f"the run exceeded its {options.timeout_s:g} s wall-time limit")
-    if outcome.memory_exceeded:
-        return EvalError(kind="memory", message=f"the run exceeded its {options.memory_mb} MB memory limit")
-    if outcome.disk_exceeded:
-        return EvalError(kind="disk", message=f"the run wrote more than its {options.disk_mb} MB disk limit")
-    if outcome.channel_error is not None:
-        return EvalError(kind="exit", message=f"the job's results were refused: {outcome.channel_error}")
-    if result is not None and result.error is not None:
-        return EvalError(
-            kind=result.error.kind,
-            message=result.error.message,
-            traceback=result.error.traceback,
-            hint=result.error.hint,
-        )
-    if outcome.signal is not None:
-        meaning = _SIGNALS.get(outcome.signal_name or "", "")
-        return EvalError(
-            kind="crash",
-            message=f"the process was killed by signal {outcome.signal} ({outcome.signal_name})"
-            f"{': ' + meaning if meaning else ''}{_stderr_tail(outcome)}",
-        )
-    if result is None or outcome.exit_code != 0:
-        return EvalError(
-            kind="exit",
-            message=f"the process exited with code {outcome.exit_code} without a result{_stderr_tail(outcome)}",
-        )
-    if len(result.trials) != expected_trials:
-        return EvalError(kind="exit", message=f"the process reported {len(result.trials)} of {expected_trials} trials")
-    return None
-
-
-_SIGNALS = {
-    "SIGSEGV": "segmentation fault — usually an out-of-bounds pointer; run `kope diagnose`",
-    "SIGBUS": "bus error — usually a misaligned or out-of-bounds pointer; run `kope diagnose`",
-    "SIGABRT": "aborted — a library gave up (a failed C++ assertion, a CUDA or memory error); see the output",
-    "SIGKILL": "killed outright — usually the memory or time limit (or the system's out-of-memory killer)",
-    "SIGFPE": "arithmetic fault — usually an integer division by zero",
-    "SIGILL": "illegal instruction — code built for another processor, or a corrupted jump",
-    "SIGTERM": "asked to stop (by kope's limits or by the system)",
-    "SIGXCPU": "CPU-time limit exceeded",
-    "SIGXFSZ": "file-size limit exceeded (the job's disk limit)",
-    "SIGPIPE": "wrote to a pipe nobody reads",
-    "SIGSYS": "a system call the sandbox forbids",
-}
-"""What a signal that killed a job usually means, in plain words."""
-
-_BARE = re.compile(r"(\w+(?:Error|Exception|Exit|Interrupt|Warning)?): ?$")
-
-
-def _name_candidate(error: EvalError, job_dir: Path, candidate_name: str, source: str = "") -> EvalError:
-    """Tracebacks name the sandbox's copy of the candidate; show the user's path instead. An exception
-    raised without a message (a bare `assert`) gets the line of the candidate that raised it."""
-    copy = str(job_dir / protocol.CANDIDATE_FILE)
-    message = _with_failing_line(error.message, error.traceback or "", copy, source)
-    return error.model_copy(
-        update={
-            "message": message.replace(copy, candidate_name),
-            "traceback": error.traceback.replace(copy, candidate_name) if error.traceback else None,
-        }
-    )
-
-
-def _with_failing_line(message: str, traceback: str, copy: str, source: str) -> str:
-    """`... AssertionError: ` (nothing after the name) → `... AssertionError at line 12: assert x.is_cuda`."""
-    bare = _BARE.search(message.rstrip("\n"))
-    if bare is None:
-        return message if message.strip() else "the candidate failed without a message"
-    name = re.escape(Path(copy).name)
-    lines = re.findall(rf'File "(?:{re.escape(copy)}|[^"\n]*/{name})", line (\d+)', traceback)
-    code = source.splitlines()
-    if lines and 0 < int(lines[-1]) <= len(code):
-        number = int(lines[-1])
-        return f"{message[: bare.start()]}{bare.group(1)} at line {number}: {code[number - 1].strip()}"
-    return f"{message[: bare.start()]}{bare.group(1)} (raised without a message)"
-
-
-def _timing(reference: WorkerResult, candidate: WorkerResult) -> Timing | None:
-    if candidate.timing_ms is None or candidate.timing_method is None:
-        return None
-    comparable = candidate.timing_method == "cuda-events" and reference.timing_method == "cuda-events"
-    speedup = None
-    if comparable and reference.timing_ms and candidate.timing_ms > 0:
-        speedup = reference.timing_ms / candidate.timing_ms
-    return Timing(
-        method=candidate.timing_method,
-        candidate_ms=candidate.timing_ms,
-        reference_ms=reference.timing_ms,
-        speedup=speedup,
-        runs=candidate.timing_runs,
-    )
-
-
-def _judges_copies(case: Case, first: bool) -> bool:
-    """Copies are judged on the first case, unless its inputs are low-signal (a ReLU of non-negative inputs
-    stores what it loads): then on the cases derived from a widened input distribution."""
-    return case.widened or (first and case.low_signal is None)
-
-
-def _low_signal(selected: Sequence[Case], cases: Sequence[Case]) -> LowSignal | None:
-    """The evaluation's low-signal report: the first case's reason and the widened cases of the task."""
-    reason = selected[0].low_signal if selected else None
-    if reason is None:
-        return None
-    return LowSignal(reason=reason, extra_cases=[c.name for c in cases if c.widened])
-
-
-def _skipped(case: Case, first: CaseResult) -> CaseResult:
-    assert first.error is not None
-    return CaseResult(
-        name=case.name,
-        overrides=dict(case.overrides),
-        inputs=case.inputs,
-        visible=case.visible,
-        passed=False,
-        error=EvalError(
-            kind=first.error.kind, message=f"not run: case {first.name} already failed ({first.error.kind})"
-        ),
-    )
-
-
-def _stale(integrity: Integrity) -> bool:
-    """A rejected output cache: its wrong values are the right values of an earlier call (the caching probe
-    found the old inputs' result), right for the wrong reason, so a cheat and not a near miss."""
-    return any(f.rule == "output-caching" and f.severity == "reject" for f in integrity.findings)
-
-
-def _assemble(
-    task: Task,
-    candidate: Path,
-    options: EvalOptions,
-    results: list[CaseResult],
-    cases_run: Literal["visible", "all", "selected"],
-    integrity: Integrity,
-    seconds: float,
-) -> EvalResult:
-    first_error = next((r.error for r in results if r.error is not None), None)
-    status: Literal["pass", "fail", "reject", "error"]
-    if first_error is not None:
-        status = "error"
-    elif not all(r.passed for r in results) and not _stale(integrity):
-        status = "fail"  # wrong values are a failure, whatever the gates say (their findings stay in `integrity`)
-    elif integrity.verdict == "reject":
-        status = "reject"  # right values for the wrong reason
-    else:
-        status = "pass"
-    timing = next((r.timing for r in results if r.timing is not None), None)
-    emulated = [r.emulated for r in results if r.emulated is not None]
-    return EvalResult(
-        emulation=Emulation(used=sorted(set().union(*emulated))) if emulated else None,
-        sandbox=weakest([r.sandbox for r in results if r.sandbox is not None]),
-        status=status,
-        error=first_error,
-        cases=results,
-        integrity=integrity,
-        timing=timing,
-        cases_run=cases_run,
-        task=str(task.path),
-        candidate=str(candidate),
-        device=options.device,
-        seed=options.seed,
-        seconds=round(seconds, 3),
-    )
-
-
-def _too_large_hint(fixes: Sequence[str]) -> str:
-    if not fixes:
-        return "give smaller sizes with --set NAME=VALUE, or a task with get_cases()"
-    return "it would fit with " + " or ".join(fixes)
-
-
-def _task_failure(task: Task, what: str, result: WorkerResult | None, outcome: Outcome) -> str:
-    if result is not None and result.error is not None:
-        detail = result.error.message
-        if result.error.traceback:
-            detail += "\n" + result.error.traceback
-    elif outcome.timed_out:
-        detail = "it exceeded the wall-time limit"
-    elif outcome.memory_exceeded:
-        detail = "it exceeded the memory limit"
-    elif outcome.signal is not None:
-        meaning = _SIGNALS.get(outcome.signal_name or "", "").split(";")[0]  # no advice: the task is the user's
-        detail = f"it was killed by {outcome.signal_name}{': ' + meaning if meaning else ''}"
-    else:
-        detail = f"it exited with code {outcome.exit_code} without a result{_stderr_tail(outcome)}"
-    return f"{what} failed for task {task.path}: {detail}"

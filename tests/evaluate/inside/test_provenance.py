@@ -10,9 +10,9 @@ import torch
 from conftest import FIXTURES
 
 from kope.evaluate import Evaluator
-from kope.evaluate.evaluator import EvalOptions
 from kope.evaluate.inside.monitor import Monitor
 from kope.evaluate.inside.provenance import FILL, Label, Shadow, span, tensor_copies
+from kope.evaluate.options import EvalOptions
 from kope.integrity.dynamic import RunContext, observation_findings
 from kope.protocol import HostEvent, Observations, OutputPart, Provenance, TorchCall
 from kope.protocol.policy import decide
