@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import ast
 
-from kope.bugs.analysis import DIRTY, Program, base_pointer, is_float_expr, padding_leaks
+from kope.bugs.analysis import DIRTY, Dataflow, base_pointer, is_float_expr, padding_leaks
 from kope.ops import get_op
 from kope.source import ParsedSource
 
 
-def _program(source: str) -> Program:
+def _program(source: str) -> Dataflow:
     parsed = ParsedSource.parse(source)
     assert parsed is not None
-    return Program(parsed)
+    return Dataflow(parsed)
 
 
-def program(op: str) -> Program:
+def program(op: str) -> Dataflow:
     return _program(get_op(op).kernel_path.read_text())
 
 

@@ -156,8 +156,10 @@ class Kernel:
         return used
 
 
-class Program:
-    """A parsed candidate: its kernels and their launches."""
+class Dataflow:
+    """The dataflow facts of a parsed candidate's kernels (`Kernel`) and their launches (`Launch`): what the cues,
+    recipes and mutations read. Not the repair search's `kope.bugs.edit.Program`, which is the candidate as the
+    search edits it (its source, the task's reference, the edit primitives)."""
 
     def __init__(self, parsed: ParsedSource) -> None:
         self.parsed = parsed

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from kope.bugs.analysis import Kernel, Program, calls_in, expand, names_in
+from kope.bugs.analysis import Dataflow, Kernel, calls_in, expand, names_in
 from kope.source import ParsedSource, call_name
 
 
@@ -36,9 +36,9 @@ class Source(ParsedSource):
     """A parsed candidate (kope.source) with its kernels' dataflow facts."""
 
     @cached_property
-    def program(self) -> Program:
+    def dataflow(self) -> Dataflow:
         """Kernels with their dataflow facts, and their launches (kope.bugs.analysis)."""
-        return Program(self)
+        return Dataflow(self)
 
     def kernel_calls(self, *names: str) -> Iterator[ast.Call]:
         """Calls inside kernels to `tl.<name>` (or any attribute/name ending in one of `names`)."""
@@ -90,7 +90,7 @@ def detect(source_text: str, names: list[str] | None = None) -> list[CueHit]:
 
 def _kernels(source: Source) -> Iterator[Kernel]:
     for node in source.kernels:
-        kernel = source.program.kernel_of(node)
+        kernel = source.dataflow.kernel_of(node)
         if kernel is not None:
             yield kernel
 

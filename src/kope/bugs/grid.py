@@ -35,7 +35,7 @@ from kope.source import LaunchSite, call_name
 
 @cue("grid-floor-div", "a launch grid computed with floor division: the last partial block gets no program")
 def grid_floor_div(source: Source) -> Iterator[ast.AST]:
-    for launch in source.program.launches:
+    for launch in source.dataflow.launches:
         for axis in launch.grid or []:
             for node in ast.walk(axis):
                 if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
@@ -55,7 +55,7 @@ def _axes_used(kernel: Kernel) -> set[int]:
 def grid_axis_missing(source: Source) -> Iterator[ast.AST]:
     for kernel in _kernels(source):
         used = _axes_used(kernel)
-        for launch in source.program.launches_of(kernel):
+        for launch in source.dataflow.launches_of(kernel):
             if launch.grid is None:
                 continue
             for axis in sorted(used):
@@ -236,9 +236,9 @@ def cover_output(source: str) -> Iterator[str]:
     parsed = _analysed(source)
     if parsed is None:
         return
-    for kernel in parsed.program.kernels.values():
+    for kernel in parsed.dataflow.kernels.values():
         used = sorted(int(constant_value(argument(c, 0, "axis")) or 0) for c in calls_in(kernel.node, "program_id"))
-        for launch in parsed.program.launches_of(kernel):
+        for launch in parsed.dataflow.launches_of(kernel):
             if launch.grid is None:
                 continue
             for axis in dict.fromkeys(used):

@@ -180,7 +180,7 @@ def remove_index_shift(source: str) -> Iterator[str]:
     if parsed is None:
         return
     for node in parsed.kernels:
-        kernel = parsed.program.kernel_of(node)
+        kernel = parsed.dataflow.kernel_of(node)
         if kernel is None:
             continue
         for call in calls_in(node, "load", "store"):
@@ -193,7 +193,7 @@ def remove_index_shift(source: str) -> Iterator[str]:
                     yield edited
     for where in _cue_nodes(parsed, "block-relative-index"):
         assert isinstance(where, ast.Call)
-        kernel = next((k for k in parsed.program.kernels.values() if any(w is where for w in ast.walk(k.node))), None)
+        kernel = next((k for k in parsed.dataflow.kernels.values() if any(w is where for w in ast.walk(k.node))), None)
         if kernel is None:
             continue
         for relative in [a.id for a in where.args[1:3] if isinstance(a, ast.Name) and a.id in kernel.aranges]:
@@ -276,7 +276,7 @@ def add_batch_offset(source: str) -> Iterator[str]:
         return
     for arg in _cue_nodes(parsed, "unused-stride-param"):
         assert isinstance(arg, ast.arg)
-        kernel = next((k for k in parsed.program.kernels.values() if arg in k.node.args.args), None)
+        kernel = next((k for k in parsed.dataflow.kernels.values() if arg in k.node.args.args), None)
         if kernel is None:
             continue
         prefixes = sorted((p[:-4] for p in kernel.params if p.endswith("_ptr")), key=len, reverse=True)

@@ -99,7 +99,7 @@ def _overrunning_block(source: Source, kernel: Kernel, pointer: ast.expr | None)
                 literal = True
     if literal or not widths:
         return True
-    launches = source.program.launches_of(kernel)
+    launches = source.dataflow.launches_of(kernel)
     if not launches:
         return True
     return any(_padded(launch, width) for launch in launches for width in widths)
@@ -237,7 +237,7 @@ def add_mask(source: str) -> Iterator[str]:
     lines = _hit_lines(source, "load-without-mask", "store-without-mask")
     plans: list[dict[int, tuple[str, str | None]]] = [{}, {}, {}, {}]
     for node in parsed.kernels:
-        kernel = parsed.program.kernel_of(node)
+        kernel = parsed.dataflow.kernel_of(node)
         if kernel is None:
             continue
         for call in calls_in(node, "load", "store"):
@@ -324,7 +324,7 @@ def strict_mask(source: str) -> Iterator[str]:
     lines = _hit_lines(source, "mask-inclusive-bound")
     if parsed is None or not lines:
         return
-    offsets = set().union(*(k.aranges for k in parsed.program.kernels.values()))
+    offsets = set().union(*(k.aranges for k in parsed.dataflow.kernels.values()))
     edited = _rewrite(source, _StrictMask(lines, offsets))
     if edited is not None:
         yield edited
@@ -381,7 +381,7 @@ def neutral_padding(source: str) -> Iterator[str]:
         return
     candidates: list[str] = []
     for node in parsed.kernels:
-        kernel = parsed.program.kernel_of(node)
+        kernel = parsed.dataflow.kernel_of(node)
         if kernel is None or not padding_leaks(kernel):
             continue
         loads = [c for c in calls_in(node, "load") if argument(c, 1, "mask") is not None]

@@ -335,7 +335,7 @@ def eps_inside_sqrt(source: str) -> Iterator[str]:
     for node in _cue_nodes(parsed, "rsqrt-without-eps"):
         if getattr(node, "lineno", -1) in outside:
             continue
-        kernel = next((k for k in parsed.program.kernels.values() if any(w is node for w in ast.walk(k.node))), None)
+        kernel = next((k for k in parsed.dataflow.kernels.values() if any(w is node for w in ast.walk(k.node))), None)
         eps_names = [p for p in kernel.params if "eps" in p.lower()] if kernel is not None else []
         for eps in eps_names or ["1e-5"]:
             edited = _rewrite(source, _EpsInside(getattr(node, "lineno", -1), eps))

@@ -84,16 +84,16 @@ def _allocation_dtype(value: ast.AST) -> ast.expr | None:
 
 @cue("integer-buffer-for-float", "a buffer with an integer dtype (or an index tensor's dtype) receives float results")
 def integer_buffer_for_float(source: Source) -> Iterator[ast.AST]:
-    program = source.program
+    dataflow = source.dataflow
     index_tensors: set[str] = set()
-    for launch in program.launches:
-        kernel = program.kernels[launch.kernel.name]
+    for launch in dataflow.launches:
+        kernel = dataflow.kernels[launch.kernel.name]
         for param in _index_params(kernel):
             arg = launch.args.get(param)
             if isinstance(arg, ast.Name):
                 index_tensors.add(arg.id)
-    for launch in program.launches:
-        kernel = program.kernels[launch.kernel.name]
+    for launch in dataflow.launches:
+        kernel = dataflow.kernels[launch.kernel.name]
         for param in _float_store_params(kernel):
             arg = launch.args.get(param)
             if not isinstance(arg, ast.Name):
@@ -148,7 +148,7 @@ def _float_pointers(kernel: Kernel) -> set[str]:
 
 @cue("half-precision-buffer", "the host allocates a float16/bfloat16 buffer that a kernel writes results into")
 def half_precision_buffer(source: Source) -> Iterator[ast.AST]:
-    for launch in source.program.launches:
+    for launch in source.dataflow.launches:
         for arg in launch.args.values():
             if not isinstance(arg, ast.Name):
                 continue

@@ -294,7 +294,7 @@ def count_normalizer(source: str) -> Iterator[str]:
         for node in _cue_nodes(parsed, name):
             assert isinstance(node, ast.BinOp)
             kernel = next(
-                (k for k in parsed.program.kernels.values() if any(w is node for w in ast.walk(k.node))), None
+                (k for k in parsed.dataflow.kernels.values() if any(w is node for w in ast.walk(k.node))), None
             )
             if kernel is None:
                 continue
@@ -427,7 +427,7 @@ def reduction_identity(source: str) -> Iterator[str]:
     for node in _cue_nodes(parsed, "online-normalizer-init"):
         targets.append(("", "1.0", node))
     for _, value, node in targets:
-        kernel = next((k for k in parsed.program.kernels.values() if any(w is node for w in ast.walk(k.node))), None)
+        kernel = next((k for k in parsed.dataflow.kernels.values() if any(w is node for w in ast.walk(k.node))), None)
         if kernel is None:
             continue
         for values in kernel.assigns.values():

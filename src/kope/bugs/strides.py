@@ -50,7 +50,7 @@ def _stride_call(node: ast.AST) -> tuple[str, int] | None:
 
 @cue("single-inner-stride", "a launch passes one stride of a tensor, and it is an inner one (stride(1), stride(-1))")
 def single_inner_stride(source: Source) -> Iterator[ast.AST]:
-    for launch in source.program.launches:
+    for launch in source.dataflow.launches:
         by_tensor: dict[str, list[tuple[int, ast.AST]]] = {}
         for value in launch.args.values():
             found = _stride_call(value)
@@ -105,7 +105,7 @@ def _known_2d(host: ast.FunctionDef | None, name: str, depth: int = 3) -> bool:
 
 @cue("duplicate-stride-arg", "a launch passes the same stride of a tensor for two different parameters")
 def duplicate_stride_arg(source: Source) -> Iterator[ast.AST]:
-    for launch in source.program.launches:
+    for launch in source.dataflow.launches:
         seen: set[str] = set()
         for value in launch.args.values():
             if _stride_call(value) is not None:
@@ -216,7 +216,7 @@ def outer_stride(source: str) -> Iterator[str]:
                 if edited is not None:
                     yield edited
     for node in parsed.kernels:
-        kernel = parsed.program.kernel_of(node)
+        kernel = parsed.dataflow.kernel_of(node)
         if kernel is None:
             continue
         prefixes = {p[:-4] for p in kernel.params if p.endswith("_ptr")}

@@ -34,7 +34,7 @@ from kope.source import call_name
 @cue("store-shared-address", "every program of a multi-program launch stores to the same address (needs tl.atomic_add)")
 def store_shared_address(source: Source) -> Iterator[ast.AST]:
     for kernel in _kernels(source):
-        launches = source.program.launches_of(kernel)
+        launches = source.dataflow.launches_of(kernel)
         if not launches or all(_single_program(launch) for launch in launches):
             continue
         for call in calls_in(kernel.node, "store"):
@@ -63,7 +63,7 @@ def partial_store_into_empty(source: Source) -> Iterator[ast.AST]:
             )
             if data_condition:
                 params |= pointer_roots(call.args[0] if call.args else None, kernel)
-        for launch in source.program.launches_of(kernel):
+        for launch in source.dataflow.launches_of(kernel):
             for param in params:
                 arg = launch.args.get(param)
                 if isinstance(arg, ast.Name):
@@ -100,7 +100,7 @@ class _StoreToAtomic(_LineTransformer):
 def _buffers_of(parsed: Source, kernel: Kernel, params: set[str]) -> set[int]:
     """Lines of the host allocations (torch.empty...) passed for these kernel parameters."""
     lines: set[int] = set()
-    for launch in parsed.program.launches_of(kernel):
+    for launch in parsed.dataflow.launches_of(kernel):
         for param in params:
             arg = launch.args.get(param)
             if isinstance(arg, ast.Name):
@@ -126,7 +126,7 @@ def atomic_accumulate(source: str) -> Iterator[str]:
     if edited is None:
         return
     buffers: set[int] = set()
-    for kernel in parsed.program.kernels.values():
+    for kernel in parsed.dataflow.kernels.values():
         mine = [s for s in stores if any(s is w for w in ast.walk(kernel.node))]
         params = set().union(*(pointer_roots(s.args[0] if s.args else None, kernel) for s in mine)) if mine else set()
         buffers |= _buffers_of(parsed, kernel, params)
