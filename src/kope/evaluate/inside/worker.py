@@ -560,7 +560,7 @@ def _ghost_replay(
     """Run forward once more with every launch of the candidate's kernels turned into a no-op: if the
     output is still the first trial's, the kernels do no work. Outputs the candidate may reuse are
     poisoned first, so a buffer it returns again cannot pass for fresh work."""
-    from kope.evaluate.inside.monitor import output_tensors, same_outputs
+    from kope.evaluate.inside.outputs import output_tensors, same_outputs
 
     assert spec.integrity is not None
     with torch._C.DisableTorchFunctionSubclass():
