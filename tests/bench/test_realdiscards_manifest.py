@@ -10,7 +10,7 @@ from pathlib import Path
 from kope.triage.layout import match
 
 ROOT = Path(__file__).resolve().parents[2] / "benchmarks" / "realdiscards"
-COLUMNS = ["task", "candidate", "id", "model", "source", "source_verdict", "split"]
+COLUMNS = ["task", "candidate", "id", "model", "source", "source_verdict", "split", "module_mode"]
 FORBIDDEN = {"PaliC/KernelBench", "adityakotha03/tritonLLM"}
 
 
@@ -27,6 +27,10 @@ def test_manifest_columns_and_ids() -> None:
     assert len({r["id"] for r in rows}) == len(rows)
     assert len({r["model"] for r in rows}) >= 3
     assert {r["source_verdict"] for r in rows} <= {"pass", "fail", "error", "unknown"}
+    assert {(r["source"], r["module_mode"]) for r in rows} == {  # SOURCES.md: the mode each pipeline ran models in
+        ("Alisehen/LLMKernel", "eval"),
+        ("DeepLink-org/DLBlas", "train"),
+    }
     for r in rows:
         assert r["candidate"] == f"candidates/{r['id']}.py"
         assert re.fullmatch(r"v0(\.\d)?/level[123]/\d+_[^/]+\.py", r["task"]), r["task"]
