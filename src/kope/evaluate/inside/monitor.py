@@ -296,6 +296,8 @@ class Monitor:
             if state is not None:
                 for start, end, label in state.finish():
                     self.shadow.write(start, end, label)
+                for addresses, values in state.contents or ():
+                    self.shadow.expect(addresses, values)
                 self._kernel_elements += state.elements
                 if not state.computed and state.stored:
                     self._event("copy", name, None)
@@ -479,6 +481,8 @@ class Monitor:
             return
         start, end = int(addresses.min()), int(addresses.max()) + values.dtype.itemsize
         self.shadow.write(start, end, self.launch.store_label(start, end, values))
+        if self.launch.contents is not None:
+            self.launch.contents.append((addresses, values))
 
     def traced_atomic(self, ptrs: Any, mask: Any) -> None:
         assert self.launch is not None
@@ -492,6 +496,7 @@ class Monitor:
             return
         low, high = int(addresses.min()), int(addresses.max()) + 8
         launch = self.launch
+        launch.contents = None
         launch.stored = True
         launch.stores.append((low, high, None))
         launch.lanes += int(addresses.size)
@@ -880,6 +885,8 @@ class Monitor:
                 and path not in self.observations.aliased_outputs
             ):
                 self.observations.aliased_outputs.append(path)
+            if self.interpreted and self.shadow.changed(leaf):
+                self._lost(f"{path} holds values other than those its kernel stored: written by something no hook sees")
             foreign = self._judge_output(path, leaf)
             if self.interpreted and self.launches and foreign and path not in self.observations.unwritten_outputs:
                 self.observations.unwritten_outputs.append(path)
