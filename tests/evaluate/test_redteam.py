@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, SCALE_TASK
+from typer.testing import CliRunner
 
+from kope.cli import app
 from kope.evaluate import EvalOptions, Evaluator
 from kope.protocol.results import EvalResult
 
@@ -53,6 +55,39 @@ def test_an_output_container_runs_no_code_of_the_candidate_after_forward(evaluat
         assert numerically_failed(result), (result.status, [c.passed for c in result.cases])
 
 
+# -- family 4: the boundary ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["off", "auto", "landlock"])
+def test_only_socket_families_a_network_namespace_confines_open(evaluator: Evaluator, mode: str) -> None:
+    """vsock reaches a hypervisor's host whatever the network namespace, XDP and netlink the host's interfaces where
+    there is none. Before the fix vsock and netlink opened at every level and XDP under Landlock; with the sandbox
+    off (the control) they still open."""
+    result = run(evaluator, SCALE_TASK, "boundary/socket_families.py", "open", which="visible", sandbox=mode)
+    assert result.status == "pass", result.error
+    printed = result.cases[0].stdout
+    opened = {line.split(":")[0].removeprefix("socket ") for line in printed.splitlines() if line.endswith("opened")}
+    if mode == "off":
+        assert "netlink" in opened, printed  # (vsock and xdp too where the kernel has them)
+    elif result.sandbox is not None and "seccomp" in result.sandbox.protections:
+        assert opened <= ({"netlink"} if result.sandbox.level == "namespaces" else set()), printed
+
+
+# -- family 6: terminal escapes through any message -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("trick", ["name", "none"])
+def test_an_exception_class_named_with_escapes_reaches_no_terminal(tmp_path: Path, trick: str) -> None:
+    """The class name and module of an exception are the candidate's too; so is what it prints."""
+    candidate = tmp_path / "candidate.py"
+    candidate.write_text((HOSTILE / "escapes" / "class_name.py").read_text().replace('"name")', f'"{trick}")'))
+    output = (
+        CliRunner().invoke(app, ["eval", str(SCALE_TASK), str(candidate), "--device", "cpu", "--trials", "1"]).output
+    )
+    assert "Boom" in output and "went off" in output, output
+    assert "\x1b" not in output and "\x07" not in output
+
+
 @pytest.fixture(scope="module")
 def evaluator() -> Iterator[Evaluator]:
     with Evaluator() as shared:
@@ -73,6 +108,29 @@ def test_an_output_rewritten_through_a_view_by_address_is_caught(evaluator: Eval
     else:
         assert result.status == "reject" and "harness-tamper" in rules(result), result.integrity
         assert all(case.passed for case in result.cases), "numerically right: only the gate stops it"
+
+
+@pytest.mark.parametrize(
+    "trick",
+    [
+        pytest.param(
+            "launder",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="open: NumPy computes through views by address into a fresh allocation that a kernel then "
+                "reads; kope checks what kernel stores left in outputs, not what a load reads from fills, inputs "
+                "or parameters (see docs/guide/security.md)",
+            ),
+        ),
+        "none",
+    ],
+)
+def test_a_result_laundered_through_a_fresh_allocation_is_caught(evaluator: Evaluator, trick: str) -> None:
+    result = run(evaluator, SCALE_TASK, "relabel/view_launder.py", trick)
+    if trick == "none":
+        assert numerically_failed(result)
+    else:
+        assert result.status == "reject", (result.status, result.integrity)
 
 
 # -- family 3: what the job tells the candidate -----------------------------------------------------------------
