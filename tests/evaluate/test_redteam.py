@@ -5,6 +5,7 @@ boundary, escapes}; each picks its trick from the job's KOPE_ATTACK variable."""
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 from conftest import FIXTURES, SCALE_TASK
 from typer.testing import CliRunner
 
+from kope.agents.debug import shown_findings
 from kope.cli import app
 from kope.evaluate import EvalOptions, Evaluator
 from kope.protocol.results import EvalResult
@@ -71,6 +73,25 @@ def test_only_socket_families_a_network_namespace_confines_open(evaluator: Evalu
         assert "netlink" in opened, printed  # (vsock and xdp too where the kernel has them)
     elif result.sandbox is not None and "seccomp" in result.sandbox.protections:
         assert opened <= ({"netlink"} if result.sandbox.level == "namespaces" else set()), printed
+
+
+# -- family 5: the model's prompt ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("trick", ["name", "none"])
+def test_a_hidden_size_put_in_a_finding_never_reaches_the_prompt(evaluator: Evaluator, trick: str) -> None:
+    """A candidate names a run-time tensor subclass after the case's size: the gate's message on each hidden case
+    names it. The repair loop quoted every rejecting message to the model; now a message only a hidden case produced
+    is shown as its rule. The control (a plain tensor) passes, with nothing to quote."""
+    result = run(evaluator, SCALE_TASK, "prompt/size_in_finding.py", trick)
+    if trick == "none":
+        assert result.status == "pass" and shown_findings(result) == ""
+        return
+    hidden = [c.name.removeprefix("N=") for c in result.cases if not c.visible]
+    messages = " ".join(f.message for f in result.integrity.findings)
+    assert result.status == "reject" and all(re.search(rf"Sz{size}\b", messages) for size in hidden), "a channel"
+    shown = shown_findings(result)
+    assert "Sz1000" in shown and not any(re.search(rf"Sz{size}\b", shown) for size in hidden), shown
 
 
 # -- family 6: terminal escapes through any message -------------------------------------------------------------
