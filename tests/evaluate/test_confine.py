@@ -100,7 +100,10 @@ def test_seccomp_program_is_well_formed(machine: str) -> None:
         denied = {k for code, jt, _, k in program if code == 0x15 and jt}
         numbers = seccomp._NUMBERS[machine]
         assert {numbers["ptrace"], numbers["process_vm_readv"], numbers["mount"], numbers["unshare"]} <= denied
-        assert (numbers["socket"] in denied) == deny_network
+        assert numbers["socket"] in denied, "socket() is always judged: by its family, or refused outright"
+        at = next(i for i, (code, jt, _, k) in enumerate(program) if code == 0x15 and k == numbers["socket"])
+        refused_outright = at + 1 + program[at][1] == len(program) - 1
+        assert refused_outright == deny_network, "without a network namespace every family is refused"
 
 
 def test_weakest_report_wins() -> None:

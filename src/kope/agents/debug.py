@@ -130,6 +130,23 @@ class DebugConfig:
 DebugProgress = Callable[[Step], None]
 
 
+def shown_findings(result: EvalResult) -> str:
+    """The gate's rejecting findings as a model may see them: a message that only a hidden case produced is
+    replaced by its rule (a run-time message can carry what the candidate chose to put there on that case, such as
+    its size in a class name), so no hidden case's size reaches a prompt."""
+    hidden = {(f.rule, f.message) for c in result.cases if not c.visible for f in c.findings}
+    visible = {(f.rule, f.message) for c in result.cases if c.visible for f in c.findings}
+    shown: list[str] = []
+    for finding in result.integrity.findings:
+        if finding.severity != "reject":
+            continue
+        key = (finding.rule, finding.message)
+        text = f"{finding.rule}: {finding.message}" if key in visible or key not in hidden else finding.rule
+        if text not in shown:
+            shown.append(text)
+    return "; ".join(shown)
+
+
 def failure_key(result: EvalResult) -> str:
     """What tells two failures apart for the oscillation guard: the error, or which cases fail by how much."""
     if result.error is not None:
@@ -518,10 +535,9 @@ class DebugLoop:
             return True
         if all(c.passed for c in full.cases) and full.integrity.verdict == "reject":
             state.rejected += 1
-            findings = "; ".join(f"{f.rule}: {f.message}" for f in full.integrity.findings if f.severity == "reject")
             state.feedback.append(
                 f"The kernel is right on every case but the integrity gates rejected it "
-                f"({findings}). Do the work in your own kernels."
+                f"({shown_findings(full)}). Do the work in your own kernels."
             )
         else:
             hidden = [c for c in full.cases if not c.passed and not c.visible]

@@ -8,8 +8,11 @@ API), leaving the sandbox (`unshare`, `setns`, `clone` with namespace flags), th
 `io_uring` (its submission queue performs `socket`, `connect`, `openat` and more inside the kernel, where
 this filter never sees them).
 `clone3` answers `ENOSYS`, so the C library falls back to `clone`, whose flags the filter can see.
-Where the sandbox has no network namespace, `socket(AF_UNIX/AF_INET/AF_INET6/AF_PACKET)` is refused too
-(a UNIX socket of the host, such as a container daemon's, would otherwise be reachable; `socketpair` stays).
+`socket` is allowed only for the families a network namespace confines (`AF_UNIX`, `AF_INET`, `AF_INET6`,
+`AF_NETLINK`: its own loopback and tables) and only where the sandbox has one; every other family is refused
+everywhere (`AF_VSOCK` reaches a hypervisor's host whatever the namespace, `AF_XDP`, `AF_PACKET`, `AF_ALG`...), and
+without a network namespace every family is (a UNIX socket of the host, such as a container daemon's, the host's
+netlink tables; `socketpair` stays).
 System calls of another architecture (the i386 or x32 entry points on x86_64) are all refused.
 """
 
@@ -58,7 +61,9 @@ _NUMBERS: dict[str, dict[str, int]] = {
 }  # fmt: skip
 _AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 _X32_SYSCALL_BIT = 0x40000000
-_NETWORK_FAMILIES = (1, 2, 10, 17)  # AF_UNIX, AF_INET, AF_INET6, AF_PACKET (socketpair stays allowed)
+NAMESPACED_FAMILIES = (1, 2, 10, 16)
+"""AF_UNIX, AF_INET, AF_INET6, AF_NETLINK: the socket families a network namespace confines, the only ones allowed
+(and only inside one)."""
 
 _LD_W_ABS = 0x20
 _JEQ_K = 0x15
@@ -103,16 +108,16 @@ def build(machine: str, *, deny_network: bool) -> list[tuple[int, int, int, int]
     ops += [_Op(_JEQ_K, numbers[name], true="deny") for name in _DENIED]
     ops.append(_Op(_JEQ_K, numbers["clone3"], true="nosys"))
     ops.append(_Op(_JEQ_K, numbers["clone"], true="clone"))
-    if deny_network:
-        ops.append(_Op(_JEQ_K, numbers["socket"], true="socket"))
-    ops.append(_Op(_RET_K, _RET_ALLOW))
+    ops.append(_Op(_JEQ_K, numbers["socket"], true="deny" if deny_network else "socket"))
+    ops.append(_Op(_RET_K, _RET_ALLOW, label="allow"))
     ops.append(_Op(_LD_W_ABS, _ARG0_OFFSET, label="clone"))
     ops.append(_Op(_JSET_K, oskernel.CLONE_NAMESPACES, true="deny"))
     ops.append(_Op(_RET_K, _RET_ALLOW))
-    if deny_network:
+    if not deny_network:
         ops.append(_Op(_LD_W_ABS, _ARG0_OFFSET, label="socket"))
-        ops += [_Op(_JEQ_K, family, true="deny") for family in _NETWORK_FAMILIES]
-        ops.append(_Op(_RET_K, _RET_ALLOW))
+        ops += [_Op(_JEQ_K, family, true="allow_socket") for family in NAMESPACED_FAMILIES]
+        ops.append(_Op(_RET_K, _RET_ERRNO | errno.EPERM))
+        ops.append(_Op(_RET_K, _RET_ALLOW, label="allow_socket"))
     ops.append(_Op(_RET_K, _RET_ERRNO | errno.ENOSYS, label="nosys"))
     ops.append(_Op(_RET_K, _RET_ERRNO | errno.EPERM, label="deny"))
     where = {op.label: index for index, op in enumerate(ops) if op.label}

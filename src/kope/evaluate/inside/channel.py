@@ -55,8 +55,14 @@ _numpy = torch._C.TensorBase.numpy
 _resolve_conj = torch._C.TensorBase.resolve_conj
 _resolve_neg = torch._C.TensorBase.resolve_neg
 _isinstance = isinstance
+_issubclass = issubclass
 _len = len
 _type = type
+_range = range
+_tuple_len, _tuple_item = tuple.__len__, tuple.__getitem__
+_list_len, _list_item = list.__len__, list.__getitem__
+_dict_items = dict.items
+_exact_int, _exact_float, _exact_str = int.__int__, float.__float__, str.__str__
 _float32 = torch.float32
 _SAFETENSORS_DTYPES = {
     torch.float64: "F64",
@@ -155,7 +161,7 @@ class Channel:
         self.check("packing " + name)
         with _no_torch_function(), _no_dispatch():
             arrays: list[tuple[str, str, list[int], bytes]] = []
-            meta = _pack(value, arrays, 0)
+            meta = _pack(plain(value), arrays, 0)
         header: dict[str, Any] = {"__metadata__": {"structure": _serialize_meta(meta).decode()}}
         offset = 0
         for key, dtype, shape, data in arrays:
@@ -202,10 +208,40 @@ class Channel:
         _kill(_getpid(), _SIGKILL)
 
 
+def plain(value: Any, depth: int = 0) -> Any:
+    """`value` rebuilt from exact builtin types (tuple, list, dict, int, float, str), read through the builtin
+    types' own slots, so that no method of the candidate runs while kope checks or packs its outputs: a tuple
+    subclass whose `__iter__` rewrites an output after forward has returned (outside the recorder of forward's
+    PyTorch calls) is read as the tuple it holds. Types are told by `type()`, never by `isinstance` (which asks an
+    object's `__class__`). Tensors (subclasses too) and values the channel cannot carry are returned as they are."""
+    if depth > 8:
+        raise UnsupportedValueError("values nested more than 8 deep")
+    kind = _type(value)
+    if kind is bool or value is None or _issubclass(kind, _Tensor):
+        return value
+    if _issubclass(kind, tuple):
+        return tuple([plain(_tuple_item(value, i), depth + 1) for i in _range(_tuple_len(value))])
+    if _issubclass(kind, list):
+        return [plain(_list_item(value, i), depth + 1) for i in _range(_list_len(value))]
+    if _issubclass(kind, dict):
+        pairs = list(_dict_items(value))
+        if not all(_issubclass(_type(k), str) for k, _ in pairs):
+            raise UnsupportedValueError("a dict whose keys are not all strings")
+        return {_exact_str(k): plain(v, depth + 1) for k, v in pairs}
+    if _issubclass(kind, int):
+        return _exact_int(value)
+    if _issubclass(kind, float):
+        return _exact_float(value)
+    if _issubclass(kind, str):
+        return _exact_str(value)
+    return value
+
+
 def _pack(value: Any, arrays: list[tuple[str, str, list[int], bytes]], depth: int) -> ValueMeta:
     if depth > 8:
         raise UnsupportedValueError("values nested more than 8 deep")
-    if _isinstance(value, _Tensor):
+    kind = _type(value)
+    if _issubclass(kind, _Tensor):
         key = f"t{_len(arrays)}"
         tensor = _to(_detach(value), "cpu")
         name = str(tensor.dtype).removeprefix("torch.")
@@ -216,22 +252,21 @@ def _pack(value: Any, arrays: list[tuple[str, str, list[int], bytes]], depth: in
         data = _numpy(tensor).tobytes()
         arrays.append((key, _SAFETENSORS_DTYPES[tensor.dtype], shape, data))
         return ValueMeta(type="tensor", key=key, dtype=name, shape=shape)
-    if _isinstance(value, bool):
-        return ValueMeta(type="bool", value=bool(value))
-    if _isinstance(value, int):
-        return ValueMeta(type="int", value=int(value))
-    if _isinstance(value, float):
-        return ValueMeta(type="float", value=float(value))
-    if _isinstance(value, str):
-        return ValueMeta(type="str", value=str(value))
+    if kind is bool:
+        return ValueMeta(type="bool", value=value)
+    if kind is int:
+        return ValueMeta(type="int", value=value)
+    if kind is float:
+        return ValueMeta(type="float", value=value)
+    if kind is str:
+        return ValueMeta(type="str", value=value)
     if value is None:
         return ValueMeta(type="none")
-    if _isinstance(value, tuple | list):
-        items = [_pack(v, arrays, depth + 1) for v in tuple(value)]
-        return ValueMeta(type="tuple" if _isinstance(value, tuple) else "list", items=items)
-    if _isinstance(value, dict) and all(_isinstance(k, str) for k in value):
-        pairs = list(dict.items(value))
+    if kind is tuple or kind is list:
+        items = [_pack(v, arrays, depth + 1) for v in value]
+        return ValueMeta(type="tuple" if kind is tuple else "list", items=items)
+    if kind is dict:
+        pairs = list(_dict_items(value))
         items = [_pack(v, arrays, depth + 1) for _, v in pairs]
-        return ValueMeta(type="dict", keys=[str(k) for k, _ in pairs], items=items)
-    kind = _type(value)
+        return ValueMeta(type="dict", keys=[k for k, _ in pairs], items=items)
     raise UnsupportedValueError(f"cannot pass a {kind.__module__}.{kind.__qualname__}")

@@ -131,6 +131,10 @@ class Monitor(Tracer):
                 and path not in self.observations.aliased_outputs
             ):
                 self.observations.aliased_outputs.append(path)
+            if self.interpreted and self.shadow.changed(leaf):
+                self.record_lost(
+                    f"{path} holds values other than those its kernel stored: written by something no hook sees"
+                )
             foreign = self._judge_output(path, leaf)
             if self.interpreted and self.launches and foreign and path not in self.observations.unwritten_outputs:
                 self.observations.unwritten_outputs.append(path)

@@ -114,15 +114,21 @@ class Shadow:
     starts: list[int] = field(default_factory=list)
     ends: list[int] = field(default_factory=list)
     labels: list[Label] = field(default_factory=list)
+    stored: list[tuple[int, int, Any, Any]] = field(default_factory=list)
+    """What kernel stores (interpreter) left in memory that nothing tracked has written since: (start, end,
+    addresses, values). Memory that no longer holds those values was written by something no hook sees."""
 
     def clear(self) -> None:
         self.starts.clear()
         self.ends.clear()
         self.labels.clear()
+        self.stored.clear()
 
     def write(self, start: int, end: int, label: Label) -> None:
         if end <= start:
             return
+        if self.stored:
+            self._forget(start, end)
         i = bisect.bisect_right(self.ends, start)
         j = i
         while j < len(self.starts) and self.starts[j] < end:
@@ -142,6 +148,52 @@ class Shadow:
         self.starts[i:j] = [p[0] for p in pieces]
         self.ends[i:j] = [p[1] for p in pieces]
         self.labels[i:j] = [p[2] for p in pieces]
+
+    def _forget(self, start: int, end: int) -> None:
+        self.stored = [entry for entry in self.stored if entry[1] <= start or end <= entry[0]]
+
+    def expect(self, addresses: Any, values: Any) -> None:
+        """A kernel store left `values` (a NumPy array, one per lane) at `addresses` (byte addresses, uint64):
+        call it once the launch's labels are written. Stores whose lanes share an address are not kept (which
+        lane wins is the interpreter's business), nor are stores beyond `MAX_STORED` (the oldest go first)."""
+        import numpy
+
+        if not addresses.size or numpy.unique(addresses).size != addresses.size:
+            return
+        end = int(addresses.max()) + values.dtype.itemsize
+        start = int(addresses.min())
+        self._forget(start, end)
+        self.stored.append((start, end, addresses.copy(), numpy.array(values, copy=True)))
+        if len(self.stored) > MAX_STORED:
+            del self.stored[0]
+
+    def changed(self, tensor: torch.Tensor) -> bool:
+        """Whether some memory of `tensor` (on the CPU) no longer holds what a kernel stored there, though no
+        tracked kernel, PyTorch call or host read has written it since: a write through a view by address
+        (`__array_interface__`, ctypes, `/proc/self/mem`)."""
+        import numpy
+
+        with torch._C.DisableTorchFunctionSubclass():
+            if tensor.device.type != "cpu" or not self.stored:
+                return False
+            storage = tensor.untyped_storage()
+            base, size = int(storage.data_ptr()), int(storage.nbytes())
+            if not size:
+                return False
+            memory = torch.empty(0, dtype=torch.uint8).set_(storage, 0, (size,), (1,)).numpy()
+        for start, end, addresses, values in self.stored:
+            if end <= base or base + size <= start:
+                continue
+            width = values.dtype.itemsize
+            inside = (addresses >= base) & (addresses + width <= base + size)
+            if not inside.any():
+                continue
+            offsets = (addresses[inside] - base).astype(numpy.int64)
+            now = memory[offsets[:, None] + numpy.arange(width)]
+            then = numpy.ascontiguousarray(values.reshape(-1)[inside]).view(numpy.uint8).reshape(-1, width)
+            if not numpy.array_equal(now, then):
+                return True
+        return False
 
     def read(self, start: int, end: int) -> list[tuple[int, int, Label]]:
         """The labelled pieces of [start, end); gaps come back as UNKNOWN."""
@@ -171,6 +223,9 @@ class Shadow:
         return list(zip(self.starts, self.ends, self.labels, strict=True))
 
 
+MAX_STORED = 4096
+"""How many kernel stores `Shadow.expect` keeps per forward call."""
+
 MIN_COPY_LANES = 4
 """A launch that stored fewer lanes than this is never judged a copy: one or two values equal to a
 loaded one are as likely a coincidence (a truncated loss equal to a class index) as a copy."""
@@ -192,6 +247,9 @@ class LaunchState:
     loaded_any: bool = False
     tolerance: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     """Per dtype, the (atol, rtol) within which a store of one load's values is still a copy."""
+    contents: list[tuple[Any, Any]] | None = field(default_factory=list)
+    """Each store's lane addresses and values, for `Shadow.expect` once the launch ends; None after an atomic
+    (whose result the interpreter computes, not the stored values)."""
 
     def note_load(self, values: Any, label: Label) -> None:
         import numpy

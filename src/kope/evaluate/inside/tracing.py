@@ -90,6 +90,8 @@ class Tracer:
             if state is not None:
                 for start, end, label in state.finish():
                     self.shadow.write(start, end, label)
+                for addresses, values in state.contents or ():
+                    self.shadow.expect(addresses, values)
                 self._kernel_elements += state.elements
                 if not state.computed and state.stored:
                     self._event("copy", name, None)
@@ -183,6 +185,8 @@ class Tracer:
             return
         start, end = int(addresses.min()), int(addresses.max()) + values.dtype.itemsize
         self.shadow.write(start, end, self.launch.store_label(start, end, values))
+        if self.launch.contents is not None:
+            self.launch.contents.append((addresses, values))
 
     def traced_atomic(self, ptrs: Any, mask: Any) -> None:
         assert self.launch is not None
@@ -196,6 +200,7 @@ class Tracer:
             return
         low, high = int(addresses.min()), int(addresses.max()) + 8
         launch = self.launch
+        launch.contents = None
         launch.stored = True
         launch.stores.append((low, high, None))
         launch.lanes += int(addresses.size)

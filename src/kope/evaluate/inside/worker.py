@@ -34,7 +34,7 @@ from torch.overrides import TorchFunctionMode
 
 from kope import protocol
 from kope.evaluate.inside import cuda, interpreter, shapes, tensors, timing
-from kope.evaluate.inside.channel import Channel, FeedRefused, UnsupportedValueError
+from kope.evaluate.inside.channel import Channel, FeedRefused, UnsupportedValueError, plain
 from kope.protocol import JobSpec, PlanInfo, TrialRecord, WorkerError, WorkerResult
 
 _TASK_MODULE = "kope_task"
@@ -465,13 +465,14 @@ def _candidate(spec: JobSpec, job_dir: Path, sealed: Channel) -> WorkerResult:
             failure.trials = result.trials
             failure.autotune = interpreter.runs()
             return _with_observations(failure, monitor, diagnostics)
-        if monitor is not None:
-            monitor.check_call(inputs, before, output)
-        try:
+        try:  # packed first, from exact builtin containers: no code of the candidate runs between forward and here
+            output = plain(output)
             meta = sealed.send_value(protocol.outputs_file(index), output)
         except UnsupportedValueError as exc:
             failure = _candidate_error("shape", f"forward returned a value kope cannot compare: {exc}", False)
             return _with_observations(failure, monitor, diagnostics)
+        if monitor is not None:
+            monitor.check_call(inputs, before, output)
         result.trials.append(TrialRecord(index=index, outputs=meta, seconds=seconds))
         pristine.append(before)
         if index == 0:
@@ -575,7 +576,7 @@ def _ghost_replay(
             tensor.fill_(float("nan") if tensor.is_floating_point() else -1)
     try:
         with torch.no_grad(), monitor.ghosted():
-            ghost = model(*copy.deepcopy(inputs))
+            ghost = plain(model(*copy.deepcopy(inputs)))
         _synchronize(spec.device)
         monitor.observations.ghost_unchanged = same_outputs(ghost, first_output)
     except Exception:
