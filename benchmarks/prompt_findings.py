@@ -110,7 +110,9 @@ def near_misses(realdiscards: Path | None, real_limit: int, real_match: str) -> 
                 continue
             tasks.add(row["task"])
             task, candidate = realdiscards / "tasks" / row["task"], realdiscards / row["candidate"]
-            found.append(NearMiss("realdiscards", "realdiscards/" + row["id"].split("/", 1)[-1][:60], task, candidate))
+            problem = Path(row["task"]).stem
+            name = f"realdiscards/{row['task'].split('/')[0]}/{problem}/{Path(row['candidate']).stem[:16]}"
+            found.append(NearMiss("realdiscards", name, task, candidate))
     return found
 
 
@@ -122,6 +124,7 @@ class Row:
     with_tokens: int = 0
     without_tokens: int = 0
     section_tokens: int = 0
+    """What the findings add to the prompt (their heading included)."""
     seconds: float = 0.0
     repair_with: tuple[str, int, int] | None = None
     repair_without: tuple[str, int, int] | None = None
@@ -144,7 +147,7 @@ def measure_prompt(evaluator: Evaluator, item: NearMiss, options: EvalOptions) -
     packed_with = build(StepContext(reference, source, diagnosis, findings=found), BUDGET)[1]
     packed_without = build(StepContext(reference, source, diagnosis), BUDGET)[1]
     row.with_tokens, row.without_tokens = packed_with.tokens, packed_without.tokens
-    row.section_tokens = next((c.tokens for c in packed_with.choices if c.name == "findings"), 0)
+    row.section_tokens = packed_with.tokens - packed_without.tokens
     row.seconds = time.monotonic() - began
     return row
 
@@ -174,15 +177,18 @@ def main() -> None:
     )
     parser.add_argument("--model", default="scripted", help="scripted (answers with the known fix) or a model spec")
     parser.add_argument("--no-repair", action="store_true", help="prompt tokens only (no end-to-end runs)")
+    parser.add_argument("--groups", default="fixed,corpora,realdiscards", help="which groups to measure")
     parser.add_argument("--out", type=Path, default=None, help="also write the tables (markdown) here")
     args = parser.parse_args()
     console = Console(width=160)
     header = (
         f"machine: {platform.machine()}, {platform.system()}, python {platform.python_version()}, "
-        f"{time.strftime('%Y-%m-%d')}; prompt budget {BUDGET:,}; model for repairs: {args.model}"
+        f"{time.strftime('%Y-%m-%d')}; prompt budget {BUDGET:,}; model for repairs: {args.model}; "
+        f"real-discard problems matching {args.real_match!r}, at most {args.real_limit}"
     )
     console.print(header)
-    items = near_misses(args.realdiscards, args.real_limit, args.real_match)
+    groups = set(args.groups.split(","))
+    items = [i for i in near_misses(args.realdiscards, args.real_limit, args.real_match) if i.group in groups]
     options = EvalOptions(trials=1, timeout_s=120, device="cpu")
     rows: list[Row] = []
     began = time.monotonic()
