@@ -83,9 +83,10 @@ class Findings(BaseModel):
             lines.append(
                 f"- Several programs write one output element: line {hit.line} `{hit.text}` stores to an address "
                 "that does not depend on tl.program_id, and the kernel is launched over more than one program, so "
-                "each program overwrites what the others wrote (the last one wins). Add into a zeroed output with "
-                "tl.atomic_add, or store one partial per program and combine them in a second pass; normalise "
-                "(divide by the count) once, after every partial is in."
+                "each program overwrites what the others wrote (the last one wins). If each program computes a partial "
+                "of that element, add into a zeroed output with tl.atomic_add, or store one partial per program and "
+                "combine them in a second pass; normalise (divide by the count) once, after every partial is in. If "
+                "each program owns other elements, the address is missing the program's offset."
             )
         return "\n".join(lines)
 
