@@ -142,3 +142,8 @@ def test_activations_are_read_from_functions_modules_and_methods_with_their_argu
 def test_a_reference_without_a_model_or_that_does_not_parse_has_no_activations() -> None:
     assert activations("def f(:\n") == []
     assert activations("import torch\n\ndef f(x):\n    return torch.sigmoid(x)\n") == []
+
+
+def test_nested_activations_are_listed_in_the_order_they_are_applied() -> None:
+    nested = REFERENCE.replace("x = F.softplus(x, beta=self.beta)", "x = F.softplus(torch.tanh(x), beta=self.beta)")
+    assert [a.name for a in activations(nested)][2:4] == ["tanh", "softplus"]

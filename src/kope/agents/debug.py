@@ -27,6 +27,7 @@ from kope.agents.environment import Environment, SandboxEnvironment
 from kope.agents.prompts import StepContext, build, shown_task
 from kope.agents.proposers import ModelProposer, Proposal, Proposer, RecipeProposer, RepairView
 from kope.cases.task import Case, Task, load_task
+from kope.diagnose.findings import findings
 from kope.diagnose.report import Diagnosis
 from kope.evaluate import EvalOptions, Evaluator
 from kope.hashing import content_hash
@@ -117,6 +118,9 @@ class DebugConfig:
     options: EvalOptions = field(default_factory=EvalOptions)
     diagnosis: bool = True
     """Ablation switch: False keeps the diagnosis out of the prompt and the proposers (no evidence, no hypotheses)."""
+    findings: bool = True
+    """Ablation switch: False keeps the findings section (wrong region, the reference's formulas, several programs
+    writing one element: kope.diagnose.findings) out of the prompt."""
     recipes: bool = True
     """Ablation switch: False disables the knowledge base's recipes (no recipe proposer, no recipes-first)."""
     search: bool = True
@@ -355,10 +359,12 @@ class DebugLoop:
 
     def _view(self, state: _State) -> tuple[RepairView, Any]:
         shown = self.config.diagnosis
+        reference = shown_task(state.task, next(iter(state.visible), None))
         context = StepContext(
-            reference=shown_task(state.task, next(iter(state.visible), None)),
+            reference=reference,
             kernel=state.source,
             diagnosis=state.diagnosis if shown else None,
+            findings=findings(state.diagnosis, reference) if shown and self.config.findings else None,
             history=state.history,
             feedback=state.feedback,
             instrumentation=state.instrumentation,

@@ -18,6 +18,7 @@ import jinja2
 from kope import syntax
 from kope.cases.task import Case, Task
 from kope.context.budget import Packed, Section, pack
+from kope.diagnose.findings import Findings
 from kope.diagnose.report import Diagnosis
 from kope.models.base import Message
 from kope.models.tokens import count_messages
@@ -97,6 +98,9 @@ class StepContext:
     instrumentation: list[str] = field(default_factory=list)
     experience: list[Section] = field(default_factory=list)
     """Optional sections from the experience store (kope.memory.packer), packed in the same budget."""
+    findings: Findings | None = None
+    """kope's findings (kope.diagnose.findings): the wrong value region, the reference's formulas, several programs
+    writing one element. None leaves the section out (the ablation)."""
 
 
 def merged(included: Sequence[tuple[Section, str]]) -> list[dict[str, str]]:
@@ -145,6 +149,15 @@ def sections(context: StepContext) -> list[Section]:
                 "Instrumentation you asked for",
                 ("\n\n".join(context.instrumentation), "\n\n".join(t[:1500] for t in context.instrumentation), ""),
                 priority=80,
+            )
+        )
+    if context.findings:
+        items.append(
+            Section(
+                "findings",
+                "Findings (kope's analysis of the reference and the kernel)",
+                (context.findings.text(), context.findings.text(formulas=False), ""),
+                priority=75,
             )
         )
     diagnosis = context.diagnosis

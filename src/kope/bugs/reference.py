@@ -191,7 +191,7 @@ class Activation:
 
 
 def activations(reference: str) -> list[Activation]:
-    """The activations `Model.forward` applies, in source order; [] when it does not parse or has none."""
+    """The activations `Model.forward` applies, in the order it applies them; [] when it does not parse or has none."""
     try:
         tree = syntax.parse(reference)
     except (SyntaxError, ValueError, RecursionError):
@@ -207,7 +207,7 @@ def activations(reference: str) -> list[Activation]:
     modules = _modules(methods.get("__init__"), names)
     swish = _swish_sigmoids(forward)
     found: list[Activation] = []
-    for node in sorted(_calls(forward), key=lambda c: (c.lineno, c.col_offset)):
+    for node in sorted(_calls(forward), key=_applied):
         made = _called(node, modules, names)
         if made is not None:
             found.append(Activation("silu", {}, made.line) if id(node) in swish else made)
@@ -229,6 +229,12 @@ def _swish_sigmoids(forward: ast.FunctionDef) -> set[int]:
             ):
                 found.add(id(call))
     return found
+
+
+def _applied(call: ast.Call) -> tuple[int, int]:
+    """Where a call ends: Python finishes an inner call (`F.gelu` in `F.softplus(F.gelu(x))`) before the outer one,
+    so ordering by the end is the order they are applied in."""
+    return (call.end_lineno or call.lineno, call.end_col_offset or call.col_offset)
 
 
 def _calls(forward: ast.FunctionDef) -> list[ast.Call]:
