@@ -264,3 +264,15 @@ def test_the_fork_server_runs_from_the_root_without_its_folder_on_the_import_pat
 def evaluator() -> Iterator[Evaluator]:
     with Evaluator() as shared:
         yield shared
+
+
+@linux_only
+def test_a_candidate_job_carries_no_trial_seeds(evaluator: Evaluator) -> None:
+    """From the seeds a candidate that knows the task's get_inputs could build every trial's inputs, and a table of
+    answers, before the first call: its job says only how many trials there are."""
+    result = run(evaluator, "boundary.py", "read_file", env={"KOPE_FILE": "../spec.json"}, integrity=False)
+    assert result.status == "pass", result.error
+    shown = printed(result)
+    assert "read:" in shown, shown  # the job's spec is readable from inside the job: what it holds is the point
+    spec = json.loads(shown.split("read:", 1)[1].strip().splitlines()[0])
+    assert spec["mode"] == "candidate" and spec["trial_seeds"] == [] and spec["trials"] == 2

@@ -483,7 +483,7 @@ class Evaluator:
             device=options.device,
             candidate_path=candidate_name,
             init_seed=_seed(options.seed, case, "init"),
-            trial_seeds=[_seed(options.seed, case, f"trial{i}") for i in range(options.trials)],
+            trials=options.trials,
             timing=options.timing,
             timing_budget_ms=options.timing_budget_ms,
             integrity=IntegritySpec(

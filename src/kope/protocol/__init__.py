@@ -116,6 +116,10 @@ class JobSpec(BaseModel):
     """The path the user gave, used to name the file in messages; the worker runs its own copy."""
     init_seed: int = 0
     trial_seeds: list[int] = Field(default_factory=list)
+    """Reference jobs: each trial's input seed. A candidate job gets none (it could rebuild every trial's inputs
+    from them before the first call): only `trials`, their number."""
+    trials: int = 0
+    """Candidate jobs: how many trials the feed hands over, one at a time."""
     timing: bool = False
     timing_budget_ms: float = 200.0
     integrity: IntegritySpec | None = None

@@ -443,7 +443,7 @@ def _candidate(spec: JobSpec, job_dir: Path, sealed: Channel) -> WorkerResult:
     first_output: Any = None
     last_output: Any = None
     storage: list[Any] = []
-    for index in range(len(spec.trial_seeds)):
+    for index in range(spec.trials):
         try:
             inputs = _as_device(tensors.load_bytes(sealed.inputs(protocol.inputs_file(index))), device)
         except FeedRefused as exc:
