@@ -265,3 +265,22 @@ def test_the_report_in_a_headless_browser(local: TriageSummary, tmp_path: Path) 
         [*flags, f"--screenshot={shot}", "--window-size=1280,2000", page], capture_output=True, timeout=120, check=True
     )
     assert shot.stat().st_size > 20_000  # a rendered page, not a blank one
+
+
+def test_a_manifest_row_runs_in_its_pipelines_module_mode(tmp_path: Path) -> None:
+    """One inference BatchNorm kernel twice: the row that says `eval` passes, the one that says `train` (KernelBench's
+    harness) is a near miss, and each row names its mode."""
+    judge = Path(__file__).resolve().parents[1] / "fixtures" / "judge"
+    tasks, candidates = tmp_path / "tasks", tmp_path / "candidates"
+    tasks.mkdir()
+    candidates.mkdir()
+    shutil.copy(judge / "tasks" / "batchnorm_dropout.py", tasks / "batchnorm_dropout.py")
+    shutil.copy(judge / "candidates" / "batchnorm_inference.py", candidates / "bn.py")
+    manifest = candidates / "m.csv"
+    manifest.write_text(
+        "task,candidate,id,module_mode\nbatchnorm_dropout.py,bn.py,inference,eval\nbatchnorm_dropout.py,bn.py,kb,train\n"
+    )
+    summary = triage(tasks, manifest, tmp_path / "out", options=OPTIONS, repair=False)
+    rows = {row.id: row for row in summary.rows}
+    assert (rows["inference"].before, rows["inference"].module_mode) == ("pass", "eval")
+    assert (rows["kb"].before, rows["kb"].module_mode) == ("near-miss", "train")

@@ -93,6 +93,8 @@ class TriageRow(BaseModel):
     """The integrity rules that rejected it (a cheat; or a near miss whose values are also wrong), or warned."""
     tolerance_profile: str | None = None
     """The tolerance profile it was judged with (strict, kernelbench)."""
+    module_mode: str | None = None
+    """The mode both models ran in (`train`, `eval`: a manifest's `module_mode`, else `--module-mode`)."""
     profile_disagreement: ProfileDisagreement | None = None
     """The profiles disagree on it (pass under one, fail under the other), with the error measured."""
     limits: list[str] = Field(default_factory=list)
@@ -247,6 +249,7 @@ class TriageWorker:
         row.cases = len(result.cases)
         row.findings = sorted({f.rule for f in result.integrity.findings})
         row.tolerance_profile = result.tolerance_profile
+        row.module_mode = result.module_mode
         row.profile_disagreement = result.profile_disagreement
         row.limits = list(result.limits)
         row.notes = list(dict.fromkeys(note for case in result.cases for note in case.notes))
