@@ -124,3 +124,76 @@ def test_the_bench_injects_it_and_the_search_edit_takes_it_back() -> None:
     assert len(injected) == 1 and "group_size_m = GROUP_M" in injected[0]
     program = Program.parse(injected[0], TASK)
     assert program is not None and len(edits(program, ["group-cap"])) == 1
+
+
+FIXED_GRID = textwrap.dedent(
+    """
+    import torch
+    import torch.nn as nn
+    import triton
+    import triton.language as tl
+
+
+    @triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 32})], key=["n"])
+    @triton.jit
+    def _double(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
+
+
+    class ModelNew(nn.Module):
+        def forward(self, x):
+            y = torch.empty_like(x)
+            n = x.numel()
+            grid = (triton.cdiv(n, 64),)
+            _double[grid](x, y, n)
+            return y
+    """
+)
+
+DOUBLE_TASK = textwrap.dedent(
+    '''
+    """Twice a vector."""
+    import torch
+    import torch.nn as nn
+
+    N = 300
+
+
+    class Model(nn.Module):
+        def forward(self, x):
+            return x * 2.0
+
+
+    def get_inputs():
+        return [torch.randn(N)]
+
+
+    def get_init_inputs():
+        return []
+
+
+    def get_cases():
+        return [{"N": 300}, {"N": 1000}]
+    '''
+)
+
+
+def test_autotune_grid_reads_the_block_the_config_gives(evaluator: Evaluator, tmp_path: Path) -> None:
+    """The grid divides by 64, the configs give BLOCK 64 or 32: under the second, half the vector is never written
+    (kope's interpreter runs each config in its own trial). Repaired by a grid that reads META['BLOCK']."""
+    program = Program.parse(FIXED_GRID, DOUBLE_TASK)
+    assert program is not None
+    made = edits(program, ["autotune-grid"])
+    assert len(made) == 1 and made[0].cue
+    assert "grid = lambda META: (triton.cdiv(n, META['BLOCK']),)" in made[0].source
+    single = Program.parse(FIXED_GRID.replace(', triton.Config({"BLOCK": 32})', ""), DOUBLE_TASK)
+    assert single is not None and edits(single, ["autotune-grid"]) == []  # one config: the literal is its block
+    task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
+    task.write_text(DOUBLE_TASK)
+    candidate.write_text(FIXED_GRID)
+    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=12))
+    report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
+    assert report.status == "repaired", report.search
+    assert "META['BLOCK']" in (tmp_path / "fixed.py").read_text()

@@ -734,6 +734,7 @@ ORDER = (
     "host-size",
     "grid-product",
     "group-cap",
+    "autotune-grid",
     "complement",
     "name-swap",
     "drop-term",

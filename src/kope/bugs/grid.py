@@ -7,6 +7,7 @@ Taxonomy ids: grid-too-small, uninitialized-output.
 from __future__ import annotations
 
 import ast
+import copy
 import itertools
 from collections.abc import Iterator
 
@@ -612,6 +613,89 @@ def group_cap(program: Program) -> Iterator[Edit]:
                         program.replace_all([(site, capped) for site in sites]),
                         "a grouped launch order whose last group is not capped by the row blocks left",
                     )
+
+
+def _tuned_values(tune: ast.Call) -> dict[str, set[object]]:
+    """Each meta-parameter an autotune's configs set (`triton.Config({...})`) with the values they give it."""
+    configs = next((k.value for k in tune.keywords if k.arg == "configs"), tune.args[0] if tune.args else None)
+    found: dict[str, set[object]] = {}
+    for config in configs.elts if isinstance(configs, ast.List | ast.Tuple) else []:
+        meta = config.args[0] if isinstance(config, ast.Call) and config.args else None
+        for key, value in zip(meta.keys, meta.values, strict=False) if isinstance(meta, ast.Dict) else []:
+            if isinstance(key, ast.Constant) and isinstance(key.value, str) and isinstance(value, ast.Constant):
+                found.setdefault(key.value, set()).add(value.value)
+    return found
+
+
+def _grid_tuple(program: Program, site: LaunchSite) -> ast.Tuple | None:
+    """The launch's grid as a tuple: written in the launch, or the last `grid = (...)` above it in its function."""
+    grid = site.grid
+    if isinstance(grid, ast.Name) and site.host is not None:
+        bound = [
+            node.value
+            for node in ast.walk(site.host)
+            if isinstance(node, ast.Assign)
+            and node.lineno < site.call.lineno
+            and any(isinstance(t, ast.Name) and t.id == grid.id for t in node.targets)
+        ]
+        grid = bound[-1] if bound else None
+    return grid if isinstance(grid, ast.Tuple) else None
+
+
+def _block_divisors(grid: ast.Tuple) -> list[ast.Constant]:
+    """The integer literals a grid divides sizes by: `cdiv(n, 128)`, `n // 128`, `(n + 127) // 128`."""
+    found: list[ast.Constant] = []
+    for node in ast.walk(grid):
+        divisor = None
+        if isinstance(node, ast.Call) and call_name(node).endswith("cdiv") and len(node.args) == 2:
+            divisor = node.args[1]
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
+            divisor = node.right
+        if isinstance(divisor, ast.Constant) and type(divisor.value) is int:
+            found.append(divisor)
+    return found
+
+
+class _Meta(ast.NodeTransformer):
+    def __init__(self, keys: dict[int, str]) -> None:
+        self.keys = keys
+
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        key = self.keys.get(id(node))
+        return ast.parse(f"META[{key!r}]", mode="eval").body if key else node
+
+
+@operator("autotune-grid", "uninitialized-output")
+def autotune_grid(program: Program) -> Iterator[Edit]:
+    """A launch grid that divides by a literal block size (`triton.cdiv(N, 128)`) where the kernel is autotuned over
+    configs that give that block another value too: under those configs the grid is too small (tiles never written)
+    or too large. The grid becomes `lambda META: (...)` with the block read from the config that runs."""
+    for site in program.parsed.launches:
+        tune = program.parsed.autotune(site.kernel)
+        grid = _grid_tuple(program, site) if tune is not None else None
+        if tune is None or grid is None:
+            continue
+        varying = {k: v for k, v in _tuned_values(tune).items() if len(v) > 1}
+        choices = [
+            (i, [k for k, v in varying.items() if lit.value in v]) for i, lit in enumerate(_block_divisors(grid))
+        ]
+        choices = [(i, keys) for i, keys in choices if keys]
+        if not choices:
+            continue
+        for picked in itertools.islice(itertools.product(*(keys for _, keys in choices)), 8):
+            copied = copy.deepcopy(grid)  # its divisors in the same walk order as the grid's
+            literals = _block_divisors(copied)
+            made = _Meta({id(literals[i]): key for (i, _), key in zip(choices, picked, strict=True)}).visit(copied)
+            assert isinstance(made, ast.expr)
+            text = f"lambda META: {ast.unparse(made)}"
+            yield Edit(
+                "autotune-grid",
+                "uninitialized-output",
+                grid.lineno,
+                f"the grid's block sizes from the autotuned config: `{ast.unparse(grid)}` -> `{text}`",
+                program.replace(grid, text),
+                "an autotuned kernel launched on a grid that divides by a literal block size its configs vary",
+            )
 
 
 # -- how the bench injects it (mutations) ------------------------------------------------------
