@@ -8,7 +8,7 @@ from pathlib import Path
 
 from kope.agents import DebugConfig, DebugLoop
 from kope.bugs.edit import Program, edits
-from kope.evaluate import Evaluator
+from kope.evaluate import EvalOptions, Evaluator
 from kope.repair.search import SearchConfig
 
 TASK = textwrap.dedent(
@@ -193,6 +193,11 @@ def test_autotune_grid_reads_the_block_the_config_gives(evaluator: Evaluator, tm
     task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
     task.write_text(DOUBLE_TASK)
     candidate.write_text(FIXED_GRID)
+    judged = evaluator.evaluate(task, candidate, options=EvalOptions(trials=2))
+    assert judged.status == "fail"
+    wrong, right = "autotune _double: wrong under config #1 (BLOCK=32", "right under #0 (BLOCK=64"
+    notes = [" ".join(case.notes) for case in judged.cases]
+    assert all(wrong in n and right in n for n in notes), notes
     config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=12))
     report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
     assert report.status == "repaired", report.search

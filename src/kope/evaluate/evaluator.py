@@ -554,6 +554,8 @@ class Evaluator:
             passed_under = {run.profile: bool(summary["passed"])}
             for other in run.alternatives:
                 passed_under[other] = not any(d.mismatches_under.get(other, d.mismatch_count) for t in diffs for d in t)
+            trial_passed = [not any(d.mismatch_count for d in trial) for trial in diffs]
+            summary["notes"] = summary["notes"] + judging.config_notes(result.autotune, trial_passed)
             return failed.model_copy(
                 update={
                     **summary,

@@ -17,6 +17,7 @@ import ast
 from collections.abc import Collection, Sequence
 from typing import Literal
 
+from kope.protocol import AutotuneRun
 from kope.protocol.results import CaseResult, EvalResult, ProfileDisagreement
 from kope.source import ParsedSource
 
@@ -97,3 +98,23 @@ def _tf32(call: ast.Call) -> bool:
         return isinstance(precision, ast.Constant) and precision.value in _TF32_PRECISIONS
     allow = keywords.get("allow_tf32")
     return not (isinstance(allow, ast.Constant) and allow.value is False)
+
+
+def config_notes(runs: Sequence[AutotuneRun], trial_passed: Sequence[bool]) -> list[str]:
+    """On the CPU interpreter each trial runs the next config of an autotuned kernel: where one config's trials are
+    all right and another's are wrong, the kernel (or its grid) depends on a meta-parameter its configs vary. A GPU's
+    tuner picks a config by speed, so a pipeline may never have run the wrong one: it is a bug all the same."""
+    notes: list[str] = []
+    for kernel in dict.fromkeys(run.kernel for run in runs):
+        mine = [r for r in runs if r.kernel == kernel and r.trials]
+        right = [r for r in mine if all(trial_passed[t] for t in r.trials if t < len(trial_passed))]
+        wrong = [r for r in mine if not any(trial_passed[t] for t in r.trials if t < len(trial_passed))]
+        if right and wrong:
+            notes.append(
+                f"autotune {kernel}: wrong under config "
+                + ", ".join(f"#{r.index} ({r.config})" for r in wrong)
+                + ", right under "
+                + ", ".join(f"#{r.index} ({r.config})" for r in right)
+                + ": it depends on a meta-parameter its configs vary (a GPU's tuner may pick either)"
+            )
+    return notes
