@@ -627,18 +627,9 @@ def _tuned_values(tune: ast.Call) -> dict[str, set[object]]:
     return found
 
 
-def _grid_tuple(program: Program, site: LaunchSite) -> ast.Tuple | None:
+def _grid_tuple(site: LaunchSite) -> ast.Tuple | None:
     """The launch's grid as a tuple: written in the launch, or the last `grid = (...)` above it in its function."""
-    grid = site.grid
-    if isinstance(grid, ast.Name) and site.host is not None:
-        bound = [
-            node.value
-            for node in ast.walk(site.host)
-            if isinstance(node, ast.Assign)
-            and node.lineno < site.call.lineno
-            and any(isinstance(t, ast.Name) and t.id == grid.id for t in node.targets)
-        ]
-        grid = bound[-1] if bound else None
+    grid = _grid_value(site) if site.grid is not None else None
     return grid if isinstance(grid, ast.Tuple) else None
 
 
@@ -672,7 +663,7 @@ def autotune_grid(program: Program) -> Iterator[Edit]:
     or too large. The grid becomes `lambda META: (...)` with the block read from the config that runs."""
     for site in program.parsed.launches:
         tune = program.parsed.autotune(site.kernel)
-        grid = _grid_tuple(program, site) if tune is not None else None
+        grid = _grid_tuple(site) if tune is not None else None
         if tune is None or grid is None:
             continue
         varying = {k: v for k, v in _tuned_values(tune).items() if len(v) > 1}
