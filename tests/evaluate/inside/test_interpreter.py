@@ -74,3 +74,11 @@ def test_a_kernel_wrong_under_one_autotune_config_fails_and_is_not_called_cachin
     assert not [f for f in result.integrity.findings if f.rule == "output-caching"]
     (case,) = result.cases
     assert not case.passed and case.mismatch_count > 0
+
+
+def test_a_load_mask_held_as_integers_is_traced_as_a_truth_mask(evaluator: Evaluator) -> None:
+    """The interpreter loads where an integer mask is nonzero; the provenance tracer read such a mask as indices
+    (an IndexError in kope's own hook that broke an honest kernel)."""
+    result = evaluator.evaluate(SCALE_TASK, KERNELS / "int_mask.py", options=EvalOptions(trials=1), which=["N=257"])
+    assert result.status == "pass", [c.error for c in result.cases]
+    assert result.integrity.verdict == "clean"

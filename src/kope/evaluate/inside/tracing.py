@@ -546,8 +546,8 @@ def _lanes(ptrs: Any, mask: Any, value: Any) -> tuple[Any, Any]:
         return None, None
     values = numpy.broadcast_to(values, addresses.shape)
     active = getattr(mask, "data", None)
-    if active is not None:
-        active = numpy.broadcast_to(active, addresses.shape)
+    if active is not None:  # a mask the interpreter holds as integers (it loads where they are nonzero) is a truth mask
+        active = numpy.broadcast_to(active.astype(bool, copy=False), addresses.shape)
         return addresses[active].astype("uint64"), values[active]
     return addresses.reshape(-1).astype("uint64"), values.reshape(-1)
 
