@@ -68,3 +68,27 @@ def test_every_evaluation_job_runs_in_its_group_and_says_so(evaluator: Evaluator
         task, candidate, options=EvalOptions(trials=1, integrity=False, sandbox="off"), which="visible"
     )
     assert off.sandbox is not None and "cgroup-memory" not in off.sandbox.protections
+
+
+@available
+@pytest.mark.parametrize("mode", ["auto", "landlock", "process"])
+def test_a_candidate_that_tries_to_leave_its_group(evaluator: Evaluator, mode: str) -> None:
+    """It looks for its group and tries to move itself into the parent group. Under namespaces it cannot see it,
+    under Landlock the move is refused; at the `process` level (root here) it can leave, so that level does not
+    claim the protection. The control (KOPE_ATTACK=none) only looks."""
+    candidate = ROOT / "tests" / "fixtures" / "hostile" / "boundary" / "cgroup_escape.py"
+    task = ROOT / "tests" / "fixtures" / "tasks" / "scale.py"
+    for trick in ("none", "escape"):
+        options = EvalOptions(trials=1, integrity=False, sandbox=mode, extra_env={"KOPE_ATTACK": trick})  # type: ignore[arg-type]
+        result = evaluator.evaluate(task, candidate, options=options, which="visible")
+        assert result.status == "pass", result.error
+        shown = result.cases[0].stdout
+        assert result.sandbox is not None
+        claimed = "cgroup-memory" in result.sandbox.protections
+        if result.sandbox.level == "namespaces":
+            assert "in group: False" in shown and claimed
+        elif result.sandbox.level == "landlock":
+            assert "in group: True" in shown and claimed
+            assert trick == "none" or ("leave group: written" not in shown and "still in group: True" in shown)
+        else:
+            assert not claimed

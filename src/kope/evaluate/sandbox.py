@@ -222,8 +222,11 @@ def supervise(job_dir: Path, limits: SandboxLimits, entry: Callable[[Path], int]
 
 def _group_outcome(outcome: Outcome, group: JobGroup) -> None:
     """What the job's memory cgroup saw: a kill at its limit is the memory limit's (whatever the poll missed), and a
-    group the worker joined is a protection that held."""
-    if group.peak_mb() > 0 and outcome.sandbox is not None:
+    group the worker joined is a protection that held where the job cannot leave it: under namespaces (no cgroup
+    mount in its view) or Landlock (cgroup files are not writable); at the `process` level a process with the
+    rights to write the parent group's `cgroup.procs` moves itself out, so the group limits it only while it stays."""
+    boundary = outcome.sandbox is not None and outcome.sandbox.level in ("namespaces", "landlock")
+    if group.peak_mb() > 0 and outcome.sandbox is not None and boundary:
         outcome.sandbox.protections.append("cgroup-memory")
     if outcome.signal == signal.SIGKILL and not outcome.timed_out and group.oom_killed():
         outcome.memory_exceeded = True
