@@ -131,27 +131,33 @@ def test_an_output_rewritten_through_a_view_by_address_is_caught(evaluator: Eval
         assert all(case.passed for case in result.cases), "numerically right: only the gate stops it"
 
 
-@pytest.mark.parametrize(
-    "trick",
-    [
-        pytest.param(
-            "launder",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="open: NumPy computes through views by address into a fresh allocation that a kernel then "
-                "reads; kope checks what kernel stores left in outputs, not what a load reads from fills, inputs "
-                "or parameters (see docs/guide/security.md)",
-            ),
-        ),
-        "none",
-    ],
-)
+@pytest.mark.parametrize("trick", ["launder", "none"])
 def test_a_result_laundered_through_a_fresh_allocation_is_caught(evaluator: Evaluator, trick: str) -> None:
+    """NumPy writes 2x - 3x into a zeroed tensor through a view by address, and a kernel adds 3x: to the shadow map
+    the tensor is still a fill. Under the interpreter kope keeps what each tracked storage held after its last
+    tracked write (`kope.evaluate.inside.contents`) and compares it before each launch reads it. The control (the
+    kernel adds 3x to the zeros) fails on its values and is not a tamper."""
     result = run(evaluator, SCALE_TASK, "relabel/view_launder.py", trick)
     if trick == "none":
-        assert numerically_failed(result)
+        assert numerically_failed(result) and "harness-tamper" not in rules(result)
     else:
-        assert result.status == "reject", (result.status, result.integrity)
+        assert result.status == "reject" and "harness-tamper" in rules(result), (result.status, result.integrity)
+        assert all(case.passed for case in result.cases), "numerically right: only the gate stops it"
+
+
+@pytest.mark.parametrize("trick", ["scratch", "input", "relaunder", "none", "none-input", "none-relaunder"])
+def test_memory_written_behind_kopes_back_before_a_launch_reads_it_is_caught(evaluator: Evaluator, trick: str) -> None:
+    """ctypes.memmove writes a share of the answer into memory a kernel then reads: an untouched allocation, the
+    input (put back after the launch), a zeroed tensor that a tracked in-place call touches after the write. Each
+    is caught before the read (`kope.evaluate.inside.contents`); each control, with the same calls and no write
+    behind kope's back, fails on its values and is no tamper."""
+    result = run(evaluator, SCALE_TASK, "relabel/memory_launder.py", trick)
+    if trick.startswith("none"):
+        assert "harness-tamper" not in rules(result), result.integrity
+        assert result.status != "pass"
+    else:
+        assert result.status == "reject" and "harness-tamper" in rules(result), (result.status, result.integrity)
+        assert all(case.passed for case in result.cases), "numerically right: only the gate stops it"
 
 
 # -- family 3: what the job tells the candidate -----------------------------------------------------------------

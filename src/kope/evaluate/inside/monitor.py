@@ -80,11 +80,14 @@ class Monitor(Tracer):
         self._stores = []
         self._fills = []
         self.shadow.clear()
+        self.contents.clear()
         for start, end, label in self._persistent:
             self.shadow.write(start, end, label)
         for index, value in enumerate(inputs or []):
             if isinstance(value, torch.Tensor) and value.numel():
                 self.shadow.write(*span(value), Label(inputs=frozenset({index})))
+        if self.interpreted:
+            self.note_writes((self._state, inputs or []))
         self._torch_elements = self._kernel_elements = 0
         recorder = Recorder(self)
         self.phase, self.tracking = "forward", True
@@ -131,7 +134,7 @@ class Monitor(Tracer):
                 and path not in self.observations.aliased_outputs
             ):
                 self.observations.aliased_outputs.append(path)
-            if self.interpreted and self.shadow.changed(leaf):
+            if self.interpreted and (self.shadow.changed(leaf) or self.contents.changed(leaf)):
                 self.record_lost(
                     f"{path} holds values other than those its kernel stored: written by something no hook sees"
                 )

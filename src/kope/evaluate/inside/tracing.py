@@ -19,6 +19,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from kope.evaluate.inside.contents import Contents
 from kope.evaluate.inside.outputs import same_bits, storage_range
 from kope.evaluate.inside.provenance import (
     FILL,
@@ -65,6 +66,9 @@ class Tracer:
         """None, "init" (ModelNew's construction) or "forward"."""
         self.tracking = False
         self.shadow = Shadow()
+        self.contents = Contents()
+        """Under the interpreter: what tracked memory held when a tracked writer last touched it."""
+        self._state: list[torch.Tensor] = []
         self._persistent: list[tuple[int, int, Label]] = []
         self._built: dict[str, Label] = {}
         self.launch: LaunchState | None = None
@@ -81,6 +85,8 @@ class Tracer:
         with self._own_calls():
             before = [t.detach().clone() for t in arguments]
         self.launch = LaunchState(name, tolerance=self.copy_tolerance) if self.interpreted else None
+        if self.interpreted:
+            self.check_reads(f"kernel `{name}`", (args, kwargs))
         self.launch_depth += 1
         try:
             return original(kernel, *args, **kwargs)
@@ -88,8 +94,13 @@ class Tracer:
             self.launch_depth -= 1
             state, self.launch = self.launch, None
             if state is not None:
-                for start, end, label in state.finish():
+                written = list(state.finish())
+                for start, end, label in written:
                     self.shadow.write(start, end, label)
+                with self._own_calls():
+                    for start, end, _ in written:
+                        self.contents.note_range(start, end)
+                self.note_writes((args, kwargs))
                 for addresses, values in state.contents or ():
                     self.shadow.expect(addresses, values)
                 self._kernel_elements += state.elements
@@ -165,6 +176,22 @@ class Tracer:
                 self.shadow.write(*span(tensor), label)
             if written and not computed:
                 self._event("copy", name, None)
+
+    def check_reads(self, reader: str, values: Any) -> None:
+        """Before a tracked reader (a launch, a PyTorch call) reads its tensor arguments: memory that holds other
+        bytes than its last tracked writer left was written where no hook sees (`kope.evaluate.inside.contents`)."""
+        with self._own_calls():
+            for tensor in _tensors(values):
+                if tensor.numel() and self.contents.changed(tensor):
+                    self.record_lost(f"memory that {reader} reads was written by something no hook sees")
+                    return
+
+    def note_writes(self, values: Any) -> None:
+        """After a tracked writer: what the memory of its tensor arguments and results holds now."""
+        with self._own_calls():
+            for tensor in _tensors(values):
+                if tensor.numel():
+                    self.contents.note(tensor)
 
     def record_reference(self, label: str) -> None:
         key = (label, self._candidate_line())
@@ -356,6 +383,7 @@ class Tracer:
 
     def model_ready(self, model: torch.nn.Module, loaded: list[str]) -> None:
         """After the reference's state was copied in and the model moved: label its parameters and buffers."""
+        self._state = [tensor for _, tensor in _state(model)]
         for name, tensor in _state(model):
             if not tensor.numel():
                 continue
@@ -444,14 +472,23 @@ class Recorder(TorchFunctionMode):
                 monitor.record_cast(name, args, kwargs)
             if monitor.tracking and name in policy.HOST_READS:
                 monitor.record_host_read(name, args, kwargs)
+        watched = bool(name) and monitor.tracking and monitor.interpreted and name not in _NO_CONTENTS
+        if watched:
+            monitor.check_reads(f"torch `{name}`", (args, kwargs))
         result = func(*args, **kwargs)
         if name and monitor.tracking:
             monitor.trace_call(name, args, kwargs, result)
+        if watched:
+            monitor.note_writes((args, kwargs, result))
         if name in policy.MOVES or name in policy.VIEWS:
             monitor.record_movement(name, args, result)
         elif name in policy.FILLED_ALLOCATIONS and isinstance(result, torch.Tensor):
             monitor.record_fill(result)
         return result
+
+
+_NO_CONTENTS = policy.QUERIES | policy.VIEWS
+"""Calls that neither read values nor write memory: the contents check skips them."""
 
 
 def _tensors(value: Any, depth: int = 0) -> Iterator[torch.Tensor]:
