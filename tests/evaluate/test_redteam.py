@@ -160,6 +160,20 @@ def test_memory_written_behind_kopes_back_before_a_launch_reads_it_is_caught(eva
         assert all(case.passed for case in result.cases), "numerically right: only the gate stops it"
 
 
+@pytest.mark.parametrize("trick", ["race", "none"])
+def test_a_thread_alive_while_a_kernel_runs_is_caught(evaluator: Evaluator, trick: str) -> None:
+    """A thread writes what the kernel reads after the launch's contents check, during the launch, and is joined
+    before forward returns: a thread of the candidate alive while its kernel runs is `threads-processes`, whether
+    or not its write won the race. The control joins its idle thread before the launch."""
+    result = run(evaluator, SCALE_TASK, "relabel/thread_writer.py", trick)
+    assert result.integrity is not None
+    during = [f for f in result.integrity.findings if "while its kernel ran" in f.message]
+    if trick == "none":
+        assert numerically_failed(result) and not during, result.integrity
+    else:
+        assert result.status != "pass" and during, (result.status, result.integrity)
+
+
 # -- family 3: what the job tells the candidate -----------------------------------------------------------------
 
 

@@ -333,6 +333,13 @@ def threads_processes(obs: Observations, ctx: RunContext) -> Iterator[Finding]:
         yield Finding(
             rule="threads-processes", severity="reject", message=f"{obs.threads_alive} thread(s) alive after forward"
         )
+    if obs.threads_in_launch > 0:
+        yield Finding(
+            rule="threads-processes",
+            severity="reject",
+            message=f"{obs.threads_in_launch} thread(s) of the candidate alive while its kernel ran: a thread can "
+            "write memory the kernel reads where no hook sees it",
+        )
     if obs.children_alive > 0:
         yield Finding(
             rule="threads-processes",

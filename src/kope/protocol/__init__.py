@@ -247,6 +247,8 @@ class Observations(BaseModel):
     output_types: list[str] = Field(default_factory=list)
     """Types of outputs that are not exactly torch.Tensor."""
     threads_alive: int = 0
+    threads_in_launch: int = 0
+    """The most threads of the candidate alive while one of its kernels ran (one could write what it reads)."""
     children_alive: int = 0
     tampered: list[str] = Field(default_factory=list)
     instrumentation_lost: list[str] = Field(default_factory=list)

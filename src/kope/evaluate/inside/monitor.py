@@ -55,13 +55,12 @@ class Monitor(Tracer):
         """Modules of the caller whose functions are watched for replacement, like the monitor's own."""
         self._identities: dict[str, object] = {}
         self._watched: dict[str, Callable[[], object]] = {}
-        self._threads_before = 0
 
     def install(self) -> None:
         hooks.install(self)
         self._watched = watch.watched((*self.guarded, sys.modules[__name__], tracing, hooks, outputs, watch))
         self._identities = {name: get() for name, get in self._watched.items()}
-        self._threads_before = threading.active_count()
+        self.threads_before = threading.active_count()
 
     @contextlib.contextmanager
     def construction(self) -> Iterator[None]:
@@ -142,7 +141,7 @@ class Monitor(Tracer):
             if self.interpreted and self.launches and foreign and path not in self.observations.unwritten_outputs:
                 self.observations.unwritten_outputs.append(path)
         self.observations.threads_alive = max(
-            self.observations.threads_alive, threading.active_count() - self._threads_before
+            self.observations.threads_alive, threading.active_count() - self.threads_before
         )
         self.observations.children_alive = max(self.observations.children_alive, _child_processes())
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -51,6 +52,8 @@ class Tracer:
         """Per dtype, how close to a load a store may be and still be a copy (`IntegritySpec.copy_tolerance`)."""
         self.extra_allow = extra_allow
         self.launch_depth = 0
+        self.threads_before = threading.active_count()
+        """Threads of the worker before the candidate's code ran (the monitor counts them again when installed)."""
         self.ghost = False
         self.launches = 0
         self.kernels: dict[str, int] = {}
@@ -85,6 +88,8 @@ class Tracer:
         with self._own_calls():
             before = [t.detach().clone() for t in arguments]
         self.launch = LaunchState(name, tolerance=self.copy_tolerance) if self.interpreted else None
+        threads = threading.active_count() - self.threads_before
+        self.observations.threads_in_launch = max(self.observations.threads_in_launch, threads)
         if self.interpreted:
             self.check_reads(f"kernel `{name}`", (args, kwargs))
         self.launch_depth += 1
