@@ -10,7 +10,9 @@ activation. Real models get the steps right and their scope or order wrong:
   `acc = tl.maximum(acc, 0.0)`, `acc += bias`) exchanged.
 
 Both are reference-guided (kope.bugs.reference.steps: shift, scale, activation, in the order `forward` applies
-them): an edit is made only where the reference applies the steps in the order the edit makes, and is cued.
+them): an edit is made only where the reference applies the steps in the order the edit makes (for
+`epilogue-order`: the kinds of the value's updates are a subsequence of the reference's steps after the exchange
+and not before it), and is cued.
 """
 
 from __future__ import annotations
@@ -191,10 +193,19 @@ def _bodies(node: ast.AST) -> Iterator[list[ast.stmt]]:
                 yield body
 
 
+def _within(kinds: list[str], chain: list[str]) -> bool:
+    """Whether `kinds` occur in `chain` in this order (a subsequence)."""
+    rest = iter(chain)
+    return all(kind in rest for kind in kinds)
+
+
 @operator("epilogue-order", "wrong-constant")
 def epilogue_order(program: Program) -> Iterator[Edit]:
-    """Two adjacent in-place updates of one value (outside loops) exchanged, where the reference applies steps of
-    their kinds in the other order (and never in theirs)."""
+    """Two adjacent in-place updates of one value (outside loops) exchanged, where the kinds of that value's updates
+    are in the reference's order after the exchange and not before it."""
+    chain = steps(program.reference) if program.reference else []
+    if not chain:
+        return
     for kernel in program.kernels:
         looped = _looped(kernel)
         for body in _bodies(kernel):
@@ -204,8 +215,11 @@ def epilogue_order(program: Program) -> Iterator[Edit]:
                 name = _updated(first)
                 if not name or _updated(second) != name:
                     continue
-                a, b = _step(first), _step(second)
-                if not (a and b and a != b and _cued(program.reference, b, a) and not _cued(program.reference, a, b)):
+                updates = [s for s in body if id(s) not in looped and _updated(s) == name]
+                kinds = [_step(s) for s in updates]
+                at = updates.index(first)
+                exchanged = [*kinds[:at], kinds[at + 1], kinds[at], *kinds[at + 2 :]]
+                if _within([k for k in kinds if k], chain) or not _within([k for k in exchanged if k], chain):
                     continue
                 _, source, one, other = swapped(program, first, second)
                 yield Edit(
@@ -214,5 +228,5 @@ def epilogue_order(program: Program) -> Iterator[Edit]:
                     first.lineno,
                     f"`{one}` and `{other}` exchanged",
                     source,
-                    f"the reference applies a {b} step before a {a} step, never after",
+                    f"the reference applies its steps ({', '.join(chain)}) in the exchanged order",
                 )
