@@ -325,7 +325,7 @@ def _pointer(program: Program, site: _Site, layer: Layer) -> tuple[str, list[tup
     return name, splices, f"`{value}` passed as a new parameter `{name}`"
 
 
-@operator("layer-bias", "broadcast-error")
+@operator("layer-bias", "wrong-constant")
 def layer_bias(program: Program) -> Iterator[Edit]:
     """The reference's layer bias added to a kernel's matrix product right after its loop, broadcast along the
     output's columns (then its rows)."""
@@ -349,7 +349,7 @@ def layer_bias(program: Program) -> Iterator[Edit]:
                 line = f"\n{indent}{site.accumulator} += tl.load({pointer} + {index}{mask}){broadcast}"
                 yield Edit(
                     "layer-bias",
-                    "broadcast-error",
+                    "wrong-constant",
                     site.loop.end_lineno or site.loop.lineno,
                     f"the {biased[0].attribute} bias ({how}) added to `{site.accumulator}` along `{index}`",
                     _spliced(program.text, [*splices, (end, end, line)]),
