@@ -746,6 +746,9 @@ ORDER = (
     "cross-program-atomic",
     "norm-sqrt",
     "drop-cap",
+    "layer-bias",
+    "scale-scope",
+    "epilogue-order",
 )
 """The registry's order; an operator missing here comes after these."""
 

@@ -25,6 +25,8 @@ KindId = Literal[
     "generic",
     "formula",
     "arith",
+    "bias",
+    "epilogue",
 ]
 """A kind: a family of bugs whose cues, recipes, edits and mutations share one module (kope.bugs.<id>)."""
 

@@ -341,3 +341,119 @@ def _modules(init: ast.FunctionDef | None, names: Mapping[str, float]) -> dict[s
             name, _params(FORMULAS[name], node.value.args, node.value.keywords, names), node.lineno
         )
     return found
+
+
+_LINEAR = ("linear", "lazylinear")
+"""`nn.Linear` and its kin, by lower-cased class name; convolutions are matched by prefix (`conv`)."""
+
+
+@dataclass(frozen=True)
+class Layer:
+    """A weighted layer the reference's `__init__` builds (`self.gemm = nn.Linear(k, n)`): its attribute, its kind
+    (`linear` or `conv`), whether it has a bias, the text of its output size as the reference writes it
+    (`out_features`), and the position of each `__init__` parameter it names (to read it in `ModelNew`'s)."""
+
+    attribute: str
+    kind: str
+    bias: bool
+    out: str
+    params: tuple[str, ...] = ()
+    """`Model.__init__`'s parameters, in order (`ModelNew` has the same signature, perhaps other names)."""
+
+
+def layers(reference: str) -> list[Layer]:
+    """The Linear and convolution layers `Model.__init__` builds, in source order; [] when it does not parse or has
+    none. A layer has a bias unless its `bias=` argument is False (a literal, or an `__init__` parameter that
+    `get_init_inputs()` or its default makes False)."""
+    try:
+        tree = syntax.parse(reference)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    init = _model_method(tree, "__init__")
+    if init is None:
+        return []
+    params = tuple(a.arg for a in init.args.args[1:])
+    found: list[Layer] = []
+    for node in sorted(ast.walk(init), key=lambda n: getattr(n, "lineno", 0)):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call)):
+            continue
+        target, call = node.targets[0], node.value
+        if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
+            continue
+        cls = ast.unparse(call.func).split(".")[-1].lower()
+        kind = "linear" if cls in _LINEAR else "conv" if cls.startswith("conv") else ""
+        out = next((k.value for k in call.keywords if k.arg in ("out_features", "out_channels")), None)
+        if out is None and len(call.args) >= 2:
+            out = call.args[1]
+        if not kind or out is None:
+            continue
+        position = 2 if kind == "linear" else 8 if cls.startswith("convtranspose") else 7
+        flag = next((k.value for k in call.keywords if k.arg == "bias"), None)
+        if flag is None and position < len(call.args):
+            flag = call.args[position]
+        found.append(Layer(target.attr, kind, _true(flag, tree, init), ast.unparse(out), params))
+    return found
+
+
+def _true(flag: ast.expr | None, tree: ast.Module, init: ast.FunctionDef) -> bool:
+    """Whether a `bias=` argument is true: absent (PyTorch's default), a literal, or an `__init__` parameter given by
+    `get_init_inputs()` or else by its default; an argument that cannot be read counts as true."""
+    if flag is None:
+        return True
+    if isinstance(flag, ast.Constant):
+        return bool(flag.value)
+    if not isinstance(flag, ast.Name):
+        return True
+    params = [a.arg for a in init.args.args[1:]]
+    if flag.id not in params:
+        return True
+    at = params.index(flag.id)
+    getter = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "get_init_inputs"), None)
+    returned = next((n.value for n in ast.walk(getter) if isinstance(n, ast.Return)), None) if getter else None
+    if isinstance(returned, ast.List | ast.Tuple) and at < len(returned.elts):
+        given = returned.elts[at]
+        return bool(given.value) if isinstance(given, ast.Constant) else True
+    defaults = init.args.defaults
+    first_default = len(params) - len(defaults)
+    if at >= first_default:
+        default = defaults[at - first_default]
+        return bool(default.value) if isinstance(default, ast.Constant) else True
+    return True
+
+
+def steps(reference: str) -> list[str]:
+    """The kinds of the elementwise steps `Model.forward` applies, in order: `shift` (a layer that adds its bias,
+    `x + b`, `x - b`), `scale` (`x * s`, `x / s`), `act` (an activation of the table). [] when it does not parse."""
+    try:
+        tree = syntax.parse(reference)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    forward = _model_method(tree, "forward")
+    if forward is None:
+        return []
+    biased = {layer.attribute for layer in layers(reference) if layer.bias}
+    modules = _modules(_model_method(tree, "__init__"), {})
+    found: list[tuple[tuple[int, int], str]] = []
+    for node in ast.walk(forward):
+        kind = ""
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
+            kind = "shift"
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult | ast.Div):
+            kind = "scale"
+        elif isinstance(node, ast.Call):
+            func = ast.unparse(node.func)
+            attribute = func.removeprefix("self.")
+            if attribute in biased:
+                kind = "shift"
+            elif attribute in modules or canonical(func) is not None:
+                kind = "act"
+        if kind:
+            found.append(((getattr(node, "end_lineno", 0) or 0, getattr(node, "end_col_offset", 0) or 0), kind))
+    return [kind for _, kind in sorted(found)]
+
+
+def _model_method(tree: ast.Module, name: str) -> ast.FunctionDef | None:
+    model = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model"), None)
+    if model is None:
+        return None
+    return next((n for n in model.body if isinstance(n, ast.FunctionDef) and n.name == name), None)

@@ -23,11 +23,13 @@ from typing import Literal
 
 from kope.bugs import (
     arith,
+    bias,
     broadcast,
     constants,
     cue,
     dead,
     edit,
+    epilogue,
     formula,
     generic,
     grid,
@@ -108,6 +110,8 @@ KINDS: tuple[Kind, ...] = (
     Kind("generic", generic),
     Kind("formula", formula),
     Kind("arith", arith),
+    Kind("bias", bias),
+    Kind("epilogue", epilogue),
 )
 """Every kind, one line each. The order is that of listings; the roles' orders are their modules' `ORDER`."""
 

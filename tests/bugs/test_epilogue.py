@@ -1,0 +1,133 @@
+"""Epilogue steps on the wrong operand or in the wrong order, and a layer's bias never added: the edits the
+reference-guided operators offer on small real Triton kernels, none on honest ones, and the repair search
+reaching the fix through the real evaluator (tiny shapes)."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+
+from conftest import FIXTURES
+
+from kope.agents import DebugConfig, DebugLoop
+from kope.bugs.edit import Program, edits
+from kope.bugs.reference import layers, steps
+from kope.evaluate import Evaluator
+from kope.repair.search import SearchConfig
+
+EPILOGUE = FIXTURES / "epilogue"
+OPERATORS = ["layer-bias", "scale-scope", "epilogue-order"]
+
+
+def program(candidate: str, task: str) -> Program:
+    parsed = Program.parse((EPILOGUE / candidate).read_text(), (EPILOGUE / task).read_text())
+    assert parsed is not None
+    return parsed
+
+
+def test_the_reference_layers_and_steps_are_read_from_its_source() -> None:
+    task = (EPILOGUE / "linear_scale_task.py").read_text()
+    (gemm,) = layers(task)
+    assert (gemm.attribute, gemm.kind, gemm.bias, gemm.out) == ("gemm", "linear", True, "out_features")
+    assert steps(task) == ["shift", "scale", "act"]
+    unbiased = task.replace("nn.Linear(in_features, out_features)", "nn.Linear(in_features, out_features, bias=False)")
+    assert [layer.bias for layer in layers(unbiased)] == [False]
+
+
+def test_a_scale_applied_to_the_bias_alone_is_moved_to_the_sum() -> None:
+    made = edits(program("linear_scale_bias_scoped.py", "linear_scale_task.py"), OPERATORS)
+    assert [e.operator for e in made] == ["scale-scope"]
+    assert "acc = (acc + bias[None, :]) * scale" in made[0].source
+    assert made[0].cue
+
+
+def test_honest_kernels_and_kernels_without_a_reference_get_no_such_edit() -> None:
+    assert edits(program("linear_scale_good.py", "linear_scale_task.py"), OPERATORS) == []
+    bare = Program.parse((EPILOGUE / "linear_scale_bias_scoped.py").read_text(), "")
+    assert bare is not None and edits(bare, OPERATORS) == []
+    bare = Program.parse((EPILOGUE / "linear_gelu_no_bias.py").read_text(), "")
+    assert bare is not None and edits(bare, OPERATORS) == []
+
+
+def test_a_missing_layer_bias_is_made_passed_down_and_added_after_the_product_loop() -> None:
+    made = edits(program("linear_gelu_no_bias.py", "linear_gelu_task.py"), OPERATORS)
+    assert [e.operator for e in made] == ["layer-bias", "layer-bias"]
+    first = made[0].source
+    assert made[0].cue and not made[1].cue
+    assert "self.linear_bias = nn.Parameter(torch.zeros(out_features))" in first
+    assert "def gemm_gelu(x, weight, linear_bias=None):" in first
+    assert "return gemm_gelu(x, self.weight, linear_bias=self.linear_bias)" in first
+    assert "_gemm_gelu[grid](\n        linear_bias, x, w, out," in first
+    assert "    linear_bias_ptr, x_ptr, w_ptr, out_ptr," in first
+    assert "    acc += tl.load(linear_bias_ptr + offs_n, mask=offs_n < N, other=0.0)[None, :]\n" in first
+
+
+ORDER_KERNEL = textwrap.dedent(
+    """
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _k(x_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        acc = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+        acc += tl.load(b_ptr + offs, mask=offs < n, other=0.0)
+        acc = acc - 0.5
+        acc = tl.maximum(acc, 0.0)
+        tl.store(out_ptr + offs, acc, mask=offs < n)
+    """
+)
+
+ORDER_TASK = textwrap.dedent(
+    """
+    import torch
+    import torch.nn as nn
+
+
+    class Model(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.fc = nn.Linear(n, n)
+
+        def forward(self, x):
+            x = self.fc(x)
+            x = torch.relu(x)
+            return x - 0.5
+    """
+)
+
+
+def test_two_updates_in_the_other_order_than_the_reference_are_exchanged() -> None:
+    parsed = Program.parse(ORDER_KERNEL, ORDER_TASK)
+    assert parsed is not None
+    made = edits(parsed, ["epilogue-order"])
+    assert len(made) == 1 and made[0].cue
+    assert "acc = tl.maximum(acc, 0.0)\n    acc = acc - 0.5\n" in made[0].source
+    right = Program.parse(made[0].source, ORDER_TASK)
+    assert right is not None and edits(right, ["epilogue-order"]) == []
+
+
+def repair(evaluator: Evaluator, tmp_path: Path, task: str, candidate: str) -> tuple[str, list[str]]:
+    shutil.copy(EPILOGUE / task, tmp_path / "task.py")
+    shutil.copy(EPILOGUE / candidate, tmp_path / "candidate.py")
+    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=12))
+    report = DebugLoop(None, evaluator, config=config).run(
+        tmp_path / "task.py", tmp_path / "candidate.py", tmp_path / "fixed.py"
+    )
+    assert report.status == "repaired", report.search
+    accepted = [t.operator for r in report.search for t in r.trials if t.verdict == "accepted"]
+    return (tmp_path / "fixed.py").read_text(), accepted
+
+
+def test_the_search_moves_a_misplaced_scale_onto_the_sum(evaluator: Evaluator, tmp_path: Path) -> None:
+    fixed, accepted = repair(evaluator, tmp_path, "linear_scale_task.py", "linear_scale_bias_scoped.py")
+    assert accepted == ["scale-scope"]
+    assert "acc = (acc + bias[None, :]) * scale" in fixed
+
+
+def test_the_search_adds_a_layer_bias_the_kernel_never_had(evaluator: Evaluator, tmp_path: Path) -> None:
+    fixed, accepted = repair(evaluator, tmp_path, "linear_gelu_task.py", "linear_gelu_no_bias.py")
+    assert accepted == ["layer-bias"]
+    assert "self.linear_bias = nn.Parameter" in fixed
