@@ -32,6 +32,7 @@ from kope.bugs import (
     generic,
     grid,
     indexing,
+    layout,
     loops,
     masks,
     mutation,
@@ -108,6 +109,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("generic", generic),
     Kind("formula", formula),
     Kind("arith", arith),
+    Kind("layout", layout),
 )
 """Every kind, one line each. The order is that of listings; the roles' orders are their modules' `ORDER`."""
 
