@@ -12,8 +12,10 @@ from kope.agents import DebugConfig, DebugLoop
 from kope.bugs.edit import Program, edits
 from kope.bugs.layout import launch_strides, origin, transposed_inputs
 from kope.bugs.mutation import mutants
+from kope.diagnose.report import Diagnosis
 from kope.evaluate import Evaluator
-from kope.repair.search import SearchConfig
+from kope.knowledge.retrieval import Hypothesis
+from kope.repair.search import RepairSearch, SearchConfig
 
 LAYOUT = FIXTURES / "layout"
 TT_TASK = (LAYOUT / "matmul_tt_task.py").read_text()
@@ -66,13 +68,36 @@ def test_transposed_operands_swaps_every_subset_of_stride_pairs_and_cues_the_one
     assert sum(e.source == HONEST for e in everything) == 1
 
 
+def test_the_cue_read_off_the_reference_is_tried_before_the_first_hypothesis_recipes(evaluator: Evaluator) -> None:
+    """The dev kernel this was tuned on crashed out of bounds: the diagnosis ranked precision and grid hypotheses
+    first, and every edit that stopped the crash was kept and expanded before any stride edit was tried."""
+    hypotheses = [Hypothesis(pattern=p, score=10.0 - i) for i, p in enumerate(["precision-loss", "grid-too-small"])]
+    diagnosis = Diagnosis(status="error", task="t", candidate="c", hypotheses=hypotheses)
+    first = RepairSearch(evaluator).candidates(AS_STORED, diagnosis, TT_TASK)[0]
+    assert (first.operator, first.source) == ("transposed-operands", HONEST)
+    assert "the reference transposes" in first.why
+
+
 def test_an_honest_kernel_gets_no_cued_transposed_operands_edit() -> None:
     """Strides passed in the transposed order, or tensors the host transposed first, or a product that transposes
     nothing: no cue (the edits are still there, tried in turn)."""
-    host_transposed = AS_STORED.replace("matmul_tt(A.contiguous(), B.contiguous())", "matmul_tt(A.T, B.T)")
+    host_transposed = (
+        AS_STORED.replace("matmul_tt(A.contiguous(), B.contiguous())", "matmul_tt(A.T, B.T)")
+        .replace("k, m = a.shape", "m, k = a.shape")
+        .replace("n = b.shape[0]", "n = b.shape[1]")
+    )
     for source, task in ((HONEST, TT_TASK), (host_transposed, TT_TASK), (MATMUL, MATMUL_TASK)):
         made = edits(parsed(source, task), ["transposed-operands"])
         assert made and not any(e.cue for e in made)
+
+
+def test_strides_crossed_with_the_sizes_that_bound_them_are_cued_without_the_reference() -> None:
+    """A plain product (nothing transposed) whose launch passes B's strides in falling order: the kernel scales its
+    column indices, bounded by `N = b.shape[1]`, with `b.stride(0)`. The grounded edit wins over `stride-argument`'s
+    identical swap."""
+    crossed = MATMUL.replace("b.stride(0), b.stride(1)", "b.stride(1), b.stride(0)")
+    made = [e for e in edits(parsed(crossed, MATMUL_TASK)) if e.source == MATMUL]
+    assert [(e.operator, e.grounded) for e in made] == [("transposed-operands", True)]
 
 
 def test_strides_the_host_names_are_swapped_at_the_launch() -> None:

@@ -26,8 +26,8 @@ from collections.abc import Iterator
 import libcst as cst
 
 from kope import syntax
-from kope.bugs.analysis import constexprs_of, params_of
-from kope.bugs.edit import Edit, Program, operator
+from kope.bugs.analysis import constexprs_of, names_in, params_of
+from kope.bugs.edit import Edit, Program, address_exprs, assignments, operator
 from kope.bugs.mutation import Context, Mutation, mutation
 from kope.source import LaunchSite, call_name
 
@@ -163,6 +163,15 @@ def origin(program: Program, function: ast.FunctionDef | None, expr: ast.expr, d
     return "", False
 
 
+def _transposes(value: ast.expr) -> bool:
+    """Whether a method chain transposes (`w.contiguous().t()`, `x.T`)."""
+    while isinstance(value, ast.Call | ast.Attribute):
+        if _transposed_operand(value) is not None:
+            return True
+        value = value.func if isinstance(value, ast.Call) else value.value
+    return False
+
+
 def _refers_to(value: ast.expr, name: str) -> bool:
     """`A = A.contiguous()`: a name bound to a value made from itself (its origin is what it was before)."""
     while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
@@ -243,6 +252,119 @@ def launch_strides(program: Program, call: ast.Call) -> list[tuple[ast.expr, str
     return found
 
 
+# -- which dimension a stride parameter walks -----------------------------------------------------
+
+
+def _closure(kernel: ast.FunctionDef, names: set[str], depth: int = 2) -> set[str]:
+    """Names and the names in the values assigned to them, `depth` assignments back (`k_left = K - k` -> K)."""
+    assigned = assignments(kernel)
+    found = set(names)
+    frontier = set(names)
+    for _ in range(depth):
+        frontier = {n for name in frontier for a in assigned.get(name, []) for n in names_in(a.value)} - found
+        found |= frontier
+    return found
+
+
+def _bound(program: Program, kernel: ast.FunctionDef, stride: str) -> str | None:
+    """The size parameter that bounds the indices a stride parameter scales in the kernel's addresses
+    (`offs_m[:, None] * stride_am` and `offs_m < M`: `M`); None unless exactly one does."""
+    index: set[str] = set()
+    advances = [n.value for n in ast.walk(kernel) if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add)]
+    for expr in [*address_exprs(kernel), *advances]:
+        for node in ast.walk(expr):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+                for side, other in ((node.left, node.right), (node.right, node.left)):
+                    if isinstance(side, ast.Name) and side.id == stride:
+                        index |= names_in(other)
+    params = set(params_of(kernel))
+    index -= params
+    sizes = set(program.scalars(kernel))
+    found: set[str] = set()
+    for node in ast.walk(kernel):
+        if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+            continue
+        for side, other in ((node.left, node.comparators[0]), (node.comparators[0], node.left)):
+            if names_in(side) & index:
+                found |= _closure(kernel, names_in(other)) & sizes
+    return found.pop() if len(found) == 1 else None
+
+
+def _shape_dim(function: ast.FunctionDef | None, name: str, depth: int = 2) -> tuple[str, int] | None:
+    """The tensor dimension a host size name holds, bound once: `m = x.shape[0]`, `x.size(0)`, `k, m = x.shape`,
+    `K = K1` for such a `K1`."""
+    if function is None or depth < 0:
+        return None
+    found: list[tuple[str, int] | None] = []
+    for node in ast.walk(function):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+            continue
+        target, value = node.targets[0], node.value
+        if isinstance(target, ast.Name) and target.id == name:
+            found.append(
+                _dim_of(value) or (_shape_dim(function, value.id, depth - 1) if isinstance(value, ast.Name) else None)
+            )
+        elif isinstance(target, ast.Tuple) and name in [e.id for e in target.elts if isinstance(e, ast.Name)]:
+            names = [e.id if isinstance(e, ast.Name) else "" for e in target.elts]
+            if isinstance(value, ast.Tuple) and len(value.elts) == len(names):  # `M, K = A.shape[1], A.shape[0]`
+                found.append(_dim_of(value.elts[names.index(name)]))
+                continue
+            shape = _unpacked_shape(node) is not None and not isinstance(value, ast.Subscript)
+            tensor = value.value if isinstance(value, ast.Attribute) else getattr(value, "func", None)
+            if shape and tensor is not None:
+                base = tensor.value if isinstance(tensor, ast.Attribute) else tensor
+                found.append((ast.unparse(base), names.index(name)))
+            else:
+                found.append(None)
+    return found[0] if len(found) == 1 else None
+
+
+def _dim_of(value: ast.expr) -> tuple[str, int] | None:
+    """`x.shape[1]`, `x.size(1)` -> ("x", 1)."""
+    if (
+        isinstance(value, ast.Subscript)
+        and isinstance(value.value, ast.Attribute)
+        and value.value.attr == "shape"
+        and isinstance(value.slice, ast.Constant)
+        and type(value.slice.value) is int
+        and value.slice.value >= 0
+    ):
+        return ast.unparse(value.value.value), value.slice.value
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr == "size"
+        and len(value.args) == 1
+        and isinstance(value.args[0], ast.Constant)
+        and type(value.args[0].value) is int
+        and value.args[0].value >= 0
+    ):
+        return ast.unparse(value.func.value), value.args[0].value
+    return None
+
+
+def _walked_dims(program: Program, site: LaunchSite, tensor: str, args: tuple[ast.expr, ast.expr]) -> list[int | None]:
+    """For each of a tensor's two stride arguments, the dimension of the same tensor whose size bounds the indices
+    its parameter scales in the kernel (through the size the launch passes for that bound and the host's shape
+    reading), None where that is not known."""
+    params = params_of(site.kernel)
+    passed = {id(arg): name for name, arg in zip(params, site.call.args, strict=False)}
+    passed |= {id(k.value): k.arg for k in site.call.keywords if k.arg}
+    given = {name: arg for name, arg in zip(params, site.call.args, strict=False)}
+    given |= {k.arg: k.value for k in site.call.keywords if k.arg}
+    function = _enclosing(program, site.call)
+    if function is None or any(_transposes(v) for v in _bindings(function, tensor)):
+        return [None, None]  # `w = w.t()` after `n = w.shape[0]`: which shape a size read is not known
+    found: list[int | None] = []
+    for arg in args:
+        param = passed.get(id(arg))
+        bound = _bound(program, site.kernel, param) if param else None
+        size = given.get(bound) if bound else None
+        dim = _shape_dim(function, size.id) if isinstance(size, ast.Name) else None
+        found.append(dim[1] if dim is not None and dim[0] == tensor else None)
+    return found
+
+
 # -- the search's edits (repair operators) ---------------------------------------------------------
 
 
@@ -274,14 +396,24 @@ def transposed_operands(program: Program) -> Iterator[Edit]:
     transposed = transposed_inputs(program.reference)
     for site in program.parsed.launches:
         call = site.call
-        pairs = _pairs(launch_strides(program, call))
+        if any(isinstance(a, ast.Starred) for a in call.args):
+            continue
+        strides = launch_strides(program, call)
+        pairs = _pairs(strides)
         if not pairs:
             continue
         function = _enclosing(program, call)
+        dims = {id(arg): dim for arg, _, dim in strides}
         suspicious: set[str] = set()
         for tensor, (low, high) in pairs.items():
+            walked = _walked_dims(program, site, tensor, (low, high))
+            crossed = [w for w, arg in zip(walked, (high, low), strict=True) if w is not None and w == dims[id(arg)]]
+            agreed = [w for w, arg in zip(walked, (low, high), strict=True) if w is not None and w == dims[id(arg)]]
+            if crossed and not agreed:
+                suspicious.add(tensor)
+                continue
             source, flipped = origin(program, function, _expression(tensor))
-            if source in transposed and not flipped and _position(low) < _position(high):
+            if not agreed and source in transposed and not flipped and _position(low) < _position(high):
                 suspicious.add(tensor)
         chosen = sorted(pairs, key=lambda t: t not in suspicious)[:MAX_TENSORS]
         chosen = [t for t in pairs if t in chosen]
@@ -293,16 +425,18 @@ def transposed_operands(program: Program) -> Iterator[Edit]:
                     changes += [(low, program.code(high)), (high, program.code(low))]
                 names = ", ".join(f"`{t}`" for t in subset)
                 first = min((n for n, _ in changes), key=_position)
-                cue = ""
-                if suspicious and set(subset) == suspicious:
-                    cue = f"the reference transposes {names}, passed as stored"
+                cued = bool(suspicious) and set(subset) == suspicious
                 yield Edit(
                     "transposed-operands",
                     "wrong-stride",
                     getattr(first, "lineno", 0),
                     f"swap the stride pairs of {names} at the launch (line {call.lineno}): transposed operands",
                     program.replace_all(changes),
-                    cue,
+                    f"the strides of {names} walk the other dimension than the sizes that bound them, or the "
+                    "reference transposes them and they are passed as stored"
+                    if cued
+                    else "",
+                    grounded=cued,
                 )
 
 
