@@ -309,13 +309,12 @@ def _shape_dim(function: ast.FunctionDef | None, name: str, depth: int = 2) -> t
             if isinstance(value, ast.Tuple) and len(value.elts) == len(names):  # `M, K = A.shape[1], A.shape[0]`
                 found.append(_dim_of(value.elts[names.index(name)]))
                 continue
-            shape = _unpacked_shape(node) is not None and not isinstance(value, ast.Subscript)
-            tensor = value.value if isinstance(value, ast.Attribute) else getattr(value, "func", None)
-            if shape and tensor is not None:
-                base = tensor.value if isinstance(tensor, ast.Attribute) else tensor
-                found.append((ast.unparse(base), names.index(name)))
-            else:
-                found.append(None)
+            tensor: ast.expr | None = None  # `x` of `k, m = x.shape` or `x.size()`; not of a slice of one
+            if _unpacked_shape(node) is not None and isinstance(value, ast.Attribute):
+                tensor = value.value
+            elif _unpacked_shape(node) is not None and isinstance(value, ast.Call):
+                tensor = value.func.value if isinstance(value.func, ast.Attribute) else None
+            found.append((ast.unparse(tensor), names.index(name)) if tensor is not None else None)
     return found[0] if len(found) == 1 else None
 
 
