@@ -75,7 +75,7 @@ def test_the_cue_read_off_the_reference_is_tried_before_the_first_hypothesis_rec
     diagnosis = Diagnosis(status="error", task="t", candidate="c", hypotheses=hypotheses)
     first = RepairSearch(evaluator).candidates(AS_STORED, diagnosis, TT_TASK)[0]
     assert (first.operator, first.source) == ("transposed-operands", HONEST)
-    assert "the reference transposes" in first.why
+    assert "scale indices bounded by the other dimension's size" in first.why
 
 
 def test_an_honest_kernel_gets_no_cued_transposed_operands_edit() -> None:
@@ -89,6 +89,15 @@ def test_an_honest_kernel_gets_no_cued_transposed_operands_edit() -> None:
     for source, task in ((HONEST, TT_TASK), (host_transposed, TT_TASK), (MATMUL, MATMUL_TASK)):
         made = edits(parsed(source, task), ["transposed-operands"])
         assert made and not any(e.cue for e in made)
+
+
+def test_the_reference_grounds_the_cue_where_the_sizes_say_nothing() -> None:
+    inline = AS_STORED.replace("a, b, c, m, n, k,", "a, b, c, a.shape[1], b.shape[0], a.shape[0],")
+    assert inline != AS_STORED
+    cued = [e for e in edits(parsed(inline, TT_TASK), ["transposed-operands"]) if e.cue]
+    assert len(cued) == 1 and cued[0].grounded and "the reference transposes `a`" in cued[0].cue
+    assert cued[0].source == HONEST.replace("a, b, c, m, n, k,", "a, b, c, a.shape[1], b.shape[0], a.shape[0],")
+    assert not any(e.cue for e in edits(parsed(inline, MATMUL_TASK), ["transposed-operands"]))
 
 
 def test_strides_crossed_with_the_sizes_that_bound_them_are_cued_without_the_reference() -> None:

@@ -403,17 +403,17 @@ def transposed_operands(program: Program) -> Iterator[Edit]:
             continue
         function = _enclosing(program, call)
         dims = {id(arg): dim for arg, _, dim in strides}
-        suspicious: set[str] = set()
+        suspicious: dict[str, str] = {}
         for tensor, (low, high) in pairs.items():
             walked = _walked_dims(program, site, tensor, (low, high))
             crossed = [w for w, arg in zip(walked, (high, low), strict=True) if w is not None and w == dims[id(arg)]]
             agreed = [w for w, arg in zip(walked, (low, high), strict=True) if w is not None and w == dims[id(arg)]]
             if crossed and not agreed:
-                suspicious.add(tensor)
+                suspicious[tensor] = f"`{tensor}`'s strides scale indices bounded by the other dimension's size"
                 continue
             source, flipped = origin(program, function, _expression(tensor))
             if not agreed and source in transposed and not flipped and _position(low) < _position(high):
-                suspicious.add(tensor)
+                suspicious[tensor] = f"the reference transposes `{tensor}`, passed as stored"
         chosen = sorted(pairs, key=lambda t: t not in suspicious)[:MAX_TENSORS]
         chosen = [t for t in pairs if t in chosen]
         for size in range(1, len(chosen) + 1):
@@ -424,17 +424,14 @@ def transposed_operands(program: Program) -> Iterator[Edit]:
                     changes += [(low, program.code(high)), (high, program.code(low))]
                 names = ", ".join(f"`{t}`" for t in subset)
                 first = min((n for n, _ in changes), key=_position)
-                cued = bool(suspicious) and set(subset) == suspicious
+                cued = bool(suspicious) and set(subset) == set(suspicious)
                 yield Edit(
                     "transposed-operands",
                     "wrong-stride",
                     getattr(first, "lineno", 0),
                     f"swap the stride pairs of {names} at the launch (line {call.lineno}): transposed operands",
                     program.replace_all(changes),
-                    f"the strides of {names} walk the other dimension than the sizes that bound them, or the "
-                    "reference transposes them and they are passed as stored"
-                    if cued
-                    else "",
+                    "; ".join(suspicious[t] for t in subset) if cued else "",
                     grounded=cued,
                 )
 
