@@ -25,7 +25,7 @@ KindId = Literal[
     "generic",
     "formula",
     "arith",
-    "layout",
+    "dims",
 ]
 """A kind: a family of bugs whose cues, recipes, edits and mutations share one module (kope.bugs.<id>)."""
 

@@ -27,12 +27,12 @@ from kope.bugs import (
     constants,
     cue,
     dead,
+    dims,
     edit,
     formula,
     generic,
     grid,
     indexing,
-    layout,
     loops,
     masks,
     mutation,
@@ -109,7 +109,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("generic", generic),
     Kind("formula", formula),
     Kind("arith", arith),
-    Kind("layout", layout),
+    Kind("dims", dims),
 )
 """Every kind, one line each. The order is that of listings; the roles' orders are their modules' `ORDER`."""
 

@@ -1,4 +1,4 @@
-"""The layout kind: transposed operands passed as stored, and sizes taken from the wrong dimension (bugs real models
+"""The dims kind: transposed operands passed as stored, and sizes taken from the wrong dimension (bugs real models
 make in matrix products), proposed by the operators and repaired offline through the real evaluator (small shapes)."""
 
 from __future__ import annotations
@@ -9,19 +9,19 @@ import pytest
 from conftest import FIXTURES
 
 from kope.agents import DebugConfig, DebugLoop
+from kope.bugs.dims import launch_strides, origin, transposed_inputs
 from kope.bugs.edit import Program, edits
-from kope.bugs.layout import launch_strides, origin, transposed_inputs
 from kope.bugs.mutation import mutants
 from kope.diagnose.report import Diagnosis
 from kope.evaluate import Evaluator
 from kope.knowledge.retrieval import Hypothesis
 from kope.repair.search import RepairSearch, SearchConfig
 
-LAYOUT = FIXTURES / "layout"
-TT_TASK = (LAYOUT / "matmul_tt_task.py").read_text()
-AS_STORED = (LAYOUT / "matmul_tt_as_stored.py").read_text()
-MATMUL_TASK = (LAYOUT / "matmul_task.py").read_text()
-MATMUL = (LAYOUT / "matmul.py").read_text()
+DIMS = FIXTURES / "dims"
+TT_TASK = (DIMS / "matmul_tt_task.py").read_text()
+AS_STORED = (DIMS / "matmul_tt_as_stored.py").read_text()
+MATMUL_TASK = (DIMS / "matmul_task.py").read_text()
+MATMUL = (DIMS / "matmul.py").read_text()
 
 STORED = "a.stride(0), a.stride(1),\n        b.stride(0), b.stride(1),"
 TRANSPOSED = "a.stride(1), a.stride(0),\n        b.stride(1), b.stride(0),"

@@ -1,4 +1,4 @@
-"""Layout: operands passed with the wrong layout, and sizes taken from the wrong dimension.
+"""Dimensions: operands passed with the wrong layout, and sizes taken from the wrong dimension.
 
 The bugs real models make when a problem transposes its inputs (`torch.matmul(A.T, B.T)`) or when they read a
 tensor's sizes in another order than it has:
