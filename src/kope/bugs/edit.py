@@ -42,6 +42,10 @@ class Edit:
     cue: str = ""
     """Why the operator finds this site suspicious on its own (two loads of one address, a loop-invariant load
     in a loop, one bound for two axes...); empty when it does not. The search ranks cued sites earlier."""
+    grounded: bool = False
+    """The cue is a contradiction the sources show, not a form that is often wrong: the sizes that bound a stride's
+    indices are another dimension's, or the reference transposes the operands a launch passes as stored. The search
+    ranks it before the hypotheses' recipes."""
 
 
 @dataclass
@@ -583,7 +587,7 @@ def operator(name: str, label: BugId) -> Callable[[Operator], Operator]:
 def edits(program: Program, names: list[str] | None = None) -> list[Edit]:
     """Every distinct edit of the operators (`names`, default all), in operator then source order. Of two operators
     that make one source, the first keeps it, unless only the later one cued it (`dead-stride`'s `offs * s_c` for
-    `stride-name`'s): then the cued edit takes its place."""
+    `stride-name`'s) or grounded its cue: then the later edit takes its place."""
     found: list[Edit] = []
     where: dict[str, int] = {program.text: -1}
     for name in names or list(OPERATORS):
@@ -594,7 +598,7 @@ def edits(program: Program, names: list[str] | None = None) -> list[Edit]:
         for edit in made:
             if edit.source in where:
                 at = where[edit.source]
-                if at >= 0 and edit.cue and not found[at].cue:
+                if at >= 0 and ((edit.cue and not found[at].cue) or (edit.grounded and not found[at].grounded)):
                     found[at] = edit
                 continue
             if not parses(program.text, edit.source):
@@ -674,6 +678,7 @@ ORDER = (
     "floor-to-cdiv",
     "loop-bound",
     "stride-argument",
+    "transposed-operands",
     "stride-name",
     "stride-swap",
     "grid-axis",
@@ -732,6 +737,8 @@ ORDER = (
     "index-factor",
     "log-one-plus",
     "host-size",
+    "shape-unpack",
+    "size-swap",
     "grid-product",
     "group-cap",
     "autotune-grid",

@@ -27,6 +27,7 @@ KindId = Literal[
     "arith",
     "bias",
     "epilogue",
+    "dims",
 ]
 """A kind: a family of bugs whose cues, recipes, edits and mutations share one module (kope.bugs.<id>)."""
 

@@ -432,6 +432,7 @@ ORDER = (
     "drop-row-offset",
     "skip-first-block",
     "integer-buffer",
+    "operands-untransposed",
 )
 """The registry's order (of `operators()` and so of the corpus builder's seeded choices); a mutation missing here comes
 after these."""

@@ -28,6 +28,7 @@ from kope.bugs import (
     constants,
     cue,
     dead,
+    dims,
     edit,
     epilogue,
     formula,
@@ -112,6 +113,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("arith", arith),
     Kind("bias", bias),
     Kind("epilogue", epilogue),
+    Kind("dims", dims),
 )
 """Every kind, one line each. The order is that of listings; the roles' orders are their modules' `ORDER`."""
 

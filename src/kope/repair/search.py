@@ -116,7 +116,15 @@ class OperatorEdits:
                 line=e.line,
                 description=e.description,
                 source=e.source,
-                priority=priority(evidence, e.operator, e.label, e.line, launch_lines=launches, cue=e.cue),
+                priority=priority(
+                    evidence,
+                    e.operator,
+                    e.label,
+                    e.line,
+                    launch_lines=launches,
+                    cue=e.cue,
+                    grounded=e.grounded,
+                ),
                 why=evidence.why(e.operator, e.label, e.line, e.cue),
             )
             for e in edits(program)

@@ -21,6 +21,9 @@ RELATED: dict[str, tuple[str, ...]] = {
     "stride-name": ("broadcast-error", "missing-batch-offset"),
     "stride-factor": ("broadcast-error",),
     "stride-swap": ("broadcast-error", "transposed"),
+    "transposed-operands": ("broadcast-error", "index-shift", "missing-batch-offset"),
+    "size-swap": ("grid-too-small", "uninitialized-output", "missing-mask"),
+    "shape-unpack": ("grid-too-small", "wrong-normalizer", "missing-mask"),
     "grid-axis": ("grid-too-small", "missing-batch-offset"),
     "grid-product": ("grid-too-small", "missing-batch-offset"),
     "complement": ("wrong-normalizer", "wrong-epsilon"),
@@ -88,6 +91,11 @@ RELATED: dict[str, tuple[str, ...]] = {
 CUE_WEIGHT = 2.5
 """What a site an operator finds suspicious on its own (`Edit.cue`) adds: as much as a hypothesis ranked half as
 high as the first, so that a bug the diagnosis does not name is still tried early where the code says so."""
+
+GROUNDED_CUE_WEIGHT = 8.0
+"""What a grounded cue (`Edit.grounded`: a contradiction between the kernel's strides and its sizes, or the
+reference's transposes) adds on top of `CUE_WEIGHT`: the edit goes before the first hypothesis's recipe (4 + 3). An
+operator grounds at most one edit per launch, so a wrong one costs one evaluation."""
 
 SAME_OPERATOR_PENALTY = 0.35
 """Subtracted from a candidate's priority for each better-ranked candidate of the same operator: one operator with
@@ -176,7 +184,8 @@ class Evidence:
 
     def site_weight(self, operator: str, line: int, launch_lines: Sequence[int] = (), cue: str = "") -> float:
         weight = self.lines.get(line, 0.0) + (CUE_WEIGHT if cue else 0.0)
-        if self.layout and operator.startswith("stride") and (operator != "stride-argument" or line in launch_lines):
+        at_launch = operator in ("stride-argument", "transposed-operands")
+        if self.layout and (operator.startswith("stride") or at_launch) and (not at_launch or line in launch_lines):
             weight += 2.0
         elif self.layout and operator == "offset-term":
             weight += 1.0
@@ -208,12 +217,15 @@ def priority(
     recipe: bool = False,
     launch_lines: Sequence[int] = (),
     cue: str = "",
+    grounded: bool = False,
 ) -> float:
     """Best-first order: the hypothesis weight counts most, then the site's evidence; a recipe (a fix
-    written for the pattern) goes before a generic edit of the same hypothesis."""
+    written for the pattern) goes before a generic edit of the same hypothesis. A grounded cue goes
+    before both (`GROUNDED_CUE_WEIGHT`)."""
     return (
         4.0 * evidence.hypothesis_weight(operator, label)
         + evidence.site_weight(operator, line, launch_lines, cue)
+        + (GROUNDED_CUE_WEIGHT if cue and grounded else 0.0)
         + (3.0 if recipe else 0.0)
         + (GENERIC_OFFSET if operator in GENERIC else 0.0)
     )

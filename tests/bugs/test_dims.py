@@ -1,0 +1,165 @@
+"""The dims kind: transposed operands passed as stored, and sizes taken from the wrong dimension (bugs real models
+make in matrix products), proposed by the operators and repaired offline through the real evaluator (small shapes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES
+
+from kope.agents import DebugConfig, DebugLoop
+from kope.bugs.dims import launch_strides, origin, transposed_inputs
+from kope.bugs.edit import Program, edits
+from kope.bugs.mutation import mutants
+from kope.diagnose.report import Diagnosis
+from kope.evaluate import Evaluator
+from kope.knowledge.retrieval import Hypothesis
+from kope.repair.search import RepairSearch, SearchConfig
+
+DIMS = FIXTURES / "dims"
+TT_TASK = (DIMS / "matmul_tt_task.py").read_text()
+AS_STORED = (DIMS / "matmul_tt_as_stored.py").read_text()
+MATMUL_TASK = (DIMS / "matmul_task.py").read_text()
+MATMUL = (DIMS / "matmul.py").read_text()
+
+STORED = "a.stride(0), a.stride(1),\n        b.stride(0), b.stride(1),"
+TRANSPOSED = "a.stride(1), a.stride(0),\n        b.stride(1), b.stride(0),"
+HONEST = AS_STORED.replace(STORED, TRANSPOSED)
+
+
+def parsed(source: str, reference: str) -> Program:
+    program = Program.parse(source, reference)
+    assert program is not None
+    return program
+
+
+def test_the_reference_transposes_inputs_by_position_and_module_attributes() -> None:
+    assert transposed_inputs(TT_TASK) == {"0", "1"}
+    assert transposed_inputs(MATMUL_TASK) == set()
+    weight = "class Model:\n    def forward(self, x, y):\n        return x @ self.weight.t() + y.transpose(0, 1)\n"
+    assert transposed_inputs(weight) == {"self.weight", "1"}
+    assert transposed_inputs("torch.transpose(") == set()
+
+
+def test_a_host_tensor_is_traced_to_the_forward_input_it_is_and_whether_the_host_transposed_it() -> None:
+    program = parsed(AS_STORED, TT_TASK)
+    launch = program.parsed.launches[0]
+    tensors = {tensor: arg for arg, tensor, _ in launch_strides(program, launch.call)}
+    assert list(tensors) == ["a", "b", "c"]
+    host = launch.host
+    assert origin(program, host, tensors["a"].func.value) == ("0", False)  # type: ignore[attr-defined]
+    assert origin(program, host, tensors["b"].func.value) == ("1", False)  # type: ignore[attr-defined]
+    assert origin(program, host, tensors["c"].func.value) == ("", False)  # type: ignore[attr-defined]
+    flipped = parsed(AS_STORED.replace("matmul_tt(A.contiguous(), B.contiguous())", "matmul_tt(A.t(), B)"), TT_TASK)
+    site = flipped.parsed.launches[0]
+    a = next(arg for arg, tensor, _ in launch_strides(flipped, site.call) if tensor == "a")
+    assert origin(flipped, site.host, a.func.value) == ("0", True)  # type: ignore[attr-defined]
+
+
+def test_transposed_operands_swaps_every_subset_of_stride_pairs_and_cues_the_one_the_reference_transposes() -> None:
+    made = edits(parsed(AS_STORED, TT_TASK), ["transposed-operands"])
+    assert len(made) == 7  # a, b, c: every non-empty subset
+    cued = [e for e in made if e.cue]
+    assert len(cued) == 1 and cued[0].source == HONEST
+    assert cued[0].label == "wrong-stride" and "`a`, `b`" in cued[0].description
+    # one pair alone is `stride-argument`'s swap too: the search evaluates it once
+    everything = edits(parsed(AS_STORED, TT_TASK))
+    assert sum(e.source == HONEST for e in everything) == 1
+
+
+def test_the_cue_read_off_the_reference_is_tried_before_the_first_hypothesis_recipes(evaluator: Evaluator) -> None:
+    """The dev kernel this was tuned on crashed out of bounds: the diagnosis ranked precision and grid hypotheses
+    first, and every edit that stopped the crash was kept and expanded before any stride edit was tried."""
+    hypotheses = [Hypothesis(pattern=p, score=10.0 - i) for i, p in enumerate(["precision-loss", "grid-too-small"])]
+    diagnosis = Diagnosis(status="error", task="t", candidate="c", hypotheses=hypotheses)
+    first = RepairSearch(evaluator).candidates(AS_STORED, diagnosis, TT_TASK)[0]
+    assert (first.operator, first.source) == ("transposed-operands", HONEST)
+    assert "scale indices bounded by the other dimension's size" in first.why
+
+
+def test_an_honest_kernel_gets_no_cued_transposed_operands_edit() -> None:
+    """Strides passed in the transposed order, or tensors the host transposed first, or a product that transposes
+    nothing: no cue (the edits are still there, tried in turn)."""
+    host_transposed = (
+        AS_STORED.replace("matmul_tt(A.contiguous(), B.contiguous())", "matmul_tt(A.T, B.T)")
+        .replace("k, m = a.shape", "m, k = a.shape")
+        .replace("n = b.shape[0]", "n = b.shape[1]")
+    )
+    for source, task in ((HONEST, TT_TASK), (host_transposed, TT_TASK), (MATMUL, MATMUL_TASK)):
+        made = edits(parsed(source, task), ["transposed-operands"])
+        assert made and not any(e.cue for e in made)
+
+
+def test_the_reference_grounds_the_cue_where_the_sizes_say_nothing() -> None:
+    inline = AS_STORED.replace("a, b, c, m, n, k,", "a, b, c, a.shape[1], b.shape[0], a.shape[0],")
+    assert inline != AS_STORED
+    cued = [e for e in edits(parsed(inline, TT_TASK), ["transposed-operands"]) if e.cue]
+    assert len(cued) == 1 and cued[0].grounded and "the reference transposes `a`" in cued[0].cue
+    assert cued[0].source == HONEST.replace("a, b, c, m, n, k,", "a, b, c, a.shape[1], b.shape[0], a.shape[0],")
+    assert not any(e.cue for e in edits(parsed(inline, MATMUL_TASK), ["transposed-operands"]))
+
+
+def test_strides_crossed_with_the_sizes_that_bound_them_are_cued_without_the_reference() -> None:
+    """A plain product (nothing transposed) whose launch passes B's strides in falling order: the kernel scales its
+    column indices, bounded by `N = b.shape[1]`, with `b.stride(0)`. The grounded edit wins over `stride-argument`'s
+    identical swap."""
+    crossed = MATMUL.replace("b.stride(0), b.stride(1)", "b.stride(1), b.stride(0)")
+    made = [e for e in edits(parsed(crossed, MATMUL_TASK)) if e.source == MATMUL]
+    assert [(e.operator, e.grounded) for e in made] == [("transposed-operands", True)]
+
+
+def test_strides_the_host_names_are_swapped_at_the_launch() -> None:
+    named = AS_STORED.replace(
+        "    c = torch.empty(",
+        "    s_am, s_ak = a.stride()\n    s_bk = b.stride(0)\n    s_bn = b.stride(1)\n    c = torch.empty(",
+    ).replace(STORED, "s_am, s_ak,\n        s_bk, s_bn,")
+    made = [e for e in edits(parsed(named, TT_TASK), ["transposed-operands"]) if e.cue]
+    assert len(made) == 1 and "s_ak, s_am,\n        s_bn, s_bk," in made[0].source
+
+
+BUGS = {
+    "shape-unpack": ("M, K = a.shape", "K, M = a.shape"),
+    "size-swap": ("c, M, N, K,", "c, N, M, K,"),
+}
+
+
+@pytest.mark.parametrize("operator", sorted(BUGS))
+def test_sizes_from_the_wrong_dimension_are_exchanged_back(operator: str) -> None:
+    old, new = BUGS[operator]
+    bugged = MATMUL.replace(old, new)
+    assert bugged != MATMUL
+    made = edits(parsed(bugged, MATMUL_TASK), [operator])
+    assert any(e.source == MATMUL for e in made)
+
+
+def test_size_swap_leaves_block_sizes_alone_and_shape_unpack_skips_other_tuples() -> None:
+    made = edits(parsed(MATMUL, MATMUL_TASK), ["size-swap", "shape-unpack"])
+    assert {e.description for e in made if e.operator == "size-swap"} == {
+        "swap the sizes `M` and `N` at the launch (line 34)",
+        "swap the sizes `M` and `K` at the launch (line 34)",
+        "swap the sizes `N` and `K` at the launch (line 34)",
+    }
+    assert [e.line for e in made if e.operator == "shape-unpack"] == [30, 31]  # not `a, b = A.contiguous(), ...`
+
+
+def test_the_bench_injects_it_and_the_cued_edit_takes_it_back() -> None:
+    found = mutants(HONEST, "operands-untransposed")
+    assert len(found) == 1
+    injected = found[0].source
+    assert "a.stride(0), a.stride(1)" in injected and "b.stride(0), b.stride(1)" in injected
+    back = [e for e in edits(parsed(injected, TT_TASK), ["transposed-operands"]) if e.cue]
+    assert len(back) == 1 and back[0].source == HONEST
+
+
+def test_operands_passed_as_stored_are_repaired_offline(evaluator: Evaluator, tmp_path: Path) -> None:
+    """Both pairs must be swapped: with A's alone the kernel still reads B outside its storage."""
+    task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
+    task.write_text(TT_TASK)
+    candidate.write_text(AS_STORED)
+    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=8))
+    report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
+    assert report.status == "repaired", report.search
+    assert TRANSPOSED in (tmp_path / "fixed.py").read_text()
+    accepted = [t for r in report.search for t in r.trials if t.verdict == "accepted"]
+    assert [t.operator for t in accepted] == ["transposed-operands"]
