@@ -34,8 +34,16 @@ def test_a_kernel_store_into_a_kept_storage_refreshes_it() -> None:
     contents, t = Contents(), torch.zeros(8)
     contents.note(t)
     _poke(t, 7, 2.0)  # as a store beyond its own tensor would, from a kernel kope traced
-    contents.note_range(t.data_ptr() + 28, t.data_ptr() + 32)
+    contents.note_ranges([(t.data_ptr() + 28, t.data_ptr() + 32)])
     assert not contents.changed(t)
+    _poke(t, 6, 3.0)
+    contents.note_ranges([(t.data_ptr() + 24, t.data_ptr() + 28)], skip={t.data_ptr()})
+    assert contents.changed(t), "a storage in skip is not refreshed"
+    far = torch.zeros(8)
+    contents.note(far)
+    _poke(far, 0, 1.0)
+    contents.note_ranges([(t.data_ptr(), t.data_ptr() + 4)])
+    assert contents.changed(far), "a range elsewhere refreshes nothing else"
 
 
 def test_memory_never_noted_is_not_judged() -> None:

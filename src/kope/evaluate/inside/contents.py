@@ -17,6 +17,7 @@ that was resized or swapped since is not compared.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,10 +28,14 @@ MAX_BYTES = 128 * 1024 * 1024
 
 
 def _view(storage: Any, size: int) -> torch.Tensor:
-    """The storage's bytes as a uint8 tensor (a PyTorch view: `.numpy()` would make the storage unresizable for
-    the candidate)."""
+    """The storage's bytes as a tensor of the widest integer type that divides them (a PyTorch view: `.numpy()`
+    would make the storage unresizable for the candidate; the widest type compares about four times faster)."""
+    dtype, width = next((d, w) for d, w in _WORDS if size % w == 0)
     with torch._C.DisableTorchFunction():
-        return torch.empty(0, dtype=torch.uint8).set_(storage, 0, (size,), (1,))
+        return torch.empty(0, dtype=dtype).set_(storage, 0, (size // width,), (1,))
+
+
+_WORDS = ((torch.int64, 8), (torch.int32, 4), (torch.uint8, 1))
 
 
 def _copy(storage: Any, size: int) -> torch.Tensor:
@@ -57,15 +62,16 @@ class Contents:
         self.entries.clear()
         self.held = 0
 
-    def note(self, tensor: torch.Tensor) -> None:
-        """`tensor`'s storage was just written by a tracked writer (or handed over by kope): keep what it holds."""
+    def note(self, tensor: torch.Tensor) -> int | None:
+        """`tensor`'s storage was just written by a tracked writer (or handed over by kope): keep what it holds.
+        Returns the storage's base address (None: not kept)."""
         with torch._C.DisableTorchFunctionSubclass():
             if tensor.device.type != "cpu":
-                return
+                return None
             storage = tensor.untyped_storage()
             base, size = int(storage.data_ptr()), int(storage.nbytes())
         if not size or size > MAX_BYTES:
-            return
+            return None
         old = self.entries.pop(base, None)
         if old is not None:
             self.held -= old.size
@@ -74,12 +80,24 @@ class Contents:
         while self.held > MAX_BYTES:
             oldest = next(iter(self.entries))
             self.held -= self.entries.pop(oldest).size
+        return base
 
-    def note_range(self, start: int, end: int) -> None:
-        """A kernel stored into [start, end): refresh every kept storage that range touches (a store beyond its
-        own tensor is a bug of the kernel's, not a write no hook sees)."""
+    def note_ranges(self, ranges: list[tuple[int, int]], skip: set[int] | None = None) -> None:
+        """A launch stored into `ranges` (byte [start, end) pairs): refresh, once each, the kept storages they
+        touch, but those in `skip` (already noted). A store beyond its own tensor is a bug of the kernel's, not a
+        write no hook sees."""
+        if not ranges or not self.entries:
+            return
+        ranges = sorted(ranges)
+        starts = [start for start, _ in ranges]
+        reach: list[int] = []  # reach[i]: the furthest end among ranges[: i + 1]
+        for _, end in ranges:
+            reach.append(max(end, reach[-1]) if reach else end)
         for base, entry in list(self.entries.items()):
-            if base < end and start < base + entry.size:
+            if skip and base in skip:
+                continue
+            before = bisect.bisect_left(starts, base + entry.size)  # ranges that start before the storage ends
+            if before and reach[before - 1] > base:
                 self._refresh(base, entry)
 
     def _refresh(self, base: int, entry: _Entry) -> None:

@@ -102,10 +102,9 @@ class Tracer:
                 written = list(state.finish())
                 for start, end, label in written:
                     self.shadow.write(start, end, label)
+                noted = self.note_writes((args, kwargs))
                 with self._own_calls():
-                    for start, end, _ in written:
-                        self.contents.note_range(start, end)
-                self.note_writes((args, kwargs))
+                    self.contents.note_ranges([(start, end) for start, end, _ in written], noted)
                 for addresses, values in state.contents or ():
                     self.shadow.expect(addresses, values)
                 self._kernel_elements += state.elements
@@ -191,12 +190,17 @@ class Tracer:
                     self.record_lost(f"memory that {reader} reads was written by something no hook sees")
                     return
 
-    def note_writes(self, values: Any) -> None:
-        """After a tracked writer: what the memory of its tensor arguments and results holds now."""
+    def note_writes(self, values: Any) -> set[int]:
+        """After a tracked writer: what the memory of its tensor arguments and results holds now (each storage
+        once). Returns the base addresses of the storages kept."""
+        noted: set[int] = set()
         with self._own_calls():
             for tensor in _tensors(values):
-                if tensor.numel():
-                    self.contents.note(tensor)
+                if tensor.numel() and int(tensor.untyped_storage().data_ptr()) not in noted:
+                    base = self.contents.note(tensor)
+                    if base is not None:
+                        noted.add(base)
+        return noted
 
     def record_reference(self, label: str) -> None:
         key = (label, self._candidate_line())
