@@ -11,8 +11,9 @@ charged to it, anonymous memory, tmpfs, `/dev/shm` and memfd pages alike, at the
   delegated one: `memory.limit_in_bytes`, `memory.memsw.limit_in_bytes`, `memory.failcnt`).
 - neither: `JobGroup.create` gives None and the poll alone limits memory (`kope doctor` says which).
 
-The supervisor creates the group before it forks the worker, the worker joins it before it runs any task or
-candidate code (its children inherit it), and the supervisor removes it after the job. The group's limit is the
+The supervisor creates the group before it forks the worker and moves the worker into it while the worker confines
+itself; the worker waits for the move before it runs any task or candidate code (its children inherit the group),
+and the supervisor removes the group after the job. The group's limit is the
 job's limit plus a margin (`MARGIN`): the poll, which explains what it kills, normally acts first; the kernel
 stops what the poll cannot see.
 """
@@ -121,9 +122,11 @@ class JobGroup:
             return None
         return group
 
-    def join(self) -> None:
-        """Move the calling process into the group (the worker, before any task or candidate code runs)."""
-        (self.path / "cgroup.procs").write_text("0")
+    def join(self, pid: int = 0) -> None:
+        """Move process `pid` (0: the calling one) into the group. The supervisor moves the worker while the worker
+        sets up its confinement, and the worker waits for it before any task or candidate code runs: on cgroup v1 a
+        move can wait for an RCU grace period (about 10 ms here), which the two then spend side by side."""
+        (self.path / "cgroup.procs").write_text(str(pid))
 
     def peak_mb(self) -> float:
         """The most memory the group held (0 when no process ever joined it)."""

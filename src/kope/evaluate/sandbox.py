@@ -57,6 +57,9 @@ from kope.protocol.sandbox import SandboxReport
 
 OUTCOME_FILE = "outcome.json"
 WORK_DIR = "work"
+JOINED_FD = channel.FEED_FD + 1
+"""The worker's end of the pipe on which the supervisor says the worker is in the job's memory cgroup (closed before
+task or candidate code runs)."""
 
 _PR_SET_CHILD_SUBREAPER = 36
 _POLL_S = 0.05
@@ -189,16 +192,19 @@ def supervise(job_dir: Path, limits: SandboxLimits, entry: Callable[[Path], int]
     os.close(key_w)
     feed = _Feed(job_dir)
     group = JobGroup.create(limits.memory_mb) if limits.memory_mb and limits.sandbox.mode != "off" else None
+    joined_r, joined_w = os.pipe()
     started = time.monotonic()
     disk_base = _disk_usage(job_dir)
     pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the worker, reported through its results
         os.close(report_r)
         os.close(chan_r)
-        fds = (out_w, err_w, report_w, chan_w, key_r, feed.worker_end)
-        _exec_worker(job_dir, limits, entry, fds, entered, group)
-    for fd in (out_w, err_w, report_w, chan_w, key_r):
+        os.close(joined_w)
+        fds = (out_w, err_w, report_w, chan_w, key_r, feed.worker_end, joined_r)
+        _exec_worker(job_dir, limits, entry, fds, entered)
+    for fd in (out_w, err_w, report_w, chan_w, key_r, joined_r):
         os.close(fd)
+    _move_into(group, pid, joined_w)
     feed.started()
     try:
         with tempfile.TemporaryFile() as stream:  # unnamed (O_TMPFILE): no process of the job can open it
@@ -218,6 +224,16 @@ def supervise(job_dir: Path, limits: SandboxLimits, entry: Callable[[Path], int]
     shutil.rmtree(job_dir / ".sandbox-root", ignore_errors=True)
     _write_json(job_dir / OUTCOME_FILE, outcome.model_dump())
     return outcome
+
+
+def _move_into(group: JobGroup | None, pid: int, joined_w: int) -> None:
+    """Move the worker into the job's group while it confines itself, then let it go on (`JOINED_FD`)."""
+    if group is not None:
+        with contextlib.suppress(OSError):  # a worker already gone; or no right to move it: no protection claimed
+            group.join(pid)
+    with contextlib.suppress(OSError):
+        os.write(joined_w, b"1")
+    os.close(joined_w)
 
 
 def _group_outcome(outcome: Outcome, group: JobGroup) -> None:
@@ -348,24 +364,21 @@ def _exec_worker(
     job_dir: Path,
     limits: SandboxLimits,
     entry: Callable[[Path], int],
-    fds: tuple[int, int, int, int, int, int],
+    fds: tuple[int, int, int, int, int, int, int],
     entered: confine.Entered,
-    group: JobGroup | None = None,
 ) -> None:
-    """The worker: `fds` are its stdout, its stderr, the sandbox's report pipe, the sealed channel, its key and
-    the input feed."""
+    """The worker: `fds` are its stdout, its stderr, the sandbox's report pipe, the sealed channel, its key, the
+    input feed and the pipe on which the supervisor says it has moved the worker into the job's memory cgroup."""
     code = 70
     try:
         os.setsid()
-        if group is not None:  # before any task or candidate code: its children inherit the group
-            with contextlib.suppress(OSError):
-                group.join()
         devnull = os.open(os.devnull, os.O_RDONLY)
         # moved above every target number first, so that no dup2 below overwrites a descriptor still to be moved
         high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in (devnull, *fds)]
-        for target, fd in zip((0, 1, 2, 3, channel.CHANNEL_FD, channel.KEY_FD, channel.FEED_FD), high, strict=True):
+        targets = (0, 1, 2, 3, channel.CHANNEL_FD, channel.KEY_FD, channel.FEED_FD, JOINED_FD)
+        for target, fd in zip(targets, high, strict=True):
             os.dup2(fd, target)
-        os.closerange(channel.FEED_FD + 1, _max_fd())
+        os.closerange(JOINED_FD + 1, _max_fd())
         report = confine.confine(entered, job_dir, 3)
         sys.stdin = open(0, closefd=False)  # noqa: SIM115 - lives as long as the process
         sys.stdout = open(1, "w", buffering=1, closefd=False, errors="replace")  # noqa: SIM115
@@ -387,6 +400,8 @@ def _exec_worker(
         os.environ.clear()
         os.environ.update(environ)
         os.chdir(job_dir / WORK_DIR)
+        os.read(JOINED_FD, 1)  # in the job's cgroup (where there is one) before any task or candidate code
+        os.close(JOINED_FD)
         code = entry(job_dir)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
