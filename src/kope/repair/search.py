@@ -7,6 +7,14 @@
         │ better than the start but not right                │ rejected / hidden failure
         ▼                                                    ▼
     a second edit on top of the best improving version      dropped, next candidate
+    and of the first versions that changed the failure
+    informatively (a case fixed, NaNs gone), even when
+    the score did not improve: two bugs, neither fix
+    enough alone
+
+A start right on the shown case(s) (its bug shows only on other sizes) is first evaluated on the cheapest of the
+task's other cases; those it fails join the shown ones, so an edit must fix them before the full acceptance check,
+and an edit that fixes one of them is kept as a base for a second edit.
 
 Bounded by a number of evaluations and seconds. Every candidate tried is recorded (`Trial`) with
 why it was ranked where it was and why it was kept or dropped: `kope debug --explain` prints them.
@@ -18,7 +26,7 @@ import ast
 import heapq
 import itertools
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -35,7 +43,7 @@ from kope.diagnose.report import Diagnosis
 from kope.evaluate import EvalOptions, Evaluator
 from kope.hashing import content_hash
 from kope.loop import Score, version_score
-from kope.protocol.results import EvalResult
+from kope.protocol.results import CaseResult, EvalResult
 from kope.repair.shapes import SHAPE_PRIORITY, reshaped, shape_fix
 from kope.repair.sites import Evidence, operator_penalty, priority
 
@@ -265,6 +273,11 @@ class SearchResult(BaseModel):
     accepted."""
     own_size_case: str = ""
     """The case checked before acceptance at the task's own sizes (or the largest that fit); "" when none was."""
+    screen: list[str] = []
+    """Other cases a start right on the shown case(s) failed, added to them for the search (`SearchConfig.screen`)."""
+    informative: list[str] = []
+    """Single edits that changed the failure informatively without a better score, each tried as a base for a
+    second edit (`SearchConfig.informative_bases`)."""
     candidates: int
     seconds: float
     stop_reason: str
@@ -306,6 +319,18 @@ class SearchConfig:
     a case already). None: 8 x the device's derived-case budget; 0: no such check."""
     own_size_seconds: float = 60.0
     """The time limit of that check; a check that runs out of it does not block the repair."""
+    informative_bases: int = 3
+    """Single edits kept as bases for second edits though their score is no better, because they changed the
+    failure informatively (a failing case now right, fewer NaN elements): two independent bugs, neither fix enough
+    alone to move the score. 0: only the best improving version gets second edits."""
+    informative_edits: int = 8
+    """Second edits tried on top of each such base."""
+    informative_bonus: float = 0.5
+    """Their rank over a first edit of the same priority (second edits on the best improving version get 1.0)."""
+    screen: int = 2
+    """A start right on the shown case(s): the most of the task's other cases it fails (the cheapest of
+    `screen_probe`, evaluated once) that join the shown ones. 0: none."""
+    screen_probe: int = 4
 
 
 class RepairSearch:
@@ -377,6 +402,23 @@ class RepairSearch:
         base: Score = start_score or (version_score(evaluation) if evaluation is not None else (2, 1.0, 0.0))
         seen = tried if tried is not None else set()
         seen.add(content_hash(source))
+        shown = list(visible)
+        extra = 0
+        screen: list[str] = []
+        start_cases = {c.name: c for c in evaluation.cases} if evaluation is not None else {}
+        if base[0] == 0 and config.screen > 0:
+            found = self._screen(task, source, shown, quick, options or EvalOptions(), scratch)
+            if found is not None:
+                extra += 1
+                result, failing = found
+                start_cases = {c.name: c for c in result.cases}
+                if failing:
+                    shown += failing
+                    screen = [c.name for c in failing]
+                    names = {c.name for c in shown}
+                    base = version_score(
+                        result.model_copy(update={"cases": [c for c in result.cases if c.name in names]})
+                    )
         counter = itertools.count()
         queue: list[tuple[float, int, Candidate]] = []
         first = self.candidates(source, diagnosis, task.source)
@@ -386,6 +428,7 @@ class RepairSearch:
         trials: list[Trial] = []
         best: tuple[Score, Candidate] | None = None
         expanded: set[str] = set()
+        informative: list[Candidate] = []
         checks = 0
         max_checks = config.right_start_acceptance_checks if base[0] == 0 else config.max_acceptance_checks
         own: Case | bool | None = False
@@ -417,7 +460,7 @@ class RepairSearch:
                     path.write_text(candidate.source)
                 t0 = time.monotonic()
                 results = list(
-                    pool.map(lambda p: self.evaluator.evaluate(task, p, options=quick, cases=list(visible)), paths)
+                    pool.map(lambda p: self.evaluator.evaluate(task, p, options=quick, cases=list(shown)), paths)
                 )
                 each = (time.monotonic() - t0) / len(batch)
                 for path in paths:
@@ -452,6 +495,15 @@ class RepairSearch:
                             best = (score, candidate)
                         verdict = "kept"
                         reason = reason if score[0] == 1 else f"better than the start ({reason})"
+                    elif (
+                        accepted is None
+                        and candidate.depth == 1
+                        and len(informative) < config.informative_bases
+                        and (change := _informative_change(start_cases, result))
+                    ):
+                        informative.append(candidate)
+                        verdict = "kept"
+                        reason = f"{reason}; {change}: a base for a second edit"
                     trials.append(
                         Trial(
                             order=len(trials) + 1,
@@ -480,19 +532,23 @@ class RepairSearch:
                     and content_hash(best[1].source) not in expanded
                 ):
                     expanded.add(content_hash(best[1].source))
-                    parent = best[1]
-                    children = self.candidates(parent.source, diagnosis, task.source)[: config.second_edits]
-                    generated += len(children)
-                    for child in children:
-                        child = replace(
-                            child,
-                            depth=2,
-                            parent=parent.description,
-                            description=f"{parent.description}, then {child.description}",
-                            priority=child.priority + 1.0,
-                            why=f"on top of a kept edit; {child.why}",
-                        )
-                        heapq.heappush(queue, (-child.priority, next(counter), child))
+                    generated += self._second_edits(
+                        best[1], diagnosis, task, queue, counter, config.second_edits, 1.0, "a kept edit"
+                    )
+                for parent in informative:
+                    if content_hash(parent.source) in expanded:
+                        continue
+                    expanded.add(content_hash(parent.source))
+                    generated += self._second_edits(
+                        parent,
+                        diagnosis,
+                        task,
+                        queue,
+                        counter,
+                        config.informative_edits,
+                        config.informative_bonus,
+                        "an edit that changed the failure",
+                    )
         return SearchResult(
             trials=trials,
             accepted=accepted,
@@ -500,14 +556,70 @@ class RepairSearch:
             best_score=list(best[0]) if best is not None and accepted is None else None,
             best_description=best[1].description if best is not None and accepted is None else "",
             start_score=list(base),
-            evaluations=len(trials),
+            evaluations=len(trials) + extra,
             acceptance_checks=checks,
             false_repairs=false_repairs,
             own_size_case=own.key() if isinstance(own, Case) else "",
+            screen=screen,
+            informative=[c.description for c in informative],
             candidates=generated,
             seconds=round(time.monotonic() - began, 3),
             stop_reason=stop,
         )
+
+    def _second_edits(
+        self,
+        parent: Candidate,
+        diagnosis: Diagnosis | None,
+        task: Task,
+        queue: list[tuple[float, int, Candidate]],
+        counter: Iterator[int],
+        limit: int,
+        bonus: float,
+        base: str,
+    ) -> int:
+        """Queue the best `limit` edits of `parent`'s source as second edits, `bonus` over their own rank."""
+        children = self.candidates(parent.source, diagnosis, task.source)[:limit]
+        for child in children:
+            child = replace(
+                child,
+                depth=2,
+                parent=parent.description,
+                description=f"{parent.description}, then {child.description}",
+                priority=child.priority + bonus,
+                why=f"on top of {base}; {child.why}",
+            )
+            heapq.heappush(queue, (-child.priority, next(counter), child))
+        return len(children)
+
+    def _screen(
+        self, task: Task, source: str, shown: list[Case], quick: EvalOptions, options: EvalOptions, scratch: Path
+    ) -> tuple[EvalResult, list[Case]] | None:
+        """A start right on `shown`, evaluated once on them and the cheapest `screen_probe` of the task's other
+        cases: that result, and the other cases it fails (at most `screen`, cheapest first) to search on too.
+        None when there are no other cases, or the evaluation says nothing of the values."""
+        try:
+            cases = self.evaluator.cases(task, options=options)
+            sizes = {c.name: c.numel or 0 for c in self.evaluator.derivation(task, options).kept}
+        except Exception:  # a task whose cases cannot be derived again: no screen
+            return None
+        known = {c.key() for c in shown}
+        others = sorted(
+            (c for c in cases if not c.visible and c.key() not in known), key=lambda c: sizes.get(c.name, 1 << 62)
+        )[: self.config.screen_probe]
+        if not others:
+            return None
+        path = scratch / "screen.py"
+        path.write_text(source)
+        try:
+            result = self.evaluator.evaluate(task, path, options=quick, cases=[*shown, *others])
+        finally:
+            path.unlink(missing_ok=True)
+        if result.status == "error":
+            return None
+        names = {c.name for c in others}
+        failing = {r.name for r in result.cases if r.name in names and not r.passed and r.error is None}
+        return result, [replace(c, visible=False) for c in others if c.name in failing][: self.config.screen]
 
     def _right_at(self, task: Task, source: str, case: Case, quick: EvalOptions, scratch: Path) -> bool:
         """Whether a version is right on `case`; True when it cannot tell (the check ran out of time or memory)."""
@@ -525,6 +637,27 @@ class RepairSearch:
 
 _CANNOT_TELL = ("timeout", "memory", "disk", "task", "too-large", "interpreter", "unsupported")
 """Errors of the own-size check that say nothing of the version's values: the repair is not blocked."""
+
+
+def _nans(case: CaseResult) -> int:
+    return sum(o.nan_mismatch for o in case.outputs)
+
+
+def _informative_change(start: dict[str, CaseResult], result: EvalResult) -> str:
+    """How a version's failure differs from the start's in a way that says an edit fixed something, even when
+    the score did not improve: a case the start failed is right, or a case's NaN or infinite elements went
+    (at least half of them); "" when neither (or the version does not run)."""
+    if result.status == "error" or not start:
+        return ""
+    for case in result.cases:
+        before = start.get(case.name)
+        if before is None or case.error is not None:
+            continue
+        if not before.passed and case.passed:
+            return f"the case {case.name} is right now"
+        if before.error is None and _nans(before) > 0 and 2 * _nans(case) <= _nans(before):
+            return f"the NaN/infinite elements of the case {case.name}: {_nans(before)} -> {_nans(case)}"
+    return ""
 
 
 def _better(score: Score, base: Score) -> bool:
