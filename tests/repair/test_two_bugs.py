@@ -79,9 +79,9 @@ def test_early_return_offers_the_size_parameters_and_dropping_the_guard() -> Non
     assert program is not None
     made = {e.description: e for e in edits(program, ["early-return"])}
     drop = made["drop the early return `if row >= stride_row: return`"]
-    assert "stride" in drop.cue and "if row >= stride_row" not in drop.source
+    assert "stride_row" in drop.cue and "if row >= stride_row" not in drop.source
     assert "early return bound `stride_row` -> `n_cols`" in made
-    fixed = Program.parse(TWO_BUGS.replace("row >= stride_row", "row >= n_rows"), TASK)
+    fixed = Program.parse(TWO_BUGS.replace("row >= stride_row", "row >= n_cols"), TASK)
     assert fixed is not None and all(not e.cue for e in edits(fixed, ["early-return"]))
 
 
@@ -111,3 +111,33 @@ def test_one_bug_costs_no_more_evaluations_than_before(evaluator: Evaluator, tmp
     after = repair(evaluator, tmp_path, one_bug, config, "b")
     assert before[0] == after[0] == "repaired"
     assert after[1] <= before[1]
+
+
+def test_a_start_right_on_the_shown_case_is_searched_on_the_other_case_it_fails(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    # The guard leaves rows past n_cols + 4 unwritten: none of the shown case's 24 rows (20 columns), 24 of the other
+    # case's 40 (12 columns). That case joins the search's, so only a version right on it gets the full check.
+    from kope.cases.task import load_task
+    from kope.repair.search import RepairSearch
+
+    path = tmp_path / "task.py"
+    path.write_text(TASK)
+    task = load_task(path)
+    shown = [c for c in evaluator.cases(task) if c.visible]
+    source = TWO_BUGS.replace("row >= stride_row", "row >= n_cols + 4").replace(
+        "row * stride_row + cols", "row * stride_row + i + cols"
+    )
+    checked: list[str] = []
+
+    def accept(version: str) -> bool:
+        checked.append(version)
+        candidate = tmp_path / "accept.py"
+        candidate.write_text(version)
+        return evaluator.evaluate(task, candidate).status == "pass"
+
+    search = RepairSearch(evaluator, SearchConfig(max_evaluations=16, max_seconds=600))
+    result = search.run(task, source, None, shown, accept, scratch=tmp_path / "s", start_score=(0, 0.0, 0.0))
+    assert result.screen and result.accepted is not None
+    assert "row >= n_cols + 4" not in result.accepted
+    assert result.acceptance_checks == len(checked) == 1

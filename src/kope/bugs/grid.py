@@ -712,7 +712,8 @@ def _early_returns(kernel: ast.FunctionDef) -> Iterator[tuple[ast.If, ast.Compar
 def early_return(program: Program) -> Iterator[Edit]:
     """An early return `if pid >= X: return` whose bound is not the count the grid covers (a stride, another
     dimension): rows past X are never written. The bound becomes each other size parameter of the kernel, or the
-    guard goes (the grid covers the rows exactly, or the stores are masked). Cued where X is a stride or a block."""
+    guard goes (the grid covers the rows exactly, or the stores are masked). Cued where X is not a size parameter
+    (a stride, a block size, an expression)."""
     for kernel in program.kernels:
         strides = set(program.strides(kernel))
         blocks = set(constexprs_of(kernel))
@@ -721,8 +722,8 @@ def early_return(program: Program) -> Iterator[Edit]:
             bound = test.comparators[0]
             written = program.code(bound)
             cue = (
-                f"an early return compares a program id with `{written}`, a stride or a block size, not a count"
-                if names_in(bound) & (strides | blocks)
+                f"an early return compares a program id with `{written}`, not one of the kernel's sizes"
+                if names_in(bound) & (strides | blocks) or not (isinstance(bound, ast.Name) and bound.id in sizes)
                 else ""
             )
             yield Edit(

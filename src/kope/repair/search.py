@@ -402,6 +402,7 @@ class RepairSearch:
         base: Score = start_score or (version_score(evaluation) if evaluation is not None else (2, 1.0, 0.0))
         seen = tried if tried is not None else set()
         seen.add(content_hash(source))
+        scratch.mkdir(parents=True, exist_ok=True)
         shown = list(visible)
         extra = 0
         screen: list[str] = []
@@ -436,7 +437,6 @@ class RepairSearch:
         false_repairs = 0
         accepted: str | None = None
         stop = "exhausted"
-        scratch.mkdir(parents=True, exist_ok=True)
         with ThreadPoolExecutor(max_workers=max(1, config.batch), thread_name_prefix="kope-search") as pool:
             while queue:
                 if len(trials) >= config.max_evaluations:
@@ -600,9 +600,14 @@ class RepairSearch:
         None when there are no other cases, or the evaluation says nothing of the values."""
         try:
             cases = self.evaluator.cases(task, options=options)
-            sizes = {c.name: c.numel or 0 for c in self.evaluator.derivation(task, options).kept}
-        except Exception:  # a task whose cases cannot be derived again: no screen
+        except Exception:  # a task whose cases cannot be made again: no screen
             return None
+        sizes: dict[str, int] = {}
+        if not task.defines_get_cases:
+            try:
+                sizes = {c.name: c.numel or 0 for c in self.evaluator.derivation(task, options).kept}
+            except Exception:  # no sizes: the other cases in their order
+                sizes = {}
         known = {c.key() for c in shown}
         others = sorted(
             (c for c in cases if not c.visible and c.key() not in known), key=lambda c: sizes.get(c.name, 1 << 62)
