@@ -578,8 +578,15 @@ class RepairSearch:
         bonus: float,
         base: str,
     ) -> int:
-        """Queue the best `limit` edits of `parent`'s source as second edits, `bonus` over their own rank."""
-        children = self.candidates(parent.source, diagnosis, task.source)[:limit]
+        """Queue the best `limit` edits of `parent`'s source as second edits, `bonus` over their own rank: taking turns,
+        the best of all and the best away from the parent's own lines (a second bug independent of the first is
+        often elsewhere, while the evidence still points at the first's lines)."""
+        ranked = self.candidates(parent.source, diagnosis, task.source)
+        away = [c for c in ranked if abs(c.line - parent.line) > _NEAR]
+        children: list[Candidate] = []
+        for child in itertools.chain.from_iterable(itertools.zip_longest(ranked, away)):
+            if child is not None and child not in children and len(children) < limit:
+                children.append(child)
         for child in children:
             child = replace(
                 child,
@@ -639,6 +646,9 @@ class RepairSearch:
             return True
         return version_score(result)[0] == 0
 
+
+_NEAR = 3
+"""Lines either side of an edit's that count as its own (a second edit there likely fixes the same bug again)."""
 
 _CANNOT_TELL = ("timeout", "memory", "disk", "task", "too-large", "interpreter", "unsupported")
 """Errors of the own-size check that say nothing of the version's values: the repair is not blocked."""
