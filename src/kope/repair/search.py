@@ -660,8 +660,8 @@ def _nans(case: CaseResult) -> int:
 
 def _informative_change(start: dict[str, CaseResult], result: EvalResult) -> str:
     """How a version's failure differs from the start's in a way that says an edit fixed something, even when
-    the score did not improve: a case the start failed is right, or a case's NaN or infinite elements went
-    (at least half of them); "" when neither (or the version does not run)."""
+    the score did not improve: a case the start failed is right, a case's NaN or infinite elements went (at least
+    half of them), or a case's worst relative error fell tenfold; "" when none (or the version does not run)."""
     if result.status == "error" or not start:
         return ""
     for case in result.cases:
@@ -670,9 +670,24 @@ def _informative_change(start: dict[str, CaseResult], result: EvalResult) -> str
             continue
         if not before.passed and case.passed:
             return f"the case {case.name} is right now"
-        if before.error is None and _nans(before) > 0 and 2 * _nans(case) <= _nans(before):
+        if before.error is not None or (before.passed and not case.passed):
+            continue
+        if _nans(before) > 0 and 2 * _nans(case) <= _nans(before):
             return f"the NaN/infinite elements of the case {case.name}: {_nans(before)} -> {_nans(case)}"
+        was, now = before.max_rel_err or 0.0, case.max_rel_err
+        if (
+            now is not None
+            and now * _ERROR_DROP <= was
+            and _nans(case) <= _nans(before)
+            and (case.mismatch_fraction or 0.0) <= (before.mismatch_fraction or 0.0)
+        ):
+            return f"the error of the case {case.name}: {was:.3g} -> {now:.3g}"
     return ""
+
+
+_ERROR_DROP = 10.0
+"""How much smaller a case's worst relative error must get, at no more wrong or NaN elements, to count as an edit
+that fixed something (a missing bias added where the shown case was right within its tolerance)."""
 
 
 def _better(score: Score, base: Score) -> bool:
