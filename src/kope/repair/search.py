@@ -327,6 +327,10 @@ class SearchConfig:
     """Second edits tried on top of each such base."""
     informative_bonus: float = 0.5
     """Their rank over a first edit of the same priority (second edits on the best improving version get 1.0)."""
+    pairs: int = 8
+    """Versions made of the best improving single edit and a single edit that changed the values without more wrong
+    elements, on lines apart (`_combined`): the second of two bugs, whose fix alone moves no score, paired with the
+    first's. 0: none."""
     screen: int = 2
     """A start right on the shown case(s): the most of the task's other cases it fails (the cheapest of
     `screen_probe`, evaluated once) that join the shown ones. 0: none."""
@@ -430,6 +434,9 @@ class RepairSearch:
         best: tuple[Score, Candidate] | None = None
         expanded: set[str] = set()
         informative: list[Candidate] = []
+        active: list[Candidate] = []
+        """Single edits that changed the values without more wrong elements: to pair with the best."""
+        paired: set[tuple[str, str]] = set()
         checks = 0
         max_checks = config.right_start_acceptance_checks if base[0] == 0 else config.max_acceptance_checks
         own: Case | bool | None = False
@@ -504,6 +511,8 @@ class RepairSearch:
                         informative.append(candidate)
                         verdict = "kept"
                         reason = f"{reason}; {change}: a base for a second edit"
+                    elif candidate.depth == 1 and _active(score, base, result, start_cases):
+                        active.append(candidate)
                     trials.append(
                         Trial(
                             order=len(trials) + 1,
@@ -535,6 +544,24 @@ class RepairSearch:
                     generated += self._second_edits(
                         best[1], diagnosis, task, queue, counter, config.second_edits, 1.0, "a kept edit"
                     )
+                if best is not None and best[1].depth == 1 and len(paired) < config.pairs:
+                    for other in active:
+                        pair = (content_hash(best[1].source), content_hash(other.source))
+                        made = _combined(source, best[1].source, other.source, apart=_NEAR)
+                        if pair in paired or made is None or len(paired) >= config.pairs:
+                            continue
+                        paired.add(pair)
+                        generated += 1
+                        child = replace(
+                            other,
+                            source=made,
+                            depth=2,
+                            parent=best[1].description,
+                            description=f"{best[1].description}, then {other.description}",
+                            priority=other.priority + 1.0,
+                            why=f"paired with a kept edit: alone it changed the values, no more wrong; {other.why}",
+                        )
+                        heapq.heappush(queue, (-child.priority, next(counter), child))
                 for parent in informative:
                     if content_hash(parent.source) in expanded:
                         continue
@@ -683,6 +710,34 @@ def _informative_change(start: dict[str, CaseResult], result: EvalResult) -> str
         ):
             return f"the error of the case {case.name}: {was:.3g} -> {now:.3g}"
     return ""
+
+
+def _active(score: Score, base: Score, result: EvalResult, start: dict[str, CaseResult]) -> bool:
+    """A single edit that changed the values (its score is not the start's) without making things worse: as many or
+    fewer wrong elements, no more NaNs, no error."""
+    if result.status == "error" or score == base or score[0] != base[0] or score[1] > base[1]:
+        return False
+    return all(_nans(c) <= _nans(start[c.name]) for c in result.cases if c.name in start)
+
+
+def _combined(base: str, one: str, two: str, *, apart: int = 0) -> str | None:
+    """`base` with both edits' changed lines, when they are more than `apart` lines apart; None when they are not."""
+    old = base.splitlines(keepends=True)
+
+    def region(edited: str) -> tuple[int, int, list[str]]:
+        new = edited.splitlines(keepends=True)
+        head = 0
+        while head < min(len(old), len(new)) and old[head] == new[head]:
+            head += 1
+        tail = 0
+        while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+            tail += 1
+        return head, len(old) - tail, new[head : len(new) - tail]
+
+    (h1, e1, n1), (h2, e2, n2) = sorted([region(one), region(two)], key=lambda r: r[0])
+    if h2 - e1 <= apart or h1 == e1 == h2:
+        return None
+    return "".join(old[:h1] + n1 + old[e1:h2] + n2 + old[e2:])
 
 
 _ERROR_DROP = 10.0
