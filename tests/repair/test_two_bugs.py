@@ -141,3 +141,13 @@ def test_a_start_right_on_the_shown_case_is_searched_on_the_other_case_it_fails(
     assert result.screen and result.accepted is not None
     assert "row >= n_cols + 4" not in result.accepted
     assert result.acceptance_checks == len(checked) == 1
+
+
+def test_two_edits_lines_apart_combine_and_edits_too_close_do_not() -> None:
+    from kope.repair.search import _combined
+
+    base = "a\nb\nc\nd\ne\nf\ng\n"
+    one, two = base.replace("b", "B"), base.replace("f", "F\nF2")
+    assert _combined(base, one, two, apart=2) == _combined(base, two, one) == "a\nB\nc\nd\ne\nF\nF2\ng\n"
+    assert _combined(base, one, two, apart=3) is None
+    assert _combined(base, one, base.replace("b", "b2"), apart=0) is None

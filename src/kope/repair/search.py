@@ -8,9 +8,11 @@
         ▼                                                    ▼
     a second edit on top of the best improving version      dropped, next candidate
     and of the first versions that changed the failure
-    informatively (a case fixed, NaNs gone), even when
-    the score did not improve: two bugs, neither fix
-    enough alone
+    informatively (a case fixed, NaNs gone, an error
+    tenfold smaller), even when the score did not improve;
+    and the best paired with edits, lines apart, that
+    changed the values without more wrong elements: two
+    bugs, neither fix enough alone
 
 A start right on the shown case(s) (its bug shows only on other sizes) is first evaluated on the cheapest of the
 task's other cases; those it fails join the shown ones, so an edit must fix them before the full acceptance check,
