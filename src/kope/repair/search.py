@@ -25,6 +25,7 @@ why it was ranked where it was and why it was kept or dropped: `kope debug --exp
 from __future__ import annotations
 
 import ast
+import difflib
 import heapq
 import itertools
 import time
@@ -434,6 +435,8 @@ class RepairSearch:
         generated = len(first)
         trials: list[Trial] = []
         best: tuple[Score, Candidate] | None = None
+        first_best: tuple[Score, Candidate] | None = None
+        """The best improving single edit: the one paired with `active` edits."""
         expanded: set[str] = set()
         informative: list[Candidate] = []
         active: list[Candidate] = []
@@ -502,6 +505,8 @@ class RepairSearch:
                     if accepted is None and _better(score, base):
                         if best is None or score < best[0]:
                             best = (score, candidate)
+                        if candidate.depth == 1 and (first_best is None or score < first_best[0]):
+                            first_best = (score, candidate)
                         verdict = "kept"
                         reason = reason if score[0] == 1 else f"better than the start ({reason})"
                     elif (
@@ -546,10 +551,11 @@ class RepairSearch:
                     generated += self._second_edits(
                         best[1], diagnosis, task, queue, counter, config.second_edits, 1.0, "a kept edit"
                     )
-                if best is not None and best[1].depth == 1 and len(paired) < config.pairs:
+                if first_best is not None and len(paired) < config.pairs:
+                    kept = first_best[1]
                     for other in active:
-                        pair = (content_hash(best[1].source), content_hash(other.source))
-                        made = _combined(source, best[1].source, other.source, apart=_NEAR)
+                        pair = (content_hash(kept.source), content_hash(other.source))
+                        made = _combined(source, kept.source, other.source, apart=_NEAR)
                         if pair in paired or made is None or len(paired) >= config.pairs:
                             continue
                         paired.add(pair)
@@ -558,8 +564,8 @@ class RepairSearch:
                             other,
                             source=made,
                             depth=2,
-                            parent=best[1].description,
-                            description=f"{best[1].description}, then {other.description}",
+                            parent=kept.description,
+                            description=f"{kept.description}, then {other.description}",
                             priority=other.priority + 1.0,
                             why=f"paired with a kept edit: alone it changed the values, no more wrong; {other.why}",
                         )
@@ -723,23 +729,28 @@ def _active(score: Score, base: Score, result: EvalResult, start: dict[str, Case
 
 
 def _combined(base: str, one: str, two: str, *, apart: int = 0) -> str | None:
-    """`base` with both edits' changed lines, when they are more than `apart` lines apart; None when they are not."""
+    """`base` with both edits' changed lines, when every change of one is more than `apart` lines from every change
+    of the other; None when they are not."""
     old = base.splitlines(keepends=True)
 
-    def region(edited: str) -> tuple[int, int, list[str]]:
+    def hunks(edited: str) -> list[tuple[int, int, list[str]]]:
         new = edited.splitlines(keepends=True)
-        head = 0
-        while head < min(len(old), len(new)) and old[head] == new[head]:
-            head += 1
-        tail = 0
-        while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
-            tail += 1
-        return head, len(old) - tail, new[head : len(new) - tail]
+        codes = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+        return [(i1, i2, new[j1:j2]) for tag, i1, i2, j1, j2 in codes if tag != "equal"]
 
-    (h1, e1, n1), (h2, e2, n2) = sorted([region(one), region(two)], key=lambda r: r[0])
-    if h2 - e1 <= apart or h1 == e1 == h2:
+    first, second = hunks(one), hunks(two)
+    if not first or not second:
         return None
-    return "".join(old[:h1] + n1 + old[e1:h2] + n2 + old[e2:])
+    for a1, a2, _ in first:
+        for b1, b2, _ in second:
+            if not (b1 - a2 > apart or a1 - b2 > apart):
+                return None
+    out: list[str] = []
+    at = 0
+    for i1, i2, lines in sorted(first + second, key=lambda h: (h[0], h[1])):
+        out += old[at:i1] + lines
+        at = i2
+    return "".join(out + old[at:])
 
 
 _ERROR_DROP = 10.0
