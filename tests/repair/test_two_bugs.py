@@ -96,7 +96,8 @@ def repair(evaluator: Evaluator, tmp_path: Path, source: str, config: SearchConf
 
 def test_a_fix_that_only_removes_nans_is_a_base_for_the_second_fix(evaluator: Evaluator, tmp_path: Path) -> None:
     config = SearchConfig(max_evaluations=24, max_seconds=600)
-    status, _ = repair(evaluator, tmp_path, TWO_BUGS, SearchConfig(**{**vars(config), "informative_bases": 0}), "a")
+    alone = SearchConfig(**{**vars(config), "informative_bases": 0, "pairs": 0})
+    status, _ = repair(evaluator, tmp_path, TWO_BUGS, alone, "a")
     assert status == "unrepaired"
     status, _ = repair(evaluator, tmp_path, TWO_BUGS, config, "b")
     assert status == "repaired"
@@ -107,7 +108,8 @@ def test_a_fix_that_only_removes_nans_is_a_base_for_the_second_fix(evaluator: Ev
 def test_one_bug_costs_no_more_evaluations_than_before(evaluator: Evaluator, tmp_path: Path) -> None:
     one_bug = TWO_BUGS.replace("row >= stride_row", "row >= n_cols + 1000")  # a harmless guard: only the loads
     config = SearchConfig(max_evaluations=24, max_seconds=600)
-    before = repair(evaluator, tmp_path, one_bug, SearchConfig(**{**vars(config), "informative_bases": 0}), "a")
+    alone = SearchConfig(**{**vars(config), "informative_bases": 0, "pairs": 0, "screen": 0})  # single edits' way
+    before = repair(evaluator, tmp_path, one_bug, alone, "a")
     after = repair(evaluator, tmp_path, one_bug, config, "b")
     assert before[0] == after[0] == "repaired"
     assert after[1] <= before[1]

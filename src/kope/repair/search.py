@@ -712,6 +712,7 @@ def _informative_change(start: dict[str, CaseResult], result: EvalResult) -> str
         was, now = before.max_rel_err or 0.0, case.max_rel_err
         if (
             now is not None
+            and was > 0.0
             and now * _ERROR_DROP <= was
             and _nans(case) <= _nans(before)
             and (case.mismatch_fraction or 0.0) <= (before.mismatch_fraction or 0.0)
