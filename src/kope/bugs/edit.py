@@ -682,6 +682,7 @@ ORDER = (
     "stride-name",
     "stride-swap",
     "grid-axis",
+    "early-return",
     "stride-factor",
     "offset-term",
     "index-shift",

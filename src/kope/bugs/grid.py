@@ -689,6 +689,56 @@ def autotune_grid(program: Program) -> Iterator[Edit]:
             )
 
 
+def _early_returns(kernel: ast.FunctionDef) -> Iterator[tuple[ast.If, ast.Compare]]:
+    """`if pid >= X: return` (any comparison of a program id with one bound), the early returns of a kernel."""
+    pids = program_id_names(kernel)
+    for node in ast.walk(kernel):
+        if not (
+            isinstance(node, ast.If)
+            and not node.orelse
+            and len(node.body) == 1
+            and isinstance(node.body[0], ast.Return)
+            and isinstance(node.test, ast.Compare)
+            and len(node.test.ops) == 1
+            and isinstance(node.test.ops[0], ast.GtE | ast.Gt)
+        ):
+            continue
+        left = node.test.left
+        if (isinstance(left, ast.Name) and left.id in pids) or any(True for _ in calls_in(left, "program_id")):
+            yield node, node.test
+
+
+@operator("early-return", "uninitialized-output")
+def early_return(program: Program) -> Iterator[Edit]:
+    """An early return `if pid >= X: return` whose bound is not the count the grid covers (a stride, another
+    dimension): rows past X are never written. The bound becomes each other size parameter of the kernel, or the
+    guard goes (the grid covers the rows exactly, or the stores are masked). Cued where X is not a size parameter
+    (a stride, a block size, an expression)."""
+    for kernel in program.kernels:
+        strides = set(program.strides(kernel))
+        blocks = set(constexprs_of(kernel))
+        sizes = [s for s in program.scalars(kernel) if s not in program.value_scalars(kernel)]
+        for guard, test in _early_returns(kernel):
+            bound = test.comparators[0]
+            written = program.code(bound)
+            cue = (
+                f"an early return compares a program id with `{written}`, not one of the kernel's sizes"
+                if names_in(bound) & (strides | blocks) or not (isinstance(bound, ast.Name) and bound.id in sizes)
+                else ""
+            )
+            yield Edit(
+                "early-return",
+                "uninitialized-output",
+                guard.lineno,
+                f"drop the early return `if {program.code(test)}: return`",
+                program.replace(guard, "pass"),
+                cue,
+            )
+            for size in sizes:
+                if size != written:
+                    yield edit_at(program, "early-return", bound, size, f"early return bound `{written}` -> `{size}`")
+
+
 # -- how the bench injects it (mutations) ------------------------------------------------------
 
 

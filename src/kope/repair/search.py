@@ -7,6 +7,16 @@
         │ better than the start but not right                │ rejected / hidden failure
         ▼                                                    ▼
     a second edit on top of the best improving version      dropped, next candidate
+    and of the first versions that changed the failure
+    informatively (a case fixed, NaNs gone, an error
+    tenfold smaller), even when the score did not improve;
+    and the best paired with edits, lines apart, that
+    changed the values without more wrong elements: two
+    bugs, neither fix enough alone
+
+A start right on the shown case(s) (its bug shows only on other sizes) is first evaluated on the cheapest of the
+task's other cases; those it fails join the shown ones, so an edit must fix them before the full acceptance check,
+and an edit that fixes one of them is kept as a base for a second edit.
 
 Bounded by a number of evaluations and seconds. Every candidate tried is recorded (`Trial`) with
 why it was ranked where it was and why it was kept or dropped: `kope debug --explain` prints them.
@@ -15,10 +25,11 @@ why it was ranked where it was and why it was kept or dropped: `kope debug --exp
 from __future__ import annotations
 
 import ast
+import difflib
 import heapq
 import itertools
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -35,7 +46,7 @@ from kope.diagnose.report import Diagnosis
 from kope.evaluate import EvalOptions, Evaluator
 from kope.hashing import content_hash
 from kope.loop import Score, version_score
-from kope.protocol.results import EvalResult
+from kope.protocol.results import CaseResult, EvalResult
 from kope.repair.shapes import SHAPE_PRIORITY, reshaped, shape_fix
 from kope.repair.sites import Evidence, operator_penalty, priority
 
@@ -265,6 +276,11 @@ class SearchResult(BaseModel):
     accepted."""
     own_size_case: str = ""
     """The case checked before acceptance at the task's own sizes (or the largest that fit); "" when none was."""
+    screen: list[str] = []
+    """Other cases a start right on the shown case(s) failed, added to them for the search (`SearchConfig.screen`)."""
+    informative: list[str] = []
+    """Single edits that changed the failure informatively without a better score, each tried as a base for a
+    second edit (`SearchConfig.informative_bases`)."""
     candidates: int
     seconds: float
     stop_reason: str
@@ -306,6 +322,22 @@ class SearchConfig:
     a case already). None: 8 x the device's derived-case budget; 0: no such check."""
     own_size_seconds: float = 60.0
     """The time limit of that check; a check that runs out of it does not block the repair."""
+    informative_bases: int = 3
+    """Single edits kept as bases for second edits though their score is no better, because they changed the
+    failure informatively (a failing case now right, fewer NaN elements): two independent bugs, neither fix enough
+    alone to move the score. 0: only the best improving version gets second edits."""
+    informative_edits: int = 8
+    """Second edits tried on top of each such base."""
+    informative_bonus: float = 0.5
+    """Their rank over a first edit of the same priority (second edits on the best improving version get 1.0)."""
+    pairs: int = 8
+    """Versions made of the best improving single edit and a single edit that changed the values without more wrong
+    elements, on lines apart (`_combined`): the second of two bugs, whose fix alone moves no score, paired with the
+    first's. 0: none."""
+    screen: int = 2
+    """A start right on the shown case(s): the most of the task's other cases it fails (the cheapest of
+    `screen_probe`, evaluated once) that join the shown ones. 0: none."""
+    screen_probe: int = 4
 
 
 class RepairSearch:
@@ -377,6 +409,24 @@ class RepairSearch:
         base: Score = start_score or (version_score(evaluation) if evaluation is not None else (2, 1.0, 0.0))
         seen = tried if tried is not None else set()
         seen.add(content_hash(source))
+        scratch.mkdir(parents=True, exist_ok=True)
+        shown = list(visible)
+        extra = 0
+        screen: list[str] = []
+        start_cases = {c.name: c for c in evaluation.cases} if evaluation is not None else {}
+        if base[0] == 0 and config.screen > 0:
+            found = self._screen(task, source, shown, quick, options or EvalOptions(), scratch)
+            if found is not None:
+                extra += 1
+                result, failing = found
+                start_cases = {c.name: c for c in result.cases}
+                if failing:
+                    shown += failing
+                    screen = [c.name for c in failing]
+                    names = {c.name for c in shown}
+                    base = version_score(
+                        result.model_copy(update={"cases": [c for c in result.cases if c.name in names]})
+                    )
         counter = itertools.count()
         queue: list[tuple[float, int, Candidate]] = []
         first = self.candidates(source, diagnosis, task.source)
@@ -385,7 +435,13 @@ class RepairSearch:
         generated = len(first)
         trials: list[Trial] = []
         best: tuple[Score, Candidate] | None = None
+        first_best: tuple[Score, Candidate] | None = None
+        """The best improving single edit: the one paired with `active` edits."""
         expanded: set[str] = set()
+        informative: list[Candidate] = []
+        active: list[Candidate] = []
+        """Single edits that changed the values without more wrong elements: to pair with the best."""
+        paired: set[tuple[str, str]] = set()
         checks = 0
         max_checks = config.right_start_acceptance_checks if base[0] == 0 else config.max_acceptance_checks
         own: Case | bool | None = False
@@ -393,7 +449,6 @@ class RepairSearch:
         false_repairs = 0
         accepted: str | None = None
         stop = "exhausted"
-        scratch.mkdir(parents=True, exist_ok=True)
         with ThreadPoolExecutor(max_workers=max(1, config.batch), thread_name_prefix="kope-search") as pool:
             while queue:
                 if len(trials) >= config.max_evaluations:
@@ -417,7 +472,7 @@ class RepairSearch:
                     path.write_text(candidate.source)
                 t0 = time.monotonic()
                 results = list(
-                    pool.map(lambda p: self.evaluator.evaluate(task, p, options=quick, cases=list(visible)), paths)
+                    pool.map(lambda p: self.evaluator.evaluate(task, p, options=quick, cases=list(shown)), paths)
                 )
                 each = (time.monotonic() - t0) / len(batch)
                 for path in paths:
@@ -450,8 +505,21 @@ class RepairSearch:
                     if accepted is None and _better(score, base):
                         if best is None or score < best[0]:
                             best = (score, candidate)
+                        if candidate.depth == 1 and (first_best is None or score < first_best[0]):
+                            first_best = (score, candidate)
                         verdict = "kept"
                         reason = reason if score[0] == 1 else f"better than the start ({reason})"
+                    elif (
+                        accepted is None
+                        and candidate.depth == 1
+                        and len(informative) < config.informative_bases
+                        and (change := _informative_change(start_cases, result))
+                    ):
+                        informative.append(candidate)
+                        verdict = "kept"
+                        reason = f"{reason}; {change}: a base for a second edit"
+                    elif candidate.depth == 1 and _active(score, base, result, start_cases):
+                        active.append(candidate)
                     trials.append(
                         Trial(
                             order=len(trials) + 1,
@@ -480,19 +548,42 @@ class RepairSearch:
                     and content_hash(best[1].source) not in expanded
                 ):
                     expanded.add(content_hash(best[1].source))
-                    parent = best[1]
-                    children = self.candidates(parent.source, diagnosis, task.source)[: config.second_edits]
-                    generated += len(children)
-                    for child in children:
+                    generated += self._second_edits(
+                        best[1], diagnosis, task, queue, counter, config.second_edits, 1.0, "a kept edit"
+                    )
+                if first_best is not None and len(paired) < config.pairs:
+                    kept = first_best[1]
+                    for other in active:
+                        pair = (content_hash(kept.source), content_hash(other.source))
+                        made = _combined(source, kept.source, other.source, apart=_NEAR)
+                        if pair in paired or made is None or len(paired) >= config.pairs:
+                            continue
+                        paired.add(pair)
+                        generated += 1
                         child = replace(
-                            child,
+                            other,
+                            source=made,
                             depth=2,
-                            parent=parent.description,
-                            description=f"{parent.description}, then {child.description}",
-                            priority=child.priority + 1.0,
-                            why=f"on top of a kept edit; {child.why}",
+                            parent=kept.description,
+                            description=f"{kept.description}, then {other.description}",
+                            priority=other.priority + 1.0,
+                            why=f"paired with a kept edit: alone it changed the values, no more wrong; {other.why}",
                         )
                         heapq.heappush(queue, (-child.priority, next(counter), child))
+                for parent in informative:
+                    if content_hash(parent.source) in expanded:
+                        continue
+                    expanded.add(content_hash(parent.source))
+                    generated += self._second_edits(
+                        parent,
+                        diagnosis,
+                        task,
+                        queue,
+                        counter,
+                        config.informative_edits,
+                        config.informative_bonus,
+                        "an edit that changed the failure",
+                    )
         return SearchResult(
             trials=trials,
             accepted=accepted,
@@ -500,14 +591,82 @@ class RepairSearch:
             best_score=list(best[0]) if best is not None and accepted is None else None,
             best_description=best[1].description if best is not None and accepted is None else "",
             start_score=list(base),
-            evaluations=len(trials),
+            evaluations=len(trials) + extra,
             acceptance_checks=checks,
             false_repairs=false_repairs,
             own_size_case=own.key() if isinstance(own, Case) else "",
+            screen=screen,
+            informative=[c.description for c in informative],
             candidates=generated,
             seconds=round(time.monotonic() - began, 3),
             stop_reason=stop,
         )
+
+    def _second_edits(
+        self,
+        parent: Candidate,
+        diagnosis: Diagnosis | None,
+        task: Task,
+        queue: list[tuple[float, int, Candidate]],
+        counter: Iterator[int],
+        limit: int,
+        bonus: float,
+        base: str,
+    ) -> int:
+        """Queue the best `limit` edits of `parent`'s source as second edits, `bonus` over their own rank: taking turns,
+        the best of all and the best away from the parent's own lines (a second bug independent of the first is
+        often elsewhere, while the evidence still points at the first's lines)."""
+        ranked = self.candidates(parent.source, diagnosis, task.source)
+        away = [c for c in ranked if abs(c.line - parent.line) > _NEAR]
+        children: list[Candidate] = []
+        for child in itertools.chain.from_iterable(itertools.zip_longest(ranked, away)):
+            if child is not None and child not in children and len(children) < limit:
+                children.append(child)
+        for child in children:
+            child = replace(
+                child,
+                depth=2,
+                parent=parent.description,
+                description=f"{parent.description}, then {child.description}",
+                priority=child.priority + bonus,
+                why=f"on top of {base}; {child.why}",
+            )
+            heapq.heappush(queue, (-child.priority, next(counter), child))
+        return len(children)
+
+    def _screen(
+        self, task: Task, source: str, shown: list[Case], quick: EvalOptions, options: EvalOptions, scratch: Path
+    ) -> tuple[EvalResult, list[Case]] | None:
+        """A start right on `shown`, evaluated once on them and the cheapest `screen_probe` of the task's other
+        cases: that result, and the other cases it fails (at most `screen`, cheapest first) to search on too.
+        None when there are no other cases, or the evaluation says nothing of the values."""
+        try:
+            cases = self.evaluator.cases(task, options=options)
+        except Exception:  # a task whose cases cannot be made again: no screen
+            return None
+        sizes: dict[str, int] = {}
+        if not task.defines_get_cases:
+            try:
+                sizes = {c.name: c.numel or 0 for c in self.evaluator.derivation(task, options).kept}
+            except Exception:  # no sizes: the other cases in their order
+                sizes = {}
+        known = {c.key() for c in shown}
+        others = sorted(
+            (c for c in cases if not c.visible and c.key() not in known), key=lambda c: sizes.get(c.name, 1 << 62)
+        )[: self.config.screen_probe]
+        if not others:
+            return None
+        path = scratch / "screen.py"
+        path.write_text(source)
+        try:
+            result = self.evaluator.evaluate(task, path, options=quick, cases=[*shown, *others])
+        finally:
+            path.unlink(missing_ok=True)
+        if result.status == "error":
+            return None
+        names = {c.name for c in others}
+        failing = {r.name for r in result.cases if r.name in names and not r.passed and r.error is None}
+        return result, [replace(c, visible=False) for c in others if c.name in failing][: self.config.screen]
 
     def _right_at(self, task: Task, source: str, case: Case, quick: EvalOptions, scratch: Path) -> bool:
         """Whether a version is right on `case`; True when it cannot tell (the check ran out of time or memory)."""
@@ -523,8 +682,81 @@ class RepairSearch:
         return version_score(result)[0] == 0
 
 
+_NEAR = 3
+"""Lines either side of an edit's that count as its own (a second edit there likely fixes the same bug again)."""
+
 _CANNOT_TELL = ("timeout", "memory", "disk", "task", "too-large", "interpreter", "unsupported")
 """Errors of the own-size check that say nothing of the version's values: the repair is not blocked."""
+
+
+def _nans(case: CaseResult) -> int:
+    return sum(o.nan_mismatch for o in case.outputs)
+
+
+def _informative_change(start: dict[str, CaseResult], result: EvalResult) -> str:
+    """How a version's failure differs from the start's in a way that says an edit fixed something, even when
+    the score did not improve: a case the start failed is right, a case's NaN or infinite elements went (at least
+    half of them), or a case's worst relative error fell tenfold; "" when none (or the version does not run)."""
+    if result.status == "error" or not start:
+        return ""
+    for case in result.cases:
+        before = start.get(case.name)
+        if before is None or case.error is not None:
+            continue
+        if not before.passed and case.passed:
+            return f"the case {case.name} is right now"
+        if before.error is not None or (before.passed and not case.passed):
+            continue
+        if _nans(before) > 0 and 2 * _nans(case) <= _nans(before):
+            return f"the NaN/infinite elements of the case {case.name}: {_nans(before)} -> {_nans(case)}"
+        was, now = before.max_rel_err or 0.0, case.max_rel_err
+        if (
+            now is not None
+            and was > 0.0
+            and now * _ERROR_DROP <= was
+            and _nans(case) <= _nans(before)
+            and (case.mismatch_fraction or 0.0) <= (before.mismatch_fraction or 0.0)
+        ):
+            return f"the error of the case {case.name}: {was:.3g} -> {now:.3g}"
+    return ""
+
+
+def _active(score: Score, base: Score, result: EvalResult, start: dict[str, CaseResult]) -> bool:
+    """A single edit that changed the values (its score is not the start's) without making things worse: as many or
+    fewer wrong elements, no more NaNs, no error."""
+    if result.status == "error" or score == base or score[0] != base[0] or score[1] > base[1]:
+        return False
+    return all(_nans(c) <= _nans(start[c.name]) for c in result.cases if c.name in start)
+
+
+def _combined(base: str, one: str, two: str, *, apart: int = 0) -> str | None:
+    """`base` with both edits' changed lines, when every change of one is more than `apart` lines from every change
+    of the other; None when they are not."""
+    old = base.splitlines(keepends=True)
+
+    def hunks(edited: str) -> list[tuple[int, int, list[str]]]:
+        new = edited.splitlines(keepends=True)
+        codes = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+        return [(i1, i2, new[j1:j2]) for tag, i1, i2, j1, j2 in codes if tag != "equal"]
+
+    first, second = hunks(one), hunks(two)
+    if not first or not second:
+        return None
+    for a1, a2, _ in first:
+        for b1, b2, _ in second:
+            if not (b1 - a2 > apart or a1 - b2 > apart):
+                return None
+    out: list[str] = []
+    at = 0
+    for i1, i2, lines in sorted(first + second, key=lambda h: (h[0], h[1])):
+        out += old[at:i1] + lines
+        at = i2
+    return "".join(out + old[at:])
+
+
+_ERROR_DROP = 10.0
+"""How much smaller a case's worst relative error must get, at no more wrong or NaN elements, to count as an edit
+that fixed something (a missing bias added where the shown case was right within its tolerance)."""
 
 
 def _better(score: Score, base: Score) -> bool:
