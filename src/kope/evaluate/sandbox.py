@@ -400,8 +400,9 @@ def _exec_worker(
         os.environ.clear()
         os.environ.update(environ)
         os.chdir(job_dir / WORK_DIR)
-        os.read(JOINED_FD, 1)  # in the job's cgroup (where there is one) before any task or candidate code
-        os.close(JOINED_FD)
+        if os.read(JOINED_FD, 1) != b"1":  # no word from the supervisor (gone): run nothing outside its watch
+            os._exit(70)
+        os.close(JOINED_FD)  # in the job's cgroup (where there is one) before any task or candidate code
         code = entry(job_dir)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
