@@ -39,6 +39,7 @@ TAXONOMY: tuple[str, ...] = (
     "dtype-mismatch",
     "missing-batch-offset",
     "uninitialized-output",
+    "api-misuse",
 )
 """The bug taxonomy's stable ids (DESIGN.md), written out here so that the tests do not read them from kope."""
 

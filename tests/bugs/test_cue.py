@@ -194,6 +194,7 @@ CASES = [
     ("half-precision-cast", NORM, "other=0.0).to(tl.float32)", "other=0.0).to(tl.float16)"),
     ("float-cast-to-int", NORM, "xc * rstd, mask=mask)", "(xc * rstd).to(tl.int32), mask=mask)"),
     ("grid-floor-div", ELEMENTWISE, "triton.cdiv(n, 1024)", "n // 1024"),
+    ("runtime-constexpr", ELEMENTWISE, "n, BLOCK: tl.constexpr)", "n, BLOCK)"),
     ("suspicious-constant", ELEMENTWISE, "0.044715 * x", "0.44715 * x"),
     ("suspicious-constant", ELEMENTWISE, "0.7978845608028654 *", "0.7978845608082654 *"),
     ("offset-literal-shift", ELEMENTWISE, "x_ptr + offs, mask", "x_ptr + offs + 1, mask"),

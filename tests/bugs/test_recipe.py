@@ -38,6 +38,7 @@ TARGETS = {
     "float-buffer": "cross_entropy_loss_buffer_int64.py",
     "add-batch-offset": "bmm_missing_batch_offset_a.py",
     "cover-output": "embedding_grid_missing_dim_axis.py",
+    "mend-api": "example",
 }
 
 

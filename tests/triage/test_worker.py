@@ -36,12 +36,14 @@ def worker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TriageWorker]:
     made.close()
 
 
-def _row(worker: TriageWorker, out: Path, task: str, candidate: str, *, repair: bool = True) -> TriageRow:
+def _row(
+    worker: TriageWorker, out: Path, task: str, candidate: str, *, repair: bool = True, root: Path = JUDGE
+) -> TriageRow:
     item = Item(
         id=f"{Path(task).stem}/{candidate}",
         problem=Path(task).stem,
-        task=str(JUDGE / "tasks" / task),
-        candidate=str(JUDGE / "candidates" / candidate),
+        task=str(root / "tasks" / task) if root == JUDGE else str(root / task),
+        candidate=str(root / "candidates" / candidate) if root == JUDGE else str(root / candidate),
     )
     job = TriageJob(
         item=item,
@@ -89,6 +91,25 @@ def test_a_scalar_returned_as_one_element_is_a_near_miss_repaired_offline(worker
     assert any(".reshape(())" in note for note in row.notes)
     assert row.repair == "repaired" and row.after == "pass"
     assert row.repaired is not None and "return out.reshape(())" in (tmp_path / row.repaired).read_text()
+
+
+API = Path(__file__).parents[1] / "fixtures" / "api"
+
+
+@pytest.mark.slow
+def test_a_broken_kernel_kope_can_mend_is_repaired_and_one_it_cannot_is_left(
+    worker: TriageWorker, tmp_path: Path
+) -> None:
+    """An autotuned block passed again at the launch never runs (broken); triage mends it (kope.bugs.api). A broken
+    kernel no edit of kope's mends is not searched at all."""
+    row = _row(worker, tmp_path, "rownorm_task.py", "rownorm_autotune_again.py", root=API)
+    assert (row.before, row.error_kind, row.repair, row.after) == ("broken", "runtime", "repaired", "pass")
+    assert "-        _row_norm[(n_rows,)](x, out, n_cols, BLOCK=triton.next_power_of_2(n_cols))" in (row.diff or "")
+    (tmp_path / "hopeless.py").write_text(
+        (API / "rownorm_good.py").read_text().replace("tl.sqrt(", "tl.no_such_function(")
+    )
+    row = _row(worker, tmp_path, str(API / "rownorm_task.py"), str(tmp_path / "hopeless.py"), root=tmp_path)
+    assert (row.before, row.repair, row.after) == ("broken", "none", "broken")
 
 
 @pytest.mark.slow

@@ -160,6 +160,7 @@ ORDER = (
     "integer-buffer-for-float",
     "float-cast-to-int",
     "half-precision-buffer",
+    "runtime-constexpr",
 )
 """The order `detect` runs the cues in, and so the order of its hits (and of a diagnosis's `cues`): the
 order of the single module they came from. A cue missing here runs after these."""

@@ -674,6 +674,10 @@ def launches_of(program: Program) -> Iterator[ast.Call]:
 
 
 ORDER = (
+    "missing-import",
+    "constexpr-param",
+    "autotune-keyword",
+    "arange-block",
     "compare-flip",
     "floor-to-cdiv",
     "loop-bound",

@@ -28,6 +28,7 @@ KindId = Literal[
     "bias",
     "epilogue",
     "dims",
+    "api",
 ]
 """A kind: a family of bugs whose cues, recipes, edits and mutations share one module (kope.bugs.<id>)."""
 
@@ -51,6 +52,7 @@ BugId = Literal[
     "dtype-mismatch",
     "missing-batch-offset",
     "uninitialized-output",
+    "api-misuse",
 ]
 """The bug taxonomy's built-in ids (DESIGN.md; the knowledge base's shipped patterns). User patterns add others."""
 

@@ -51,6 +51,8 @@ class KernelFacts:
     """Names assigned from tl.max / tl.maximum, or from a where() over such names."""
     accumulators: dict[str, cst.SimpleStatementLine] = field(default_factory=dict)
     """Names initialised with tl.zeros / tl.full, and their first initialising statement."""
+    aranged: set[str] = field(default_factory=set)
+    """Names a `tl.arange` takes as a bound."""
 
     @property
     def pointers(self) -> set[str]:
@@ -79,6 +81,10 @@ def kernel_facts(function: cst.FunctionDef) -> KernelFacts:
         facts.params.append(param.name.value)
         if param.annotation is not None and dotted(param.annotation.annotation).endswith("constexpr"):
             facts.constexprs.append(param.name.value)
+    for call in m.findall(function.body, m.Call()):
+        if call_name(call) == "tl.arange":
+            assert isinstance(call, cst.Call)
+            facts.aranged |= {a.value.value for a in call.args if isinstance(a.value, cst.Name)}
     for line in m.findall(function.body, m.SimpleStatementLine()):
         assert isinstance(line, cst.SimpleStatementLine)
         for statement in line.body:
@@ -433,6 +439,7 @@ ORDER = (
     "skip-first-block",
     "integer-buffer",
     "operands-untransposed",
+    "constexpr-dropped",
 )
 """The registry's order (of `operators()` and so of the corpus builder's seeded choices); a mutation missing here comes
 after these."""

@@ -202,6 +202,7 @@ ORDER = (
     "float-buffer",
     "add-batch-offset",
     "cover-output",
+    "mend-api",
 )
 """The order of the registry (listings, `kope kb validate`): that of the single module the recipes came from.
 A recipe missing here comes after these."""

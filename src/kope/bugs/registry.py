@@ -22,6 +22,7 @@ from types import ModuleType
 from typing import Literal
 
 from kope.bugs import (
+    api,
     arith,
     bias,
     broadcast,
@@ -114,6 +115,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("bias", bias),
     Kind("epilogue", epilogue),
     Kind("dims", dims),
+    Kind("api", api, ("api-misuse",)),
 )
 """Every kind, one line each. The order is that of listings; the roles' orders are their modules' `ORDER`."""
 

@@ -87,8 +87,8 @@ class TriageSummary:
 
     @property
     def saved(self) -> int:
-        """Near misses that the repair turned into passes."""
-        return sum(row.before == "near-miss" and row.after == "pass" for row in self.rows)
+        """Near misses and broken kernels that the repair turned into passes."""
+        return sum(row.before in ("near-miss", "broken") and row.after == "pass" for row in self.rows)
 
     @property
     def emulated(self) -> int:

@@ -1,4 +1,5 @@
-"""One candidate's triage: evaluate on full coverage with the gates, classify, repair a near miss.
+"""One candidate's triage: evaluate on full coverage with the gates, classify, repair a near miss (or a broken
+kernel that breaks a rule of Triton's API that kope can mend: kope.bugs.api).
 
     pass              right on every case, clean for the gates
     near-miss         runs, wrong values (the kind the debug loop repairs), gate findings or not: a
@@ -36,6 +37,7 @@ from typing import Literal, get_args
 from pydantic import BaseModel, Field
 
 from kope.agents.debug import DebugConfig, DebugLoop, DebugReport
+from kope.bugs import Program, edits, kind
 from kope.diagnose.diagnoser import Diagnoser
 from kope.evaluate import EvalOptions, Evaluator
 from kope.knowledge.base import KnowledgeBase
@@ -56,6 +58,22 @@ def classify(status: str, error_kind: str | None = None, limits: Sequence[str] =
     if (status == "error" and error_kind in ("unsupported", "interpreter")) or (status == "fail" and limits):
         return "unsupported-here"
     return {"pass": "pass", "fail": "near-miss", "reject": "cheat"}.get(status, "broken")  # type: ignore[return-value]
+
+
+MENDABLE_ERRORS = ("runtime", "load", "import", "shape")
+"""Error kinds of a broken kernel that an edit of its source can mend (not a timeout, a crash or a platform limit)."""
+
+
+def mendable(row: TriageRow, source: str) -> bool:
+    """Whether triage repairs a broken row: it stopped on an error its source can mend, and kope has a grounded edit
+    for what breaks it (kope.bugs.api: a runtime block where Triton needs a constant, an autotuned meta-parameter
+    passed again, a module never imported) or it is right up to its output's shape."""
+    if row.before != "broken" or row.error_kind not in MENDABLE_ERRORS:
+        return False
+    if row.error_kind == "shape":
+        return True
+    program = Program.parse(source)
+    return program is not None and bool(edits(program, list(kind("api").edits)))
 
 
 def slug(ident: str) -> str:
@@ -108,7 +126,8 @@ class TriageRow(BaseModel):
     heatmap: str | None = None
     """Where its first failing output is wrong (PNG, relative to the results folder)."""
     repair: str = "none"
-    """none (not a near miss), repaired, unrepaired, rejected, skipped (a budget was spent), error."""
+    """none (not repaired: neither a near miss nor a mendable broken kernel), repaired, unrepaired, rejected, skipped
+    (a budget was spent), error."""
     stop_reason: str = ""
     iterations: int = 0
     tokens_prompt: int = 0
@@ -233,7 +252,7 @@ class TriageWorker:
         row.before = row.after = classify(result.status, row.error_kind, result.limits)
         if heatmap.is_file():
             row.heatmap = str(heatmap.relative_to(out))
-        if row.before != "near-miss":
+        if row.before != "near-miss" and not mendable(row, candidate.read_text()):
             return
         if not job.repair:
             row.repair, row.stop_reason = "skipped", job.skip_reason

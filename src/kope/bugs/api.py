@@ -1,0 +1,421 @@
+"""Triton API misuse: the kernel never runs, though what it would compute may be right.
+
+Real models' discards often stop before their first value, on a rule of Triton's that the compiler or the launcher
+states plainly. This kind repairs the ones whose fix the source itself determines (each edit is `grounded`: the
+rule is broken on every input, so the search tries these first):
+
+- `constexpr-param`: a parameter used where Triton needs a compile-time constant (a `tl.arange` bound, a shape of
+  `tl.zeros` / `tl.full` / `tl.reshape`, a `tl.static_range` bound) is not annotated `tl.constexpr`
+  ("arange's arguments must be of type tl.constexpr"). The edit annotates it.
+- `arange-block`: `tl.arange(0, N)` over a size the host passes (a tensor's size, not a block size): Triton wants a
+  power of two there, so the kernel fails on every other size. The edit ranges over a new block
+  `N_BLOCK: tl.constexpr` that each launch passes as `triton.next_power_of_2(<the size>)`, and `N` stays the
+  runtime size the masks compare with.
+- `autotune-keyword`: a launch passes a meta-parameter that the kernel's `@triton.autotune` configs (or its
+  `@triton.heuristics`) already set ("got multiple values for keyword argument 'BLOCK_SIZE'"). Two edits: the
+  launch stops passing it, or the kernel stops being autotuned (the launch's value is used).
+- `missing-import`: a module the file uses under its conventional name (`math`, `triton`, `tl`, `torch`, `F`,
+  `nn`, `np`) that it never imports or binds ("name 'math' is not defined"). The edit imports it.
+
+Its mutation, `constexpr-dropped`, removes the `tl.constexpr` annotation of a block a `tl.arange` ranges over.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from collections.abc import Iterator
+
+import libcst as cst
+
+from kope.bugs.analysis import constexprs_of, params_of
+from kope.bugs.cue import Source, cue
+from kope.bugs.edit import Edit, Program, operator
+from kope.bugs.mutation import Context, Mutation, mutation
+from kope.bugs.recipe import recipe
+from kope.source import LaunchSite, call_name, names_in
+
+_SHAPE_CALLS = {"zeros": (0,), "full": (0,), "reshape": (1,), "view": (1,), "broadcast_to": (1,)}
+"""`tl.<name>` calls whose argument at these positions (or `shape=`) is a block shape: compile-time constants."""
+
+_RANGES = ("static_range",)
+
+_IMPORTS = {
+    "math": "import math",
+    "triton": "import triton",
+    "tl": "import triton.language as tl",
+    "torch": "import torch",
+    "F": "import torch.nn.functional as F",
+    "nn": "import torch.nn as nn",
+    "np": "import numpy as np",
+}
+"""Conventional names and the import that binds each."""
+
+
+# -- compile-time constants ---------------------------------------------------------------------
+
+
+def _constant_positions(kernel: ast.FunctionDef) -> Iterator[tuple[ast.Call, ast.expr]]:
+    """Each argument of a call in the kernel that Triton evaluates at compile time, with its call: `tl.arange`'s
+    bounds, the block shapes of `tl.zeros`, `tl.full`, `tl.reshape`, `tl.view`, `tl.broadcast_to`, the bounds of
+    `tl.static_range`."""
+    for node in ast.walk(kernel):
+        if not isinstance(node, ast.Call):
+            continue
+        name = call_name(node, last=True)
+        if not call_name(node).startswith(("tl.", "triton.language.")):
+            continue
+        if name == "arange" or name in _RANGES:
+            yield from ((node, a) for a in node.args)
+            continue
+        positions = _SHAPE_CALLS.get(name)
+        if positions is None:
+            continue
+        shapes = [node.args[i] for i in positions if i < len(node.args)]
+        shapes += [k.value for k in node.keywords if k.arg == "shape"]
+        for shape in shapes:
+            elements = shape.elts if isinstance(shape, ast.Tuple | ast.List) else [shape]
+            yield from ((node, e) for e in elements)
+
+
+def _derived(kernel: ast.FunctionDef) -> dict[str, set[str]]:
+    """Names assigned in the kernel -> the parameters their value is computed from (transitively)."""
+    params = set(params_of(kernel))
+    found: dict[str, set[str]] = {}
+    for node in ast.walk(kernel):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            names = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+            if any(isinstance(c, ast.Call) for c in ast.walk(node.value)):
+                continue  # a call's result (a load, a program id) is not a compile-time constant
+            roots = {n for n in names if n in params}
+            for name in names - params:
+                roots |= found.get(name, set())
+            found.setdefault(node.targets[0].id, set()).update(roots)
+    return found
+
+
+def runtime_constants(kernel: ast.FunctionDef) -> list[str]:
+    """The parameters, not annotated `tl.constexpr`, that a compile-time position of the kernel reads (directly or
+    through names computed from them), in parameter order."""
+    constexprs = set(constexprs_of(kernel))
+    params = [p for p in params_of(kernel) if p not in constexprs]
+    derived = _derived(kernel)
+    used: set[str] = set()
+    for _, arg in _constant_positions(kernel):
+        for node in ast.walk(arg):
+            if isinstance(node, ast.Name):
+                used.add(node.id)
+                used |= derived.get(node.id, set())
+    return [p for p in params if p in used]
+
+
+@cue("runtime-constexpr", "a kernel parameter is used as a tl.arange bound or a block shape but is not tl.constexpr")
+def runtime_constexpr(source: Source) -> Iterator[ast.AST]:
+    for kernel in source.kernels:
+        names = set(runtime_constants(kernel))
+        yield from (a for a in kernel.args.args if a.arg in names)
+
+
+def _annotated(program: Program, kernel: ast.FunctionDef, names: set[str]) -> str:
+    """The source with these parameters of the kernel annotated `: tl.constexpr` (a default is kept)."""
+    text = program.text
+    spans = sorted((program.parsed.span(a), a.arg) for a in kernel.args.args if a.arg in names)
+    for (start, end), name in reversed(spans):
+        text = text[:start] + f"{name}: tl.constexpr" + text[end:]
+    return text
+
+
+@operator("constexpr-param", "api-misuse")
+def constexpr_param(program: Program) -> Iterator[Edit]:
+    """Annotate `tl.constexpr` the parameters a compile-time position reads (all of a kernel's at once)."""
+    for kernel in program.parsed.kernels:
+        names = runtime_constants(kernel)
+        if not names:
+            continue
+        listed = ", ".join(names)
+        yield Edit(
+            "constexpr-param",
+            "api-misuse",
+            kernel.lineno,
+            f"annotate {listed} of `{kernel.name}` as `tl.constexpr`: Triton needs a compile-time constant there",
+            _annotated(program, kernel, set(names)),
+            f"`{listed}` bounds a tl.arange or a block shape but is a runtime parameter",
+            grounded=True,
+        )
+
+
+# -- arange over a size -------------------------------------------------------------------------
+
+
+def _power_of_two(expr: ast.expr) -> bool:
+    """Whether a launch argument is a power of two by construction (`triton.next_power_of_2(...)`, a literal)."""
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, int) and not isinstance(expr.value, bool):
+        return expr.value > 0 and expr.value & (expr.value - 1) == 0
+    return isinstance(expr, ast.Call) and "power_of_2" in call_name(expr)
+
+
+def _size_like(expr: ast.expr, site: LaunchSite) -> bool:
+    """A launch argument that is a tensor's size: `x.shape[i]`, `x.size(i)`, `x.numel()`, or a name the host
+    bound to one (`M, K = a.shape`); not a literal, not a power of two by construction."""
+    if isinstance(expr, ast.Name) and site.host is not None:
+        bound = [
+            n.value
+            for n in ast.walk(site.host)
+            if isinstance(n, ast.Assign)
+            and n.lineno < site.call.lineno
+            and any(isinstance(t, ast.Name | ast.Tuple) and expr.id in names_in(t) for t in n.targets)
+        ]
+        if not bound:
+            return False  # a parameter of the host function: could be anything
+        expr = bound[-1]
+    if _power_of_two(expr) or isinstance(expr, ast.Constant):
+        return False
+    text = ast.unparse(expr)
+    return ".shape" in text or ".size(" in text or ".numel(" in text
+
+
+def _arange_sizes(program: Program, kernel: ast.FunctionDef) -> list[str]:
+    """Parameters a `tl.arange(0, P)` ranges over directly, that every launch passes a size (not a block)."""
+    tune = program.parsed.autotune(kernel)
+    tuned = _tuned_keys(tune) if tune is not None else set()
+    params = set(params_of(kernel))
+    found: list[str] = []
+    for node in ast.walk(kernel):
+        if isinstance(node, ast.Call) and call_name(node, last=True) == "arange" and len(node.args) == 2:
+            bound = node.args[1]
+            if isinstance(bound, ast.Name) and bound.id in params and bound.id not in tuned and bound.id not in found:
+                found.append(bound.id)
+    sites = [s for s in program.parsed.launches if s.kernel is kernel]
+    names = params_of(kernel)
+    sized = []
+    for param in found:
+        values = [(_argument(s.call, names, names.index(param), param), s) for s in sites]
+        if values and all(v is not None and _size_like(v, s) for v, s in values):
+            sized.append(param)
+    return sized
+
+
+@operator("arange-block", "api-misuse")
+def arange_block(program: Program) -> Iterator[Edit]:
+    """`tl.arange(0, N)` over a size -> `tl.arange(0, N_BLOCK)`, `N_BLOCK = triton.next_power_of_2(N)` at every
+    launch; `N` stays a runtime parameter (the masks' bound)."""
+    for kernel in program.parsed.kernels:
+        sites = [s for s in program.parsed.launches if s.kernel is kernel]
+        if not sites:
+            continue
+        taken = {n.id for n in ast.walk(program.parsed.tree) if isinstance(n, ast.Name)} | set(params_of(kernel))
+        for size in _arange_sizes(program, kernel):
+            block = f"{size}_BLOCK"
+            while block in taken:
+                block += "_"
+            edited = _with_block(program, kernel, sites, size, block)
+            if edited is None:
+                continue
+            yield Edit(
+                "arange-block",
+                "api-misuse",
+                kernel.lineno,
+                f"range over a power-of-two block `{block}` = next_power_of_2({size}), not over the size `{size}`",
+                edited,
+                f"`tl.arange(0, {size})` over a size the host passes: Triton needs a power of two",
+                grounded=True,
+            )
+
+
+def _with_block(
+    program: Program, kernel: ast.FunctionDef, sites: list[LaunchSite], size: str, block: str
+) -> str | None:
+    """Splice the edit of `arange_block`: every change made at its offsets, last first."""
+    parsed = program.parsed
+    splices: list[tuple[int, int, str]] = []
+    for _, position in _constant_positions(kernel):
+        for node in ast.walk(position):
+            if isinstance(node, ast.Name) and node.id == size:
+                splices.append((*parsed.span(node), block))
+    arg = next(a for a in kernel.args.args if a.arg == size)
+    if arg.annotation is not None:  # `N: tl.constexpr` stays a runtime size: its block is the constant now
+        splices.append((*parsed.span(arg), size))
+    last = kernel.args.args[-1]
+    end = parsed.span(last)[1]
+    splices.append((end, end, f", {block}: tl.constexpr"))
+    names = params_of(kernel)
+    index = names.index(size)
+    for site in sites:
+        value = _argument(site.call, names, index, size)
+        if value is None or any(k.arg is None for k in site.call.keywords):
+            return None
+        given = [*site.call.args, *site.call.keywords]
+        at = max(parsed.span(a)[1] for a in given) if given else parsed.span(site.call)[1] - 1
+        comma = ", " if given else ""
+        splices.append((at, at, f"{comma}{block}=triton.next_power_of_2({parsed.code(value)})"))
+    text = parsed.text
+    for start, end, new in sorted(splices, key=lambda s: (-s[0], -s[1])):
+        text = text[:start] + new + text[end:]
+    return text
+
+
+def _argument(call: ast.Call, names: list[str], index: int, name: str) -> ast.expr | None:
+    keyword = next((k.value for k in call.keywords if k.arg == name), None)
+    if keyword is not None:
+        return keyword
+    positional = [a for a in call.args if not isinstance(a, ast.Starred)]
+    if len(positional) != len(call.args):
+        return None
+    return positional[index] if index < len(positional) else None
+
+
+# -- autotuned meta-parameters passed again -----------------------------------------------------
+
+
+def _tuned_keys(decorator: ast.Call) -> set[str]:
+    """The meta-parameters an autotune's configs (`triton.Config({...})`) or a heuristics' dict set."""
+    keys: set[str] = set()
+    for node in ast.walk(decorator):
+        if isinstance(node, ast.Dict):
+            keys |= {k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+    return keys
+
+
+def _decorators(program: Program, kernel: ast.FunctionDef) -> list[ast.Call]:
+    return [d for d in (program.parsed.autotune(kernel), program.parsed.heuristics(kernel)) if d is not None]
+
+
+@operator("autotune-keyword", "api-misuse")
+def autotune_keyword(program: Program) -> Iterator[Edit]:
+    """A launch that passes a meta-parameter its kernel's autotune (or heuristics) sets: drop it from the launch;
+    or, for an autotune, drop the autotune and keep the launch's value."""
+    parsed = program.parsed
+    for kernel in parsed.kernels:
+        decorators = _decorators(program, kernel)
+        keys = set().union(*(_tuned_keys(d) for d in decorators)) if decorators else set()
+        sites = [s for s in parsed.launches if s.kernel is kernel]
+        clashes = [(s, k) for s in sites for k in s.call.keywords if k.arg in keys]
+        if not clashes:
+            continue
+        named = ", ".join(sorted({k.arg or "" for _, k in clashes}))
+        text = parsed.text
+        for start, end in sorted((_keyword_span(program, s.call, k) for s, k in clashes), reverse=True):
+            text = text[:start] + text[end:]
+        cue_text = f"the launch passes {named}, which the kernel's autotune configs set"
+        yield Edit(
+            "autotune-keyword",
+            "api-misuse",
+            clashes[0][0].call.lineno,
+            f"stop passing {named} at the launch: the autotuned configs set it",
+            text,
+            cue_text,
+            grounded=True,
+        )
+        tune = parsed.autotune(kernel)
+        if tune is not None and all(
+            k.arg not in _tuned_keys(h) for h in decorators if h is not tune for _, k in clashes
+        ):
+            start, end = _decorator_span(program, tune)
+            yield Edit(
+                "autotune-keyword",
+                "api-misuse",
+                tune.lineno,
+                f"drop the autotune of `{kernel.name}`: the launch gives {named} itself",
+                parsed.text[:start] + parsed.text[end:],
+                cue_text,
+                grounded=True,
+            )
+
+
+def _keyword_span(program: Program, call: ast.Call, keyword: ast.keyword) -> tuple[int, int]:
+    """The text of one keyword argument with the comma that separates it from its neighbours."""
+    text = program.text
+    start, end = program.parsed.span(keyword)
+    before = text.rfind(",", 0, start)
+    opened = program.parsed.span(call)[0]
+    if before > opened and text[before + 1 : start].strip() == "":
+        return before, end
+    after = end
+    while after < len(text) and text[after] in " \t\n":
+        after += 1
+    return start, after + 1 if after < len(text) and text[after] == "," else end
+
+
+def _decorator_span(program: Program, decorator: ast.Call) -> tuple[int, int]:
+    """From the decorator's `@` to the start of the next line."""
+    start, end = program.parsed.span(decorator)
+    at = program.text.rfind("@", 0, start)
+    newline = program.text.find("\n", end)
+    return at, newline + 1 if newline >= 0 else end
+
+
+# -- imports ------------------------------------------------------------------------------------
+
+
+def missing_imports(program: Program) -> list[str]:
+    """Conventional module names the file reads but never binds, in `_IMPORTS`' order."""
+    parsed = program.parsed
+    bound = set(parsed.aliases)
+    for node in ast.walk(parsed.tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            bound.add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    read = {n.id for n in ast.walk(parsed.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return [name for name in _IMPORTS if name in read and name not in bound and not hasattr(builtins, name)]
+
+
+@operator("missing-import", "api-misuse")
+def missing_import(program: Program) -> Iterator[Edit]:
+    """Import each conventional module the file reads and never binds, after its last top-level import."""
+    names = missing_imports(program)
+    if not names:
+        return
+    body = program.parsed.tree.body
+    imports = [s for s in body if isinstance(s, ast.Import | ast.ImportFrom)]
+    docstring = body[:1] if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else []
+    after = (imports or docstring or [None])[-1]
+    lines = "".join(f"{_IMPORTS[n]}\n" for n in names)
+    if after is None:
+        text = lines + program.text
+    else:
+        end = program.parsed.span(after)[1]
+        newline = program.text.find("\n", end)
+        at = newline + 1 if newline >= 0 else len(program.text)
+        text = program.text[:at] + ("" if newline >= 0 else "\n") + lines + program.text[at:]
+    yield Edit(
+        "missing-import",
+        "api-misuse",
+        getattr(after, "lineno", 1),
+        f"import {', '.join(names)}: the file uses {'them' if len(names) > 1 else 'it'} and never imports it",
+        text,
+        f"`{'`, `'.join(names)}` read but never imported",
+        grounded=True,
+    )
+
+
+@recipe(
+    "mend-api",
+    "annotate tl.constexpr what must be constant, range over a power-of-two block, stop passing autotuned "
+    "meta-parameters, import what the file uses",
+)
+def mend_api(source: str) -> Iterator[str]:
+    program = Program.parse(source)
+    if program is None:
+        return
+    for mend in (missing_import, constexpr_param, autotune_keyword, arange_block):
+        yield from (edit.source for edit in mend(program))
+
+
+# -- the mutation -------------------------------------------------------------------------------
+
+
+@mutation
+class ConstexprDropped(Mutation):
+    name = "constexpr-dropped"
+    label = "api-misuse"
+    summary = "a block that a tl.arange ranges over loses its tl.constexpr annotation"
+
+    def rewrite(self, node: cst.CSTNode, context: Context) -> list[cst.CSTNode]:
+        if not isinstance(node, cst.Param) or context.kernel is None or node.annotation is None:
+            return []
+        if node.name.value not in context.kernel.constexprs or node.name.value not in context.kernel.aranged:
+            return []
+        return [node.with_changes(annotation=None)]

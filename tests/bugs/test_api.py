@@ -1,0 +1,128 @@
+"""Triton API misuse (kope.bugs.api): the edits offered on small kernels that never run, none on the honest one, the
+mutation that injects the bug, and the repair search turning a kernel that does not run into one that passes
+through the real evaluator (tiny shapes)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES
+
+from kope.agents import DebugConfig, DebugLoop
+from kope.bugs.api import missing_imports, runtime_constants
+from kope.bugs.cue import detect
+from kope.bugs.edit import Program, edits
+from kope.bugs.mutation import mutants
+from kope.evaluate import Evaluator
+from kope.repair.search import SearchConfig
+
+API = FIXTURES / "api"
+OPERATORS = ["missing-import", "constexpr-param", "autotune-keyword", "arange-block"]
+
+
+def program(name: str) -> Program:
+    parsed = Program.parse((API / name).read_text())
+    assert parsed is not None
+    return parsed
+
+
+def test_the_honest_kernel_gets_no_api_edit_and_no_cue() -> None:
+    good = program("rownorm_good.py")
+    assert edits(good, OPERATORS) == []
+    assert [h.cue for h in detect(good.text, ["runtime-constexpr"])] == []
+    assert runtime_constants(good.kernels[0]) == [] and missing_imports(good) == []
+
+
+def test_a_runtime_block_that_bounds_an_arange_is_annotated_constexpr() -> None:
+    broken = program("rownorm_runtime_block.py")
+    assert runtime_constants(broken.kernels[0]) == ["BLOCK"]
+    assert [h.cue for h in detect(broken.text, ["runtime-constexpr"])] == ["runtime-constexpr"]
+    (made,) = edits(broken, OPERATORS)
+    assert made.operator == "constexpr-param" and made.grounded and made.label == "api-misuse"
+    assert made.source == (API / "rownorm_good.py").read_text()
+
+
+def test_a_constant_computed_from_a_runtime_parameter_counts_too() -> None:
+    text = (
+        (API / "rownorm_runtime_block.py")
+        .read_text()
+        .replace("offs = tl.arange(0, BLOCK)", "HALF = BLOCK // 2\n    offs = tl.arange(0, HALF * 2)")
+    )
+    parsed = Program.parse(text)
+    assert parsed is not None and runtime_constants(parsed.kernels[0]) == ["BLOCK"]
+
+
+def test_an_arange_over_the_row_width_ranges_over_a_power_of_two_block_instead() -> None:
+    (made,) = edits(program("rownorm_width_range.py"), OPERATORS)
+    assert made.operator == "arange-block"
+    assert "def _row_norm(x_ptr, out_ptr, n_cols, n_cols_BLOCK: tl.constexpr):" in made.source
+    assert "offs = tl.arange(0, n_cols_BLOCK)" in made.source
+    assert "mask = offs < n_cols\n" in made.source
+    assert "_row_norm[(n_rows,)](x, out, n_cols, n_cols_BLOCK=triton.next_power_of_2(n_cols))" in made.source
+
+
+def test_a_block_the_host_sets_to_a_power_of_two_is_not_taken_for_a_size() -> None:
+    text = (
+        (API / "rownorm_width_range.py")
+        .read_text()
+        .replace("_row_norm[(n_rows,)](x, out, n_cols)", "n_cols = 32\n        _row_norm[(n_rows,)](x, out, n_cols)")
+    )
+    parsed = Program.parse(text)
+    assert parsed is not None and edits(parsed, ["arange-block"]) == []
+
+
+def test_an_autotuned_block_passed_again_is_dropped_from_the_launch_or_the_autotune_is() -> None:
+    launch, untuned = edits(program("rownorm_autotune_again.py"), OPERATORS)
+    assert {launch.operator, untuned.operator} == {"autotune-keyword"}
+    assert "_row_norm[(n_rows,)](x, out, n_cols)\n" in launch.source
+    assert "@triton.autotune" in launch.source
+    assert "@triton.autotune" not in untuned.source and "BLOCK=triton.next_power_of_2(n_cols)" in untuned.source
+    for made in (launch, untuned):
+        assert Program.parse(made.source) is not None
+
+
+def test_a_module_used_but_never_imported_is_imported() -> None:
+    (made,) = edits(program("rownorm_no_import.py"), OPERATORS)
+    assert made.operator == "missing-import"
+    assert "import triton.language as tl\nimport math\n" in made.source
+    shadowed = (
+        (API / "rownorm_no_import.py")
+        .read_text()
+        .replace("self.eps = math", "math = __import__('math')\n        self.eps = math")
+    )
+    parsed = Program.parse(shadowed)
+    assert parsed is not None and missing_imports(parsed) == []
+
+
+def test_the_mutation_drops_the_constexpr_of_an_aranged_block_and_the_edit_restores_it() -> None:
+    good = (API / "rownorm_good.py").read_text()
+    (mutant,) = mutants(good, "constexpr-dropped")
+    assert mutant.label == "api-misuse" and "BLOCK: tl.constexpr" not in mutant.source
+    parsed = Program.parse(mutant.source)
+    assert parsed is not None
+    assert [e.source for e in edits(parsed, ["constexpr-param"])] == [good]
+
+
+def repair(evaluator: Evaluator, tmp_path: Path, candidate: str) -> tuple[str, list[str], str]:
+    shutil.copy(API / "rownorm_task.py", tmp_path / "task.py")
+    shutil.copy(API / candidate, tmp_path / "candidate.py")
+    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=6))
+    report = DebugLoop(None, evaluator, config=config).run(
+        tmp_path / "task.py", tmp_path / "candidate.py", tmp_path / "fixed.py"
+    )
+    accepted = [t.operator for r in report.search for t in r.trials if t.verdict == "accepted"]
+    return report.status, accepted, (tmp_path / "fixed.py").read_text()
+
+
+@pytest.mark.parametrize(
+    ("candidate", "operator"),
+    [("rownorm_width_range.py", "arange-block"), ("rownorm_autotune_again.py", "autotune-keyword")],
+)
+def test_the_search_repairs_a_kernel_that_never_ran(
+    evaluator: Evaluator, tmp_path: Path, candidate: str, operator: str
+) -> None:
+    status, accepted, fixed = repair(evaluator, tmp_path, candidate)
+    assert status == "repaired" and accepted == [operator], accepted
+    assert fixed != (API / candidate).read_text()
