@@ -19,7 +19,7 @@ from kope.evaluate import Evaluator
 from kope.repair.search import SearchConfig
 
 API = FIXTURES / "api"
-OPERATORS = ["missing-import", "constexpr-param", "autotune-keyword", "arange-block"]
+OPERATORS = ["missing-import", "constexpr-param", "autotune-keyword", "arange-block", "missing-function"]
 
 
 def program(name: str) -> Program:
@@ -126,3 +126,29 @@ def test_the_search_repairs_a_kernel_that_never_ran(
     status, accepted, fixed = repair(evaluator, tmp_path, candidate)
     assert status == "repaired" and accepted == [operator], accepted
     assert fixed != (API / candidate).read_text()
+
+
+def test_a_function_triton_lacks_is_written_with_the_ones_it_has() -> None:
+    text = (API / "rownorm_good.py").read_text().replace("x / norm", "tl.tanh(x / norm) + tl.log1p(tl.abs(x))")
+    parsed = Program.parse(text)
+    assert parsed is not None
+    (made,) = edits(parsed, OPERATORS)
+    assert made.operator == "missing-function" and made.grounded
+    assert "(2.0 * tl.sigmoid(2.0 * (x / norm)) - 1.0) + tl.log(1.0 + (tl.abs(x)))" in made.source
+    nested = Program.parse(text.replace("tl.tanh(x / norm)", "tl.tanh(tl.log1p(x))"))
+    assert nested is not None
+    (outer,) = edits(nested, ["missing-function"])
+    assert "(2.0 * tl.sigmoid(2.0 * (tl.log1p(x))) - 1.0)" in outer.source
+
+
+def test_the_rewritten_functions_agree_with_pytorch() -> None:
+    import torch
+
+    from kope.bugs.api import WRITTEN_AS
+
+    x = torch.linspace(-30.0, 30.0, 2001, dtype=torch.float32)
+    names = {"tl": type("tl", (), {"sigmoid": torch.sigmoid, "log": torch.log, "exp": torch.exp}), "x": x}
+    for name, reference in (("tanh", torch.tanh), ("log1p", torch.log1p), ("expm1", torch.expm1)):
+        inputs = x.abs() if name == "log1p" else x.clamp(max=20.0)
+        written = eval(WRITTEN_AS[name].format(x="x"), {**names, "x": inputs})
+        torch.testing.assert_close(written, reference(inputs), atol=1e-5, rtol=1e-5)

@@ -14,6 +14,8 @@ rule is broken on every input, so the search tries these first):
 - `autotune-keyword`: a launch passes a meta-parameter that the kernel's `@triton.autotune` configs (or its
   `@triton.heuristics`) already set ("got multiple values for keyword argument 'BLOCK_SIZE'"). Two edits: the
   launch stops passing it, or the kernel stops being autotuned (the launch's value is used).
+- `missing-function`: a `tl.` function Triton does not have (`tl.tanh`, `tl.log1p`, `tl.expm1`: "module
+  'triton.language' has no attribute 'tanh'"), written with the ones it has (`2 * tl.sigmoid(2 * x) - 1`).
 - `missing-import`: a module the file uses under its conventional name (`math`, `triton`, `tl`, `torch`, `F`,
   `nn`, `np`) that it never imports or binds ("name 'math' is not defined"). The edit imports it.
 
@@ -344,6 +346,60 @@ def _decorator_span(program: Program, decorator: ast.Call) -> tuple[int, int]:
     return at, newline + 1 if newline >= 0 else end
 
 
+# -- functions Triton does not have ---------------------------------------------------------------
+
+WRITTEN_AS = {
+    "tanh": "(2.0 * tl.sigmoid(2.0 * ({x})) - 1.0)",
+    "log1p": "tl.log(1.0 + ({x}))",
+    "expm1": "(tl.exp({x}) - 1.0)",
+}
+"""Functions models call on `tl` (or `tl.math`) that Triton's language may not have, written with ones it has."""
+
+
+def _absent(name: str) -> bool:
+    """Whether the installed Triton's language lacks this function (on `tl` and on `tl.math`)."""
+    import triton.language as language
+
+    return not hasattr(language, name) and not hasattr(getattr(language, "math", None), name)
+
+
+@operator("missing-function", "api-misuse")
+def missing_function(program: Program) -> Iterator[Edit]:
+    """Every call of a `tl.` function the installed Triton lacks, rewritten with functions it has (one edit)."""
+    calls: list[ast.Call] = []
+    for kernel in program.parsed.kernels:
+        for node in ast.walk(kernel):
+            if not (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords):
+                continue
+            path = program.parsed.path_of(node.func)
+            name = path.rsplit(".", 1)[-1]
+            known = path in (f"triton.language.{name}", f"triton.language.math.{name}") and name in WRITTEN_AS
+            if known and _absent(name):
+                calls.append(node)
+    spans = [program.parsed.span(c) for c in calls]
+    outermost = [  # a call inside another's argument is rewritten in a later round
+        c
+        for c, (a, b) in zip(calls, spans, strict=True)
+        if not any(x <= a and b <= y and (x, y) != (a, b) for x, y in spans)
+    ]
+    if not outermost:
+        return
+    changes: list[tuple[ast.AST, str]] = [
+        (c, WRITTEN_AS[program.parsed.path_of(c.func).rsplit(".", 1)[-1]].format(x=program.parsed.code(c.args[0])))
+        for c in outermost
+    ]
+    named = sorted({program.parsed.code(c.func) for c in outermost})
+    yield Edit(
+        "missing-function",
+        "api-misuse",
+        outermost[0].lineno,
+        f"write {', '.join(f'`{n}`' for n in named)} with functions Triton has",
+        program.replace_all(changes),
+        f"{', '.join(named)}: not in the installed Triton's language",
+        grounded=True,
+    )
+
+
 # -- imports ------------------------------------------------------------------------------------
 
 
@@ -400,7 +456,7 @@ def mend_api(source: str) -> Iterator[str]:
     program = Program.parse(source)
     if program is None:
         return
-    for mend in (missing_import, constexpr_param, autotune_keyword, arange_block):
+    for mend in (missing_import, constexpr_param, autotune_keyword, arange_block, missing_function):
         yield from (edit.source for edit in mend(program))
 
 

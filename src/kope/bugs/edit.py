@@ -678,6 +678,7 @@ ORDER = (
     "constexpr-param",
     "autotune-keyword",
     "arange-block",
+    "missing-function",
     "compare-flip",
     "floor-to-cdiv",
     "loop-bound",
