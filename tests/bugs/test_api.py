@@ -19,7 +19,15 @@ from kope.evaluate import Evaluator
 from kope.repair.search import SearchConfig
 
 API = FIXTURES / "api"
-OPERATORS = ["missing-import", "constexpr-param", "autotune-keyword", "arange-block", "missing-function"]
+OPERATORS = [
+    "missing-import",
+    "constexpr-param",
+    "autotune-keyword",
+    "arange-block",
+    "missing-function",
+    "dtype-call",
+    "grid-tuple",
+]
 
 
 def program(name: str) -> Program:
@@ -152,3 +160,31 @@ def test_the_rewritten_functions_agree_with_pytorch() -> None:
         inputs = x.abs() if name == "log1p" else x.clamp(max=20.0)
         written = eval(WRITTEN_AS[name].format(x="x"), {**names, "x": inputs})
         torch.testing.assert_close(written, reference(inputs), atol=1e-5, rtol=1e-5)
+
+
+def test_a_dtype_called_as_a_function_becomes_a_cast() -> None:
+    text = (API / "rownorm_good.py").read_text().replace("+ 1e-6)", "+ tl.float32(1e-6) * tl.float32(n_cols > 0))")
+    parsed = Program.parse(text)
+    assert parsed is not None
+    (made,) = edits(parsed, OPERATORS)
+    assert made.operator == "dtype-call"
+    assert "+ tl.cast(1e-6, tl.float32) * tl.cast(n_cols > 0, tl.float32))" in made.source
+
+
+def test_a_grid_that_is_a_number_becomes_a_one_axis_tuple() -> None:
+    text = (
+        (API / "rownorm_good.py")
+        .read_text()
+        .replace("_row_norm[(n_rows,)](", "blocks = n_rows * 1\n        _row_norm[blocks](")
+    )
+    parsed = Program.parse(text)
+    assert parsed is not None
+    (made,) = edits(parsed, OPERATORS)
+    assert made.operator == "grid-tuple" and "_row_norm[(blocks,)](" in made.source
+    assert edits(program("rownorm_good.py"), ["grid-tuple"]) == []
+
+
+def test_the_recipe_offers_every_edit_of_the_kind() -> None:
+    from kope.bugs.recipe import apply
+
+    assert apply("mend-api", (API / "rownorm_runtime_block.py").read_text()) == [(API / "rownorm_good.py").read_text()]

@@ -263,3 +263,19 @@ class ModelNew(nn.Module):
     assert result.status in ("fail", "reject"), (result.status, result.error)
     assert result.error is None and not result.cases[0].passed
     assert not [f for f in result.integrity.findings if f.rule == "output-caching" and f.severity == "reject"]
+
+
+def test_an_error_inside_a_kernel_names_the_kernels_line(
+    evaluator: Evaluator, fast: EvalOptions, tmp_path: Path
+) -> None:
+    """The interpreter re-raises a kernel's error from the launch: the message names the kernel's own line."""
+    source = SCALE_GOOD.read_text()
+    lines = source.splitlines()
+    at = next(i for i, line in enumerate(lines) if "tl.store(" in line)
+    indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
+    lines.insert(at, f"{indent}first = offsets[0]")
+    broken = tmp_path / "scalar_index.py"
+    broken.write_text("\n".join(lines) + "\n")
+    result = evaluator.evaluate(SCALE_TASK, broken, options=fast)
+    assert result.error is not None and result.error.kind == "runtime"
+    assert result.error.message.endswith(f"(candidate line {at + 1}: first = offsets[0])"), result.error.message

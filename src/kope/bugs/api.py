@@ -16,6 +16,10 @@ rule is broken on every input, so the search tries these first):
   launch stops passing it, or the kernel stops being autotuned (the launch's value is used).
 - `missing-function`: a `tl.` function Triton does not have (`tl.tanh`, `tl.log1p`, `tl.expm1`: "module
   'triton.language' has no attribute 'tanh'"), written with the ones it has (`2 * tl.sigmoid(2 * x) - 1`).
+- `dtype-call`: a dtype called as a function (`tl.float32(n)`: "'dtype' object is not callable"), written as the
+  cast it means (`tl.cast(n, tl.float32)`).
+- `grid-tuple`: a launch grid that is a number (`kernel[n_blocks](...)`: "object of type 'int' has no len()"),
+  made the one-axis tuple Triton takes (`kernel[(n_blocks,)](...)`).
 - `missing-import`: a module the file uses under its conventional name (`math`, `triton`, `tl`, `torch`, `F`,
   `nn`, `np`) that it never imports or binds ("name 'math' is not defined"). The edit imports it.
 
@@ -32,7 +36,7 @@ import libcst as cst
 
 from kope.bugs.analysis import constexprs_of, params_of
 from kope.bugs.cue import Source, cue
-from kope.bugs.edit import Edit, Program, operator
+from kope.bugs.edit import Edit, Program, edits, operator
 from kope.bugs.mutation import Context, Mutation, mutation
 from kope.bugs.recipe import recipe
 from kope.source import LaunchSite, call_name, names_in
@@ -376,12 +380,8 @@ def missing_function(program: Program) -> Iterator[Edit]:
             known = path in (f"triton.language.{name}", f"triton.language.math.{name}") and name in WRITTEN_AS
             if known and _absent(name):
                 calls.append(node)
-    spans = [program.parsed.span(c) for c in calls]
-    outermost = [  # a call inside another's argument is rewritten in a later round
-        c
-        for c, (a, b) in zip(calls, spans, strict=True)
-        if not any(x <= a and b <= y and (x, y) != (a, b) for x, y in spans)
-    ]
+    kept = {id(node) for node, _ in _outermost(program, [(c, "") for c in calls])}
+    outermost = [c for c in calls if id(c) in kept]
     if not outermost:
         return
     changes: list[tuple[ast.AST, str]] = [
@@ -398,6 +398,96 @@ def missing_function(program: Program) -> Iterator[Edit]:
         f"{', '.join(named)}: not in the installed Triton's language",
         grounded=True,
     )
+
+
+def _outermost(program: Program, changes: list[tuple[ast.AST, str]]) -> list[tuple[ast.AST, str]]:
+    """The changes whose node is not inside another change's node (an inner one is made in a later round)."""
+    spans = [program.parsed.span(node) for node, _ in changes]
+    return [
+        change
+        for change, (a, b) in zip(changes, spans, strict=True)
+        if not any(x <= a and b <= y and (x, y) != (a, b) for x, y in spans)
+    ]
+
+
+# -- a dtype called as a function ------------------------------------------------------------------
+
+_DTYPES = frozenset(
+    f"{kind}{bits}"
+    for kind, widths in (("float", (16, 32, 64)), ("int", (8, 16, 32, 64)), ("uint", (8, 16, 32, 64)))
+    for bits in widths
+) | {"bfloat16"}
+
+
+@operator("dtype-call", "api-misuse")
+def dtype_call(program: Program) -> Iterator[Edit]:
+    """`tl.float32(x)` -> `tl.cast(x, tl.float32)`, every such call in the kernels (one edit)."""
+    changes: list[tuple[ast.AST, str]] = []
+    for kernel in program.parsed.kernels:
+        for node in ast.walk(kernel):
+            if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+                path = program.parsed.path_of(node.func)
+                if path.startswith("triton.language.") and path.rsplit(".", 1)[-1] in _DTYPES:
+                    dtype = program.parsed.code(node.func)
+                    changes.append((node, f"tl.cast({program.parsed.code(node.args[0])}, {dtype})"))
+    if changes:
+        first = changes[0][0]
+        yield Edit(
+            "dtype-call",
+            "api-misuse",
+            getattr(first, "lineno", 0),
+            f"cast with tl.cast, not by calling the dtype: {program.parsed.code(first)} and {len(changes) - 1} more",
+            program.replace_all(_outermost(program, changes)),
+            "a dtype called as a function",
+            grounded=True,
+        )
+
+
+# -- a grid that is a number ---------------------------------------------------------------------------
+
+
+def _scalar(expr: ast.expr, site: LaunchSite) -> bool:
+    """Whether a grid expression is a number: arithmetic, `triton.cdiv(...)`, `x.numel()`, or a name the launch's
+    function last bound to one of those."""
+    if isinstance(expr, ast.Name) and site.host is not None:
+        bound = [
+            n.value
+            for n in ast.walk(site.host)
+            if isinstance(n, ast.Assign)
+            and n.lineno < site.call.lineno
+            and len(n.targets) == 1
+            and isinstance(n.targets[0], ast.Name)
+            and n.targets[0].id == expr.id
+        ]
+        return bool(bound) and _scalar(bound[-1], site)
+    if isinstance(expr, ast.BinOp):
+        return _scalar(expr.left, site) or _scalar(expr.right, site)
+    if isinstance(expr, ast.Constant):
+        return isinstance(expr.value, int) and not isinstance(expr.value, bool)
+    if isinstance(expr, ast.Call):
+        return call_name(expr, last=True) in ("cdiv", "numel", "min", "max", "int", "next_power_of_2")
+    return False
+
+
+@operator("grid-tuple", "api-misuse")
+def grid_tuple(program: Program) -> Iterator[Edit]:
+    """`kernel[n](...)` with a number for the grid -> `kernel[(n,)](...)`, at every such launch (one edit)."""
+    changes: list[tuple[ast.AST, str]] = [
+        (site.grid, f"({program.parsed.code(site.grid)},)")
+        for site in program.parsed.launches
+        if site.grid is not None and isinstance(site.call.func, ast.Subscript) and _scalar(site.grid, site)
+    ]
+    if changes:
+        first = changes[0][0]
+        yield Edit(
+            "grid-tuple",
+            "api-misuse",
+            getattr(first, "lineno", 0),
+            f"the grid `{program.parsed.code(first)}` as a one-axis tuple",
+            program.replace_all(changes),
+            "a launch grid that is a number, not a tuple",
+            grounded=True,
+        )
 
 
 # -- imports ------------------------------------------------------------------------------------
@@ -453,11 +543,11 @@ def missing_import(program: Program) -> Iterator[Edit]:
     "meta-parameters, import what the file uses",
 )
 def mend_api(source: str) -> Iterator[str]:
+    from kope.bugs.registry import kind  # the registry imports this module: read it when a recipe runs
+
     program = Program.parse(source)
-    if program is None:
-        return
-    for mend in (missing_import, constexpr_param, autotune_keyword, arange_block, missing_function):
-        yield from (edit.source for edit in mend(program))
+    if program is not None:
+        yield from (edit.source for edit in edits(program, list(kind("api").edits)))
 
 
 # -- the mutation -------------------------------------------------------------------------------

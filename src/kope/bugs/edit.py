@@ -679,6 +679,8 @@ ORDER = (
     "autotune-keyword",
     "arange-block",
     "missing-function",
+    "dtype-call",
+    "grid-tuple",
     "compare-flip",
     "floor-to-cdiv",
     "loop-bound",

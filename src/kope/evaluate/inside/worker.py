@@ -355,7 +355,29 @@ def _classified(kind: str, exc: BaseException, stage: str) -> WorkerResult:
         return _candidate_error("memory", f"{stage}: {text}")
     if isinstance(exc, OSError) and exc.errno in (errno.EFBIG, errno.ENOSPC, errno.EDQUOT):
         return _candidate_error("disk", f"{stage}: {text} (the job's disk limit)")
-    return _candidate_error(kind, f"{stage}: {text}")
+    return _candidate_error(kind, f"{stage}: {text}{_candidate_line(exc)}")
+
+
+def _candidate_line(exc: BaseException) -> str:
+    """` (candidate line N: <code>)`: the deepest line of the candidate's file the failure passed through, in the
+    innermost exception of its chain that has one (the interpreter re-raises a kernel's error from the launch, so
+    the kernel's own line is only in the cause); "" when none is."""
+    found: tuple[int, str] | None = None
+    seen: set[int] = set()
+    chained: BaseException | None = exc
+    try:
+        while chained is not None and id(chained) not in seen and len(seen) < 8:
+            seen.add(id(chained))
+            for frame in traceback.extract_tb(BaseException.__dict__["__traceback__"].__get__(chained)):
+                if Path(frame.filename).name == protocol.CANDIDATE_FILE and frame.lineno:
+                    found = (frame.lineno, (frame.line or "").strip())  # the deepest, of the innermost cause
+            cause = BaseException.__dict__["__cause__"].__get__(chained)
+            chained = cause if isinstance(cause, BaseException) else None
+    except Exception:  # a hostile exception object: say nothing more than its message
+        return ""
+    if found is None:
+        return ""
+    return f" (candidate line {found[0]}: {found[1][:120]})"
 
 
 def _copy_reference_state(model: torch.nn.Module, job_dir: Path) -> list[str]:
