@@ -36,7 +36,7 @@ import libcst as cst
 
 from kope.bugs.analysis import constexprs_of, params_of
 from kope.bugs.cue import Source, cue
-from kope.bugs.edit import Edit, Program, edits, operator
+from kope.bugs.edit import OPERATORS, Edit, Program, edits, operator
 from kope.bugs.mutation import Context, Mutation, mutation
 from kope.bugs.recipe import recipe
 from kope.source import LaunchSite, call_name, names_in
@@ -543,11 +543,10 @@ def missing_import(program: Program) -> Iterator[Edit]:
     "meta-parameters, import what the file uses",
 )
 def mend_api(source: str) -> Iterator[str]:
-    from kope.bugs.registry import kind  # the registry imports this module: read it when a recipe runs
-
     program = Program.parse(source)
     if program is not None:
-        yield from (edit.source for edit in edits(program, list(kind("api").edits)))
+        own = [name for name, (_, fn) in OPERATORS.items() if fn.__module__ == __name__]  # this kind's edits
+        yield from (edit.source for edit in edits(program, own))
 
 
 # -- the mutation -------------------------------------------------------------------------------
