@@ -188,3 +188,23 @@ def test_the_recipe_offers_every_edit_of_the_kind() -> None:
     from kope.bugs.recipe import apply
 
     assert apply("mend-api", (API / "rownorm_runtime_block.py").read_text()) == [(API / "rownorm_good.py").read_text()]
+
+
+def test_two_broken_rules_are_mended_one_after_the_other(evaluator: Evaluator, tmp_path: Path) -> None:
+    """A module never imported hides a runtime block: the import alone still does not run (its error moves from
+    loading to the launch), so the search keeps it as a base and annotates the block on top of it."""
+    text = (API / "rownorm_no_import.py").read_text().replace("BLOCK: tl.constexpr", "BLOCK")
+    (tmp_path / "two_rules.py").write_text(text)
+    shutil.copy(API / "rownorm_task.py", tmp_path / "task.py")
+    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=8))
+    report = DebugLoop(None, evaluator, config=config).run(
+        tmp_path / "task.py", tmp_path / "two_rules.py", tmp_path / "fixed.py"
+    )
+    assert report.status == "repaired", report.search
+    trials = [t for r in report.search for t in r.trials]
+    moved = [t for t in trials if "its error moved" in t.reason]
+    assert [t.operator for t in moved] == ["missing-import"]
+    (accepted,) = [t for t in trials if t.verdict == "accepted"]
+    assert (accepted.operator, accepted.depth) == ("constexpr-param", 2)
+    fixed = (tmp_path / "fixed.py").read_text()
+    assert "import math" in fixed and "BLOCK: tl.constexpr" in fixed

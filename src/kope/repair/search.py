@@ -28,6 +28,7 @@ import ast
 import difflib
 import heapq
 import itertools
+import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -63,6 +64,8 @@ class Candidate:
     depth: int = 1
     parent: str = ""
     """The description of the edit this one was made on top of (depth 2)."""
+    grounded: bool = False
+    """Its cue is a contradiction the source shows (`Edit.grounded`): a rule broken on every input."""
 
 
 class EditSource(Protocol):
@@ -137,6 +140,7 @@ class OperatorEdits:
                     grounded=e.grounded,
                 ),
                 why=evidence.why(e.operator, e.label, e.line, e.cue),
+                grounded=e.grounded,
             )
             for e in edits(program)
         ]
@@ -513,7 +517,10 @@ class RepairSearch:
                         accepted is None
                         and candidate.depth == 1
                         and len(informative) < config.informative_bases
-                        and (change := _informative_change(start_cases, result))
+                        and (
+                            change := _informative_change(start_cases, result)
+                            or _error_moved(evaluation, result, candidate.grounded)
+                        )
                     ):
                         informative.append(candidate)
                         verdict = "kept"
@@ -719,6 +726,21 @@ def _informative_change(start: dict[str, CaseResult], result: EvalResult) -> str
         ):
             return f"the error of the case {case.name}: {was:.3g} -> {now:.3g}"
     return ""
+
+
+_LINE = re.compile(r" \(candidate line \d+: .*\)$", re.S)
+"""The candidate's line an error names (kope.evaluate.inside.worker), which an edit that adds lines shifts."""
+
+
+def _error_moved(start: EvalResult | None, result: EvalResult, grounded: bool) -> str:
+    """A grounded edit of a version that does not run, after which it still does not run but stops elsewhere: the
+    rule it mended was one of several the kernel breaks (an import, then a constant), so it is a base for the next
+    edit; "" otherwise (an edit that is not grounded may move an error by breaking something else)."""
+    if not grounded or start is None or start.error is None or result.error is None:
+        return ""
+    if _LINE.sub("", result.error.message) == _LINE.sub("", start.error.message):
+        return ""  # the same error, its line shifted by the edit
+    return f"its error moved: {result.error.message[:160]}"
 
 
 def _active(score: Score, base: Score, result: EvalResult, start: dict[str, CaseResult]) -> bool:
