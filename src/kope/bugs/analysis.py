@@ -190,20 +190,29 @@ class Dataflow:
             yield Launch(call=node, kernel=kernel.node, grid=grid, args=args, host=site.host)
 
 
-def host_assignments(host: ast.FunctionDef | None, name: str) -> list[ast.expr]:
-    """Values assigned to `name` in a host function, in source order."""
+def host_assignments(
+    host: ast.FunctionDef | None, name: str, *, before: int | None = None, unpacked: bool = False
+) -> list[ast.expr]:
+    """Values assigned to `name` in a host function, in source order (on lines before `before`, when given).
+    `unpacked`: a name unpacked from a value that is not a tuple literal (`M, K = a.shape`) counts too, as that
+    value subscripted (`a.shape[1]`, a node with no position of its own)."""
     if host is None:
         return []
     values: list[ast.expr] = []
     for stmt in ast.walk(host):
-        if isinstance(stmt, ast.Assign):
-            for target in stmt.targets:
-                if isinstance(target, ast.Name) and target.id == name:
-                    values.append(stmt.value)
-                elif isinstance(target, ast.Tuple):
-                    for i, element in enumerate(target.elts):
-                        if isinstance(element, ast.Name) and element.id == name and isinstance(stmt.value, ast.Tuple):
-                            values.append(stmt.value.elts[i])
+        if not isinstance(stmt, ast.Assign) or (before is not None and stmt.lineno >= before):
+            continue
+        for target in stmt.targets:
+            if isinstance(target, ast.Name) and target.id == name:
+                values.append(stmt.value)
+            elif isinstance(target, ast.Tuple):
+                for i, element in enumerate(target.elts):
+                    if not (isinstance(element, ast.Name) and element.id == name):
+                        continue
+                    if isinstance(stmt.value, ast.Tuple):
+                        values.append(stmt.value.elts[i])
+                    elif unpacked:
+                        values.append(ast.Subscript(value=stmt.value, slice=ast.Constant(i), ctx=ast.Load()))
     return values
 
 

@@ -34,12 +34,12 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from kope.bugs.analysis import constexprs_of, params_of
+from kope.bugs.analysis import constexprs_of, host_assignments, params_of
 from kope.bugs.cue import Source, cue
 from kope.bugs.edit import OPERATORS, Edit, Program, edits, operator
 from kope.bugs.mutation import Context, Mutation, mutation
 from kope.bugs.recipe import recipe
-from kope.source import LaunchSite, call_name, names_in
+from kope.source import LaunchSite, call_name
 
 _SHAPE_CALLS = {"zeros": (0,), "full": (0,), "reshape": (1,), "view": (1,), "broadcast_to": (1,)}
 """`tl.<name>` calls whose argument at these positions (or `shape=`) is a block shape: compile-time constants."""
@@ -163,14 +163,8 @@ def _power_of_two(expr: ast.expr) -> bool:
 def _size_like(expr: ast.expr, site: LaunchSite) -> bool:
     """A launch argument that is a tensor's size: `x.shape[i]`, `x.size(i)`, `x.numel()`, or a name the host
     bound to one (`M, K = a.shape`); not a literal, not a power of two by construction."""
-    if isinstance(expr, ast.Name) and site.host is not None:
-        bound = [
-            n.value
-            for n in ast.walk(site.host)
-            if isinstance(n, ast.Assign)
-            and n.lineno < site.call.lineno
-            and any(isinstance(t, ast.Name | ast.Tuple) and expr.id in names_in(t) for t in n.targets)
-        ]
+    if isinstance(expr, ast.Name):
+        bound = host_assignments(site.host, expr.id, before=site.call.lineno, unpacked=True)
         if not bound:
             return False  # a parameter of the host function: could be anything
         expr = bound[-1]
@@ -389,15 +383,23 @@ def missing_function(program: Program) -> Iterator[Edit]:
         for c in outermost
     ]
     named = sorted({program.parsed.code(c.func) for c in outermost})
-    yield Edit(
+    yield from _rewrite(
+        program,
         "missing-function",
-        "api-misuse",
-        outermost[0].lineno,
+        changes,
         f"write {', '.join(f'`{n}`' for n in named)} with functions Triton has",
-        program.replace_all(changes),
         f"{', '.join(named)}: not in the installed Triton's language",
-        grounded=True,
     )
+
+
+def _rewrite(
+    program: Program, name: str, changes: list[tuple[ast.AST, str]], description: str, cue: str
+) -> Iterator[Edit]:
+    """One grounded edit of the kind making every change at once (the outermost of nested ones); none without."""
+    made = _outermost(program, changes)
+    if made:
+        line = getattr(made[0][0], "lineno", 0)
+        yield Edit(name, "api-misuse", line, description, program.replace_all(made), cue, grounded=True)
 
 
 def _outermost(program: Program, changes: list[tuple[ast.AST, str]]) -> list[tuple[ast.AST, str]]:
@@ -431,15 +433,13 @@ def dtype_call(program: Program) -> Iterator[Edit]:
                     dtype = program.parsed.code(node.func)
                     changes.append((node, f"tl.cast({program.parsed.code(node.args[0])}, {dtype})"))
     if changes:
-        first = changes[0][0]
-        yield Edit(
+        yield from _rewrite(
+            program,
             "dtype-call",
-            "api-misuse",
-            getattr(first, "lineno", 0),
-            f"cast with tl.cast, not by calling the dtype: {program.parsed.code(first)} and {len(changes) - 1} more",
-            program.replace_all(_outermost(program, changes)),
+            changes,
+            f"cast with tl.cast, not by calling the dtype: {program.parsed.code(changes[0][0])} and "
+            f"{len(changes) - 1} more",
             "a dtype called as a function",
-            grounded=True,
         )
 
 
@@ -449,16 +449,8 @@ def dtype_call(program: Program) -> Iterator[Edit]:
 def _scalar(expr: ast.expr, site: LaunchSite) -> bool:
     """Whether a grid expression is a number: arithmetic, `triton.cdiv(...)`, `x.numel()`, or a name the launch's
     function last bound to one of those."""
-    if isinstance(expr, ast.Name) and site.host is not None:
-        bound = [
-            n.value
-            for n in ast.walk(site.host)
-            if isinstance(n, ast.Assign)
-            and n.lineno < site.call.lineno
-            and len(n.targets) == 1
-            and isinstance(n.targets[0], ast.Name)
-            and n.targets[0].id == expr.id
-        ]
+    if isinstance(expr, ast.Name):
+        bound = host_assignments(site.host, expr.id, before=site.call.lineno)
         return bool(bound) and _scalar(bound[-1], site)
     if isinstance(expr, ast.BinOp):
         return _scalar(expr.left, site) or _scalar(expr.right, site)
@@ -478,15 +470,12 @@ def grid_tuple(program: Program) -> Iterator[Edit]:
         if site.grid is not None and isinstance(site.call.func, ast.Subscript) and _scalar(site.grid, site)
     ]
     if changes:
-        first = changes[0][0]
-        yield Edit(
+        yield from _rewrite(
+            program,
             "grid-tuple",
-            "api-misuse",
-            getattr(first, "lineno", 0),
-            f"the grid `{program.parsed.code(first)}` as a one-axis tuple",
-            program.replace_all(changes),
+            changes,
+            f"the grid `{program.parsed.code(changes[0][0])}` as a one-axis tuple",
             "a launch grid that is a number, not a tuple",
-            grounded=True,
         )
 
 

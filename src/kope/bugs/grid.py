@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from kope.bugs.analysis import Kernel, argument, calls_in, constant_value, expand, names_in
+from kope.bugs.analysis import Kernel, argument, calls_in, constant_value, expand, host_assignments, names_in
 from kope.bugs.cue import Source, _kernel_loops, _kernels, cue, range_call
 from kope.bugs.edit import Edit, Program, assignments, constexprs_of, edit_at, operator, program_id_names
 from kope.bugs.mutation import Context, Mutation, binary, cst_calls_in, mutation, positional
@@ -492,14 +492,8 @@ def _grid_value(site: LaunchSite) -> ast.expr:
     """A launch's grid, through the name it is bound to before the launch (`grid = (...)`; `kernel[grid](...)`)."""
     grid = site.grid
     assert grid is not None
-    if isinstance(grid, ast.Name) and site.host is not None:
-        bound = [
-            n.value
-            for n in ast.walk(site.host)
-            if isinstance(n, ast.Assign)
-            and n.lineno < site.call.lineno
-            and any(isinstance(t, ast.Name) and t.id == grid.id for t in n.targets)
-        ]
+    if isinstance(grid, ast.Name):
+        bound = host_assignments(site.host, grid.id, before=site.call.lineno)
         if bound:
             return bound[-1]
     return grid
