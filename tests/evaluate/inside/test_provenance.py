@@ -36,6 +36,16 @@ def test_shadow_later_writes_replace_earlier_ones() -> None:
     assert shadow.snapshot() == [(0, 200, FILL)]
 
 
+def test_shadow_keeps_stores_whose_lanes_write_distinct_addresses() -> None:
+    import numpy
+
+    values = numpy.arange(4, dtype=numpy.float32)
+    for order, kept in (([0, 4, 8, 12], True), ([12, 4, 0, 8], True), ([0, 4, 4, 8], False), ([8, 0, 8, 4], False)):
+        shadow = Shadow()
+        shadow.expect(numpy.array(order, dtype=numpy.uint64) + 4096, values)
+        assert bool(shadow.stored) is kept, order
+
+
 def test_span_covers_a_view_and_nothing_else() -> None:
     base = torch.zeros(4, 6)
     start, end = span(base)

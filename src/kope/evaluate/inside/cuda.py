@@ -118,6 +118,10 @@ def _trusted_caller() -> bool:
     return name.startswith(_TRUSTED_ROOTS[0]) or _TRUSTED_ROOTS[1] in name
 
 
+_ANSWERED = frozenset({"get_device", "cuda", "pin_memory", "record_stream", "to"})
+"""The functions `_Emulation` answers or whose arguments it rewrites, beyond `device=` and `pin_memory=`."""
+
+
 class _Emulation(TorchFunctionMode):
     """Answers device queries as CUDA device 0 and moves CUDA allocations to the CPU."""
 
@@ -134,6 +138,8 @@ class _Emulation(TorchFunctionMode):
             self.used.add("tensor.is_cuda / tensor.device")
             return _CUDA if owner is _DEVICE else owner is _IS_CUDA
         name = getattr(func, "__name__", "")
+        if name not in _ANSWERED and "device" not in kwargs and "pin_memory" not in kwargs:
+            return func(*args, **kwargs)  # nothing below applies: most calls, kope's own among them
         if name == "get_device" and not _trusted_caller():
             return 0
         if name == "cuda" and args and isinstance(args[0], torch.Tensor):

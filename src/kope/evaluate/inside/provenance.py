@@ -107,6 +107,21 @@ def span(tensor: torch.Tensor) -> tuple[int, int]:
         return start + low * size, start + (high + 1) * size
 
 
+def _repeats(addresses: Any) -> bool:
+    """Whether some address occurs twice: one pass when they run in order (most stores), else a sort
+    (`numpy.unique` costs a lazy import of `numpy.ma` at its first call, 10 ms of every candidate job)."""
+    import numpy
+
+    flat = addresses.reshape(-1)
+    if flat.size < 2:
+        return False
+    steps = numpy.diff(flat.astype(numpy.int64, copy=False))
+    if bool((steps > 0).all()) or bool((steps < 0).all()):
+        return False
+    ordered = numpy.sort(flat)
+    return bool((ordered[1:] == ordered[:-1]).any())
+
+
 @dataclass
 class Shadow:
     """Non-overlapping labelled address ranges, sorted by start; later writes replace earlier ones."""
@@ -158,7 +173,7 @@ class Shadow:
         lane wins is the interpreter's business), nor are stores beyond `MAX_STORED` (the oldest go first)."""
         import numpy
 
-        if not addresses.size or numpy.unique(addresses).size != addresses.size:
+        if not addresses.size or _repeats(addresses):
             return
         end = int(addresses.max()) + values.dtype.itemsize
         start = int(addresses.min())
