@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from conftest import NEAR_MISS
 from rich.console import Console
 
 from kope.agents import DebugConfig, DebugLoop
+from kope.cases.task import load_task
 from kope.diagnose.report import Diagnosis
-from kope.evaluate import Evaluator
+from kope.evaluate import EvalOptions, Evaluator
 from kope.knowledge.retrieval import Hypothesis
 from kope.ops import get_op
 from kope.protocol import BoundsEvent
@@ -168,3 +170,45 @@ def test_a_start_right_on_the_shown_case_gets_more_acceptance_checks(evaluator: 
     checked.clear()
     wrong = search.run(task, source, None, shown, reject, scratch=tmp_path / "b", start_score=(2, 1.0, 0.0))
     assert wrong.acceptance_checks == len(checked) == 1
+
+
+HUGE_WEIGHT_TASK = '''
+"""A product with a square weight: small inputs, but 40000 x 40000 weights at the task's own sizes (6.4 GB)."""
+import torch
+import torch.nn as nn
+
+batch = 2
+dim = 40000
+
+
+class Model(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(dim, dim) / dim)
+
+    def forward(self, x):
+        return x @ self.weight
+
+
+def get_inputs():
+    return [torch.randn(batch, dim)]
+
+
+def get_init_inputs():
+    return [dim]
+'''
+
+
+def test_the_own_size_check_cannot_tell_where_the_reference_itself_does_not_fit(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """The task's own sizes fit the element budget (inputs and output), but its weights do not fit a job's memory:
+    the reference fails there, so the check says nothing of the version (it used to end the whole repair)."""
+    task = tmp_path / "huge_weight.py"
+    task.write_text(HUGE_WEIGHT_TASK)
+    loaded = load_task(task)
+    search = RepairSearch(evaluator, SearchConfig())
+    quick = EvalOptions(trials=1, integrity=False, timing=False, memory_mb=1024)
+    own = search.own_size_case(loaded, quick)
+    assert own is not None and dict(own.overrides) == {}
+    assert search._right_at(loaded, "this version never runs", own, replace(quick, timeout_s=60), tmp_path)

@@ -44,6 +44,7 @@ from kope.bugs.recipe import apply
 from kope.cases.sizes import default_max_elements
 from kope.cases.task import Case, Task, build_cases
 from kope.diagnose.report import Diagnosis
+from kope.errors import ReferenceError_
 from kope.evaluate import EvalOptions, Evaluator
 from kope.hashing import content_hash
 from kope.loop import Score, version_score
@@ -676,12 +677,15 @@ class RepairSearch:
         return result, [replace(c, visible=False) for c in others if c.name in failing][: self.config.screen]
 
     def _right_at(self, task: Task, source: str, case: Case, quick: EvalOptions, scratch: Path) -> bool:
-        """Whether a version is right on `case`; True when it cannot tell (the check ran out of time or memory)."""
+        """Whether a version is right on `case`; True when it cannot tell (the check ran out of time or memory, or the
+        reference itself cannot run there: a model whose weights at the task's own sizes exceed the job's memory)."""
         path = scratch / "own_size.py"
         path.write_text(source)
         limited = replace(quick, timeout_s=min(quick.timeout_s, self.config.own_size_seconds), interpreter_retries=0)
         try:
             result = self.evaluator.evaluate(task, path, options=limited, cases=[case])
+        except ReferenceError_:
+            return True
         finally:
             path.unlink(missing_ok=True)
         if result.status == "error" and result.error is not None and result.error.kind in _CANNOT_TELL:
