@@ -94,10 +94,13 @@ def triage_command(
     ] = 1,
     cuda_emulation: EmulationOpt = True,
     no_repair: Annotated[
-        bool, typer.Option("--no-repair", help="Classify only: near misses are not repaired (repair: skipped).")
+        bool, typer.Option("--no-repair", help="Classify only: nothing is repaired (repair: skipped).")
     ] = False,
 ) -> None:
     """Triage a run: match candidates to tasks, classify each (pass, near-miss, broken, cheat...), repair near misses.
+
+    A broken candidate is repaired too when it stops on a rule of Triton's API that kope can mend (a runtime value
+    where a constant is needed, an autotuned meta-parameter passed again, a module never imported...).
 
     Progress goes to stderr: a bar on a terminal, one line per candidate in a log. The summary gives the
     classes before and after repair, each cause of failure once with its count and an example, and (from a
