@@ -355,7 +355,8 @@ def _classified(kind: str, exc: BaseException, stage: str) -> WorkerResult:
         return _candidate_error("memory", f"{stage}: {text}")
     if isinstance(exc, OSError) and exc.errno in (errno.EFBIG, errno.ENOSPC, errno.EDQUOT):
         return _candidate_error("disk", f"{stage}: {text} (the job's disk limit)")
-    return _candidate_error(kind, f"{stage}: {text}{_candidate_line(exc)}")
+    where = _candidate_line(exc) if str(exc) else ""  # a bare exception gets its line from the parent (failures.py)
+    return _candidate_error(kind, f"{stage}: {text}{where}")
 
 
 def _candidate_line(exc: BaseException) -> str:
