@@ -223,6 +223,7 @@ def test_the_json_report_keeps_the_kope_debug_keys(broken: Path, tmp_path: Path)
         "hypotheses",
         "sandbox",
         "evaluations",
+        "smaller_cases",
     }
     assert set(printed["tokens"]) == {"prompt", "completion"}
     assert printed["final"] == {"status": "pass", "cases_passed": 3, "cases": 3, "integrity": "clean"}

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
+
 from conftest import FIXTURES
 
 from kope.evaluate import EvalOptions, Evaluator
@@ -50,3 +53,32 @@ def test_a_later_case_that_times_out_is_judged_again_at_a_smaller_budget(evaluat
     result = evaluator.evaluate(SLOW / "task_3d.py", SLOW / "slow_when_odd.py", options=options)
     assert result.status == "pass", (result.error, result.smaller_cases)
     assert result.smaller_cases is not None and result.smaller_cases.startswith("case odd outlived")
+
+
+def test_fit_derives_smaller_cases_for_a_session_of_many_evaluations(evaluator: Evaluator) -> None:
+    """A repair session evaluates one kernel dozens of times: `fit` runs the cost probe alone and derives the cases
+    again where the first case would take longer than the session gives one evaluation."""
+    options = EvalOptions(trials=1, timeout_s=20, memory_mb=2048, max_elements=200_000)
+    fitted, note = evaluator.fit(SLOW / "task_3d.py", SLOW / "slow_per_element.py", options, seconds=4.0)
+    assert note is not None and "more than the 4 s it may take" in note
+    assert fitted.max_elements is not None and fitted.max_elements < 100_000
+    assert fitted.timeout_s == options.timeout_s and fitted.trials == options.trials
+    kept, none = evaluator.fit(SLOW / "task_3d.py", SLOW / "scale.py", options, seconds=4.0)
+    assert none is None and kept == options
+
+
+def test_a_debug_session_starts_on_cases_fitted_to_the_candidate(evaluator: Evaluator, tmp_path: Path) -> None:
+    from kope.agents.environment import SandboxEnvironment
+    from kope.cases.task import load_task
+
+    options = EvalOptions(trials=1, timeout_s=20, memory_mb=2048, max_elements=200_000)
+    env = SandboxEnvironment(evaluator, options=options)
+    task = load_task(SLOW / "task_3d.py")
+    env.deadline = time.monotonic() + 60.0  # a twentieth of it per evaluation: the slow kernel does not fit
+    cases = env.start(task, tmp_path / "out.py", (SLOW / "slow_per_element.py").read_text())
+    full = [c.key() for c in evaluator.cases(task, options=options)]
+    assert env.fitted is not None and [c.key() for c in cases] != full
+    assert env.options.max_elements is not None and env.options.max_elements < 200_000
+    assert env.options.timeout_s == options.timeout_s
+    again = env.start(task, tmp_path / "out.py")  # no version given: the task's cases, as derived
+    assert env.fitted is None and [c.key() for c in again] == full

@@ -105,6 +105,9 @@ class DebugReport(BaseModel):
     """Candidate versions evaluated (search candidates, the loop's edits and acceptance checks)."""
     search: list[SearchResult] = Field(default_factory=list)
     """Each round of the offline search: what was tried, in order, and why it was kept or dropped."""
+    smaller_cases: str | None = None
+    """Why the cases were derived again at a smaller element budget for this candidate (too slow in the CPU
+    interpreter for a session of many evaluations), or None."""
 
 
 @dataclass
@@ -256,7 +259,7 @@ class DebugLoop:
         task = task if isinstance(task, Task) else load_task(task)
         source = Path(candidate).read_text()
         self.env.deadline = began + self.config.limits.max_seconds
-        started = self.env.start(task, out)
+        started = self.env.start(task, out, source if cases is None else None)
         cases = list(cases) if cases is not None else started
         diagnosis = self.env.diagnose(source, [c for c in cases if c.visible])
         state = _State(
@@ -276,6 +279,7 @@ class DebugLoop:
             candidate=str(candidate),
             model=self.name,
             evaluation=state.evaluation.model_dump(mode="json"),
+            fitted=self.env.fitted,
         )
         self._memory = self._recorder(task, source, state.diagnosis)
         stop: StopReason | None = None
@@ -588,6 +592,7 @@ class DebugLoop:
             evaluations=state.evaluations,
             search=state.searches,
             final=FinalCheck.of(final),
+            smaller_cases=self.env.fitted,
         )
         self.transcript.write("end", report=report.model_dump(mode="json", exclude={"steps"}))
         if self._memory is not None:

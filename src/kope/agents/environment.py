@@ -30,6 +30,10 @@ from kope.repair.search import RepairSearch, SearchConfig, SearchResult
 
 Accept = Callable[[str], bool]
 
+_FIT_SHARE = 0.05
+"""The share of a session's time budget that the first case of one evaluation may take in the CPU interpreter: a
+search of a few dozen evaluations fits in the budget (`Evaluator.fit`)."""
+
 
 class Environment(Protocol):
     knowledge: KnowledgeBase
@@ -40,8 +44,14 @@ class Environment(Protocol):
     """`time.monotonic()` by which the loop's time budget runs out (None: no budget). Evaluations then get
     at most the time left (at least a second), so a run ends within its budget plus one evaluation."""
 
-    def start(self, task: Task, out: Path) -> list[Case]:
-        """Bind to `task` (scratch files next to `out`); the cases to evaluate on, visible and hidden."""
+    fitted: str | None
+    """How `start` fitted the cases to the version it was given (derived again at a smaller element budget, as a
+    note), or None."""
+
+    def start(self, task: Task, out: Path, source: str | None = None) -> list[Case]:
+        """Bind to `task` (scratch files next to `out`); the cases to evaluate on, visible and hidden. With
+        `source`, cases the CPU interpreter would run too slowly for a session of many evaluations of that version
+        are derived again smaller (`fitted` says so)."""
 
     def evaluate(self, source: str, cases: Sequence[Case]) -> EvalResult:
         """Every given case, with the integrity gates."""
@@ -86,7 +96,8 @@ class SandboxEnvironment:
     ) -> None:
         self.evaluator = evaluator
         self.diagnoser = Diagnoser(evaluator, knowledge)
-        self.options = options or EvalOptions()
+        self.options = self._given = options or EvalOptions()
+        self.fitted: str | None = None
         self.probes = probes
         self.search_config = search or SearchConfig()
         self.deadline: float | None = None
@@ -101,8 +112,14 @@ class SandboxEnvironment:
     def knowledge(self, value: KnowledgeBase) -> None:
         self.diagnoser.knowledge = value
 
-    def start(self, task: Task, out: Path) -> list[Case]:
+    def start(self, task: Task, out: Path, source: str | None = None) -> list[Case]:
         self._task, self._work = task, out.with_name(f".{out.name}.work.py")
+        self.options, self.fitted = self._given, None
+        if source is not None:
+            seconds = None if self.deadline is None else max(0.0, self.deadline - time.monotonic()) * _FIT_SHARE
+            _, work = self._write(source)
+            self.options, self.fitted = self.evaluator.fit(task, work, self._bounded(self._given), seconds=seconds)
+            self.options = dataclasses.replace(self.options, timeout_s=self._given.timeout_s)
         return self.evaluator.cases(task, options=self.options)
 
     def _write(self, source: str) -> tuple[Task, Path]:
@@ -229,10 +246,11 @@ class FakeEnvironment:
             Case(name=f"N={i + 1}", overrides={"N": i + 1}, visible=i < visible) for i in range(visible + hidden)
         ]
         self.evaluated: list[str] = []
+        self.fitted: str | None = None
         self.instrumented: list[Request] = []
         self._uses: dict[str, int] = {}
 
-    def start(self, task: Task, out: Path) -> list[Case]:
+    def start(self, task: Task, out: Path, source: str | None = None) -> list[Case]:
         return list(self.cases)
 
     def verdict(self, source: str) -> Verdict:

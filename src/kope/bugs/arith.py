@@ -3,6 +3,9 @@
 - `self-operand`: `BLOCK_N // BLOCK_N`, `n - n`, `tl.cdiv(K, K)`: an operation of a name with itself (always 1
   or 0, never what was meant) given another name of its kind on one side: the kernel's other block sizes or
   scalar parameters, the host's other sizes.
+- `pool-floor`: where the reference pools with fixed windows and PyTorch's default `ceil_mode=False` (a window that
+  does not fit is dropped), a ceiling division by a size that is not a block size (`(D + K - 1) // K`,
+  `triton.cdiv(D, K)`) made a floor division: the kernel counts a partial window the reference leaves out.
 - `cross-program-atomic`: a store whose address does not depend on the program id, in a kernel launched over
   more than one program (several programs write one element: each its partial sum, the last one wins) made an
   atomic add, with the output it adds into allocated as zeros.
@@ -22,6 +25,7 @@ from kope.bugs.edit import (
     operator,
     program_id_names,
 )
+from kope.bugs.reference import pool_ceil_modes
 from kope.source import call_name
 
 _SELF_OPS = (ast.FloorDiv, ast.Div, ast.Sub, ast.Mod)
@@ -62,6 +66,79 @@ def self_operand(program: Program) -> Iterator[Edit]:
                 for side in (left, right):
                     edit = edit_at(program, "self-operand", side, other, f"`{name}` -> `{other}` in a self-operation")
                     yield Edit(edit.operator, edit.label, edit.line, edit.description, edit.source, cue)
+
+
+def _ceil_divisions(root: ast.AST) -> Iterator[tuple[ast.expr, ast.expr, ast.expr]]:
+    """(node, numerator, divisor) for `(a + b - 1) // b`, `(a + (b - 1)) // b` and `cdiv(a, b)`."""
+    for node in ast.walk(root):
+        if isinstance(node, ast.Call) and call_name(node).endswith("cdiv") and len(node.args) == 2:
+            yield node, node.args[0], node.args[1]
+            continue
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv)):
+            continue
+        top, divisor = node.left, ast.dump(node.right)
+        if not (isinstance(top, ast.BinOp) and isinstance(top.op, ast.Add | ast.Sub)):
+            continue
+        one = ast.Constant(1)
+        if (  # (a + b) - 1
+            isinstance(top.op, ast.Sub)
+            and ast.dump(top.right) == ast.dump(one)
+            and isinstance(top.left, ast.BinOp)
+            and isinstance(top.left.op, ast.Add)
+            and ast.dump(top.left.right) == divisor
+        ):
+            yield node, top.left.left, node.right
+        elif (  # a + (b - 1)
+            isinstance(top.op, ast.Add)
+            and isinstance(top.right, ast.BinOp)
+            and isinstance(top.right.op, ast.Sub)
+            and ast.dump(top.right.left) == divisor
+            and ast.dump(top.right.right) == ast.dump(one)
+        ):
+            yield node, top.left, node.right
+
+
+@operator("pool-floor", "grid-too-small")
+def pool_floor(program: Program) -> Iterator[Edit]:
+    """Where the reference pools with `ceil_mode=False`, a ceiling division by a size that is not a block size
+    (in a kernel or the host code, not in a launch grid) made a floor division."""
+    modes = pool_ceil_modes(program.reference)
+    if not modes or all(modes):
+        return
+    cue = "the reference pools with ceil_mode=False: windows that do not fit are dropped (a floor division)"
+    in_grids = {id(n) for site in program.parsed.launches for n in ast.walk(site.call.func)}
+    roots: list[tuple[ast.AST, set[str]]] = [(k, set(constexprs_of(k))) for k in program.kernels]
+    roots += [(node, set()) for node in program.host_nodes() if isinstance(node, ast.stmt)]
+    found: dict[int, tuple[ast.expr, str, str]] = {}
+    for root, blocks in roots:
+        for node, numerator, divisor in _ceil_divisions(root):
+            text = program.code(divisor)
+            if id(node) not in in_grids and text not in blocks and "block" not in text.lower():
+                found.setdefault(id(node), (node, text, f"(({program.code(numerator)}) // ({text}))"))
+    by_divisor: dict[str, list[tuple[ast.expr, str]]] = {}
+    for node, text, floor in found.values():
+        by_divisor.setdefault(text, []).append((node, floor))
+    for text, sites in by_divisor.items():
+        if len(sites) > 1:  # one pooled size per dimension: the same division, every one of them at once
+            yield Edit(
+                "pool-floor",
+                "grid-too-small",
+                sites[0][0].lineno,
+                f"every ceiling division by `{text}` -> a floor division (pooled sizes without the partial window)",
+                program.replace_all([(node, floor) for node, floor in sites]),
+                cue,
+                grounded=True,
+            )
+        for node, floor in sites:
+            yield Edit(
+                "pool-floor",
+                "grid-too-small",
+                node.lineno,
+                f"`{program.code(node)}` -> `{floor}` (a pooled size without the partial window)",
+                program.replace(node, floor),
+                cue,
+                grounded=len(sites) == 1,
+            )
 
 
 def _grid_is_one(program: Program, kernel: ast.FunctionDef) -> bool:

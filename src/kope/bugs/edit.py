@@ -44,7 +44,8 @@ class Edit:
     in a loop, one bound for two axes...); empty when it does not. The search ranks cued sites earlier."""
     grounded: bool = False
     """The cue is a contradiction the sources show, not a form that is often wrong: the sizes that bound a stride's
-    indices are another dimension's, or the reference transposes the operands a launch passes as stored. The search
+    indices are another dimension's, the reference transposes the operands a launch passes as stored, or it pools
+    with floor division where the kernel divides with a ceiling. The search
     ranks it before the hypotheses' recipes."""
 
 
@@ -761,6 +762,7 @@ ORDER = (
     "cross-program-atomic",
     "norm-sqrt",
     "drop-cap",
+    "pool-floor",
     "layer-bias",
     "scale-scope",
     "epilogue-order",

@@ -395,6 +395,33 @@ def layers(reference: str) -> list[Layer]:
     return found
 
 
+_POOLS = ("maxpool", "avgpool", "max_pool", "avg_pool", "lppool", "lp_pool")
+"""Pooling layers and functions by lower-cased name prefix (`nn.MaxPool3d`, `F.avg_pool2d`); adaptive pools,
+whose windows are not a fixed size, are not among them."""
+
+
+def pool_ceil_modes(reference: str) -> list[bool]:
+    """The `ceil_mode` of every fixed-window pooling the reference builds in `Model.__init__` or calls in
+    `Model.forward` (`nn.MaxPool2d(2)`, `F.avg_pool1d(x, 3, ceil_mode=True)`), in source order: False (PyTorch's
+    default: windows that do not fit are dropped, the output size is a floor division) unless a literal says True;
+    [] when it does not parse or pools nothing."""
+    try:
+        tree = syntax.parse(reference)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    found: list[tuple[int, bool]] = []
+    for method in (_model_method(tree, "__init__"), _model_method(tree, "forward")):
+        for node in ast.walk(method) if method is not None else ():
+            if not isinstance(node, ast.Call):
+                continue
+            name = ast.unparse(node.func).split(".")[-1].lower()
+            if not name.startswith(_POOLS):
+                continue
+            flag = next((k.value for k in node.keywords if k.arg == "ceil_mode"), None)
+            found.append((node.lineno, isinstance(flag, ast.Constant) and flag.value is True))
+    return [ceil for _, ceil in sorted(found)]
+
+
 def _true(flag: ast.expr | None, tree: ast.Module, init: ast.FunctionDef) -> bool:
     """Whether a `bias=` argument is true: absent (PyTorch's default), a literal, or an `__init__` parameter given by
     `get_init_inputs()` or else by its default; an argument that cannot be read counts as true."""

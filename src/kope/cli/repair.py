@@ -207,6 +207,8 @@ def _print_debug(report: DebugReport, candidate: Path, explain: bool) -> None:
         say(sandbox_warning(report.sandbox), stderr=True, style="bold yellow")
     style = {"repaired": "bold green", "rejected": "bold magenta", "unrepaired": "bold red"}[report.status]
     final = report.final
+    if report.smaller_cases:
+        say(f"note: {report.smaller_cases}", style="yellow")
     if report.hypotheses:
         say(f"diagnosis: {', '.join(report.hypotheses[:3])} (most likely first)")
     print_diff(candidate, Path(report.output) if report.output else None)

@@ -431,12 +431,32 @@ class Evaluator:
         size, _, case = min(usable)
         return _Probe(case=case, elements=size, first_elements=first)
 
+    def fit(
+        self, task: Task | str | Path, candidate: str | Path, options: EvalOptions, *, seconds: float | None = None
+    ) -> tuple[EvalOptions, str | None]:
+        """The options a session of many evaluations of `candidate` should use (a repair search): the cost probe
+        run alone on its case, and the element budget at which the first derived case's trials are predicted to
+        take at most `seconds` (default: a share of the time limit) in the CPU interpreter, with the note saying
+        why; `options` and None where the cases are not kope's to shrink, no case can probe, or the first fits."""
+        task = task if isinstance(task, Task) else load_task(task)
+        if not self._shrinkable(task, options, None):
+            return options, None
+        probe = self._probe(task, options, None, self.cases(task, options=options))
+        if probe is None:
+            return options, None
+        alone = dataclasses.replace(options, interpreter_retries=0)
+        probed = self.evaluate(task, candidate, options=alone, cases=[probe.case])
+        if not probed.cases:
+            return options, None
+        fitted = self._fitted(task, options, probe, probed.cases[0], share=seconds)
+        return fitted if fitted is not None else (options, None)
+
     def _fitted(
-        self, task: Task, options: EvalOptions, probe: _Probe, probed: CaseResult
+        self, task: Task, options: EvalOptions, probe: _Probe, probed: CaseResult, *, share: float | None = None
     ) -> tuple[EvalOptions, str] | None:
-        """Options at an element budget whose first case the probe predicts to finish within a share of the time
-        limit (beyond a fixed cost per forward, the interpreter's time grows about as the elements do), and the
-        note saying why; None when the first case fits as it is."""
+        """Options at an element budget whose first case the probe predicts to finish within `share` seconds
+        (default: a share of the time limit; beyond a fixed cost per forward, the interpreter's time grows about as
+        the elements do), and the note saying why; None when the first case fits as it is."""
         ratio = probe.first_elements / probe.elements
         if probed.error is not None and probed.error.kind == "timeout":
             predicted = options.timeout_s * ratio  # at least: its trials outlived the limit on the probe alone
@@ -447,7 +467,7 @@ class Evaluator:
             seen = f"took {probed.forward_s:.1f} s per forward"
         else:
             return None
-        share = options.timeout_s * _PROBE_SHARE
+        share = min(options.timeout_s * _PROBE_SHARE, share if share is not None else float("inf"))
         if predicted <= share:
             return None
         if _budget(options) // 2 < _SMALLEST_BUDGET:
@@ -460,8 +480,8 @@ class Evaluator:
             if self._derivable(task, smaller):
                 note = (
                     f"in the interpreter the kernel {seen} on case {probe.case.name} ({probe.elements} elements), "
-                    f"so the first case ({probe.first_elements}) would need about {predicted:.0f} s of the "
-                    f"{options.timeout_s:g} s limit: cases derived again at {budget} elements"
+                    f"so the first case ({probe.first_elements}) would need about {predicted:.0f} s, more than "
+                    f"the {share:.0f} s it may take: cases derived again at {budget} elements"
                 )
                 return smaller, note
             budget *= 2

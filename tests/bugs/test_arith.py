@@ -1,0 +1,133 @@
+"""Integer arithmetic real models get wrong (kope.bugs.arith): a pooled size counted with a ceiling division where
+the reference's pooling drops the window that does not fit."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from kope.agents import DebugConfig, DebugLoop
+from kope.bugs.edit import Program, edits
+from kope.bugs.reference import pool_ceil_modes
+from kope.evaluate import Evaluator
+from kope.repair.search import SearchConfig
+
+POOL_TASK = textwrap.dedent(
+    '''
+    """Max pooling of each row's windows, then their mean."""
+    import torch
+    import torch.nn as nn
+
+    batch_size = 4
+    length = 40
+
+
+    class Model(nn.Module):
+        def __init__(self, window):
+            super().__init__()
+            self.pool = nn.MaxPool1d(kernel_size=window{ceil})
+
+        def forward(self, x):
+            return self.pool(x.unsqueeze(1)).squeeze(1).mean(dim=1)
+
+
+    def get_inputs():
+        return [torch.randn(batch_size, length)]
+
+
+    def get_init_inputs():
+        return [3]
+
+
+    def get_cases():
+        return [{{"batch_size": 4, "length": 40}}, {{"batch_size": 3, "length": 61}}]
+    '''
+)
+
+POOL_KERNEL = textwrap.dedent(
+    """
+    import torch
+    import torch.nn as nn
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _pool_mean_kernel(x_ptr, out_ptr, L, K, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        windows = (L + K - 1) // K
+        offs = tl.arange(0, BLOCK)
+        keep = offs < windows
+        best = tl.full((BLOCK,), float("-inf"), dtype=tl.float32)
+        for k in range(K):
+            pos = offs * K + k
+            v = tl.load(x_ptr + row * L + pos, mask=keep & (pos < L), other=float("-inf"))
+            best = tl.maximum(best, v)
+        total = tl.sum(tl.where(keep, best, 0.0), axis=0)
+        tl.store(out_ptr + row, total / windows)
+
+
+    class ModelNew(nn.Module):
+        def __init__(self, window):
+            super().__init__()
+            self.window = window
+
+        def forward(self, x):
+            x = x.contiguous()
+            rows, length = x.shape
+            out = torch.empty(rows, device=x.device, dtype=x.dtype)
+            block = triton.next_power_of_2(triton.cdiv(length, self.window))
+            _pool_mean_kernel[(rows,)](x, out, length, self.window, BLOCK=block)
+            return out
+    """
+)
+
+
+def test_pool_ceil_modes_read_modules_and_functions() -> None:
+    assert pool_ceil_modes(POOL_TASK.format(ceil="")) == [False]
+    assert pool_ceil_modes(POOL_TASK.format(ceil=", ceil_mode=True")) == [True]
+    functional = "class Model:\n    def forward(self, x):\n        return F.avg_pool2d(x, 2)\n"
+    assert pool_ceil_modes(functional) == [False]
+    adaptive = "class Model:\n    def __init__(self):\n        self.p = nn.AdaptiveAvgPool3d((1, 1, 1))\n"
+    assert pool_ceil_modes(adaptive) == []
+
+
+def test_pool_floor_offers_floor_divisions_only_where_the_reference_drops_partial_windows() -> None:
+    program = Program.parse(POOL_KERNEL, POOL_TASK.format(ceil=""))
+    assert program is not None
+    made = edits(program, ["pool-floor"])
+    assert [e.source.count("((L) // (K))") for e in made] == [1, 0], [e.description for e in made]
+    assert made[0].grounded and made[0].cue
+    # the host's count of windows is a pooled size too; a division by a block size is not
+    assert "block = triton.next_power_of_2(((length) // (self.window)))" in made[1].source
+    blocked = Program.parse(POOL_KERNEL.replace("(L + K - 1) // K", "tl.cdiv(L, BLOCK)"), POOL_TASK.format(ceil=""))
+    assert blocked is not None and len(edits(blocked, ["pool-floor"])) == 1
+    ceil = Program.parse(POOL_KERNEL, POOL_TASK.format(ceil=", ceil_mode=True"))
+    assert ceil is not None and edits(ceil, ["pool-floor"]) == []
+    unpooled = Program.parse(POOL_KERNEL, "class Model:\n    def forward(self, x):\n        return x.mean(dim=1)\n")
+    assert unpooled is not None and edits(unpooled, ["pool-floor"]) == []
+
+
+def test_every_pooled_size_divided_by_one_window_is_floored_at_once() -> None:
+    three = POOL_KERNEL.replace(
+        "windows = (L + K - 1) // K", "windows = (L + K - 1) // K\n    unused_h = (L + (K - 1)) // K"
+    )
+    program = Program.parse(three, POOL_TASK.format(ceil=""))
+    assert program is not None
+    made = edits(program, ["pool-floor"])
+    assert made[0].source.count("((L) // (K))") == 2 and made[0].grounded
+    assert len(made) == 4 and not any(e.grounded for e in made[1:3]), [e.description for e in made]
+
+
+def test_a_pooled_mean_over_a_partial_window_is_repaired(evaluator: Evaluator, tmp_path: Path) -> None:
+    task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
+    task.write_text(POOL_TASK.format(ceil=""))
+    candidate.write_text(POOL_KERNEL)
+    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=12))
+    report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
+    assert report.status == "repaired", report.search
+    accepted = [t.operator for r in report.search for t in r.trials if t.verdict == "accepted"]
+    assert accepted == ["pool-floor"], accepted
+    # the control: where the reference keeps the partial window, the same kernel is right as it is
+    task.write_text(POOL_TASK.format(ceil=", ceil_mode=True"))
+    assert evaluator.evaluate(task, candidate).status == "pass"
