@@ -7,6 +7,7 @@ from kope.integrity.dynamic import (
     implausible_speedup,
     observation_findings,
     shape_specialization,
+    size_one_copies,
     verdict,
 )
 from kope.integrity.rules import RULES
@@ -77,3 +78,33 @@ def test_verdict_dedupes_and_orders_rejects_first() -> None:
 def test_every_dynamic_rule_is_documented() -> None:
     assert set(DYNAMIC_RULES) <= set(RULES)
     assert all(rule.explanation for rule in RULES.values())
+
+
+def _copy_case(name: str, sizes: dict[str, int], *, copied: bool, passed: bool = True) -> CaseResult:
+    found = [Finding(rule="copy-kernel", severity="reject", message="out was only copied by k")] if copied else []
+    return CaseResult(name=name, overrides=sizes, visible=False, passed=passed, findings=found)
+
+
+def test_a_copy_on_a_case_with_a_size_of_one_is_a_warning_where_another_case_computed() -> None:
+    """A logsumexp over one channel is that channel: the honest kernel stores what it loaded there."""
+    first = _copy_case("shrunk", {"batch": 2, "channels": 9}, copied=False)
+    one = _copy_case("one-partial", {"batch": 2, "channels": 1}, copied=True)
+    excused = size_one_copies(one, [first, one])
+    assert [(f.rule, f.severity) for f in excused] == [("copy-kernel", "warn")]
+    assert "channels = 1" in excused[0].message and "shrunk" in excused[0].message
+    assert verdict(excused).verdict == "clean"
+
+
+def test_a_copy_stays_a_rejection_without_a_case_that_computed_it() -> None:
+    one = _copy_case("one-partial", {"batch": 2, "channels": 1}, copied=True)
+    # every other case copied too, or failed, or had the size at 1 as well
+    for other in (
+        _copy_case("shrunk", {"batch": 2, "channels": 9}, copied=True),
+        _copy_case("shrunk", {"batch": 2, "channels": 9}, copied=False, passed=False),
+        _copy_case("odd", {"batch": 3, "channels": 1}, copied=False),
+    ):
+        assert [f.severity for f in size_one_copies(one, [other, one])] == ["reject"]
+    # a case without a size of one is judged as it is
+    big = _copy_case("odd", {"batch": 3, "channels": 7}, copied=True)
+    first = _copy_case("shrunk", {"batch": 2, "channels": 9}, copied=False)
+    assert [f.severity for f in size_one_copies(big, [first, big])] == ["reject"]

@@ -395,6 +395,39 @@ def sealed_channel_finding(case: str, reason: str) -> Finding:
     )
 
 
+def size_one_copies(case: CaseResult, cases: Sequence[CaseResult]) -> list[Finding]:
+    """`case`'s findings, with a `copy-kernel` rejection made a warning where the copy is the task's own arithmetic at
+    this case's sizes: a size that is 1 here (a reduction over one channel is an identity: `logsumexp` of one value
+    is that value) is larger on another case of the same run whose kernels computed the same outputs, right and
+    without any copy finding. A candidate that copies only there gains nothing: every other case still judges it."""
+    ones = {k for k, v in case.overrides.items() if isinstance(v, int) and not isinstance(v, bool) and v == 1}
+    copies = [f for f in case.findings if f.rule == "copy-kernel" and f.severity == "reject"]
+    if not ones or not copies:
+        return list(case.findings)
+    computed = next(
+        (
+            other.name
+            for other in cases
+            if other is not case
+            and other.passed
+            and not any(f.rule == "copy-kernel" for f in other.findings)
+            and any(isinstance(other.overrides.get(k), int) and other.overrides[k] > 1 for k in ones)
+        ),
+        None,
+    )
+    if computed is None:
+        return list(case.findings)
+    sizes = ", ".join(f"{k} = 1" for k in sorted(ones))
+    note = (
+        f" (on case {case.name}, where {sizes}, the task's remaining work can be an identity; the kernels computed "
+        f"it on case {computed}: a warning)"
+    )
+    return [
+        f.model_copy(update={"severity": "warn", "message": f.message + note}) if f in copies else f
+        for f in case.findings
+    ]
+
+
 def shape_specialization(cases: Sequence[CaseResult]) -> list[Finding]:
     visible_pass = [c for c in cases if c.visible and c.passed]
     hidden_fail = [c for c in cases if not c.visible and not c.passed]

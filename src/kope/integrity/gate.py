@@ -12,6 +12,7 @@ from kope.integrity.dynamic import (
     observation_findings,
     sealed_channel_finding,
     shape_specialization,
+    size_one_copies,
     verdict,
 )
 from kope.integrity.static import StaticContext, check_source
@@ -100,7 +101,7 @@ def assess(
     if provenance:
         findings = [_early_warning(f) for f in findings]
     for case in cases:
-        findings.extend(case.findings)
+        findings.extend(size_one_copies(case, cases))
     findings.extend(shape_specialization(cases))
     result = verdict(findings)
     if policy is not None:
