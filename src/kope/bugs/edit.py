@@ -763,6 +763,7 @@ ORDER = (
     "norm-sqrt",
     "drop-cap",
     "pool-floor",
+    "loop-tail",
     "layer-bias",
     "scale-scope",
     "epilogue-order",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import itertools
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -541,6 +542,70 @@ def mask_clause(program: Program) -> Iterator[Edit]:
                 kept = " & ".join(f"({program.code(c)})" for c in clauses if c is not dropped)
                 description = f"mask `{program.code(expr)}` without `{program.code(dropped)}`"
                 yield edit_at(program, "mask-clause", expr, kept, description)
+
+
+def _arange_names(kernel: ast.FunctionDef) -> set[str]:
+    """Names a kernel binds to an expression holding `tl.arange` (the lanes of a block)."""
+    return {
+        target.id
+        for node in ast.walk(kernel)
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name) and "tl.arange" in ast.unparse(node.value)
+    }
+
+
+@operator("loop-tail", "missing-mask")
+def loop_tail(program: Program) -> Iterator[Edit]:
+    """A loop over blocks, `for k in range(0, stop, BLOCK)`, whose masks bound its block's index by another size only:
+    where `stop` is not a multiple of BLOCK, the last block runs past the loop's own range (a split-K partition
+    reaching into the next one, counted twice). The mask gets `(k + lanes) < stop`; cued."""
+    cue = "a loop over blocks whose masks never compare with the loop's own stop"
+    for kernel in program.kernels:
+        lanes = _arange_names(kernel)
+        for loop in ast.walk(kernel):
+            if not (
+                isinstance(loop, ast.For)
+                and isinstance(loop.target, ast.Name)
+                and isinstance(loop.iter, ast.Call)
+                and call_name(loop.iter) == "range"
+                and len(loop.iter.args) == 3
+                and isinstance(loop.iter.args[1], ast.Name | ast.Attribute)
+            ):
+                continue
+            var, stop = loop.target.id, program.code(loop.iter.args[1])
+            body = [n for statement in loop.body for n in ast.walk(statement)]
+            indices = {
+                target.id: node.value
+                for node in body
+                if isinstance(node, ast.Assign)
+                for target in node.targets
+                if isinstance(target, ast.Name)
+                and var in {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+                and ({n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)} & lanes)
+            }
+            for node in body:
+                if not (
+                    isinstance(node, ast.Assign)
+                    and len(node.targets) == 1
+                    and isinstance(node.targets[0], ast.Name)
+                    and isinstance(node.value, ast.Compare | ast.BinOp)
+                ):
+                    continue
+                text = program.code(node.value)
+                index = next((name for name in indices if re.search(rf"\b{name}\b", text)), None)
+                if index is None or re.search(rf"\b{re.escape(stop)}\b", text) or "<" not in text:
+                    continue
+                lane = next(n.id for n in ast.walk(indices[index]) if isinstance(n, ast.Name) and n.id in lanes)
+                clause = f"(({var} + {lane}) < {stop})"
+                yield Edit(
+                    "loop-tail",
+                    "missing-mask",
+                    node.lineno,
+                    f"mask `{text}` & `{clause}`: the last block of the loop stops at `{stop}`",
+                    program.replace(node.value, f"({text}) & {clause}"),
+                    cue,
+                )
 
 
 # -- how the bench injects it (mutations) ------------------------------------------------------
