@@ -751,6 +751,7 @@ ORDER = (
     "grid-product",
     "group-cap",
     "autotune-grid",
+    "tile-grid",
     "complement",
     "name-swap",
     "drop-term",
