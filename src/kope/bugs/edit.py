@@ -752,6 +752,7 @@ ORDER = (
     "group-cap",
     "autotune-grid",
     "tile-grid",
+    "tile-mask",
     "complement",
     "name-swap",
     "drop-term",
