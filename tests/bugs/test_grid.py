@@ -202,3 +202,181 @@ def test_autotune_grid_reads_the_block_the_config_gives(evaluator: Evaluator, tm
     report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
     assert report.status == "repaired", report.search
     assert "META['BLOCK']" in (tmp_path / "fixed.py").read_text()
+
+
+# -- tile-grid: a grid that does not count the kernel's tiles ----------------------------------
+
+ROW_SCALE_TASK = textwrap.dedent(
+    '''
+    """Each row of a matrix times its own factor."""
+    import torch
+    import torch.nn as nn
+
+    R = 70
+    C = 40
+
+
+    class Model(nn.Module):
+        def forward(self, s, x):
+            return s[:, None] * x
+
+
+    def get_inputs():
+        return [torch.randn(R), torch.randn(R, C)]
+
+
+    def get_init_inputs():
+        return []
+
+
+    def get_cases():
+        return [{"R": 70, "C": 40}, {"R": 33, "C": 100}]
+    '''
+)
+
+ROW_SCALE = textwrap.dedent(
+    """
+    import torch
+    import torch.nn as nn
+    import triton
+    import triton.language as tl
+
+
+    @triton.autotune(
+        configs=[triton.Config({"ROWS": 32, "COLS": 8, "VEC": 2}), triton.Config({"ROWS": 16, "COLS": 8, "VEC": 2})],
+        key=["n_rows", "n_cols"],
+    )
+    @triton.jit
+    def _row_scale(s_ptr, x_ptr, y_ptr, n_rows, n_cols, ROWS: tl.constexpr, COLS: tl.constexpr, VEC: tl.constexpr):
+        pid_c = tl.program_id(0)
+        pid_r = tl.program_id(1)
+        rows = pid_r * ROWS + tl.arange(0, ROWS)
+        cols = pid_c * COLS * VEC + tl.arange(0, COLS * VEC)
+        mask = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
+        s = tl.load(s_ptr + rows, mask=rows < n_rows, other=0.0)
+        x = tl.load(x_ptr + rows[:, None] * n_cols + cols[None, :], mask=mask, other=0.0)
+        tl.store(y_ptr + rows[:, None] * n_cols + cols[None, :], s[:, None] * x, mask=mask)
+
+
+    class ModelNew(nn.Module):
+        def forward(self, s, x):
+            x = x.contiguous()
+            n_rows, n_cols = x.shape
+            y = torch.empty_like(x)
+            row_blocks = triton.cdiv(n_rows, 32)
+            col_blocks = triton.cdiv(n_cols, 16)
+            grid = (col_blocks, row_blocks)
+            _row_scale[grid](s, x, y, n_rows, n_cols)
+            return y
+    """
+)
+
+DOT_PER_OUTPUT_TASK = textwrap.dedent(
+    '''
+    """A linear layer without bias on a small batch."""
+    import torch
+    import torch.nn as nn
+
+    B = 6
+    K = 40
+    N = 10
+
+
+    class Model(nn.Module):
+        def forward(self, x, w):
+            return x @ w.t()
+
+
+    def get_inputs():
+        return [torch.randn(B, K), torch.randn(N, K)]
+
+
+    def get_init_inputs():
+        return []
+
+
+    def get_cases():
+        return [{"B": 6, "K": 40, "N": 10}, {"B": 3, "K": 17, "N": 7}]
+    '''
+)
+
+DOT_PER_OUTPUT = textwrap.dedent(
+    """
+    import torch
+    import torch.nn as nn
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _dot_each(x_ptr, w_ptr, out_ptr, B, N, K, sxb, sxk, swn, swk, BLOCK_K: tl.constexpr):
+        pid = tl.program_id(0)
+        b = pid // N
+        n = pid % N
+        if b >= B:
+            return
+        acc = 0.0
+        for k0 in range(0, K, BLOCK_K):
+            ks = k0 + tl.arange(0, BLOCK_K)
+            xv = tl.load(x_ptr + b * sxb + ks * sxk, mask=ks < K, other=0.0)
+            wv = tl.load(w_ptr + n * swn + ks * swk, mask=ks < K, other=0.0)
+            acc += tl.sum(xv * wv)
+        tl.store(out_ptr + b * N + n, acc)
+
+
+    class ModelNew(nn.Module):
+        def forward(self, x, w):
+            B, K = x.shape
+            N = w.shape[0]
+            out = torch.empty((B, N), device=x.device, dtype=x.dtype)
+            grid = (triton.cdiv(B * N, 16),)
+            _dot_each[grid](x, w, out, B, N, K, x.stride(0), x.stride(1), w.stride(0), w.stride(1), BLOCK_K=16)
+            return out
+    """
+)
+
+
+def test_tile_grid_reads_the_grid_from_the_kernels_tiles() -> None:
+    """Rows tiled by an autotuned ROWS (32 or 16) on a grid divided by 32; columns by COLS * VEC (a vectorised
+    tile): the grid is rebuilt from the factors that scale each axis's program id, read from the running config."""
+    program = Program.parse(ROW_SCALE, ROW_SCALE_TASK)
+    assert program is not None
+    made = edits(program, ["tile-grid"])
+    assert len(made) == 1 and made[0].grounded
+    new = "grid = lambda META: (triton.cdiv(n_cols, META['COLS'] * META['VEC']), triton.cdiv(n_rows, META['ROWS']))"
+    assert new in made[0].source
+    fixed = Program.parse(made[0].source, ROW_SCALE_TASK)
+    assert fixed is not None and edits(fixed, ["tile-grid"]) == []
+    # the columns tiled from the rows' program id (axis 0's id never read): the kernel's bug, no grid is read from it
+    crossed = Program.parse(ROW_SCALE.replace("cols = pid_c * COLS", "cols = pid_r * COLS"), ROW_SCALE_TASK)
+    assert crossed is not None and edits(crossed, ["tile-grid"]) == []
+
+
+def test_tile_grid_counts_one_program_per_output_where_the_program_id_is_the_index() -> None:
+    """`b = pid // N; n = pid % N`: one program per output element, on a grid divided by the K chunk: the division
+    goes. A kernel whose program id starts a block unscaled (`pid + tl.arange`), a grouped order and a grid already
+    right are left alone."""
+    program = Program.parse(DOT_PER_OUTPUT, DOT_PER_OUTPUT_TASK)
+    assert program is not None
+    made = edits(program, ["tile-grid"])
+    assert [e.description for e in made] == [
+        "the grid from the kernel's tiles: `(triton.cdiv(B * N, 16),)` -> `(B * N,)`"
+    ]
+    assert made[0].grounded
+    right = Program.parse(made[0].source, DOT_PER_OUTPUT_TASK)
+    assert right is not None and edits(right, ["tile-grid"]) == []
+    unscaled = FIXED_GRID.replace("tl.program_id(0) * BLOCK + tl.arange", "tl.program_id(0) + tl.arange")
+    for source in (unscaled, UNCAPPED):
+        other = Program.parse(source, DOUBLE_TASK)
+        assert other is not None and edits(other, ["tile-grid"]) == []
+
+
+def test_a_grid_short_of_the_tiles_is_repaired_offline(evaluator: Evaluator, tmp_path: Path) -> None:
+    """Under the config with ROWS = 16 half the row blocks get no program: repaired by `tile-grid`."""
+    task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
+    task.write_text(ROW_SCALE_TASK)
+    candidate.write_text(ROW_SCALE)
+    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=12))
+    report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
+    assert report.status == "repaired", report.search
+    assert "META['ROWS']" in (tmp_path / "fixed.py").read_text()

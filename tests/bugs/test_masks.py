@@ -1,5 +1,7 @@
-"""Masks real models get wrong (kope.bugs.masks): a loop over blocks whose masks bound the index by the tensor's
-size only, so that its last block runs past the loop's own range (split-K partitions counted twice)."""
+"""The mask kind: `tile-mask`, a 2-D tile's mask that bounds some of the index vectors its address broadcasts but
+not the others (a K loop masked on K only, a store masked on its rows only: a bug real models make in matrix
+products), with the bound read from the kernel.; and `loop-tail`, a loop over blocks whose masks bound the index by
+another size only (split-K partitions counted twice)."""
 
 from __future__ import annotations
 
@@ -8,10 +10,115 @@ from pathlib import Path
 
 from kope.agents import DebugConfig, DebugLoop
 from kope.bugs.edit import Program, edits
-from kope.evaluate import Evaluator
+from kope.evaluate import EvalOptions, Evaluator
 from kope.repair.search import SearchConfig
 
 TASK = textwrap.dedent(
+    '''
+    """A matrix product."""
+    import torch
+    import torch.nn as nn
+
+    M = 40
+    K = 24
+    N = 20
+
+
+    class Model(nn.Module):
+        def forward(self, a, b):
+            return a @ b
+
+
+    def get_inputs():
+        return [torch.randn(M, K), torch.randn(K, N)]
+
+
+    def get_init_inputs():
+        return []
+
+
+    def get_cases():
+        return [{"M": 40, "K": 24, "N": 20}, {"M": 17, "K": 9, "N": 33}]
+    '''
+)
+
+K_ONLY = textwrap.dedent(
+    """
+    import torch
+    import torch.nn as nn
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _mm(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
+            BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+        pid = tl.program_id(0)
+        n_blocks = tl.cdiv(N, BN)
+        rm = (pid // n_blocks) * BM + tl.arange(0, BM)
+        rn = (pid % n_blocks) * BN + tl.arange(0, BN)
+        rk = tl.arange(0, BK)
+        a_ptrs = a_ptr + rm[:, None] * sam + rk[None, :] * sak
+        b_ptrs = b_ptr + rk[:, None] * sbk + rn[None, :] * sbn
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k0 in range(0, K, BK):
+            a = tl.load(a_ptrs, mask=rk[None, :] < K - k0, other=0.0)
+            b = tl.load(b_ptrs, mask=rk[:, None] < K - k0, other=0.0)
+            acc += tl.dot(a, b, input_precision="ieee")
+            a_ptrs += BK * sak
+            b_ptrs += BK * sbk
+        tl.store(c_ptr + rm[:, None] * scm + rn[None, :] * scn, acc, mask=rm[:, None] < M)
+
+
+    class ModelNew(nn.Module):
+        def forward(self, a, b):
+            M, K = a.shape
+            N = b.shape[1]
+            c = torch.empty((M, N), device=a.device, dtype=torch.float32)
+            grid = (triton.cdiv(M, 16) * triton.cdiv(N, 16),)
+            _mm[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+                      BM=16, BN=16, BK=16)
+            return c
+    """
+)
+
+
+def test_tile_mask_completes_every_tile_mask_with_the_kernels_bounds(evaluator: Evaluator, tmp_path: Path) -> None:
+    """The loads bound K only, the store the rows only: the rows' bound is read from the store's comparison, the
+    columns' from the block count (`tl.cdiv(N, BN)`). One grounded edit completes all three; the completed kernel
+    is right on every case and has nothing left to complete."""
+    program = Program.parse(K_ONLY, TASK)
+    assert program is not None
+    made = edits(program, ["tile-mask"])
+    assert made[0].grounded and made[0].description == "every tile mask completed (lines 20, 21, 25)"
+    assert [e.description for e in made[1:]] == [
+        "mask `rk[None, :] < K - k0` -> `(rk[None, :] < K - k0) & (rm[:, None] < M)`",
+        "mask `rk[:, None] < K - k0` -> `(rk[:, None] < K - k0) & (rn[None, :] < N)`",
+        "mask `rm[:, None] < M` -> `(rm[:, None] < M) & (rn[None, :] < N)`",
+    ]
+    assert not any(e.grounded for e in made[1:])
+    fixed = Program.parse(made[0].source, TASK)
+    assert fixed is not None and edits(fixed, ["tile-mask"]) == []
+    task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
+    task.write_text(TASK)
+    candidate.write_text(made[0].source)
+    assert evaluator.evaluate(task, candidate, options=EvalOptions(trials=1)).status == "pass"
+
+
+def test_tile_mask_leaves_one_dimensional_and_fully_masked_accesses_alone() -> None:
+    """A mask that bounds every broadcast index through names (`ok = row_ok[:, None] & col_ok[None, :]`) and a
+    1-D access are not tiles short of a clause."""
+    whole = K_ONLY.replace(
+        "tl.store(c_ptr + rm[:, None] * scm + rn[None, :] * scn, acc, mask=rm[:, None] < M)",
+        "row_ok = rm < M\n    col_ok = rn < N\n    ok = row_ok[:, None] & col_ok[None, :]\n"
+        "    tl.store(c_ptr + rm[:, None] * scm + rn[None, :] * scn, acc, mask=ok)",
+    )
+    program = Program.parse(whole, TASK)
+    assert program is not None
+    assert all("tl.store" not in e.description and "ok" not in e.description for e in edits(program, ["tile-mask"]))
+
+
+TAIL_TASK = textwrap.dedent(
     '''
     """Row sums of a matrix."""
     import torch
@@ -75,19 +182,19 @@ SPLIT_K = textwrap.dedent(
 
 
 def test_loop_tail_bounds_the_last_block_by_the_loop_own_stop() -> None:
-    program = Program.parse(SPLIT_K, TASK)
+    program = Program.parse(SPLIT_K, TAIL_TASK)
     assert program is not None
     (edit,) = edits(program, ["loop-tail"])
     assert "keep = (cols < K) & ((k + lanes) < part)" in edit.source and edit.cue
     bounded = SPLIT_K.replace("keep = cols < K", "keep = (cols < K) & (k + lanes < part)")
-    assert edits(Program.parse(bounded, TASK) or program, ["loop-tail"]) == []
+    assert edits(Program.parse(bounded, TAIL_TASK) or program, ["loop-tail"]) == []
     whole = SPLIT_K.replace("range(0, part, BLOCK)", "range(0, K, BLOCK)").replace("start + k", "k")
-    assert edits(Program.parse(whole, TASK) or program, ["loop-tail"]) == []
+    assert edits(Program.parse(whole, TAIL_TASK) or program, ["loop-tail"]) == []
 
 
 def test_a_split_k_sum_counting_its_partitions_overlap_twice_is_repaired(evaluator: Evaluator, tmp_path: Path) -> None:
     task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
-    task.write_text(TASK)
+    task.write_text(TAIL_TASK)
     candidate.write_text(SPLIT_K)
     assert evaluator.evaluate(task, candidate).status == "fail"  # 300 columns in parts of 100: blocks of 32 overlap
     config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=16))

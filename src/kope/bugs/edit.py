@@ -751,6 +751,8 @@ ORDER = (
     "grid-product",
     "group-cap",
     "autotune-grid",
+    "tile-grid",
+    "tile-mask",
     "complement",
     "name-swap",
     "drop-term",

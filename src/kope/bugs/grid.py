@@ -683,6 +683,324 @@ def autotune_grid(program: Program) -> Iterator[Edit]:
             )
 
 
+# -- a grid that does not count the kernel's tiles ---------------------------------------------
+
+
+def _mult_leaves(node: ast.expr) -> list[ast.expr]:
+    """The factors of a product chain (`pid_n * BLOCK_N * VEC` -> pid_n, BLOCK_N, VEC)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return _mult_leaves(node.left) + _mult_leaves(node.right)
+    return [node]
+
+
+def _unwrapped(node: ast.expr) -> ast.expr:
+    """`pid.to(tl.int64)` -> `pid` (a cast does not change the position)."""
+    while (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "to"
+        and isinstance(node.func.value, ast.Name | ast.Call)
+    ):
+        node = node.func.value
+    return node
+
+
+def _products(kernel: ast.FunctionDef) -> Iterator[list[ast.expr]]:
+    """The factors of every product in a kernel (casts unwrapped)."""
+    for node in ast.walk(kernel):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            yield [_unwrapped(x) for x in _mult_leaves(node)]
+
+
+def _tile_factor(program: Program, kernel: ast.FunctionDef, axis: int) -> list[str] | None:
+    """How many indices one program of grid axis `axis` covers, from the kernel: the block-size factors that scale its
+    program id (`pid_n * BLOCK_N * VEC` -> [BLOCK_N, VEC]); [] when the kernel takes the program id itself as an index
+    (`b = pid // N; n = pid % N`: one program per index); None when it cannot tell (a persistent loop over the
+    program ids, a grouped order that scales a name derived from the program id, two different factors)."""
+    if any(call_name(n).endswith("num_programs") for n in ast.walk(kernel) if isinstance(n, ast.Call)):
+        return None
+    direct = {
+        name
+        for name, assigns in assignments(kernel).items()
+        if all(_program_axis(_unwrapped(a.value)) == axis for a in assigns)
+    }
+    uses = {n.id for n in ast.walk(kernel) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    if (direct and not direct & uses) or not (direct or any(_program_axis(n) == axis for n in ast.walk(kernel))):
+        return None  # the axis's program id is never read: a bug of the kernel, not of the grid
+
+    def is_pid(node: ast.expr) -> bool:
+        return (isinstance(node, ast.Name) and node.id in direct) or _program_axis(node) == axis
+
+    blocks = set(constexprs_of(kernel))
+    factors = {
+        tuple(x.id for x in leaves if isinstance(x, ast.Name) and not is_pid(x))
+        for leaves in _products(kernel)
+        if sum(is_pid(x) for x in leaves) == 1
+        and all(is_pid(x) or (isinstance(x, ast.Name) and x.id in blocks) for x in leaves)
+    }
+    # keep the longest chain of each family (`pid * B` inside `pid * B * V` is the same product)
+    longest = [f for f in factors if not any(len(g) > len(f) and set(f) <= set(g) for g in factors)]
+    derived = direct | {n for n in program_id_names(kernel) if _derives(kernel, n, direct, axis)}
+    if len(longest) > 1 or _unscaled_block_start(kernel, direct, derived, axis):
+        return None
+    if longest:  # nothing made from the start is scaled by another block (`(pid * PER + i) * BLOCK`: nested tiles)
+        for leaves in _products(kernel):
+            nested = [
+                x
+                for x in leaves
+                if not is_pid(x) and (names_in(x) & derived or any(_program_axis(c) == axis for c in ast.walk(x)))
+            ]
+            if nested and any(isinstance(x, ast.Name) and x.id in blocks for x in leaves):
+                return None
+        return list(longest[0])
+    return [] if _one_per_index(program, kernel, derived) else None
+
+
+def _one_per_index(program: Program, kernel: ast.FunctionDef, derived: set[str]) -> bool:
+    """No block scales the program id: one program per index, if nothing made from it is scaled by anything but a
+    stride or a size (`b * N` for `b = pid // N`; not rows per program), starts a range or a loop."""
+    strides = set(program.strides(kernel))
+    blocks = set(constexprs_of(kernel))
+    sizes = {  # scalars that bound an index or split one (`b < B`, `pid // N`): a row's length, not rows per program
+        n.id
+        for node in ast.walk(kernel)
+        for n in (
+            node.comparators
+            if isinstance(node, ast.Compare)
+            else [node.right]
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv | ast.Mod)
+            else []
+        )
+        if isinstance(n, ast.Name) and n.id not in blocks
+    }
+    allowed = derived | strides | sizes
+    for leaves in _products(kernel):
+        if any(isinstance(x, ast.Name) and x.id in derived for x in leaves) and not all(
+            isinstance(x, ast.Name) and x.id in allowed for x in leaves
+        ):
+            return False
+    return not any(
+        isinstance(node, ast.Call)
+        and call_name(node, last=True) in ("range", "static_range", "arange")
+        and names_in(node) & derived
+        for node in ast.walk(kernel)
+    )
+
+
+def _unscaled_block_start(kernel: ast.FunctionDef, direct: set[str], derived: set[str], axis: int) -> bool:
+    """Whether an unscaled program id (or a name made from it without a product) starts a block of indices:
+    `pid + tl.arange(0, BLOCK)` (the kernel's own bug, `block-scale`'s; the grid cannot be read from it)."""
+    assigned = assignments(kernel)
+    unscaled = direct | {
+        n
+        for n in derived
+        if all(
+            not any(isinstance(x, ast.BinOp) and isinstance(x.op, ast.Mult) for x in ast.walk(a.value))
+            for a in assigned.get(n, [])
+        )
+    }
+    ranges = {
+        n for n, assigns in assigned.items() if any(any(True for _ in calls_in(a.value, "arange")) for a in assigns)
+    }
+
+    def addends(node: ast.expr) -> list[ast.expr]:
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
+            return addends(node.left) + addends(node.right)
+        return [node]
+
+    for node in ast.walk(kernel):
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub)):
+            continue
+        terms = [_unwrapped(t) for t in addends(node)]
+        start = any((isinstance(t, ast.Name) and t.id in unscaled) or _program_axis(t) == axis for t in terms)
+        block = any(
+            (isinstance(t, ast.Name) and t.id in ranges)
+            or (isinstance(t, ast.Call) and call_name(t, last=True) == "arange")
+            for t in terms
+        )
+        if start and block:
+            return True
+    return False
+
+
+def _derives(kernel: ast.FunctionDef, name: str, roots: set[str], axis: int) -> bool:
+    """Whether `name` is computed from `roots` or `tl.program_id(axis)` through assignments (a few steps)."""
+    assigned = assignments(kernel)
+    seen: set[str] = set()
+    frontier = {name}
+    for _ in range(6):
+        nxt: set[str] = set()
+        for n in frontier - seen:
+            seen.add(n)
+            for a in assigned.get(n, []):
+                used = names_in(a.value)
+                if used & roots or any(_program_axis(c) == axis for c in ast.walk(a.value)):
+                    return True
+                nxt |= used
+        frontier = nxt
+    return False
+
+
+def _ceil_division(node: ast.expr) -> tuple[ast.expr, ast.expr, str] | None:
+    """(size, divisor, the call's name) of `triton.cdiv(S, D)`, `(S + D - 1) // D` or `S // D`."""
+    if isinstance(node, ast.Call) and call_name(node).endswith("cdiv") and len(node.args) == 2:
+        return node.args[0], node.args[1], call_name(node)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
+        size = node.left
+        if (  # `(S + D - 1) // D`
+            isinstance(size, ast.BinOp)
+            and isinstance(size.op, ast.Sub)
+            and isinstance(size.left, ast.BinOp)
+            and isinstance(size.left.op, ast.Add)
+            and ast.unparse(size.left.right) == ast.unparse(node.right)
+        ):
+            size = size.left.left
+        return size, node.right, "triton.cdiv"
+    return None
+
+
+def _literal_product(text: str) -> int | None:
+    """The value of a product of integer literals (`64`, `64 * 4`), else None."""
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+    value = 1
+    for x in _mult_leaves(tree):
+        if not (isinstance(x, ast.Constant) and isinstance(x.value, int) and not isinstance(x.value, bool)):
+            return None
+        value *= x.value
+    return value
+
+
+def _host_value(site: LaunchSite, node: ast.expr, depth: int = 3) -> ast.expr:
+    """A host name replaced by the value it is first bound to above the launch (a few steps), else the node."""
+    while depth and isinstance(node, ast.Name):
+        bound = host_assignments(site.host, node.id, before=site.call.lineno)
+        if not bound:
+            break
+        node, depth = bound[0], depth - 1
+    return node
+
+
+def _product_value(site: LaunchSite, node: ast.expr, meta: dict[str, int]) -> int | None:
+    """The integer a product of literals, host names bound to them and `META['X']` entries with known values is."""
+    value = 1
+    for leaf in _mult_leaves(_host_value(site, node)):
+        leaf = _host_value(site, leaf)
+        if isinstance(leaf, ast.Subscript) and isinstance(leaf.slice, ast.Constant) and leaf.slice.value in meta:
+            value *= meta[leaf.slice.value]
+        elif isinstance(leaf, ast.Constant) and type(leaf.value) is int:
+            value *= leaf.value
+        else:
+            return None
+    return value
+
+
+def _same_count(site: LaunchSite, divisor: ast.expr, new: str, passed: dict[str, ast.expr], meta: str) -> bool:
+    """Whether the grid's divisor is the kernel's tile already: the same text, through the host names it is bound to,
+    or the same integer (`elements_per_block = BLOCK * PER_THREAD` with `BLOCK = 1024`, passed `BLOCK=BLOCK`)."""
+    if not new:
+        return False
+    if ast.unparse(_host_value(site, divisor)) == new or ast.unparse(divisor) == new:
+        return True
+    known = {}
+    for name, arg in passed.items():
+        value = _product_value(site, arg, {})
+        if value is not None:
+            known[name] = value
+    target = ast.parse(new, mode="eval").body
+    old_value, new_value = _product_value(site, divisor, known), _product_value(site, target, known)
+    return old_value is not None and old_value == new_value
+
+
+@operator("tile-grid", "grid-too-small")
+def tile_grid(program: Program) -> Iterator[Edit]:
+    """A launch grid whose axis divides the size by another block than the kernel's tile of that axis: the grid is
+    rebuilt from the kernel. Each axis `cdiv(S, D)` (written at the grid, or bound to a name above it) becomes
+    `cdiv(S, F)` for F the block factors that scale the axis's program id in the kernel (`pid_n * BLOCK_N * VEC` ->
+    `META['BLOCK_N'] * META['VEC']` for autotuned ones, the launch's value for passed ones), or `S` where the kernel
+    takes the program id itself as the index (`b = pid // N; n = pid % N`: one program per element). Grounded where
+    the grid cannot count the tiles: an autotuned tile the grid divides by a fixed value, a grid divided by a block the
+    kernel's program id is not scaled by, or two different literals."""
+    seen: set[int] = set()
+    for site in program.parsed.launches:
+        if site.grid is None:
+            continue
+        grid = _grid_value(site)
+        lambda_arg = grid.args.args[0].arg if isinstance(grid, ast.Lambda) and grid.args.args else None
+        body = grid.body if isinstance(grid, ast.Lambda) else grid
+        if not isinstance(body, ast.Tuple) or id(body) in seen:
+            continue
+        seen.add(id(body))
+        kernel = site.kernel
+        tune = program.parsed.autotune(kernel)
+        tuned = _tuned_values(tune) if tune is not None else {}
+        passed = program.launch_arguments(kernel)
+        meta = lambda_arg or "META"
+        texts = [program.code(e) for e in body.elts]
+        changed, grounded, uses_meta = False, False, False
+        for axis, element in enumerate(body.elts):
+            factor = _tile_factor(program, kernel, axis)
+            if factor is None:
+                continue
+            resolved = element
+            if isinstance(element, ast.Name):
+                bound = host_assignments(site.host, element.id, before=body.lineno)
+                resolved = bound[0] if bound else element
+            division = _ceil_division(resolved)
+            if division is None:
+                continue
+            size, divisor, cdiv = division
+            terms: list[str] = []
+            for block in factor:
+                if block in tuned or (lambda_arg and block in passed):  # a lambda's META holds the launch's too
+                    terms.append(f"{meta}[{block!r}]")
+                elif block in passed:
+                    terms.append(ast.unparse(passed[block]))
+                else:
+                    break
+            else:
+                old = ast.unparse(divisor)
+                new = " * ".join(terms)
+                if _same_count(site, divisor, new, passed, meta) or (not terms and old == "1"):
+                    continue
+                texts[axis] = f"{cdiv}({ast.unparse(size)}, {new})" if terms else ast.unparse(size)
+                changed = True
+                uses_meta |= any(b in tuned for b in factor)
+                varying = any(len(tuned.get(b, ())) > 1 for b in factor)
+                literal_old = _product_value(site, divisor, {})
+                literal_new = _literal_product(new) if terms else 1
+                smallest = 1  # the fewest indices a program covers under any config: a grid divided by at most that
+                for block in factor:  # over-covers the axis under every config (masked), which is not a bug
+                    values = [v for v in tuned.get(block, ()) if type(v) is int]
+                    smallest *= min(values) if values else 1
+                grounded |= (
+                    (varying and meta not in old and (literal_old is None or literal_old > smallest))
+                    or (not terms and old != "1")
+                    or (
+                        not varying
+                        and literal_old is not None
+                        and literal_new is not None
+                        and literal_old != literal_new
+                    )
+                )
+        if not changed:
+            continue
+        tuple_text = "(" + ", ".join(texts) + ("," if len(texts) == 1 else "") + ")"
+        text = f"lambda {meta}: {tuple_text}" if uses_meta or lambda_arg else tuple_text
+        why = "the grid divides by another block than the kernel's tile of that axis" if grounded else ""
+        yield Edit(
+            "tile-grid",
+            "grid-too-small",
+            grid.lineno,
+            f"the grid from the kernel's tiles: `{program.code(grid)}` -> `{text}`",
+            program.replace(grid, text),
+            why,
+            grounded=grounded,
+        )
+
+
 def _early_returns(kernel: ast.FunctionDef) -> Iterator[tuple[ast.If, ast.Compare]]:
     """`if pid >= X: return` (any comparison of a program id with one bound), the early returns of a kernel."""
     pids = program_id_names(kernel)

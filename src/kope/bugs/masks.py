@@ -22,6 +22,7 @@ from kope.bugs.analysis import (
     argument,
     calls_in,
     constant_value,
+    constexprs_of,
     expand,
     host_assignments,
     is_uniform,
@@ -606,6 +607,98 @@ def loop_tail(program: Program) -> Iterator[Edit]:
                     program.replace(node.value, f"({text}) & {clause}"),
                     cue,
                 )
+
+
+def _broadcast_indices(expr: ast.AST) -> dict[str, str]:
+    """The index vectors an address broadcasts over a tile: `offs_m[:, None]` -> {"offs_m": "[:, None]"}."""
+    found: dict[str, str] = {}
+    for node in ast.walk(expr):
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and isinstance(node.slice, ast.Tuple)
+            and any(isinstance(e, ast.Constant) and e.value is None for e in node.slice.elts)
+        ):
+            found.setdefault(node.value.id, "[" + ast.unparse(node.slice).strip("()") + "]")
+    return found
+
+
+def _tile_bound(kernel: ast.FunctionDef, index: str) -> str | None:
+    """The size an index vector is bounded by, read from the kernel: a comparison of it with a name anywhere
+    (`offs_m[:, None] < M`), else the size the kernel counts its blocks in (`offs_n = bn * BLOCK_N + ...` with
+    `tl.cdiv(N, BLOCK_N)`)."""
+    for _, root, bound in _bound_names(kernel):
+        if root == index:
+            return bound
+    assigned = assignments(kernel)
+    blocks = {b for a in assigned.get(index, []) for b in names_in(a.value)} & set(constexprs_of(kernel))
+    for call in calls_in(kernel, "cdiv"):
+        if len(call.args) == 2 and isinstance(call.args[0], ast.Name) and ast.unparse(call.args[1]) in blocks:
+            return call.args[0].id
+    return None
+
+
+def _names_behind(expr: ast.expr, assigned: dict[str, list[ast.Assign]]) -> set[str]:
+    """The names an expression reads, and those its names are computed from (a few steps): a mask `m` of
+    `m = row_ok[:, None] & col_ok` with `row_ok = rows < M` bounds `rows`."""
+    found = set(names_in(expr))
+    for _ in range(4):
+        more = {x for n in found for a in assigned.get(n, []) for x in names_in(a.value)}
+        if more <= found:
+            break
+        found |= more
+    return found
+
+
+@operator("tile-mask", "missing-mask")
+def tile_mask(program: Program) -> Iterator[Edit]:
+    """A masked load or store of a 2-D tile whose mask bounds some of the index vectors its address broadcasts but
+    not the others (`mask=offs_k[None, :] < K - k0` on `a_ptr + offs_m[:, None] * sam + offs_k[None, :] * sak`: the
+    last row tile reads past M): each missing `index[...] < bound` is added, the bound read from the kernel (the
+    index compared with a size elsewhere, or the size its blocks are counted in). One edit per access, and one that
+    completes every access of the kernel at once (a K loop's two loads and the store often lack the same clauses).
+    Grounded: the mask already bounds one of the tile's indices, so the access is meant to be masked."""
+    for kernel in program.kernels:
+        assigned = assignments(kernel)
+        ranges = _block_indices(kernel)
+        fixes: list[tuple[ast.expr, str, str]] = []
+        for node in ast.walk(kernel):
+            if not (isinstance(node, ast.Call) and call_name(node) in ("tl.load", "tl.store") and node.args):
+                continue
+            position = 2 if call_name(node) == "tl.store" else 1
+            mask_kw = keyword_of(node, "mask")
+            mask = (
+                mask_kw.value if mask_kw is not None else (node.args[position] if len(node.args) > position else None)
+            )
+            if mask is None:
+                continue
+            address = node.args[0]
+            if isinstance(address, ast.Name) and assigned.get(address.id):
+                address = assigned[address.id][0].value
+            indices = {i: s for i, s in _broadcast_indices(address).items() if i in ranges}
+            bounded = _names_behind(mask, assigned)
+            if len(indices) < 2 or not bounded & set(indices):
+                continue
+            added = []
+            for index, subscript in indices.items():
+                bound = _tile_bound(kernel, index) if index not in bounded else None
+                if bound is not None:
+                    added.append(f"({index}{subscript} < {bound})")
+            if added:
+                fixes.append((mask, program.code(mask), " & ".join([f"({program.code(mask)})", *added])))
+        if not fixes:
+            continue
+        fixes.sort(key=lambda fix: (fix[0].lineno, fix[0].col_offset))
+        cue = "a tile's mask bounds some of the index vectors its address broadcasts, not all"
+        if len(fixes) > 1:  # grounded once: all of them together
+            text = program.replace_all([(mask, new) for mask, _, new in fixes])
+            lines = ", ".join(str(mask.lineno) for mask, _, _ in fixes)
+            description = f"every tile mask completed (lines {lines})"
+            yield Edit("tile-mask", "missing-mask", fixes[0][0].lineno, description, text, cue, grounded=True)
+        for mask, old, new in fixes:
+            text = program.replace(mask, new)
+            description = f"mask `{old}` -> `{new}`"
+            yield Edit("tile-mask", "missing-mask", mask.lineno, description, text, cue, grounded=len(fixes) == 1)
 
 
 # -- how the bench injects it (mutations) ------------------------------------------------------
