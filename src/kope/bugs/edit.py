@@ -766,6 +766,7 @@ ORDER = (
     "layer-bias",
     "scale-scope",
     "epilogue-order",
+    "flat-tap",
 )
 """The registry's order; an operator missing here comes after these."""
 
