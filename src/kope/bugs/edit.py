@@ -767,6 +767,8 @@ ORDER = (
     "scale-scope",
     "epilogue-order",
     "flat-tap",
+    "layer-bias-flag",
+    "param-shape",
 )
 """The registry's order; an operator missing here comes after these."""
 

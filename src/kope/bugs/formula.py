@@ -128,6 +128,18 @@ def _computes_activation(expr: ast.expr) -> bool:
     return any(isinstance(n, ast.Call) and call_name(n).split(".")[-1] in _MATH for n in ast.walk(expr))
 
 
+def _assembles_activation(kernel: ast.FunctionDef, node: ast.Assign) -> bool:
+    """An assignment that finishes an activation from a helper value the kernel computed with activation-like calls
+    (`g = 0.5 * x * (1.0 + t)` after `t = tl.minimum(tl.maximum(poly(x), -1.0), 1.0)`: a hand-written tanh), and that
+    also reads a value that is not such a helper (the activation's input)."""
+    defined = _definitions(kernel)
+    target = node.targets[0] if node.targets else None
+    names = [n for n in value_names(node.value) if not (isinstance(target, ast.Name) and n == target.id)]
+    helpers = [n for n in names if isinstance(_last(n, defined, node.lineno), ast.expr)]
+    helpers = [n for n in helpers if _computes_activation(_last(n, defined, node.lineno) or ast.Constant(0))]
+    return bool(helpers) and any(n not in helpers for n in names)
+
+
 @operator("formula-swap", "wrong-constant")
 def formula_swap(program: Program) -> Iterator[Edit]:
     """An assignment that computes an activation-like value given the reference's activation of a value it reads."""
@@ -142,7 +154,7 @@ def formula_swap(program: Program) -> Iterator[Edit]:
         for node in ast.walk(kernel):
             if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
                 continue
-            if not _computes_activation(node.value):
+            if not _computes_activation(node.value) and not _assembles_activation(kernel, node):
                 continue
             inputs = _inputs(kernel, program, node.lineno, value_names(node.value))
             for act in distinct:
