@@ -97,6 +97,9 @@ def test_an_activation_assembled_from_a_hand_written_tanh_is_a_formula_site() ->
     at_g = [e for e in made if e.description.startswith("`g = ...`")]
     assert at_g and "of `x`" in at_g[0].description and at_g[0].cue
     assert "g = 0.5 * (x) * (1.0 + tl.erf((x) * 0.70710" in at_g[0].source
+    assert made[0] is at_g[0]  # the finished activation first
+    at_t = [e for e in made if e.description.startswith("`t = ...`")]
+    assert at_t and not any(e.cue for e in at_t)  # the helper is not cued
 
 
 def test_honest_sources_get_no_state_edit() -> None:
