@@ -12,6 +12,11 @@ The bias comes from a pointer parameter the kernel never reads, else from a new 
 passes: `self.<layer>.bias` where `ModelNew` keeps the layer, else a new `self.<layer>_bias` parameter of the
 layer's output size (the evaluator copies the reference's bias into it by its shape), handed down through the
 module-level function that launches the kernel (a new keyword parameter) where the launch is not in a method.
+
+Two host-side kin, where `ModelNew`'s state is not the reference's: `layer-bias-flag` (a layer built `bias=False`
+where the reference's is biased, often "handled in the fused kernel" that adds another bias) and `param-shape` (a
+parameter made with a hard-coded shape, `torch.randn(1)` for the reference's `torch.randn(bias_shape)`, so the
+reference's value is not the one the candidate runs with).
 """
 
 from __future__ import annotations
