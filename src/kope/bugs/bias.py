@@ -12,6 +12,11 @@ The bias comes from a pointer parameter the kernel never reads, else from a new 
 passes: `self.<layer>.bias` where `ModelNew` keeps the layer, else a new `self.<layer>_bias` parameter of the
 layer's output size (the evaluator copies the reference's bias into it by its shape), handed down through the
 module-level function that launches the kernel (a new keyword parameter) where the launch is not in a method.
+
+Two host-side kin, where `ModelNew`'s state is not the reference's: `layer-bias-flag` (a layer built `bias=False`
+where the reference's is biased, often "handled in the fused kernel" that adds another bias) and `param-shape` (a
+parameter made with a hard-coded shape, `torch.randn(1)` for the reference's `torch.randn(bias_shape)`, so the
+reference's value is not the one the candidate runs with).
 """
 
 from __future__ import annotations
@@ -355,3 +360,113 @@ def layer_bias(program: Program) -> Iterator[Edit]:
                     _spliced(program.text, [*splices, (end, end, line)]),
                     cue if rank == 0 else "",
                 )
+
+
+def _reference_init(reference: str) -> ast.FunctionDef | None:
+    try:
+        tree = syntax.parse(reference)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    model = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model"), None)
+    return _method(model, "__init__") if model else None
+
+
+def _candidate_model(program: Program) -> tuple[ast.FunctionDef | None, ast.FunctionDef | None]:
+    model = _classes(program).get("ModelNew")
+    if model is None:
+        return None, None
+    return _method(model, "__init__"), _method(model, "forward")
+
+
+def _calls_module(forward: ast.FunctionDef | None, attribute: str) -> bool:
+    """Whether `forward` runs the layer itself (`self.conv(x)`)."""
+    return forward is not None and any(
+        isinstance(n, ast.Call) and ast.unparse(n.func) == f"self.{attribute}" for n in ast.walk(forward)
+    )
+
+
+@operator("layer-bias-flag", "wrong-constant")
+def layer_bias_flag(program: Program) -> Iterator[Edit]:
+    """A layer `ModelNew` builds with `bias=False` where the reference's layer of that attribute (or kind) has a bias:
+    the flag dropped. Grounded where `forward` runs the layer itself: its output then lacks the reference's bias."""
+    biased = [layer for layer in layers(program.reference) if layer.bias]
+    init, forward = _candidate_model(program)
+    if not biased or init is None:
+        return
+    for name, value in _self_attributes(init).items():
+        if not isinstance(value, ast.Call):
+            continue
+        cls = call_name(value).split(".")[-1].lower()
+        kind = "linear" if cls == "linear" else "conv" if cls.startswith("conv") else ""
+        layer = next((x for x in biased if x.attribute == name), None) or next(
+            (x for x in biased if x.kind == kind), None
+        )
+        flag = next((k for k in value.keywords if k.arg == "bias"), None)
+        if layer is None or flag is None or not (isinstance(flag.value, ast.Constant) and flag.value.value is False):
+            continue
+        grounded = _calls_module(forward, name)
+        yield Edit(
+            "layer-bias-flag",
+            "wrong-constant",
+            flag.value.lineno,
+            f"`self.{name}` built with its bias, as the reference's `{layer.attribute}`",
+            program.replace(flag.value, "True"),
+            cue=f"the reference's `{layer.attribute}` has a bias; `ModelNew` builds its layer without one",
+            grounded=grounded,
+        )
+
+
+def _parameters(init: ast.FunctionDef) -> dict[str, ast.Call]:
+    """`self.name = nn.Parameter(<creator>(<shape>...))` in `__init__`: the creator call, by attribute."""
+    found: dict[str, ast.Call] = {}
+    for name, value in _self_attributes(init).items():
+        if isinstance(value, ast.Call) and call_name(value).split(".")[-1] == "Parameter" and value.args:
+            inner = value.args[0]
+            if isinstance(inner, ast.Call) and inner.args:
+                found[name] = inner
+    return found
+
+
+@operator("param-shape", "broadcast-error")
+def param_shape(program: Program) -> Iterator[Edit]:
+    """A parameter `ModelNew` makes under the reference's attribute name with other shape arguments
+    (`nn.Parameter(torch.randn(1))` for the reference's `nn.Parameter(torch.randn(bias_shape))`): the reference's
+    shape arguments, its `__init__` parameters renamed to `ModelNew`'s. The reference's values then are the ones
+    the candidate runs with (kope copies a parameter by name and shape). Grounded where the candidate's shape is
+    literals only and the reference's is made from what `__init__` is given: a hard-coded shape."""
+    ref_init = _reference_init(program.reference)
+    init, _ = _candidate_model(program)
+    if ref_init is None or init is None:
+        return
+    ref_params = [a.arg for a in ref_init.args.args[1:]]
+    renamed = dict(zip(ref_params, [a.arg for a in init.args.args[1:]], strict=False))
+    own = _parameters(init)
+    for name, ref_call in _parameters(ref_init).items():
+        call = own.get(name)
+        if call is None:
+            continue
+        shape = [ast.parse(ast.unparse(a), mode="eval").body for a in ref_call.args]
+        names = {n.id for a in shape for n in ast.walk(a) if isinstance(n, ast.Name)}
+        if not names <= set(renamed):
+            continue
+        for a in shape:
+            for n in ast.walk(a):
+                if isinstance(n, ast.Name):
+                    n.id = renamed[n.id]
+        text = ", ".join(ast.unparse(a) for a in shape)
+        if text == ", ".join(ast.unparse(a) for a in call.args):
+            continue
+        start, _ = program.span(call.args[0])
+        _, end = program.span(call.args[-1])
+        source = program.text[:start] + text + program.text[end:]
+        nodes = [n for a in call.args for n in ast.walk(a)]
+        literal = all(isinstance(n, ast.Constant | ast.Tuple | ast.expr_context) for n in nodes)
+        yield Edit(
+            "param-shape",
+            "broadcast-error",
+            call.lineno,
+            f"`self.{name}` made with the reference's shape `{text}`",
+            source,
+            cue=f"the reference's `self.{name}` has the shape `{ast.unparse(ref_call.args[0])}`",
+            grounded=literal and bool(names),
+        )

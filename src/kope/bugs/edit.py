@@ -769,6 +769,9 @@ ORDER = (
     "layer-bias",
     "scale-scope",
     "epilogue-order",
+    "flat-tap",
+    "layer-bias-flag",
+    "param-shape",
 )
 """The registry's order; an operator missing here comes after these."""
 

@@ -128,6 +128,20 @@ def _computes_activation(expr: ast.expr) -> bool:
     return any(isinstance(n, ast.Call) and call_name(n).split(".")[-1] in _MATH for n in ast.walk(expr))
 
 
+def _assembles_activation(kernel: ast.FunctionDef, node: ast.Assign) -> bool:
+    """An assignment that finishes, by arithmetic alone, an activation from a helper value the kernel computed with
+    activation-like calls (`g = 0.5 * x * (1.0 + t)` after `t = tl.minimum(tl.maximum(poly(x), -1.0), 1.0)`: a
+    hand-written tanh), and that also reads a value that is not such a helper (the activation's input)."""
+    if any(isinstance(n, ast.Call) for n in ast.walk(node.value)):
+        return False  # finished by arithmetic alone (a reduction or a call is a step of its own)
+    defined = _definitions(kernel)
+    target = node.targets[0] if node.targets else None
+    names = [n for n in value_names(node.value) if not (isinstance(target, ast.Name) and n == target.id)]
+    helpers = [n for n in names if isinstance(_last(n, defined, node.lineno), ast.expr)]
+    helpers = [n for n in helpers if _computes_activation(_last(n, defined, node.lineno) or ast.Constant(0))]
+    return bool(helpers) and any(n not in helpers for n in names)
+
+
 @operator("formula-swap", "wrong-constant")
 def formula_swap(program: Program) -> Iterator[Edit]:
     """An assignment that computes an activation-like value given the reference's activation of a value it reads."""
@@ -139,11 +153,18 @@ def formula_swap(program: Program) -> Iterator[Edit]:
         if act not in distinct:
             distinct.append(act)
     for kernel in program.kernels:
-        for node in ast.walk(kernel):
-            if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
-                continue
-            if not _computes_activation(node.value):
-                continue
+        sites = [
+            node
+            for node in ast.walk(kernel)
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+        ]
+        assembling = [node for node in sites if _assembles_activation(kernel, node)]
+        # an activation finished from a helper is the site, first; the helper (a hand-written tanh) is not cued
+        helpers = {n for node in assembling for n in value_names(node.value)}
+        plain = [node for node in sites if node not in assembling and _computes_activation(node.value)]
+        for node in [*assembling, *plain]:
+            target = node.targets[0]
+            assert isinstance(target, ast.Name)
             inputs = _inputs(kernel, program, node.lineno, value_names(node.value))
             for act in distinct:
                 for at, name in enumerate(inputs):
@@ -153,9 +174,10 @@ def formula_swap(program: Program) -> Iterator[Edit]:
                         "formula-swap",
                         node.value,
                         new,
-                        f"`{node.targets[0].id} = ...` -> the reference's {act.text()} of `{name}`",
+                        f"`{target.id} = ...` -> the reference's {act.text()} of `{name}`",
                     )
-                    cue = f"the reference applies {act.text()}" if at < 2 else ""
+                    cued = at < 2 and target.id not in helpers
+                    cue = f"the reference applies {act.text()}" if cued else ""
                     yield Edit(edit.operator, edit.label, edit.line, edit.description, edit.source, cue)
 
 

@@ -29,6 +29,7 @@ KindId = Literal[
     "epilogue",
     "dims",
     "api",
+    "conv",
 ]
 """A kind: a family of bugs whose cues, recipes, edits and mutations share one module (kope.bugs.<id>)."""
 

@@ -27,6 +27,7 @@ from kope.bugs import (
     bias,
     broadcast,
     constants,
+    conv,
     cue,
     dead,
     dims,
@@ -116,6 +117,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("epilogue", epilogue),
     Kind("dims", dims),
     Kind("api", api, ("api-misuse",)),
+    Kind("conv", conv),
 )
 """Every kind, one line each. The order is that of listings; the roles' orders are their modules' `ORDER`."""
 
