@@ -105,6 +105,10 @@ def test_a_copy_stays_a_rejection_without_a_case_that_computed_it() -> None:
     ):
         assert [f.severity for f in size_one_copies(one, [other, one])] == ["reject"]
     # a case without a size of one is judged as it is
+    # the shown case is the one timed and seen: a copy there stays a rejection, whatever its sizes
+    shown = _copy_case("shrunk", {"batch": 2, "channels": 1}, copied=True).model_copy(update={"visible": True})
+    other = _copy_case("odd", {"batch": 3, "channels": 7}, copied=False)
+    assert [f.severity for f in size_one_copies(shown, [shown, other])] == ["reject"]
     big = _copy_case("odd", {"batch": 3, "channels": 7}, copied=True)
     first = _copy_case("shrunk", {"batch": 2, "channels": 9}, copied=False)
     assert [f.severity for f in size_one_copies(big, [first, big])] == ["reject"]

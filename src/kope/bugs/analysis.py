@@ -104,6 +104,34 @@ def assigned_names(node: ast.AST) -> list[str]:
     return names
 
 
+def ceil_division(node: ast.AST) -> tuple[ast.expr, ast.expr] | None:
+    """(size, divisor) of a ceiling division: `cdiv(S, D)` (`triton.cdiv`, `tl.cdiv`), `(S + D - 1) // D` or
+    `(S + (D - 1)) // D`; None for anything else."""
+    if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("cdiv") and len(node.args) == 2:
+        return node.args[0], node.args[1]
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv) and isinstance(node.left, ast.BinOp)):
+        return None
+    top, divisor = node.left, ast.dump(node.right)
+    one = ast.dump(ast.Constant(1))
+    if (  # (S + D) - 1
+        isinstance(top.op, ast.Sub)
+        and ast.dump(top.right) == one
+        and isinstance(top.left, ast.BinOp)
+        and isinstance(top.left.op, ast.Add)
+        and ast.dump(top.left.right) == divisor
+    ):
+        return top.left.left, node.right
+    if (  # S + (D - 1)
+        isinstance(top.op, ast.Add)
+        and isinstance(top.right, ast.BinOp)
+        and isinstance(top.right.op, ast.Sub)
+        and ast.dump(top.right.left) == divisor
+        and ast.dump(top.right.right) == one
+    ):
+        return top.left, node.right
+    return None
+
+
 def statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """Every statement of a body in source order, entering if/for/while/with blocks."""
     for stmt in body:

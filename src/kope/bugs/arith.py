@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from kope.bugs.analysis import ceil_division
 from kope.bugs.edit import (
     Edit,
     Program,
@@ -68,36 +69,6 @@ def self_operand(program: Program) -> Iterator[Edit]:
                     yield Edit(edit.operator, edit.label, edit.line, edit.description, edit.source, cue)
 
 
-def _ceil_divisions(root: ast.AST) -> Iterator[tuple[ast.expr, ast.expr, ast.expr]]:
-    """(node, numerator, divisor) for `(a + b - 1) // b`, `(a + (b - 1)) // b` and `cdiv(a, b)`."""
-    for node in ast.walk(root):
-        if isinstance(node, ast.Call) and call_name(node).endswith("cdiv") and len(node.args) == 2:
-            yield node, node.args[0], node.args[1]
-            continue
-        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv)):
-            continue
-        top, divisor = node.left, ast.dump(node.right)
-        if not (isinstance(top, ast.BinOp) and isinstance(top.op, ast.Add | ast.Sub)):
-            continue
-        one = ast.Constant(1)
-        if (  # (a + b) - 1
-            isinstance(top.op, ast.Sub)
-            and ast.dump(top.right) == ast.dump(one)
-            and isinstance(top.left, ast.BinOp)
-            and isinstance(top.left.op, ast.Add)
-            and ast.dump(top.left.right) == divisor
-        ):
-            yield node, top.left.left, node.right
-        elif (  # a + (b - 1)
-            isinstance(top.op, ast.Add)
-            and isinstance(top.right, ast.BinOp)
-            and isinstance(top.right.op, ast.Sub)
-            and ast.dump(top.right.left) == divisor
-            and ast.dump(top.right.right) == ast.dump(one)
-        ):
-            yield node, top.left, node.right
-
-
 @operator("pool-floor", "grid-too-small")
 def pool_floor(program: Program) -> Iterator[Edit]:
     """Where the reference pools with `ceil_mode=False`, a ceiling division by a size that is not a block size
@@ -111,7 +82,11 @@ def pool_floor(program: Program) -> Iterator[Edit]:
     roots += [(node, set()) for node in program.host_nodes() if isinstance(node, ast.stmt)]
     found: dict[int, tuple[ast.expr, str, str]] = {}
     for root, blocks in roots:
-        for node, numerator, divisor in _ceil_divisions(root):
+        for node in ast.walk(root):
+            division = ceil_division(node) if isinstance(node, ast.expr) else None
+            if division is None or not isinstance(node, ast.expr):
+                continue
+            numerator, divisor = division
             text = program.code(divisor)
             if id(node) not in in_grids and text not in blocks and "block" not in text.lower():
                 found.setdefault(id(node), (node, text, f"(({program.code(numerator)}) // ({text}))"))

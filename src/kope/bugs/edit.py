@@ -364,6 +364,11 @@ def assignments(kernel: ast.FunctionDef) -> dict[str, list[ast.Assign]]:
     return found
 
 
+def arange_names(kernel: ast.FunctionDef) -> set[str]:
+    """Names a kernel binds to an expression holding `tl.arange` (the lanes of a block)."""
+    return {n for n, a in assignments(kernel).items() if any("arange" in ast.unparse(x.value) for x in a)}
+
+
 def program_id_names(kernel: ast.FunctionDef) -> set[str]:
     """Names derived from tl.program_id (rows, batches, heads), transitively; a value loaded from memory (a target
     class read at the row's address) is data, not a position, and does not count."""

@@ -14,7 +14,16 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from kope.bugs.analysis import Kernel, argument, calls_in, constant_value, expand, host_assignments, names_in
+from kope.bugs.analysis import (
+    Kernel,
+    argument,
+    calls_in,
+    ceil_division,
+    constant_value,
+    expand,
+    host_assignments,
+    names_in,
+)
 from kope.bugs.cue import Source, _kernel_loops, _kernels, cue, range_call
 from kope.bugs.edit import Edit, Program, assignments, constexprs_of, edit_at, operator, program_id_names
 from kope.bugs.mutation import Context, Mutation, binary, cst_calls_in, mutation, positional
@@ -843,19 +852,12 @@ def _derives(kernel: ast.FunctionDef, name: str, roots: set[str], axis: int) -> 
 
 def _ceil_division(node: ast.expr) -> tuple[ast.expr, ast.expr, str] | None:
     """(size, divisor, the call's name) of `triton.cdiv(S, D)`, `(S + D - 1) // D` or `S // D`."""
-    if isinstance(node, ast.Call) and call_name(node).endswith("cdiv") and len(node.args) == 2:
-        return node.args[0], node.args[1], call_name(node)
+    found = ceil_division(node)
+    if found is not None:
+        name = call_name(node) if isinstance(node, ast.Call) else "triton.cdiv"
+        return found[0], found[1], name
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
-        size = node.left
-        if (  # `(S + D - 1) // D`
-            isinstance(size, ast.BinOp)
-            and isinstance(size.op, ast.Sub)
-            and isinstance(size.left, ast.BinOp)
-            and isinstance(size.left.op, ast.Add)
-            and ast.unparse(size.left.right) == ast.unparse(node.right)
-        ):
-            size = size.left.left
-        return size, node.right, "triton.cdiv"
+        return node.left, node.right, "triton.cdiv"
     return None
 
 

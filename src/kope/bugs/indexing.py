@@ -31,6 +31,7 @@ from kope.bugs.edit import (
     Edit,
     Program,
     address_exprs,
+    arange_names,
     assignments,
     edit_at,
     feeding,
@@ -559,16 +560,12 @@ def _loop_var(loop: ast.For) -> str | None:
     return loop.target.id if isinstance(loop.target, ast.Name) else None
 
 
-def _arange_names(kernel: ast.FunctionDef) -> set[str]:
-    return {n for n, a in assignments(kernel).items() if any("arange" in ast.unparse(x.value) for x in a)}
-
-
 @operator("loop-offset", "index-shift")
 def loop_offset(program: Program) -> Iterator[Edit]:
     """A value inside a loop that ignores the loop's variable given it: a load whose address does not use it
     (every tap reads the same input), or an `argmax`/`argmin` taken in a chunk and not offset by the chunk start."""
     for kernel in program.kernels:
-        ranges = _arange_names(kernel)
+        ranges = arange_names(kernel)
         for loop in (n for n in ast.walk(kernel) if isinstance(n, ast.For)):
             var = _loop_var(loop)
             if var is None:
@@ -611,7 +608,7 @@ def index_scalar(program: Program) -> Iterator[Edit]:
     the factors of products in the kernel's index arithmetic."""
     for kernel in program.kernels:
         names = [*program.scalars(kernel), *constexprs_of(kernel)]
-        ranges = _arange_names(kernel)
+        ranges = arange_names(kernel)
         indexed = {id(n) for e in address_exprs(kernel) for n in ast.walk(e)}
         for name, assigns in assignments(kernel).items():
             if name in ranges:
@@ -653,7 +650,7 @@ def named_index(program: Program) -> Iterator[Edit]:
     address, where `offs = start + tl.arange(0, BLOCK)` (`kk = k + rk`) is defined before it (the start left out)."""
     for kernel in program.kernels:
         wholes: list[tuple[str, int, set[str]]] = []
-        ranges = _arange_names(kernel)
+        ranges = arange_names(kernel)
         for name, assigns in assignments(kernel).items():
             if len(assigns) != 1:
                 continue
@@ -709,7 +706,7 @@ def _scaled_sites(program: Program, kernel: ast.FunctionDef) -> Iterator[tuple[a
     }
     positions |= {n for n, a in assignments(kernel).items() if len(a) == 1 and _scalar_index(a[0].value, positions)}
     strides = set(program.strides(kernel))
-    blocks = _arange_names(kernel)
+    blocks = arange_names(kernel)
 
     def position(node: ast.expr, vectors: bool = False) -> bool:
         return isinstance(node, ast.Name) and (node.id in positions or (vectors and node.id in blocks))

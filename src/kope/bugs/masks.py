@@ -9,7 +9,6 @@ from __future__ import annotations
 import ast
 import itertools
 import math
-import re
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -32,7 +31,7 @@ from kope.bugs.analysis import (
     statements,
 )
 from kope.bugs.cue import Source, _kernels, cue, detect
-from kope.bugs.edit import Edit, Program, assignments, boolean, edit_at, operator
+from kope.bugs.edit import Edit, Program, arange_names, assignments, boolean, edit_at, operator
 from kope.bugs.mutation import (
     Context,
     Mutation,
@@ -545,17 +544,6 @@ def mask_clause(program: Program) -> Iterator[Edit]:
                 yield edit_at(program, "mask-clause", expr, kept, description)
 
 
-def _arange_names(kernel: ast.FunctionDef) -> set[str]:
-    """Names a kernel binds to an expression holding `tl.arange` (the lanes of a block)."""
-    return {
-        target.id
-        for node in ast.walk(kernel)
-        if isinstance(node, ast.Assign)
-        for target in node.targets
-        if isinstance(target, ast.Name) and "tl.arange" in ast.unparse(node.value)
-    }
-
-
 @operator("loop-tail", "missing-mask")
 def loop_tail(program: Program) -> Iterator[Edit]:
     """A loop over blocks, `for k in range(0, stop, BLOCK)`, whose masks bound its block's index by another size only:
@@ -563,7 +551,7 @@ def loop_tail(program: Program) -> Iterator[Edit]:
     reaching into the next one, counted twice). The mask gets `(k + lanes) < stop`; cued."""
     cue = "a loop over blocks whose masks never compare with the loop's own stop"
     for kernel in program.kernels:
-        lanes = _arange_names(kernel)
+        lanes = arange_names(kernel)
         for loop in ast.walk(kernel):
             if not (
                 isinstance(loop, ast.For)
@@ -576,15 +564,15 @@ def loop_tail(program: Program) -> Iterator[Edit]:
                 continue
             var, stop = loop.target.id, program.code(loop.iter.args[1])
             body = [n for statement in loop.body for n in ast.walk(statement)]
+            # the block's index: a name the loop computes from its variable and the block's lanes
             indices = {
-                target.id: node.value
+                target.id: sorted(used & lanes)[0]
                 for node in body
                 if isinstance(node, ast.Assign)
                 for target in node.targets
-                if isinstance(target, ast.Name)
-                and var in {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
-                and ({n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)} & lanes)
+                if isinstance(target, ast.Name) and var in (used := names_in(node.value)) and used & lanes
             }
+            stops = names_in(loop.iter.args[1])
             for node in body:
                 if not (
                     isinstance(node, ast.Assign)
@@ -593,11 +581,15 @@ def loop_tail(program: Program) -> Iterator[Edit]:
                     and isinstance(node.value, ast.Compare | ast.BinOp)
                 ):
                     continue
-                text = program.code(node.value)
-                index = next((name for name in indices if re.search(rf"\b{name}\b", text)), None)
-                if index is None or re.search(rf"\b{re.escape(stop)}\b", text) or "<" not in text:
+                read = names_in(node.value)
+                bounds = any(
+                    isinstance(c, ast.Compare) and any(isinstance(op, ast.Lt | ast.LtE) for op in c.ops)
+                    for c in ast.walk(node.value)
+                )
+                index = next((name for name in indices if name in read), None)
+                if index is None or not bounds or stops <= read:
                     continue
-                lane = next(n.id for n in ast.walk(indices[index]) if isinstance(n, ast.Name) and n.id in lanes)
+                text, lane = program.code(node.value), indices[index]
                 clause = f"(({var} + {lane}) < {stop})"
                 yield Edit(
                     "loop-tail",

@@ -399,10 +399,11 @@ def size_one_copies(case: CaseResult, cases: Sequence[CaseResult]) -> list[Findi
     """`case`'s findings, with a `copy-kernel` rejection made a warning where the copy is the task's own arithmetic at
     this case's sizes: a size that is 1 here (a reduction over one channel is an identity: `logsumexp` of one value
     is that value) is larger on another case of the same run whose kernels computed the same outputs, right and
-    without any copy finding. A candidate that copies only there gains nothing: every other case still judges it."""
+    without any copy finding. A candidate that copies only there gains nothing: every other case still judges it.
+    A shown case is never excused (it is the one the user sees and times: a size of 1 in the task's own shape)."""
     ones = {k for k, v in case.overrides.items() if isinstance(v, int) and not isinstance(v, bool) and v == 1}
     copies = [f for f in case.findings if f.rule == "copy-kernel" and f.severity == "reject"]
-    if not ones or not copies:
+    if case.visible or not ones or not copies:
         return list(case.findings)
     computed = next(
         (
