@@ -135,3 +135,15 @@ def test_kope_cases_marks_the_low_signal_and_the_widened_cases() -> None:
     assert rows["widened"]["widened"] and not rows["widened"]["visible"]
     assert rows["widened"]["inputs"] == {"scale": 4.0, "shift": -2.0}
     assert payload["derivation"]["low_signal"]["extra_cases"] == ["widened"]
+
+
+def test_a_shift_keeps_the_zero_structure_of_a_triangular_input_and_moves_a_dense_one() -> None:
+    upper = torch.triu(torch.rand(8, 8) + 0.1)
+    (moved,) = transform_inputs([upper], 1.0, -0.5)
+    assert torch.equal(torch.tril(moved, -1), torch.zeros(8, 8)), "the zero triangle the task promises stays"
+    assert torch.allclose(torch.triu(moved), torch.triu(upper - 0.5))
+    dense = torch.rand(8, 8) + 0.1
+    (shifted,) = transform_inputs([dense], 1.0, -0.5)
+    assert torch.allclose(shifted, dense - 0.5)
+    (ones,) = transform_inputs([upper], 1.0, 1.0, "ones")
+    assert torch.equal(ones, torch.full((8, 8), 2.0)), "a pattern that replaces the values has no zeros to keep"

@@ -186,6 +186,17 @@ class Program:
     def replace(self, node: ast.AST, text: str) -> str:
         return self.parsed.replace(node, text)
 
+    def lines_of(self, statement: ast.stmt) -> tuple[int, int]:
+        """Character offsets of a statement's whole lines (from its first line's start to its last line's end)."""
+        start = self.parsed.line_offsets[statement.lineno - 1]
+        end = self.parsed.line_offsets[statement.end_lineno or statement.lineno]
+        return start, end
+
+    def indent_of(self, statement: ast.stmt) -> str:
+        """The whitespace a statement's first line starts with."""
+        line = self.text[self.parsed.line_offsets[statement.lineno - 1] :].split("\n", 1)[0]
+        return line[: len(line) - len(line.lstrip())]
+
     def fitted(self, node: ast.AST, text: str) -> str:
         """`text` to put in a node's place, in parentheses only where they change the parse (not as a call's
         argument or an assignment's value, nor where the node already sits in parentheses)."""
@@ -777,6 +788,7 @@ ORDER = (
     "flat-tap",
     "layer-bias-flag",
     "param-shape",
+    "missing-advance",
 )
 """The registry's order; an operator missing here comes after these."""
 

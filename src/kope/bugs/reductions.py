@@ -577,17 +577,6 @@ def _block_of(kernel: ast.FunctionDef, target: ast.stmt) -> tuple[list[ast.stmt]
     return [], None
 
 
-def _line_span(program: Program, statement: ast.stmt) -> tuple[int, int]:
-    start = program.parsed.line_offsets[statement.lineno - 1]
-    end = program.parsed.line_offsets[statement.end_lineno or statement.lineno]
-    return start, end
-
-
-def _indent(program: Program, statement: ast.stmt) -> str:
-    line = program.text[program.parsed.line_offsets[statement.lineno - 1] :].split("\n", 1)[0]
-    return line[: len(line) - len(line.lstrip())]
-
-
 def _initial_value(value: ast.expr) -> bool:
     if isinstance(value, ast.Call):
         return call_name(value) in ("tl.zeros", "tl.full")
@@ -613,11 +602,11 @@ def accumulator_move(program: Program) -> Iterator[Edit]:
                 continue
             name = node.targets[0].id
             block, loop = _block_of(kernel, node)
-            start, end = _line_span(program, node)
+            start, end = program.lines_of(node)
             statement = program.text[start:end].strip()
             if isinstance(loop, ast.For):
-                loop_start, _ = _line_span(program, loop)
-                indent = _indent(program, loop)
+                loop_start, _ = program.lines_of(loop)
+                indent = program.indent_of(loop)
                 text = program.text
                 new = text[:loop_start] + indent + statement + "\n" + text[loop_start:start] + text[end:]
                 yield Edit(
@@ -627,8 +616,8 @@ def accumulator_move(program: Program) -> Iterator[Edit]:
             for later in block[index + 1 :]:
                 if isinstance(later, ast.For) and name in names_in(later) and later.body:
                     first = later.body[0]
-                    first_start, _ = _line_span(program, first)
-                    indent = _indent(program, first)
+                    first_start, _ = program.lines_of(first)
+                    indent = program.indent_of(first)
                     text = program.text
                     new = text[:start] + text[end:first_start] + indent + statement + "\n" + text[first_start:]
                     yield Edit(

@@ -7,6 +7,7 @@ Taxonomy ids: wrong-stride.
 from __future__ import annotations
 
 import ast
+import copy
 import itertools
 from collections.abc import Iterator
 from dataclasses import replace
@@ -25,7 +26,19 @@ from kope.bugs.analysis import (
     pointer_roots,
 )
 from kope.bugs.cue import Source, _kernels, cue
-from kope.bugs.edit import Edit, Program, address_exprs, edit_at, launches_of, operator, swapped, terms_of
+from kope.bugs.edit import (
+    Edit,
+    Program,
+    address_exprs,
+    arange_names,
+    assignments,
+    edit_at,
+    feeding,
+    launches_of,
+    operator,
+    swapped,
+    terms_of,
+)
 from kope.bugs.mutation import Context, Mutation, mutation, positional
 from kope.bugs.recipe import _analysed, _cue_nodes, _LineTransformer, _rewrite, recipe
 from kope.source import call_name
@@ -408,6 +421,126 @@ def advance_stride(program: Program) -> Iterator[Edit]:
                     new = f"({program.code(node.value)}) * {stride}"
                     description = f"advance `{program.code(node.value)}` -> `{new}`"
                     yield replace(edit_at(program, "advance-stride", node.value, new, description), cue=cue)
+
+
+@operator("missing-advance", "wrong-stride")
+def missing_advance(program: Program) -> Iterator[Edit]:
+    """A loop advances one operand's pointer along a block of lanes (`a_ptrs += BLOCK_K * stride_ak`, the stride
+    its address pairs with the lanes `offs_k`), while another load of the loop, indexed by the same lanes with
+    its own stride, reads the same addresses on every iteration: that pointer advanced the same way
+    (`b_ptrs += BLOCK_K * stride_bk`), after the other advance. Grounded: a block indexed by the loop's lanes that
+    never moves while its partner does is a contradiction the source shows."""
+    for kernel in program.kernels:
+        strides = set(program.strides(kernel))
+        for loop in (n for n in ast.walk(kernel) if isinstance(n, ast.For)):
+            varying = _varying(loop)
+            loads = [n for n in ast.walk(loop) if isinstance(n, ast.Call) and call_name(n) == "tl.load" and n.args]
+            pairs = {id(load): _lane_strides(kernel, load.args[0], strides) for load in loads}
+            for advance in _advances(loop):
+                moved = names_in(advance.value) & strides
+                if len(moved) != 1:
+                    continue
+                stride = moved.pop()
+                lanes = {lane for load in loads for lane, s in pairs[id(load)] if s == stride}
+                for load in loads:
+                    if _address_names(kernel, load.args[0]) & varying:
+                        continue
+                    for lane, other in pairs[id(load)]:
+                        base = _loop_invariant_pointer(kernel, loop, load.args[0])
+                        if lane not in lanes or other == stride or base is None:
+                            continue
+                        step = _renamed(advance.value, stride, other)
+                        yield _advance_after(program, loop, advance, base, step, load)
+
+
+def _varying(loop: ast.For) -> set[str]:
+    """The names whose value changes from one iteration of `loop` to the next: its target, what it advances
+    in place, and what is assigned from those (transitively)."""
+    varying = names_in(loop.target)
+    varying |= {n.target.id for n in ast.walk(loop) if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)}
+    assigns = [n for n in ast.walk(loop) if isinstance(n, ast.Assign) and len(n.targets) == 1]
+    grew = True
+    while grew:
+        before = len(varying)
+        for node in assigns:
+            if names_in(node.value) & varying:
+                varying |= names_in(node.targets[0])
+        grew = len(varying) > before
+    return varying
+
+
+def _advances(loop: ast.For) -> list[ast.AugAssign]:
+    """In-place additions to a name in the loop's body: `ptrs += BLOCK_K * stride_k`."""
+    return [
+        n
+        for n in ast.walk(loop)
+        if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add) and isinstance(n.target, ast.Name)
+    ]
+
+
+def _address_names(kernel: ast.FunctionDef, address: ast.expr) -> set[str]:
+    return {name for expr in feeding(kernel, address) for name in names_in(expr)}
+
+
+def _lane_strides(kernel: ast.FunctionDef, address: ast.expr, strides: set[str]) -> list[tuple[str, str]]:
+    """(lanes, stride) for every product of a block of lanes (`offs_k[:, None]`) and one stride in an address."""
+    lanes = arange_names(kernel)
+    found: list[tuple[str, str]] = []
+    for expr in feeding(kernel, address):
+        for node in ast.walk(expr):
+            if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
+                continue
+            for left, right in ((node.left, node.right), (node.right, node.left)):
+                lane = left.value if isinstance(left, ast.Subscript) else left
+                named = isinstance(lane, ast.Name) and lane.id in lanes
+                if named and isinstance(right, ast.Name) and right.id in strides:
+                    found.append((ast.unparse(lane), right.id))
+    return found
+
+
+def _loop_invariant_pointer(kernel: ast.FunctionDef, loop: ast.For, address: ast.expr) -> str | None:
+    """The name to advance for a load's address: the address itself where it is a name assigned before the loop,
+    else a name it is computed from in the loop that is assigned before it (`b_ptrs = b_base + offs_k * s`)."""
+    inside = {id(n) for n in ast.walk(loop)}
+    assigned = assignments(kernel)
+
+    def before(name: str) -> bool:
+        found = assigned.get(name, [])
+        return bool(found) and all(id(a) not in inside and a.lineno < loop.lineno for a in found)
+
+    if isinstance(address, ast.Name):
+        if before(address.id):
+            return address.id
+        made = [a for a in assigned.get(address.id, []) if id(a) in inside]
+        if len(made) != 1:
+            return None
+        address = made[0].value
+    roots = [t.id for t in terms_of(address) if isinstance(t, ast.Name) and before(t.id)]
+    return roots[0] if len(roots) == 1 else None
+
+
+def _renamed(expr: ast.expr, old: str, new: str) -> str:
+    """`expr`'s text with the name `old` replaced by `new`."""
+    renamed = copy.deepcopy(expr)
+    for node in ast.walk(renamed):
+        if isinstance(node, ast.Name) and node.id == old:
+            node.id = new
+    return ast.unparse(renamed)
+
+
+def _advance_after(
+    program: Program, loop: ast.For, advance: ast.AugAssign, base: str, step: str, load: ast.Call
+) -> Edit:
+    """`base += step` inserted after `advance` where it is a statement of the loop's body, else at the body's end."""
+    anchor = advance if any(s is advance for s in loop.body) else loop.body[-1]
+    _, end = program.lines_of(anchor)
+    statement = f"{base} += {step}"
+    text = program.text[:end] + program.indent_of(anchor) + statement + "\n" + program.text[end:]
+    cue = (
+        f"line {load.lineno} loads `{program.code(load.args[0])}` at the same addresses on every iteration, while "
+        f"`{program.code(advance)}` moves its partner along the loop"
+    )
+    return Edit("missing-advance", "wrong-stride", load.lineno, f"`{statement}` added to the loop", text, cue, True)
 
 
 # -- how the bench injects it (mutations) ------------------------------------------------------

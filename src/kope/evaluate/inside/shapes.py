@@ -34,9 +34,17 @@ _TASK_MODULE = "kope_task"
 _SEED = 0
 
 
+STRUCTURAL_ZEROS = 0.01
+"""The share of exact zeros above which a task's input has a structure a shift keeps (triangular, banded, padded)."""
+
+
 def transform_inputs(inputs: list[Any], scale: float, shift: float, pattern: str | None = None) -> list[Any]:
     """Floating-point tensors (also inside lists and tuples) become `p * scale + shift`, where `p` is the
-    tensor itself or, with a `pattern`, a structured tensor of its shape (see kope.protocol.inputs.InputTransform)."""
+    tensor itself or, with a `pattern`, a structured tensor of its shape (see kope.protocol.inputs.InputTransform).
+
+    A shift keeps the exact zeros of a tensor that has a structure of them (`STRUCTURAL_ZEROS` of its elements or
+    more): `torch.triu(torch.rand(n, n))` stays upper triangular, so a kernel that honestly skips the zero
+    triangle the task promises is judged on inputs the task could give. Random inputs have no exact zeros to keep."""
     if scale == 1.0 and shift == 0.0 and pattern is None:
         return inputs
     return [_transform(value, scale, shift, pattern) for value in inputs]
@@ -47,7 +55,12 @@ def _transform(value: Any, scale: float, shift: float, pattern: str | None) -> A
         if not value.is_floating_point():
             return value
         base = _structured(value, pattern) if pattern else value
-        return base * scale + shift
+        moved = base * scale + shift
+        if shift and pattern in (None, "outliers") and not value.is_meta:
+            zeros = value == 0
+            if float(zeros.float().mean()) >= STRUCTURAL_ZEROS:
+                moved = torch.where(zeros, torch.zeros_like(moved), moved)
+        return moved
     if isinstance(value, list | tuple):
         items = [_transform(v, scale, shift, pattern) for v in value]
         return type(value)(items) if isinstance(value, tuple) else items
