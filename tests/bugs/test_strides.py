@@ -4,7 +4,6 @@ products: `a_ptrs += BLOCK_K * stride_ak` without the matching `b_ptrs += BLOCK_
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 from kope.agents import DebugConfig, DebugLoop
@@ -12,74 +11,9 @@ from kope.bugs.edit import Program, edits
 from kope.evaluate import Evaluator
 from kope.repair.search import SearchConfig
 
-TASK = textwrap.dedent(
-    '''
-    """A matrix product."""
-    import torch
-    import torch.nn as nn
-
-    M = 24
-    K = 40
-    N = 20
-
-
-    class Model(nn.Module):
-        def forward(self, a, b):
-            return a @ b
-
-
-    def get_inputs():
-        return [torch.randn(M, K), torch.randn(K, N)]
-
-
-    def get_init_inputs():
-        return []
-
-
-    def get_cases():
-        return [{"M": 24, "K": 40, "N": 20}, {"M": 9, "K": 33, "N": 17}]
-    '''
-)
-
-STUCK = textwrap.dedent(
-    """
-    import torch
-    import torch.nn as nn
-    import triton
-    import triton.language as tl
-
-
-    @triton.jit
-    def _mm(a_ptr, b_ptr, c_ptr, M, N, K, s_am, s_ak, s_bk, s_bn, s_cm, s_cn,
-            BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-        rows = tl.program_id(0) * BM + tl.arange(0, BM)
-        cols = tl.program_id(1) * BN + tl.arange(0, BN)
-        ks = tl.arange(0, BK)
-        a_base = a_ptr + rows[:, None] * s_am
-        b_base = b_ptr + cols[None, :] * s_bn
-        acc = tl.zeros((BM, BN), dtype=tl.float32)
-        for k in range(0, K, BK):
-            a_tile = a_base + ks[None, :] * s_ak
-            b_tile = b_base + ks[:, None] * s_bk
-            a = tl.load(a_tile, mask=(rows[:, None] < M) & (ks[None, :] < K - k), other=0.0)
-            b = tl.load(b_tile, mask=(ks[:, None] < K - k) & (cols[None, :] < N), other=0.0)
-            acc += tl.sum(a[:, :, None] * b[None, :, :], axis=1)
-            a_base += BK * s_ak
-        tl.store(c_ptr + rows[:, None] * s_cm + cols[None, :] * s_cn, acc,
-                 mask=(rows[:, None] < M) & (cols[None, :] < N))
-
-
-    class ModelNew(nn.Module):
-        def forward(self, a, b):
-            M, K = a.shape
-            N = b.shape[1]
-            c = torch.empty((M, N), device=a.device, dtype=a.dtype)
-            grid = (triton.cdiv(M, 16), triton.cdiv(N, 16))
-            _mm[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-                      c.stride(0), c.stride(1), BM=16, BN=16, BK=8)
-            return c
-    """
-)
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "findings"
+TASK = (FIXTURES / "mm_task.py").read_text()
+STUCK = (FIXTURES / "mm_stuck.py").read_text()
 
 
 def test_missing_advance_moves_the_partner_by_its_own_stride_after_the_other_advance() -> None:

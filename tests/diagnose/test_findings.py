@@ -26,7 +26,7 @@ def found(evaluator: Evaluator, task_name: str, candidate: str) -> Findings:
         task, FINDINGS / f"{candidate}.py", cases=shown, probes=False, options=EvalOptions(trials=1)
     )
     assert diagnosis.status == "fail"
-    return findings(diagnosis, shown_task(task, shown[0]))
+    return findings(diagnosis, shown_task(task, shown[0]), (FINDINGS / f"{candidate}.py").read_text())
 
 
 def test_a_swish_stored_as_its_sigmoid_is_told_the_references_formula(evaluator: Evaluator) -> None:
@@ -34,7 +34,7 @@ def test_a_swish_stored_as_its_sigmoid_is_told_the_references_formula(evaluator:
     assert [f.name for f in result.formulas] == ["silu"]
     assert result.formulas[0].triton == "x * (1.0 / (1.0 + tl.exp(-x)))"
     assert result.region is None  # sigmoid(x) is wrong nearly everywhere, not in one region
-    assert result.shared_stores == []
+    assert result.shared_stores == [] and result.contradictions == []
     text = result.text()
     assert "The reference applies silu." in text and "`x * (1.0 / (1.0 + tl.exp(-x)))`" in text
 
@@ -75,6 +75,21 @@ def test_defaults_are_named_and_a_passing_or_missing_diagnosis_has_no_findings()
     assert "Triton" not in failed.text(formulas=False)
     assert not findings(Diagnosis(status="pass", task="t.py", candidate="c.py"), reference)
     assert not findings(None, reference)
+
+
+def test_a_block_that_never_moves_while_its_partner_does_is_told_as_a_contradiction_of_the_source() -> None:
+    from kope.diagnose.report import Diagnosis
+
+    kernel = (FINDINGS / "mm_stuck.py").read_text()
+    failed = findings(
+        Diagnosis(status="fail", task="t.py", candidate="c.py"), (FINDINGS / "mm_task.py").read_text(), kernel
+    )
+    (contradiction,) = failed.contradictions
+    assert kernel.splitlines()[contradiction.line - 1].strip().startswith("b = tl.load(b_tile")
+    assert "at the same addresses on every iteration" in contradiction.text
+    text = failed.text()
+    assert f"at line {contradiction.line}: line {contradiction.line} loads `b_tile`" in text
+    assert "b_base +=" not in text, "the finding states the fact, not the edit"
 
 
 @pytest.mark.parametrize("label", ["reference < 0", "|reference| large"])

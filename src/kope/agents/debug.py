@@ -368,7 +368,7 @@ class DebugLoop:
             reference=reference,
             kernel=state.source,
             diagnosis=state.diagnosis if shown else None,
-            findings=findings(state.diagnosis, reference) if shown and self.config.findings else None,
+            findings=findings(state.diagnosis, reference, state.source) if shown and self.config.findings else None,
             history=state.history,
             feedback=state.feedback,
             instrumentation=state.instrumentation,

@@ -5,9 +5,12 @@ Three findings, each read from analysis that exists elsewhere (one concept, one 
 - the value region the wrong elements sit in (`OutputSignature.region`, measured on the shown cases only);
 - the reference's formulas: the activations its `forward` applies (kope.bugs.reference), with every
   parameter's value (given or PyTorch's default) and the verified table's formula in Triton's terms;
-- several programs writing one output element (the cue `store-shared-address` of kope.bugs.writes).
+- several programs writing one output element (the cue `store-shared-address` of kope.bugs.writes);
+- contradictions the kernel's source shows: the cues of the offline search's grounded edits (kope.bugs.edit,
+  `Edit.grounded`: a pooled size that keeps the partial window where the reference drops it, a block that never
+  moves while its partner does...), said as facts with their lines, without the edit.
 
-    found = findings(diagnosis, reference_source)
+    found = findings(diagnosis, reference_source, kernel_source)
     if found:
         print(found.text())
 """
@@ -19,6 +22,7 @@ import re
 from pydantic import BaseModel, Field
 
 from kope.bugs.cue import CueHit
+from kope.bugs.edit import Program, edits
 from kope.bugs.reference import FORMULAS, activations
 from kope.diagnose.report import Diagnosis
 
@@ -52,13 +56,20 @@ class FormulaFinding(BaseModel):
     line: int = 0
 
 
+class SourceFinding(BaseModel):
+    line: int
+    text: str
+    """What the source shows there (a grounded edit's cue)."""
+
+
 class Findings(BaseModel):
     region: RegionFinding | None = None
     formulas: list[FormulaFinding] = Field(default_factory=list)
     shared_stores: list[CueHit] = Field(default_factory=list)
+    contradictions: list[SourceFinding] = Field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.region or self.formulas or self.shared_stores)
+        return bool(self.region or self.formulas or self.shared_stores or self.contradictions)
 
     def text(self, *, formulas: bool = True) -> str:
         """The findings as prompt lines; `formulas` False leaves out the Triton expressions (a shorter level)."""
@@ -88,10 +99,14 @@ class Findings(BaseModel):
                 "combine them in a second pass; normalise (divide by the count) once, after every partial is in. If "
                 "each program owns other elements, the address is missing the program's offset."
             )
+        for contradiction in self.contradictions:
+            lines.append(
+                f"- The source contradicts itself or the reference at line {contradiction.line}: {contradiction.text}."
+            )
         return "\n".join(lines)
 
 
-def findings(diagnosis: Diagnosis | None, reference: str) -> Findings:
+def findings(diagnosis: Diagnosis | None, reference: str, kernel: str = "") -> Findings:
     """The findings of a failed diagnosis; none for a passing one (nor without a diagnosis)."""
     if diagnosis is None or diagnosis.status != "fail":
         return Findings()
@@ -99,7 +114,20 @@ def findings(diagnosis: Diagnosis | None, reference: str) -> Findings:
         region=_region(diagnosis),
         formulas=[_formula(a.name, a.params, a.line) for a in activations(reference)],
         shared_stores=[hit for hit in diagnosis.cues if hit.cue == SHARED_ADDRESS],
+        contradictions=_contradictions(kernel, reference),
     )
+
+
+def _contradictions(kernel: str, reference: str) -> list[SourceFinding]:
+    """The cues of the grounded edits kope's operators find in `kernel`, one per distinct cue."""
+    program = Program.parse(kernel, reference) if kernel else None
+    if program is None:
+        return []
+    found: dict[str, SourceFinding] = {}
+    for edit in edits(program):
+        if edit.grounded and edit.cue and edit.cue not in found:
+            found[edit.cue] = SourceFinding(line=edit.line, text=edit.cue)
+    return sorted(found.values(), key=lambda f: f.line)
 
 
 def _region(diagnosis: Diagnosis) -> RegionFinding | None:
