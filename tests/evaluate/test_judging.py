@@ -66,6 +66,14 @@ def test_right_values_from_pytorch_are_still_rejected(evaluator: Evaluator) -> N
     assert result.status == "reject" and result.integrity.verdict == "reject"
 
 
+def test_dtype_and_shape_questions_to_pytorch_on_the_inputs_are_not_pytorch_doing_the_task(
+    evaluator: Evaluator,
+) -> None:
+    result = evaluator.evaluate(TASKS / "relu_scale.py", KERNELS / "relu_scale_result_type.py", options=OPTIONS)
+    assert result.status == "pass", [f.message for f in result.integrity.findings]
+    assert result.integrity.verdict == "clean"
+
+
 def test_a_scalar_returned_as_one_element_fails_with_its_shape_fix(evaluator: Evaluator) -> None:
     result = evaluator.evaluate(TASKS / "total_sum.py", KERNELS / "total_sum_one_element.py", options=OPTIONS)
     assert result.status == "fail" and result.error is None

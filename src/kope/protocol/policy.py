@@ -131,10 +131,17 @@ QUERIES = frozenset(
         "__reduce_ex__",
         "__deepcopy__",
         "__eq__",
+        "result_type",
+        "promote_types",
+        "can_cast",
+        "broadcast_shapes",
+        "is_same_size",
     }
 )
 """`__eq__` is here for identity tests PyTorch itself makes (`tensor in list`); a candidate that
-computes with `==` on tensors still has to turn the result into data, which other calls reveal."""
+computes with `==` on tensors still has to turn the result into data, which other calls reveal. `result_type`,
+`promote_types`, `can_cast`, `broadcast_shapes` and `is_same_size` answer with a dtype, a bool or a shape from the
+tensors' metadata: `torch.result_type(A, B)` after a kernel is not PyTorch doing the task."""
 MOVES = frozenset(
     {
         "to",
