@@ -58,6 +58,19 @@ def test_diagnose_with_probes_names_the_grid_bug(evaluator: Evaluator, tmp_path:
     assert diagnosis.features.measured() and diagnosis.evaluation is not None
 
 
+def test_probe_sizes_the_reference_cannot_run_are_left_out_not_fatal(evaluator: Evaluator, tmp_path: Path) -> None:
+    """The reference adds a fixed 300-element tensor (as a LayerNorm over a fixed width does): kope's size sweep
+    around the block makes sizes where the reference itself fails; the diagnosis goes on without them."""
+    task = _one_case_task(tmp_path)
+    task.write_text(task.read_text().replace("return x * 2.0", "return x * 2.0 + torch.zeros(300)"))
+    diagnosis = Diagnoser(evaluator).diagnose(
+        task, _grid_too_small(tmp_path), options=EvalOptions(device="cpu", trials=1, timeout_s=30), probes=True
+    )
+    assert diagnosis.status == "fail" and [c.passed for c in diagnosis.cases] == [False]
+    probes = {p.name for p in diagnosis.probes}
+    assert "bounds" in probes and not any(name.startswith("size ") for name in probes), probes
+
+
 @pytest.mark.slow
 def test_diagnose_json_contract(tmp_path: Path) -> None:
     """DESIGN.md: `hypotheses`, a ranked list of {pattern, score, evidence} (taxonomy ids); `signature`: features."""
