@@ -19,8 +19,9 @@ STUCK = (FIXTURES / "mm_stuck.py").read_text()
 def test_missing_advance_moves_the_partner_by_its_own_stride_after_the_other_advance() -> None:
     program = Program.parse(STUCK, TASK)
     assert program is not None
-    (edit,) = edits(program, ["missing-advance"])
+    edit, offset = edits(program, ["missing-advance"])
     assert edit.grounded and "b_tile" in edit.cue
+    assert "b_tile + k * s_bk" in offset.source, "the same fix as an offset: the loop steps by its block"
     assert "a_base += BK * s_ak\n        b_base += BK * s_bk\n" in edit.source
     fixed = Program.parse(edit.source, TASK)
     assert fixed is not None and edits(fixed, ["missing-advance"]) == []
@@ -35,6 +36,38 @@ def test_missing_advance_leaves_a_block_that_is_not_indexed_by_the_loop_lanes() 
     )
     program = Program.parse(with_bias, TASK)
     assert program is not None and edits(program, ["missing-advance"]) == []
+
+
+NEITHER_MOVES = (
+    STUCK.replace("for k in range(0, K, BK):", "for k in range(0, tl.cdiv(K, BK)):")
+    .replace("K - k)", "K - k * BK)")
+    .replace("        a_base += BK * s_ak\n", "")
+)
+
+
+def test_missing_advance_offsets_loads_whose_mask_moves_with_the_loop_and_whose_address_does_not() -> None:
+    program = Program.parse(NEITHER_MOVES, TASK)
+    assert program is not None and "a_base +=" not in NEITHER_MOVES and "K - k * BK" in NEITHER_MOVES
+    both, *alone = edits(program, ["missing-advance"])
+    assert both.grounded and "a_tile + (k * BK) * s_ak" in both.source and "b_tile + (k * BK) * s_bk" in both.source
+    assert len(alone) == 2 and not any(e.grounded for e in alone)
+    rows_only = NEITHER_MOVES.replace("(ks[None, :] < K - k * BK)", "(ks[None, :] < K)").replace(
+        "(ks[:, None] < K - k * BK)", "(ks[:, None] < K)"
+    )
+    unmoved = Program.parse(rows_only, TASK)
+    assert unmoved is not None and edits(unmoved, ["missing-advance"]) == [], "no mask says where the loop is"
+
+
+def test_a_product_whose_operands_never_move_is_repaired(evaluator: Evaluator, tmp_path: Path) -> None:
+    task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
+    task.write_text(TASK)
+    candidate.write_text(NEITHER_MOVES)
+    assert evaluator.evaluate(task, candidate).status == "fail"
+    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=16))
+    report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
+    assert report.status == "repaired", report.search
+    accepted = [t.operator for r in report.search for t in r.trials if t.verdict == "accepted"]
+    assert accepted == ["missing-advance"], accepted
 
 
 def test_a_product_whose_second_operand_never_moves_is_repaired(evaluator: Evaluator, tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ from kope.bugs.analysis import (
     params_of,
     pointer_roots,
 )
-from kope.bugs.cue import Source, _kernels, cue
+from kope.bugs.cue import Source, _kernels, cue, range_call
 from kope.bugs.edit import (
     Edit,
     Program,
@@ -451,6 +451,105 @@ def missing_advance(program: Program) -> Iterator[Edit]:
                             continue
                         step = _renamed(advance.value, stride, other)
                         yield _advance_after(program, loop, advance, base, step, load)
+            yield from _offset_loads(program, kernel, loop, varying, loads, pairs)
+
+
+def _offset_loads(
+    program: Program,
+    kernel: ast.FunctionDef,
+    loop: ast.For,
+    varying: set[str],
+    loads: list[ast.Call],
+    pairs: dict[int, list[tuple[str, str]]],
+) -> Iterator[Edit]:
+    """Loads whose mask bounds their lanes by where the loop is (`offs_k < K - k * BLOCK_K`) but whose address
+    never moves: the block's start along the lanes' stride added to the address (`+ (k * BLOCK_K) * stride_ak`),
+    every such load of the loop at once (grounded), then each alone."""
+    fixes: list[tuple[ast.Call, str]] = []
+    for load in loads:
+        mask = load.args[1] if len(load.args) > 1 else next((k.value for k in load.keywords if k.arg == "mask"), None)
+        if mask is None or _address_names(kernel, load.args[0]) & varying:
+            continue
+        computed = _computed_from(kernel, mask)
+        masked = {name for expr in computed for name in names_in(expr)}
+        start = _block_start(loop, computed)
+        bounded = _bounded_by(computed, varying)
+        moving = [(lane, stride) for lane, stride in pairs[id(load)] if lane in bounded]
+        if not masked & varying or start is None or len(moving) != 1:
+            continue
+        pointer = program.code(load.args[0])
+        offset = start if start.isidentifier() else f"({start})"
+        fixes.append((load, f"{program.fitted(load.args[0], pointer)} + {offset} * {moving[0][1]}"))
+    if not fixes:
+        return
+    cue = "a load's mask moves with the loop, its address does not"
+    if len(fixes) > 1:
+        description = f"every load whose mask moves with the loop offset by its block's start ({len(fixes)})"
+        yield Edit(
+            "missing-advance",
+            "wrong-stride",
+            fixes[0][0].lineno,
+            description,
+            program.replace_all([(load.args[0], text) for load, text in fixes]),
+            cue,
+            True,
+        )
+    for load, text in fixes:
+        yield Edit(
+            "missing-advance",
+            "wrong-stride",
+            load.lineno,
+            f"`{program.code(load.args[0])}` -> `{text}` (the block's start along the loop)",
+            program.replace(load.args[0], text),
+            cue,
+            len(fixes) == 1,
+        )
+
+
+def _computed_from(kernel: ast.FunctionDef, expr: ast.expr) -> list[ast.expr]:
+    """An expression and the values of the names it is computed from, transitively (not through a loaded value)."""
+    assigned = assignments(kernel)
+    found, stack, seen = [expr], sorted(names_in(expr)), set()
+    while stack:
+        name = stack.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for node in assigned.get(name, []):
+            if "load(" not in ast.unparse(node.value):
+                found.append(node.value)
+                stack += sorted(names_in(node.value))
+    return found
+
+
+def _bounded_by(computed: list[ast.expr], varying: set[str]) -> set[str]:
+    """The names a comparison bounds by something that changes with the loop (`offs_k` in `offs_k < K - k * B`)."""
+    found: set[str] = set()
+    for expr in computed:
+        for node in ast.walk(expr):
+            if isinstance(node, ast.Compare) and len(node.comparators) == 1:
+                left, right = names_in(node.left), names_in(node.comparators[0])
+                found |= left if right & varying and not left & varying else set()
+                found |= right if left & varying and not right & varying else set()
+    return found
+
+
+def _block_start(loop: ast.For, computed: list[ast.expr]) -> str | None:
+    """Where the loop's block starts, as its mask computes it (`k * BLOCK_K` in `offs_k < K - k * BLOCK_K`), else
+    the loop's own variable where the loop steps by a block (`range(0, K, BLOCK_K)`)."""
+    target = loop.target.id if isinstance(loop.target, ast.Name) else None
+    if target is None:
+        return None
+    for expr in computed:
+        for node in ast.walk(expr):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+                sides = (node.left, node.right)
+                if any(isinstance(side, ast.Name) and side.id == target for side in sides):
+                    return ast.unparse(node)
+    call = range_call(loop)
+    if call is not None and len(call.args) == 3 and constant_value(call.args[2]) != 1.0:
+        return target
+    return None
 
 
 def _varying(loop: ast.For) -> set[str]:
