@@ -96,6 +96,10 @@ def test_group_cap_caps_the_group_size_in_both_operations_only_where_it_is_not_c
     assert made[0].cue and made[0].source.count("tl.minimum(num_pid_m - first_pid_m, GROUP_M)") == 2
     capped = Program.parse(made[0].source, TASK)
     assert capped is not None and edits(capped, ["group-cap"]) == []
+    spelled = UNCAPPED.replace("num_pid_m = tl.cdiv(M, BLOCK_M)", "num_pid_m = (M + BLOCK_M - 1) // BLOCK_M")
+    assert spelled != UNCAPPED, "the row blocks counted with a ceiling division written out"
+    by_hand = Program.parse(spelled, TASK)
+    assert by_hand is not None and [e.description for e in edits(by_hand, ["group-cap"])] == [made[0].description]
 
 
 def test_an_uncapped_grouped_order_is_repaired_offline(evaluator: Evaluator, tmp_path: Path) -> None:

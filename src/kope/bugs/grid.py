@@ -558,7 +558,7 @@ def group_cap(program: Program) -> Iterator[Edit]:
         counts = [
             n
             for n, a in assigned.items()
-            if any(call_name(x.value).endswith("cdiv") for x in a if isinstance(x.value, ast.Call))
+            if any(ceil_division(x.value) for x in a)  # tl.cdiv(M, BLOCK_M), (M + BLOCK_M - 1) // BLOCK_M
         ]
         for group, aliases in _group_sizes(kernel).items():
             if _capped(kernel, aliases):
