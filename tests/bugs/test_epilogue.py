@@ -63,6 +63,24 @@ def test_a_missing_layer_bias_is_made_passed_down_and_added_after_the_product_lo
     assert "    acc += tl.load(linear_bias_ptr + offs_n, mask=offs_n < N, other=0.0)[None, :]\n" in first
 
 
+def test_a_store_index_built_after_the_product_loop_is_written_out_where_the_bias_is_added() -> None:
+    source = (EPILOGUE / "linear_gelu_no_bias.py").read_text()
+    later = source.replace(
+        "        out_ptr + offs_m[:, None] * som + offs_n[None, :] * son,",
+        "        out_ptr + offs_m[:, None] * som + cols[None, :] * son,",
+    ).replace(
+        "mask=(offs_m[:, None] < M) & (offs_n[None, :] < N),\n    )",
+        "mask=(offs_m[:, None] < M) & (cols[None, :] < N),\n    )",
+    )
+    later = later.replace("    tl.store(\n", "    cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n    tl.store(\n", 1)
+    assert later.count("cols") == 3, "the store's column index is made after the loop"
+    parsed = Program.parse(later, (EPILOGUE / "linear_gelu_task.py").read_text())
+    assert parsed is not None
+    first = edits(parsed, OPERATORS)[0].source
+    written = "(pid_n * BLOCK_N + tl.arange(0, BLOCK_N))"
+    assert f"acc += tl.load(linear_bias_ptr + {written}, mask={written} < N, other=0.0)[None, :]" in first
+
+
 ORDER_KERNEL = textwrap.dedent(
     """
     import triton

@@ -26,7 +26,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from kope import syntax
-from kope.bugs.edit import Edit, Program, feeding, memory_accesses, operator, params_of
+from kope.bugs.analysis import names_in
+from kope.bugs.edit import Edit, Program, assignments, feeding, memory_accesses, operator, params_of
 from kope.bugs.reference import Layer, layers
 from kope.source import call_name
 
@@ -350,8 +351,11 @@ def layer_bias(program: Program) -> Iterator[Edit]:
             )
             for rank, (index, broadcast) in enumerate(_axes(site)):
                 bound = _bound(kernel, index)
-                mask = f", mask={index} < {bound}, other=0.0" if bound else ""
-                line = f"\n{indent}{site.accumulator} += tl.load({pointer} + {index}{mask}){broadcast}"
+                lanes = _available(kernel, index, site.loop.end_lineno or site.loop.lineno)
+                if lanes is None:
+                    continue
+                mask = f", mask={lanes} < {bound}, other=0.0" if bound else ""
+                line = f"\n{indent}{site.accumulator} += tl.load({pointer} + {lanes}{mask}){broadcast}"
                 yield Edit(
                     "layer-bias",
                     "wrong-constant",
@@ -360,6 +364,20 @@ def layer_bias(program: Program) -> Iterator[Edit]:
                     _spliced(program.text, [*splices, (end, end, line)]),
                     cue if rank == 0 else "",
                 )
+
+
+def _available(kernel: ast.FunctionDef, index: str, line: int) -> str | None:
+    """`index` as code usable after `line`: its name where it is a parameter or is assigned by then, else the value
+    of its one later assignment (`(pid_n * BLOCK_N + tl.arange(0, BLOCK_N))`, a store's index built after the loop)
+    where every name that value reads is; None otherwise."""
+    made = assignments(kernel).get(index, [])
+    if index in params_of(kernel) or any(a.lineno <= line for a in made):
+        return index
+    if len(made) != 1:
+        return None
+    needed = names_in(made[0].value)
+    ready = set(params_of(kernel)) | {n for n, a in assignments(kernel).items() if any(x.lineno <= line for x in a)}
+    return f"({ast.unparse(made[0].value)})" if needed <= ready | {"tl", "triton"} else None
 
 
 def _reference_init(reference: str) -> ast.FunctionDef | None:
