@@ -13,6 +13,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import torch
+
 from kope.bugs.reference import FORMULAS, Activation, activations
 
 CASES: list[tuple[str, dict[str, float], str]] = [
@@ -147,3 +149,24 @@ def test_a_reference_without_a_model_or_that_does_not_parse_has_no_activations()
 def test_nested_activations_are_listed_in_the_order_they_are_applied() -> None:
     nested = REFERENCE.replace("x = F.softplus(x, beta=self.beta)", "x = F.softplus(torch.tanh(x), beta=self.beta)")
     assert [a.name for a in activations(nested)][2:4] == ["tanh", "softplus"]
+
+
+def test_an_activation_multiplied_by_its_own_input_is_gated_and_a_written_out_swish_is_silu() -> None:
+    gate = REFERENCE.replace("x = F.softplus(x, beta=self.beta)", "x = x * F.hardswish(x)")
+    found = activations(gate)
+    hardswish = next(a for a in found if a.name == "hardswish")
+    assert hardswish.gated and hardswish.text() == "hardswish times its input"
+    assert hardswish.triton("v") == f"v * ({Activation('hardswish').triton('v')})"
+    swish = REFERENCE.replace("x = F.softplus(x, beta=self.beta)", "x = torch.sigmoid(x) * x")
+    written = next(a for a in activations(swish) if a.line == 18)
+    assert (written.name, written.gated) == ("silu", False)
+    x = torch.linspace(-5.0, 5.0, 41)
+    gated_value = eval(hardswish.triton("x"), {"x": x, "tl": _TorchAsTl})
+    assert torch.allclose(gated_value, x * torch.nn.functional.hardswish(x), atol=1e-6)
+
+
+class _TorchAsTl:
+    """Enough of `triton.language` for the table's elementwise formulas on CPU tensors."""
+
+    minimum = staticmethod(lambda a, b: torch.minimum(a, torch.as_tensor(b)))
+    maximum = staticmethod(lambda a, b: torch.maximum(a, torch.as_tensor(b)))

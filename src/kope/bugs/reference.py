@@ -177,17 +177,21 @@ class Activation:
     name: str
     params: dict[str, float] = field(default_factory=dict)
     line: int = 0
+    gated: bool = False
+    """Multiplied by its own input (`x * F.hardswish(x)`): the reference's value is `x * act(x)`."""
 
     @property
     def formula(self) -> Formula:
         return FORMULAS[self.name]
 
     def triton(self, x: str) -> str:
-        return self.formula.triton(x, self.params)
+        made = self.formula.triton(x, self.params)
+        return f"{x} * ({made})" if self.gated else made
 
     def text(self) -> str:
         args = ", ".join(f"{k}={v:g}" for k, v in self.params.items())
-        return f"{self.name}({args})" if args else self.name
+        called = f"{self.name}({args})" if args else self.name
+        return f"{called} times its input" if self.gated else called
 
 
 def activations(reference: str) -> list[Activation]:
@@ -205,28 +209,26 @@ def activations(reference: str) -> list[Activation]:
         return []
     names = _bindings(tree, methods.get("__init__"))
     modules = _modules(methods.get("__init__"), names)
-    swish = _swish_sigmoids(forward)
+    gates = _gates(forward)
     found: list[Activation] = []
     for node in sorted(_calls(forward), key=_applied):
         made = _called(node, modules, names)
+        if made is not None and id(node) in gates:  # `torch.sigmoid(x) * x` is a Swish written out
+            gated = made.name != "sigmoid"
+            made = Activation(made.name if gated else "silu", made.params if gated else {}, made.line, gated)
         if made is not None:
-            found.append(Activation("silu", {}, made.line) if id(node) in swish else made)
+            found.append(made)
     return found
 
 
-def _swish_sigmoids(forward: ast.FunctionDef) -> set[int]:
-    """The sigmoid calls of a Swish written out, `torch.sigmoid(x) * x` (or `x * torch.sigmoid(x)`)."""
+def _gates(forward: ast.FunctionDef) -> set[int]:
+    """The calls multiplied by their own input: `act(x) * x` or `x * act(x)`."""
     found: set[int] = set()
     for node in ast.walk(forward):
         if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
             continue
         for call, other in ((node.left, node.right), (node.right, node.left)):
-            if (
-                isinstance(call, ast.Call)
-                and canonical(ast.unparse(call.func)) == "sigmoid"
-                and call.args
-                and ast.dump(call.args[0]) == ast.dump(other)
-            ):
+            if isinstance(call, ast.Call) and call.args and ast.dump(call.args[0]) == ast.dump(other):
                 found.add(id(call))
     return found
 

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from kope.bugs.cue import CueHit
 from kope.bugs.edit import Program, edits
-from kope.bugs.reference import FORMULAS, activations
+from kope.bugs.reference import FORMULAS, Activation, activations
 from kope.diagnose.report import Diagnosis
 
 SHARED_ADDRESS = "store-shared-address"
@@ -54,6 +54,8 @@ class FormulaFinding(BaseModel):
     triton: str
     """The formula for an input `x`, in Triton's terms (numerically stable; checked against PyTorch in tests)."""
     line: int = 0
+    gated: bool = False
+    """The reference multiplies the activation by its own input (`x * F.hardswish(x)`)."""
 
 
 class SourceFinding(BaseModel):
@@ -112,21 +114,21 @@ def findings(diagnosis: Diagnosis | None, reference: str, kernel: str = "") -> F
         return Findings()
     return Findings(
         region=_region(diagnosis),
-        formulas=[_formula(a.name, a.params, a.line) for a in activations(reference)],
+        formulas=[_formula(a) for a in activations(reference)],
         shared_stores=[hit for hit in diagnosis.cues if hit.cue == SHARED_ADDRESS],
         contradictions=_contradictions(kernel, reference),
     )
 
 
 def _contradictions(kernel: str, reference: str) -> list[SourceFinding]:
-    """The cues of the grounded edits kope's operators find in `kernel`, one per distinct cue."""
+    """The cues of the grounded edits kope's operators find in `kernel`: one per line, the first operator's."""
     program = Program.parse(kernel, reference) if kernel else None
     if program is None:
         return []
-    found: dict[str, SourceFinding] = {}
+    found: dict[int, SourceFinding] = {}
     for edit in edits(program):
-        if edit.grounded and edit.cue and edit.cue not in found:
-            found[edit.cue] = SourceFinding(line=edit.line, text=edit.cue)
+        if edit.grounded and edit.cue and edit.line not in found:
+            found[edit.line] = SourceFinding(line=edit.line, text=edit.cue)
     return sorted(found.values(), key=lambda f: f.line)
 
 
@@ -143,15 +145,17 @@ def _region(diagnosis: Diagnosis) -> RegionFinding | None:
     return RegionFinding(region=first.region, wrong=first.mismatch_count, numel=first.numel)
 
 
-def _formula(name: str, given: dict[str, float], line: int) -> FormulaFinding:
-    formula = FORMULAS[name]
-    params = {key: float(given.get(key, default)) for key, default in formula.defaults}
+def _formula(applied: Activation) -> FormulaFinding:
+    formula = FORMULAS[applied.name]
+    params = {key: float(applied.params.get(key, default)) for key, default in formula.defaults}
+    whole = Activation(applied.name, params, applied.line, applied.gated)
     return FormulaFinding(
-        name=name,
+        name=applied.name,
         params=params,
-        defaults=[key for key, _ in formula.defaults if key not in given],
-        triton=_tidy(formula.triton("x", params)),
-        line=line,
+        defaults=[key for key, _ in formula.defaults if key not in applied.params],
+        triton=_tidy(whole.triton("x")),
+        line=applied.line,
+        gated=applied.gated,
     )
 
 
@@ -161,13 +165,12 @@ def _tidy(expression: str) -> str:
 
 
 def _called(found: FormulaFinding) -> str:
-    if not found.params:
-        return found.name
     parts = [
         f"{key}={_value(key, value)}" + (" (PyTorch's default)" if key in found.defaults else "")
         for key, value in found.params.items()
     ]
-    return f"{found.name}({', '.join(parts)})"
+    called = f"{found.name}({', '.join(parts)})" if parts else found.name
+    return f"{called} times its input" if found.gated else called
 
 
 def _value(key: str, value: float) -> str:
