@@ -6,8 +6,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
 from conftest import FIXTURES
 
+from kope.cases.task import load_task
 from kope.evaluate import EvalOptions, Evaluator
 from kope.protocol.results import CaseResult
 
@@ -65,6 +67,20 @@ def test_fit_derives_smaller_cases_for_a_session_of_many_evaluations(evaluator: 
     assert fitted.timeout_s == options.timeout_s and fitted.trials == options.trials
     kept, none = evaluator.fit(SLOW / "task_3d.py", SLOW / "scale.py", options, seconds=4.0)
     assert none is None and kept == options
+
+
+def test_fit_probes_a_smaller_derivation_where_no_derived_case_is_small(
+    evaluator: Evaluator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the reference ties the sizes together, every derived case is about as large as the first and none can
+    probe the cost: the probe is then the first case of a derivation at an eighth of the first case's elements."""
+    options = EvalOptions(trials=1, timeout_s=20, memory_mb=2048, max_elements=200_000)
+    monkeypatch.setattr(evaluator, "_probe", lambda *args: None)
+    probe = evaluator._scaled_probe(load_task(SLOW / "task_3d.py"), options)
+    assert probe is not None and probe.elements * 4 <= probe.first_elements
+    fitted, note = evaluator.fit(SLOW / "task_3d.py", SLOW / "slow_per_element.py", options, seconds=4.0)
+    assert note is not None and "more than the 4 s it may take" in note
+    assert fitted.max_elements is not None and fitted.max_elements < 100_000
 
 
 def test_a_debug_session_starts_on_cases_fitted_to_the_candidate(evaluator: Evaluator, tmp_path: Path) -> None:

@@ -431,6 +431,20 @@ class Evaluator:
         size, _, case = min(usable)
         return _Probe(case=case, elements=size, first_elements=first)
 
+    def _scaled_probe(self, task: Task, options: EvalOptions) -> _Probe | None:
+        """Where every derived case is about as large as the first (sizes the reference ties together), the probe
+        is the first case of a derivation at an eighth of the first case's elements."""
+        kept = self.derivation(task, options).kept
+        first = (kept[0].numel or 0) + (kept[0].output_numel or 0) if kept else 0
+        budget = max(first // 8, _SMALLEST_BUDGET)
+        smaller = dataclasses.replace(options, max_elements=budget)
+        if first // 8 < _PROBE_ELEMENTS or budget >= _budget(options) or not self._derivable(task, smaller):
+            return None
+        probe = self.derivation(task, smaller).kept[0]
+        elements = (probe.numel or 0) + (probe.output_numel or 0)
+        case = self.cases(task, options=smaller)[0]
+        return _Probe(case=case, elements=elements, first_elements=first) if elements else None
+
     def fit(
         self, task: Task | str | Path, candidate: str | Path, options: EvalOptions, *, seconds: float | None = None
     ) -> tuple[EvalOptions, str | None]:
@@ -441,7 +455,7 @@ class Evaluator:
         task = task if isinstance(task, Task) else load_task(task)
         if not self._shrinkable(task, options, None):
             return options, None
-        probe = self._probe(task, options, None, self.cases(task, options=options))
+        probe = self._probe(task, options, None, self.cases(task, options=options)) or self._scaled_probe(task, options)
         if probe is None:
             return options, None
         alone = dataclasses.replace(options, interpreter_retries=0)
