@@ -15,8 +15,9 @@ import threading
 import uuid
 from pathlib import Path
 
-FORMAT_VERSION = 3
-"""Bump when what a reference job records changes: older entries then stop matching."""
+FORMAT_VERSION = 4
+"""Bump when what a reference job records changes, or the inputs it makes (4: a shift keeps an input's structural
+zeros): older entries then stop matching."""
 
 
 def reference_key(task_sha: str, case_key: str, seed: int, trials: int, device: str, mode: str = "train") -> str:
