@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from kope.agents import DebugConfig, DebugLoop
 from kope.bugs.edit import Program, edits
 from kope.evaluate import Evaluator
@@ -58,22 +60,11 @@ def test_missing_advance_offsets_loads_whose_mask_moves_with_the_loop_and_whose_
     assert unmoved is not None and edits(unmoved, ["missing-advance"]) == [], "no mask says where the loop is"
 
 
-def test_a_product_whose_operands_never_move_is_repaired(evaluator: Evaluator, tmp_path: Path) -> None:
+@pytest.mark.parametrize("kernel", ["second-operand-stuck", "neither-moves"])
+def test_a_product_whose_operand_never_moves_is_repaired(kernel: str, evaluator: Evaluator, tmp_path: Path) -> None:
     task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
     task.write_text(TASK)
-    candidate.write_text(NEITHER_MOVES)
-    assert evaluator.evaluate(task, candidate).status == "fail"
-    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=16))
-    report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
-    assert report.status == "repaired", report.search
-    accepted = [t.operator for r in report.search for t in r.trials if t.verdict == "accepted"]
-    assert accepted == ["missing-advance"], accepted
-
-
-def test_a_product_whose_second_operand_never_moves_is_repaired(evaluator: Evaluator, tmp_path: Path) -> None:
-    task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
-    task.write_text(TASK)
-    candidate.write_text(STUCK)
+    candidate.write_text(STUCK if kernel == "second-operand-stuck" else NEITHER_MOVES)
     assert evaluator.evaluate(task, candidate).status == "fail"
     config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=16))
     report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")

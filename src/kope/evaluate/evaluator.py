@@ -434,16 +434,20 @@ class Evaluator:
     def _scaled_probe(self, task: Task, options: EvalOptions) -> _Probe | None:
         """Where every derived case is about as large as the first (sizes the reference ties together), the probe
         is the first case of a derivation at an eighth of the first case's elements."""
-        kept = self.derivation(task, options).kept
-        first = (kept[0].numel or 0) + (kept[0].output_numel or 0) if kept else 0
+        first = self._first_elements(task, options)
         budget = max(first // 8, _SMALLEST_BUDGET)
         smaller = dataclasses.replace(options, max_elements=budget)
         if first // 8 < _PROBE_ELEMENTS or budget >= _budget(options) or not self._derivable(task, smaller):
             return None
-        probe = self.derivation(task, smaller).kept[0]
-        elements = (probe.numel or 0) + (probe.output_numel or 0)
+        elements = self._first_elements(task, smaller)
         case = self.cases(task, options=smaller)[0]
         return _Probe(case=case, elements=elements, first_elements=first) if elements else None
+
+    def _first_elements(self, task: Task, options: EvalOptions) -> int:
+        """The elements (inputs and outputs) of the first derived case at `options`' budget; 0 when none is kept."""
+        first = self.cases(task, options=options)[0].name if self.derivation(task, options).kept else None
+        sized = {c.name: (c.numel or 0) + (c.output_numel or 0) for c in self.derivation(task, options).kept}
+        return sized.get(first, 0) if first is not None else 0
 
     def fit(
         self, task: Task | str | Path, candidate: str | Path, options: EvalOptions, *, seconds: float | None = None
