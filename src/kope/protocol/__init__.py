@@ -285,8 +285,9 @@ class WorkerResult(BaseModel):
     timing_runs: int = 0
     timing_method: Literal["cuda-events", "interpreter-wall", "cpu-wall"] | None = None
     loaded_parameters: list[str] = Field(default_factory=list)
-    """The candidate's parameters and buffers that got the reference's values (by name, else by a shape only one
-    tensor on each side has, else transposed: see the worker's `_copy_reference_state`)."""
+    """The candidate's parameters and buffers that got the reference's values (by name, else by the name's words and
+    layer index, else by a shape only one tensor on each side has, else transposed: see the worker's
+    `_copy_reference_state`)."""
     inputs: ValueMeta | None = None
     """Reference jobs: the structure, dtypes and shapes of the first trial's inputs."""
     input_bytes: int = 0

@@ -1,5 +1,6 @@
 """The reference's parameters reach the candidate when models rename or transpose them (the worker's
-`_copy_reference_state`): by name, then by a shape only one tensor on each side has, then transposed."""
+`_copy_reference_state`): by name, by the name's words and layer index, then by a shape only one tensor on each
+side has, then transposed."""
 
 from __future__ import annotations
 
@@ -25,3 +26,37 @@ def test_a_same_named_tensor_of_another_shape_is_left_alone(evaluator: Evaluator
     task = get_op("linear_bias_relu").task_path
     result = evaluator.evaluate(task, STATE / "same_name_other_shape.py", options=OPTIONS, which="visible")
     assert result.error is None and result.status == "fail"
+
+
+def test_layered_parameters_get_the_reference_values_by_their_words_and_index(evaluator: Evaluator) -> None:
+    """`gru.weight_hh_l1_reverse` reaches `W_hh.3` (transposed): every one of the sixteen tensors, so every case
+    passes; before, the same-shaped tensors of the layers were left at their random values."""
+    result = evaluator.evaluate(STATE / "gru_task.py", STATE / "gru_layer_lists.py", options=OPTIONS, which="visible")
+    assert result.error is None
+    assert result.cases and all(case.passed for case in result.cases), [c.max_abs_err for c in result.cases]
+
+
+def test_names_pair_only_when_each_side_has_one_partner() -> None:
+    """`lstm.weight_hh_l0` pairs with `weight_hh.0`; a bare `weight` never pairs by words (too little said), and
+    two candidate tensors that both fit one reference name leave it to the later passes."""
+    import torch
+
+    from kope.evaluate.inside.worker import _pairs_by_words
+
+    reference = {
+        "lstm.weight_hh_l0": torch.zeros(8, 2),
+        "lstm.weight_hh_l1": torch.zeros(8, 2),
+        "fc.weight": torch.zeros(3, 2),
+        "norm.bias": torch.zeros(2),
+    }
+    own = {
+        "weight_hh.0": torch.zeros(8, 2),
+        "weight_hh_l1": torch.zeros(2, 8),
+        "weight": torch.zeros(3, 2),
+        "norm_bias": torch.zeros(2),
+        "block.norm.bias": torch.zeros(2),
+    }
+    assert sorted(_pairs_by_words(reference, own, [])) == [
+        ("lstm.weight_hh_l0", "weight_hh.0", False),
+        ("lstm.weight_hh_l1", "weight_hh_l1", True),
+    ]

@@ -26,6 +26,8 @@ import sys
 import time
 import traceback
 import types
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -384,21 +386,24 @@ def _candidate_line(exc: BaseException) -> str:
 def _copy_reference_state(model: torch.nn.Module, job_dir: Path) -> list[str]:
     """Copy the reference's parameters and buffers into the candidate; the candidate's names of those copied.
 
-    By name where name, shape and dtype agree; then, for tensors models renamed (`self.gemm.weight` became
-    `self.weight`), by shape where exactly one tensor left on each side has it; then a 2-D tensor stored
-    transposed (`weight_t`, shape (in, out)) where exactly one left on each side has the transposed shape."""
+    By name where name, shape and dtype agree; then by the name's words and layer index where exactly one
+    tensor on each side has them (`gru.weight_hh_l2` is `weight_hh.2` or `W_hh[2]`, as a stored transpose
+    too); then, for tensors models renamed (`self.gemm.weight` became `self.weight`), by shape where exactly
+    one tensor left on each side has it; then a 2-D tensor stored transposed (`weight_t`, shape (in, out))
+    where exactly one left on each side has the transposed shape."""
     from safetensors.torch import load_file
 
     reference = load_file(str(job_dir / protocol.STATE_FILE))
     own = model.state_dict()
     pairs = [(n, n, False) for n, v in reference.items() if n in own and _same_kind(own[n], v, v.shape)]
+    pairs += _pairs_by_words(reference, own, pairs)
     for transposed in (False, True):
         used_ref, used_own = {r for r, _, _ in pairs}, {o for _, o, _ in pairs}
         left_ref = {n: v for n, v in reference.items() if n not in used_ref and v.is_floating_point()}
         left_own = {n: v for n, v in own.items() if n not in used_own and v.is_floating_point()}
         for ref_name, value in left_ref.items():
-            shape = value.shape if not transposed else (value.t().shape if value.dim() == 2 else None)
-            if shape is None or (transposed and shape[0] == shape[1]):
+            shape = _transposed_shape(value) if transposed else value.shape
+            if shape is None:
                 continue
             same_ref = [v for v in left_ref.values() if v.shape == value.shape and v.dtype == value.dtype]
             same_own = [n for n, t in left_own.items() if _same_kind(t, value, shape)]
@@ -411,6 +416,76 @@ def _copy_reference_state(model: torch.nn.Module, job_dir: Path) -> list[str]:
             own[own_name].copy_(value.t() if transposed else value)
             loaded.append(own_name)
     return loaded
+
+
+_WORD_ALIASES = {"w": "weight", "b": "bias"}
+
+
+def _name_words(name: str) -> tuple[str, ...]:
+    """A state name as lower-case words, a layer index as its number: `gru.weight_ih_l0` is
+    (gru, weight, ih, 0), `W_ih.0` is (weight, ih, 0)."""
+    words = []
+    for word in name.replace(".", "_").lower().split("_"):
+        if len(word) > 1 and word[0] == "l" and word[1:].isdigit():
+            word = word[1:]
+        if word:
+            words.append(_WORD_ALIASES.get(word, word))
+    return tuple(words)
+
+
+def _flat_direction(words: tuple[str, ...]) -> tuple[str, ...]:
+    """A bidirectional layer's words with (layer, direction) as one index, `2 * layer + reverse`, as models
+    number the tensors of `nn.GRU(..., bidirectional=True)` in one list."""
+    reverse = words[-1:] == ("reverse",)
+    body = words[:-1] if reverse else words
+    index = next((i for i in range(len(body) - 1, -1, -1) if body[i].isdigit()), None)
+    if index is None:
+        return words
+    return (*body[:index], str(2 * int(body[index]) + int(reverse)), *body[index + 1 :])
+
+
+def _pairs_by_words(
+    reference: dict[str, torch.Tensor], own: dict[str, torch.Tensor], taken: list[tuple[str, str, bool]]
+) -> list[tuple[str, str, bool]]:
+    """Reference and candidate tensors whose names have the same words, a module prefix aside (one name's
+    words end the other's), pairing only where each has exactly one such partner of its shape or transposed
+    shape, and the names carry a layer index or two words at least (so `weight` alone never pairs)."""
+    used_ref, used_own = {r for r, _, _ in taken}, {o for _, o, _ in taken}
+    left_ref = {n: v for n, v in reference.items() if n not in used_ref and v.is_floating_point()}
+    left_own = {n: v for n, v in own.items() if n not in used_own and v.is_floating_point()}
+    own_words = {n: _name_words(n) for n in left_own}
+
+    def fits(ref_words: tuple[str, ...], words: tuple[str, ...]) -> bool:
+        short, long = sorted((ref_words, words), key=len)
+        informative = len(short) >= 2 or any(w.isdigit() for w in short)
+        return informative and long[len(long) - len(short) :] == short
+
+    def pairing(key: Callable[[str], tuple[str, ...]]) -> list[tuple[str, str, bool]]:
+        matches: dict[str, list[tuple[str, bool]]] = {}
+        for ref_name, value in left_ref.items():
+            found = matches.setdefault(ref_name, [])
+            for name, words in own_words.items():
+                if not fits(key(ref_name), words):
+                    continue
+                if _same_kind(left_own[name], value, value.shape):
+                    found.append((name, False))
+                elif (shape := _transposed_shape(value)) is not None and _same_kind(left_own[name], value, shape):
+                    found.append((name, True))
+        claimed = Counter(name for found in matches.values() for name, _ in found)
+        return [(r, f[0][0], f[0][1]) for r, f in matches.items() if len(f) == 1 and claimed[f[0][0]] == 1]
+
+    nested = pairing(_name_words)
+    if not any(_name_words(n)[-1:] == ("reverse",) for n in left_ref):
+        return nested
+    flat = pairing(lambda name: _flat_direction(_name_words(name)))
+    return flat if len(flat) > len(nested) else nested
+
+
+def _transposed_shape(value: torch.Tensor) -> tuple[int, ...] | None:
+    """The shape of a 2-D tensor stored transposed; None for other ranks and square ones (ambiguous)."""
+    if value.dim() != 2 or value.shape[0] == value.shape[1]:
+        return None
+    return (value.shape[1], value.shape[0])
 
 
 def _same_kind(target: torch.Tensor, value: torch.Tensor, shape: Any) -> bool:
