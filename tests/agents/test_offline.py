@@ -45,3 +45,30 @@ def test_offline_model_stops_when_nothing_applies(evaluator: Evaluator, tmp_path
         SCALE_TASK, broken, tmp_path / "out.py"
     )
     assert report.status == "unrepaired" and report.stop_reason in ("model-exhausted", "no-progress")
+
+
+def test_a_bug_only_a_scaled_case_shows_is_searched_on_that_case(
+    evaluator: Evaluator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tanh that saturates early is right on every size of [0, 1) inputs and wrong on the case whose inputs are scaled:
+    the hidden case the start's full check failed joins the shown ones (no size sweep makes it, and here no screen
+    looks for it), and the fix is the reference's tanh of the loaded value, which the saturation's test reads."""
+    from conftest import FIXTURES
+
+    from kope.repair.search import SearchConfig
+
+    scaled = FIXTURES / "scaled"
+    loop = DebugLoop(None, evaluator, config=DebugConfig(probes=False, search_config=SearchConfig(screen=0)))
+    shown: list[list[str]] = []
+    search = loop.env.search
+
+    def spy(*args: object, **kwargs: object) -> object:
+        shown.append([case.name for case in args[2]])  # type: ignore[attr-defined]
+        return search(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(loop.env, "search", spy)
+    report = loop.run(scaled / "tanh_task.py", scaled / "tanh_saturated.py", tmp_path / "fixed.py")
+    assert report.status == "repaired", (report.stop_reason, [s.outcome for s in report.steps])
+    assert shown and "scaled" in shown[0]
+    accepted = [t for t in report.search[-1].trials if t.verdict == "accepted"]
+    assert accepted and accepted[0].operator.startswith("formula-") and "of `x`" in accepted[0].description

@@ -115,6 +115,17 @@ def test_formula_operators_use_the_reference_arguments_and_need_a_reference() ->
     assert bare is not None and edits(bare, ["formula-store", "formula-swap"]) == []
 
 
+def test_a_formula_is_offered_of_the_value_a_branch_tests_when_the_branches_moved_on_from_it() -> None:
+    """`tl.where(tl.abs(x) > 2.0, 1.0, y)` stores `y`, three steps from the load; the test reads `x`, the input."""
+    from conftest import FIXTURES
+
+    scaled = FIXTURES / "scaled"
+    program = Program.parse((scaled / "tanh_saturated.py").read_text(), (scaled / "tanh_task.py").read_text())
+    assert program is not None
+    stored = [e.description for e in edits(program, ["formula-store"])]
+    assert stored[0] == "stored `saturated` -> the reference's tanh of `x`"
+
+
 SELF_DIVISION = textwrap.dedent(
     """
     import triton

@@ -185,6 +185,8 @@ class _State:
     searched: set[str] = field(default_factory=set)
     searches: list[SearchResult] = field(default_factory=list)
     evaluations: int = 0
+    failed_hidden: dict[str, list[str]] = field(default_factory=dict)
+    """By content hash: the hidden cases a version's full check found wrong values on (no error), in case order."""
 
     @property
     def visible(self) -> list[Case]:
@@ -194,6 +196,10 @@ class _State:
     def evaluation(self) -> EvalResult:
         assert self.diagnosis.evaluation is not None
         return self.diagnosis.evaluation
+
+
+_FAILED_HIDDEN = 2
+"""Hidden cases a full check found wrong that join the shown ones in the next search (the first, in case order)."""
 
 
 class DebugLoop:
@@ -488,6 +494,10 @@ class DebugLoop:
                 for c in diagnosis.cases
                 if not c.passed and not c.visible and c.error_kind is None
             ][:2]
+        # Wrong on hidden cases its full check ran that no sweep makes (larger magnitudes, shifted inputs): those too.
+        failed = state.failed_hidden.get(content_hash(state.source), [])
+        known = {c.key() for c in shown}
+        shown += [c for c in state.cases if c.name in failed and c.key() not in known][:_FAILED_HIDDEN]
 
         def accept(source: str) -> bool:
             if self.env.deadline is not None and time.monotonic() >= self.env.deadline:
@@ -551,6 +561,7 @@ class DebugLoop:
             )
         else:
             hidden = [c for c in full.cases if not c.passed and not c.visible]
+            state.failed_hidden[content_hash(source)] = [c.name for c in hidden if c.error is None]
             kinds = sorted({c.error.kind if c.error else "wrong values" for c in hidden})
             state.feedback.append(
                 f"The kernel is right on the case you are shown but fails {len(hidden)} hidden case(s) of other sizes "

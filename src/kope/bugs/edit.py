@@ -789,6 +789,7 @@ ORDER = (
     "layer-bias-flag",
     "param-shape",
     "missing-advance",
+    "guarded-atomic",
 )
 """The registry's order; an operator missing here comes after these."""
 

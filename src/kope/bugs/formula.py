@@ -70,15 +70,30 @@ def _inputs(kernel: ast.FunctionDef, program: Program, line: int, first: list[st
     for name in first:
         if name not in order:
             order.append(name)
+    tested: list[str] = []
     for k, expr in value_flow(program, depth=3):
         if k is kernel:
             for name in value_names(expr):
                 if name not in order:
                     order.append(name)
+            tested += _tested(expr)
+    order += [n for n in dict.fromkeys(tested) if n not in order]
     usable = [n for n in order if n not in params and any(d.lineno < line for d in defined.get(n, []))]
     renamed = [n for n in usable if isinstance(_last(n, defined, line), ast.Name)]
     plain = [n for n in usable if n not in renamed and _plain(n, defined, line)]
     return [*renamed, *plain, *[n for n in usable if n not in renamed and n not in plain]][:_MAX_INPUTS]
+
+
+def _tested(expr: ast.expr) -> list[str]:
+    """The names a `tl.where` in `expr` tests (`x` of `tl.where(x < 0.0, -y, y)`): a branch's condition reads the
+    activation's input, where the branches have moved on from it (`tl.where(|x| > 2, 1.0, y)`)."""
+    return [
+        n.id
+        for node in ast.walk(expr)
+        if isinstance(node, ast.Call) and call_name(node) == "tl.where" and node.args
+        for n in ast.walk(node.args[0])
+        if isinstance(n, ast.Name)
+    ]
 
 
 def _last(name: str, defined: dict[str, list[ast.Assign | ast.AugAssign]], line: int) -> ast.expr | None:

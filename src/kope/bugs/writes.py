@@ -23,7 +23,7 @@ from kope.bugs.analysis import (
     pointer_roots,
 )
 from kope.bugs.cue import Source, _kernels, cue
-from kope.bugs.edit import Edit, Program, operator
+from kope.bugs.edit import Edit, Program, assignments, operator, reached
 from kope.bugs.mutation import Context, Mutation, cst_calls_in, expr, mutation, range_args, without_args
 from kope.bugs.recipe import _analysed, _cue_nodes, _EmptyToZeros, _kwarg, _LineTransformer, _rewrite, recipe
 from kope.source import call_name
@@ -149,6 +149,71 @@ def atomic_store(program: Program) -> Iterator[Edit]:
             start, end = program.span(node.func)
             text = program.text[:start] + "tl.atomic_add" + program.text[end:]
             yield Edit("atomic-store", "missing-atomic", node.lineno, "`tl.store` -> `tl.atomic_add`", text)
+
+
+_ATOMICS = ("tl.atomic_add", "tl.atomic_max", "tl.atomic_min", "tl.atomic_and", "tl.atomic_or", "tl.atomic_xor")
+
+
+def _first_program(test: ast.expr, kernel: ast.FunctionDef) -> tuple[str, str] | None:
+    """The program id a test singles out (`tl.program_id(1) == 0`, `pid_n == 0`): its text and the axis's
+    `tl.program_id(k)`; else None."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return None
+    sides = (test.left, test.comparators[0])
+    if not any(isinstance(side, ast.Constant) and side.value == 0 for side in sides):
+        return None
+    assigned = assignments(kernel)
+    for side in sides:
+        if isinstance(side, ast.Call) and call_name(side) == "tl.program_id":
+            return ast.unparse(side), ast.unparse(side)
+        if isinstance(side, ast.Name) and len(assigned.get(side.id, [])) == 1:
+            value = assigned[side.id][0].value
+            if isinstance(value, ast.Call) and call_name(value) == "tl.program_id":
+                return side.id, ast.unparse(value)
+    return None
+
+
+def _along(kernel: ast.FunctionDef, axis: str) -> set[str]:
+    """The names a kernel assigns from one `tl.program_id(k)` (`pid_n = tl.program_id(1)`, `offs = pid_n * B + ...`
+    reaches it through them)."""
+    return {name for name, assigns in assignments(kernel).items() if any(axis in ast.unparse(a.value) for a in assigns)}
+
+
+@operator("guarded-atomic", "missing-atomic")
+def guarded_atomic(program: Program) -> Iterator[Edit]:
+    """An atomic accumulation only the first program along an axis makes (`if tl.program_id(1) == 0:
+    tl.atomic_add(out, partial)`): every program of that axis holds a partial of the result, and the atomic is
+    there so that all of them add it. Offered where the partial is made from the program's own slice of the data
+    (a load at offsets of that axis). The guard dropped, its body run by every program. Grounded: an atomic add of
+    one slice's partial, which the other slices never add, cannot hold the whole result."""
+    for kernel in program.kernels:
+        for node in ast.walk(kernel):
+            if not isinstance(node, ast.If) or node.orelse:
+                continue
+            found = _first_program(node.test, kernel)
+            atomics = [c for c in ast.walk(node) if isinstance(c, ast.Call) and call_name(c) in _ATOMICS]
+            if found is None or not atomics:
+                continue
+            who, axis = found
+            # the partial an atomic adds is made from data of that program's own slice (a load at its offsets)
+            values = [a for c in atomics for a in [*c.args[1:2], *(k.value for k in c.keywords if k.arg == "val")]]
+            own = any(reached(kernel, value, _along(kernel, axis), through_loads=True) for value in values)
+            if not own:
+                continue
+            start, end = program.lines_of(node)
+            first, last = program.lines_of(node.body[0]), program.lines_of(node.body[-1])
+            body = program.text[first[0] : last[1]]
+            inner, outer = program.indent_of(node.body[0]), program.indent_of(node)
+            lines = [line[len(inner) - len(outer) :] if line.startswith(inner) else line for line in body.split("\n")]
+            yield Edit(
+                "guarded-atomic",
+                "missing-atomic",
+                node.lineno,
+                f"the guard `if {program.code(node.test)}:` dropped: every program adds its partial",
+                program.text[:start] + "\n".join(lines) + program.text[end:],
+                f"only the program with {who} == 0 makes the atomic `{call_name(atomics[0])}`",
+                grounded=True,
+            )
 
 
 # -- how the bench injects it (mutations) ------------------------------------------------------

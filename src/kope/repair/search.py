@@ -425,13 +425,11 @@ class RepairSearch:
                 extra += 1
                 result, failing = found
                 start_cases = {c.name: c for c in result.cases}
-                if failing:
-                    shown += failing
-                    screen = [c.name for c in failing]
-                    names = {c.name for c in shown}
-                    base = version_score(
-                        result.model_copy(update={"cases": [c for c in result.cases if c.name in names]})
-                    )
+                shown += failing
+                screen = [c.name for c in failing]
+                names = {c.name for c in shown}
+                # the start as it scores on what the search is shown: a hidden case the caller added may be wrong
+                base = version_score(result.model_copy(update={"cases": [c for c in result.cases if c.name in names]}))
         counter = itertools.count()
         queue: list[tuple[float, int, Candidate]] = []
         first = self.candidates(source, diagnosis, task.source)
