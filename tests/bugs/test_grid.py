@@ -356,6 +356,42 @@ def test_tile_grid_reads_the_grid_from_the_kernels_tiles() -> None:
     assert crossed is not None and edits(crossed, ["tile-grid"]) == []
 
 
+VECTOR_TILE = textwrap.dedent(
+    """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.autotune(configs=[triton.Config({"BLOCK": 128, "VEC": 4}, num_warps=4)], key=["n"])
+    @triton.jit
+    def _double(x_ptr, y_ptr, n, BLOCK: tl.constexpr, VEC: tl.constexpr):
+        per_program = BLOCK * VEC
+        offs = tl.program_id(0) * per_program + tl.arange(0, BLOCK * VEC)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)
+
+
+    def double(x):
+        y = torch.empty_like(x)
+        n = x.numel()
+        _double[(triton.cdiv(n, 1024),)](x, y, n)
+        return y
+    """
+)
+
+
+def test_tile_grid_reads_a_tile_named_once_and_a_single_autotuned_config() -> None:
+    """`pid * per_program` for `per_program = BLOCK * VEC`, autotuned to one config (128 x 4 = 512) on a grid divided
+    by 1024: half the tiles never run. The grid reads the tile from the config, grounded (512 is not 1024)."""
+    program = Program.parse(VECTOR_TILE, DOUBLE_TASK)
+    assert program is not None
+    made = edits(program, ["tile-grid"])
+    assert len(made) == 1 and made[0].grounded
+    assert "lambda META: (triton.cdiv(n, META['BLOCK'] * META['VEC']),)" in made[0].source
+    right = Program.parse(VECTOR_TILE.replace('"BLOCK": 128', '"BLOCK": 256'), DOUBLE_TASK)
+    assert right is not None and not any(e.grounded for e in edits(right, ["tile-grid"]))
+
+
 def test_tile_grid_counts_one_program_per_output_where_the_program_id_is_the_index() -> None:
     """`b = pid // N; n = pid % N`: one program per output element, on a grid divided by the K chunk: the division
     goes. A kernel whose program id starts a block unscaled (`pid + tl.arange`), a grouped order and a grid already

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import copy
 import itertools
+import math
 from collections.abc import Iterator
 
 import libcst as cst
@@ -715,10 +716,18 @@ def _unwrapped(node: ast.expr) -> ast.expr:
 
 
 def _products(kernel: ast.FunctionDef) -> Iterator[list[ast.expr]]:
-    """The factors of every product in a kernel (casts unwrapped)."""
+    """The factors of every product in a kernel (casts unwrapped), a name bound once to a product of block sizes
+    read as those (`pid * elements_per_block` for `elements_per_block = BLOCK_SIZE * VECTOR_SIZE`)."""
+    blocks = set(constexprs_of(kernel))
+    named: dict[str, list[ast.expr]] = {}
+    for name, assigns in assignments(kernel).items():
+        leaves = _mult_leaves(assigns[0].value) if len(assigns) == 1 else []
+        if len(leaves) > 1 and all(isinstance(x, ast.Name) and x.id in blocks for x in leaves):
+            named[name] = leaves
     for node in ast.walk(kernel):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-            yield [_unwrapped(x) for x in _mult_leaves(node)]
+            leaves = [_unwrapped(x) for x in _mult_leaves(node)]
+            yield [y for x in leaves for y in (named[x.id] if isinstance(x, ast.Name) and x.id in named else [x])]
 
 
 def _tile_factor(program: Program, kernel: ast.FunctionDef, axis: int) -> list[str] | None:
@@ -973,6 +982,14 @@ def tile_grid(program: Program) -> Iterator[Edit]:
                 varying = any(len(tuned.get(b, ())) > 1 for b in factor)
                 literal_old = _product_value(site, divisor, {})
                 literal_new = _literal_product(new) if terms else 1
+                once = [tuned.get(b, set()) for b in factor if b in tuned]
+                if literal_new is None and len(once) == len(factor) and all(len(v) == 1 for v in once):
+                    sizes = [next(iter(v)) for v in once]  # autotuned to one tile only: its size is known
+                    literal_new = (
+                        math.prod(v for v in sizes if isinstance(v, int))
+                        if all(type(v) is int for v in sizes)
+                        else None
+                    )
                 smallest = 1  # the fewest indices a program covers under any config: a grid divided by at most that
                 for block in factor:  # over-covers the axis under every config (masked), which is not a bug
                     values = [v for v in tuned.get(block, ()) if type(v) is int]
