@@ -90,3 +90,79 @@ def test_a_guard_on_an_axis_the_partial_does_not_depend_on_is_left_alone() -> No
     unguarded = GUARDED.replace("if pid_n == 0:\n        tl.atomic_add", "if row >= 0:\n        tl.atomic_add")
     program = Program.parse(unguarded, ROW_SQUARES_TASK)
     assert program is not None and edits(program, ["guarded-atomic"]) == []
+
+
+DOUBLE_TASK = textwrap.dedent(
+    '''
+    """Twice the input."""
+    import torch
+    import torch.nn as nn
+
+    n = 3000
+
+
+    class Model(nn.Module):
+        def forward(self, x):
+            return x * 2.0
+
+
+    def get_inputs():
+        return [torch.randn(n)]
+
+
+    def get_init_inputs():
+        return []
+
+
+    def get_cases():
+        return [{"n": 3000}, {"n": 777}]
+    '''
+)
+
+IN_PLACE = textwrap.dedent(
+    """
+    import torch
+    import torch.nn as nn
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _double(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n)
+        tl.store(out_ptr + offs, x * 2.0, mask=offs < n)
+
+
+    class ModelNew(nn.Module):
+        def forward(self, x):
+            x = x.contiguous()
+            n = x.numel()
+            _double[(triton.cdiv(n, 256),)](x, x, n, BLOCK=256)  # in place: saves an allocation
+            return x
+    """
+)
+
+
+def test_a_result_stored_over_the_input_gets_its_own_buffer(evaluator: Evaluator, tmp_path: Path) -> None:
+    """Right values, written over the caller's input: the gates reject it (input-mutation); the repair gives the
+    result its own buffer, returned in the input's place."""
+    program = Program.parse(IN_PLACE, DOUBLE_TASK)
+    assert program is not None
+    made = edits(program, ["own-output"])
+    assert len(made) == 1 and made[0].grounded
+    assert "x_out = torch.empty_like(x)\n" in made[0].source and "(x, x_out, n, BLOCK=256)" in made[0].source
+    assert made[0].source.rstrip().endswith("return x_out")
+    task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
+    task.write_text(DOUBLE_TASK)
+    candidate.write_text(IN_PLACE)
+    assert evaluator.evaluate(task, candidate).integrity.verdict == "reject"
+    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=8))
+    report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
+    assert report.status == "repaired", report.search
+    assert "torch.empty_like(x)" in (tmp_path / "fixed.py").read_text()
+
+
+def test_a_launch_that_reads_one_tensor_and_writes_another_is_left_alone() -> None:
+    program = Program.parse(IN_PLACE.replace("](x, x, n", "](x, y, n").replace("return x", "return y"), DOUBLE_TASK)
+    assert program is not None and edits(program, ["own-output"]) == []

@@ -790,6 +790,7 @@ ORDER = (
     "param-shape",
     "missing-advance",
     "guarded-atomic",
+    "own-output",
 )
 """The registry's order; an operator missing here comes after these."""
 

@@ -20,10 +20,11 @@ from kope.bugs.analysis import (
     expand,
     host_assignments,
     names_in,
+    params_of,
     pointer_roots,
 )
 from kope.bugs.cue import Source, _kernels, cue
-from kope.bugs.edit import Edit, Program, assignments, operator, reached
+from kope.bugs.edit import Edit, Program, _unstarred, assignments, operator, pointers_of, reached
 from kope.bugs.mutation import Context, Mutation, cst_calls_in, expr, mutation, range_args, without_args
 from kope.bugs.recipe import _analysed, _cue_nodes, _EmptyToZeros, _kwarg, _LineTransformer, _rewrite, recipe
 from kope.source import call_name
@@ -212,6 +213,76 @@ def guarded_atomic(program: Program) -> Iterator[Edit]:
                 f"the guard `if {program.code(node.test)}:` dropped: every program adds its partial",
                 program.text[:start] + "\n".join(lines) + program.text[end:],
                 f"only the program with {who} == 0 makes the atomic `{call_name(atomics[0])}`",
+                grounded=True,
+            )
+
+
+def _accessed(kernel: ast.FunctionDef, how: str) -> set[str]:
+    """The pointer parameters a kernel's `tl.load`s (`how="tl.load"`) or `tl.store`s address."""
+    pointers = set(pointers_of(kernel))
+    return {
+        name
+        for node in ast.walk(kernel)
+        if isinstance(node, ast.Call) and call_name(node) == how and node.args
+        for name in reached(kernel, node.args[0], pointers, through_loads=False)
+    }
+
+
+def _statement_of(host: ast.FunctionDef, node: ast.AST) -> ast.stmt | None:
+    """The statement of `host`'s body (at any depth) that holds `node`."""
+    for statement in ast.walk(host):
+        if isinstance(statement, ast.stmt) and statement is not host and any(n is node for n in ast.walk(statement)):
+            inner = [s for s in ast.iter_child_nodes(statement) if isinstance(s, ast.stmt)]
+            if not any(any(n is node for n in ast.walk(s)) for s in inner):
+                return statement
+    return None
+
+
+@operator("own-output", "uninitialized-output")
+def own_output(program: Program) -> Iterator[Edit]:
+    """A launch that stores its result over the tensor it reads (`kernel[grid](x, norms, x, ...)`, then `return x`):
+    the caller's input is overwritten, and the result is only right while nobody reads the input again. The result
+    gets its own buffer: `x_out = torch.empty_like(x)` before the launch, passed where the kernel stores and returned
+    in `x`'s place. Grounded: one tensor is both what the kernel reads and what it writes."""
+    for site in program.parsed.launches:
+        if site.host is None:
+            continue
+        names = params_of(site.kernel)
+        args = dict(zip(names, _unstarred(site.call, len(names)) or [], strict=False))
+        args.update({k.arg: k.value for k in site.call.keywords if k.arg in names})
+        loaded, stored = _accessed(site.kernel, "tl.load"), _accessed(site.kernel, "tl.store")
+        read = {ast.unparse(args[p]) for p in loaded - stored if p in args}
+        for param in sorted(stored - loaded):
+            arg = args.get(param)
+            if not isinstance(arg, ast.Name) or arg.id not in read:
+                continue
+            launch = _statement_of(site.host, site.call)
+            returns = [
+                r
+                for r in ast.walk(site.host)
+                if isinstance(r, ast.Return)
+                and isinstance(r.value, ast.Name)
+                and r.value.id == arg.id
+                and r.lineno > site.call.lineno
+            ]
+            if launch is None or not returns:
+                continue
+            fresh = f"{arg.id}_out"
+            start, _ = program.lines_of(launch)
+            spans = [(start, start, f"{program.indent_of(launch)}{fresh} = torch.empty_like({arg.id})\n")]
+            spans += [
+                (*program.span(node), fresh) for node in (arg, *(r.value for r in returns if r.value is not None))
+            ]
+            text = program.text
+            for begin, end, new in sorted(spans, reverse=True):
+                text = text[:begin] + new + text[end:]
+            yield Edit(
+                "own-output",
+                "uninitialized-output",
+                site.call.lineno,
+                f"`{arg.id}` stored over at `{param}`: `{fresh} = torch.empty_like({arg.id})` written and returned",
+                text,
+                f"the launch passes `{arg.id}` both where the kernel loads and where it stores (`{param}`)",
                 grounded=True,
             )
 
