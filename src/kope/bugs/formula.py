@@ -7,8 +7,9 @@ their arguments); these operators write it, in Triton's terms, where the kernel 
 
 - `formula-store`: the value a kernel stores replaced by the reference's last activation (or its last two or
   three, composed) of a value the kernel computed before it (the activation's input);
-- `formula-swap`: an assignment that computes an activation-like value (`tl.exp`, `tl.where`, `tl.maximum`...)
-  given the reference's activation of one of the values it reads instead.
+- `formula-swap`: an assignment that computes an activation-like value (`tl.exp`, `tl.where`, `tl.maximum`...), or
+  approximates one by a ratio of polynomials of one value (`t * (27 + t * t) / (27 + 9 * t * t)` for tanh), given
+  the reference's activation of one of the values it reads instead.
 
 The search keeps what the evaluator says is right; the formulas are the verified table's.
 """
@@ -157,6 +158,41 @@ def _assembles_activation(kernel: ast.FunctionDef, node: ast.Assign) -> bool:
     return bool(helpers) and any(n not in helpers for n in names)
 
 
+def _arithmetic_names(
+    expr: ast.expr, defined: dict[str, list[ast.Assign | ast.AugAssign]], line: int, depth: int = 6
+) -> dict[str, int]:
+    """The names an expression reads, and those their values read, through assignments of arithmetic alone (no call:
+    a load or an activation ends the path), each with the line of its last assignment; constants left out."""
+    found: dict[str, int] = {}
+    for name in value_names(expr):
+        earlier = sorted((d for d in defined.get(name, []) if d.lineno < line), key=lambda d: d.lineno)
+        if not earlier or isinstance(earlier[-1].value, ast.Constant):
+            continue
+        last = earlier[-1]
+        found[name] = last.lineno
+        if depth and isinstance(last, ast.Assign) and not any(isinstance(n, ast.Call) for n in ast.walk(last.value)):
+            for deeper, at in _arithmetic_names(last.value, defined, last.lineno, depth - 1).items():
+                found.setdefault(deeper, at)
+    return found
+
+
+def _rational_inputs(kernel: ast.FunctionDef, node: ast.Assign) -> list[str]:
+    """For an assignment that divides two polynomials of one value by arithmetic alone (`t * (27.0 + t * t) / (27.0
+    + 9.0 * t * t)`: a hand-written rational tanh), the values both sides are made from, nearest first; else []."""
+    if any(isinstance(n, ast.Call) for n in ast.walk(node.value)):
+        return []
+    defined = _definitions(kernel)
+    common: dict[str, int] = {}
+    for div in ast.walk(node.value):
+        if isinstance(div, ast.BinOp) and isinstance(div.op, ast.Div):
+            top = _arithmetic_names(div.left, defined, node.lineno)
+            bottom = _arithmetic_names(div.right, defined, node.lineno)
+            common.update({n: at for n, at in top.items() if n in bottom})
+            direct = set(value_names(div.left)) & set(value_names(div.right))
+            common.update({n: node.lineno for n in direct if n not in common})
+    return sorted(common, key=lambda n: -common[n])
+
+
 @operator("formula-swap", "wrong-constant")
 def formula_swap(program: Program) -> Iterator[Edit]:
     """An assignment that computes an activation-like value given the reference's activation of a value it reads."""
@@ -177,10 +213,14 @@ def formula_swap(program: Program) -> Iterator[Edit]:
         # an activation finished from a helper is the site, first; the helper (a hand-written tanh) is not cued
         helpers = {n for node in assembling for n in value_names(node.value)}
         plain = [node for node in sites if node not in assembling and _computes_activation(node.value)]
-        for node in [*assembling, *plain]:
+        rational = {id(node): r for node in sites if node not in assembling and (r := _rational_inputs(kernel, node))}
+        chosen = [node for node in sites if id(node) in rational]
+        for node in [*assembling, *plain, *chosen]:
             target = node.targets[0]
             assert isinstance(target, ast.Name)
             inputs = _inputs(kernel, program, node.lineno, value_names(node.value))
+            inputs = [*rational.get(id(node), [])[:_MAX_INPUTS], *inputs]
+            inputs = list(dict.fromkeys(inputs))[:_MAX_INPUTS]
             for act in distinct:
                 for at, name in enumerate(inputs):
                     new = act.triton(name)
