@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
+from kope.agents import DebugConfig, DebugLoop
 from kope.bugs.dead import dead_names
 from kope.bugs.edit import Edit, Program, edits
+from kope.evaluate import Evaluator
+from kope.repair.search import SearchConfig
 
 HOST = """
 
@@ -227,3 +231,78 @@ def test_a_mask_computed_and_never_used_is_joined_to_the_masks_after_it() -> Non
         in lines
     )
     assert "tl.store(o_ptr + rows * so, tl.sum(v, axis=1) * temperature, mask=col_ok[:, None])" in lines
+
+
+STORED_OVER_INPUT = textwrap.dedent(
+    """
+    import torch
+    import torch.nn as nn
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _swish(in_ptr, out_ptr, rows, cols, s_r, s_c, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        base = in_ptr + row * s_r
+        cs = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+        ptrs = base + cs * s_c
+        x = tl.load(ptrs, mask=cs < cols, other=0.0)
+        tl.store(ptrs, x * tl.sigmoid(x), mask=cs < cols)
+
+
+    class ModelNew(nn.Module):
+        def forward(self, x):
+            out = torch.empty_like(x)
+            rows, cols = x.shape
+            _swish[(rows, triton.cdiv(cols, 64))](x, out, rows, cols, x.stride(0), x.stride(1), BLOCK=64)
+            return out
+    """
+)
+
+SWISH_TASK = textwrap.dedent(
+    '''
+    """Swish of rows."""
+    import torch
+    import torch.nn as nn
+
+    rows = 5
+    cols = 200
+
+
+    class Model(nn.Module):
+        def forward(self, x):
+            return x * torch.sigmoid(x)
+
+
+    def get_inputs():
+        return [torch.randn(rows, cols)]
+
+
+    def get_init_inputs():
+        return []
+
+
+    def get_cases():
+        return [{"rows": 5, "cols": 200}, {"rows": 2, "cols": 77}]
+    '''
+)
+
+
+def test_an_unused_output_pointer_gets_the_stores_made_over_the_input(evaluator: Evaluator, tmp_path: Path) -> None:
+    """The kernel stores to the address it loaded (`ptrs`, from `in_ptr` through `base`) and never touches `out_ptr`,
+    which the host returns: the store goes to `out_ptr`, its address written out."""
+    program = Program.parse(STORED_OVER_INPUT, SWISH_TASK)
+    assert program is not None
+    made = edits(program, ["dead-pointer"])
+    assert len(made) == 1 and made[0].grounded and "`out_ptr`" in made[0].cue
+    assert "tl.store(out_ptr + row * s_r + cs * s_c, x * tl.sigmoid(x), mask=cs < cols)" in made[0].source
+    task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
+    task.write_text(SWISH_TASK)
+    candidate.write_text(STORED_OVER_INPUT)
+    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=8))
+    report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
+    assert report.status == "repaired", report.search
+    written = program.text.replace("ptrs = base + cs * s_c\n", "ptrs = base + cs * s_c\n    y_ptrs = out_ptr + cs\n")
+    used = Program.parse(written, SWISH_TASK)
+    assert used is not None and edits(used, ["dead-pointer"]) == []

@@ -365,3 +365,81 @@ def dead_mask(program: Program) -> Iterator[Edit]:
                     else:
                         continue
                     yield replace(edit, cue=dead.cue)
+
+
+class _Inlined(ast.NodeTransformer):
+    """An address with the names that lead to one pointer written out (single assignments before `line`), that
+    pointer replaced by another: `x_ptrs` (for `x_ptrs = input_ptr + offs`) as `output_ptr + offs`."""
+
+    def __init__(self, kernel: ast.FunctionDef, line: int, old: str, new: str) -> None:
+        self.kernel, self.assigned = kernel, assignments(kernel)
+        self.line, self.old, self.new = line, old, new
+        self.depth = 0
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id == self.old:
+            return ast.Name(self.new, ast.Load())
+        assigns = [a for a in self.assigned.get(node.id, []) if a.lineno < self.line]
+        if len(assigns) != 1 or self.depth > 4 or _base(self.kernel, assigns[0].value, assigns[0].lineno) != self.old:
+            return node
+        self.depth += 1
+        inlined = self.visit(_copied(assigns[0].value))
+        self.depth -= 1
+        return inlined if isinstance(inlined, ast.expr) else node
+
+
+def _copied(expr: ast.expr) -> ast.expr:
+    copied = ast.parse(ast.unparse(expr), mode="eval").body
+    return copied
+
+
+def _base(kernel: ast.FunctionDef, expr: ast.expr, line: int, depth: int = 5) -> str | None:
+    """The parameter an address starts from: the first term of its sum, through single assignments before `line`
+    (`x_ptrs` for `x_ptrs = base + offs`, `base = input_ptr + pid * stride`: `input_ptr`)."""
+    while isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add | ast.Sub):
+        expr = expr.left
+    if not isinstance(expr, ast.Name):
+        return None
+    if expr.id in params_of(kernel):
+        return expr.id
+    assigns = [a for a in assignments(kernel).get(expr.id, []) if a.lineno < line]
+    if len(assigns) != 1 or not depth:
+        return None
+    return _base(kernel, assigns[0].value, assigns[0].lineno, depth - 1)
+
+
+@operator("dead-pointer", "uninitialized-output")
+def dead_pointer(program: Program) -> Iterator[Edit]:
+    """A pointer the kernel takes and never uses (`output_ptr`) while it stores to the pointer it loads from: the
+    result is written over the input and the output the host returns is never written. Each store to the loaded
+    pointer is given the unused one, its address written out (`tl.store(x_ptrs, y)` for `x_ptrs = input_ptr + offs`
+    becomes `tl.store(output_ptr + offs, y)`). Grounded: an output taken and never written."""
+    for kernel in program.kernels:
+        params = params_of(kernel)
+        used = {n.id for n in ast.walk(kernel) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        launched = program.launch_arguments(kernel)
+        dead = [p for p in params if p not in used and ("ptr" in p.lower() or _tensor(program, launched.get(p)))]
+        if not dead:
+            continue
+        stores = [n for n in ast.walk(kernel) if isinstance(n, ast.Call) and call_name(n) == "tl.store" and n.args]
+        loads = [n for n in ast.walk(kernel) if isinstance(n, ast.Call) and call_name(n) == "tl.load" and n.args]
+        loaded = {_base(kernel, load.args[0], load.lineno) for load in loads}
+        for pointer in sorted(p for p in loaded if p is not None):
+            mine = [s for s in stores if _base(kernel, s.args[0], s.lineno) == pointer]
+            if not mine:
+                continue
+            for target in dead:
+                text = program.text
+                for store in sorted(mine, key=lambda s: program.span(s.args[0]), reverse=True):
+                    address = _Inlined(kernel, store.lineno, pointer, target).visit(_copied(store.args[0]))
+                    start, end = program.span(store.args[0])
+                    text = text[:start] + ast.unparse(address) + text[end:]
+                yield Edit(
+                    "dead-pointer",
+                    "uninitialized-output",
+                    mine[0].lineno,
+                    f"the stores to `{pointer}` (which the kernel loads) made to the unused `{target}`",
+                    text,
+                    f"`{target}` is taken as a parameter but never used, and the kernel stores over `{pointer}`",
+                    grounded=True,
+                )

@@ -791,6 +791,7 @@ ORDER = (
     "missing-advance",
     "guarded-atomic",
     "own-output",
+    "dead-pointer",
 )
 """The registry's order; an operator missing here comes after these."""
 
