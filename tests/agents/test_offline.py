@@ -72,3 +72,30 @@ def test_a_bug_only_a_scaled_case_shows_is_searched_on_that_case(
     assert shown and "scaled" in shown[0]
     accepted = [t for t in report.search[-1].trials if t.verdict == "accepted"]
     assert accepted and accepted[0].operator.startswith("formula-") and "of `x`" in accepted[0].description
+
+
+def test_a_version_found_as_the_budget_runs_out_still_gets_its_full_check(
+    evaluator: Evaluator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The budget runs out while the search evaluates its first candidates (here: made to, right after the first):
+    the version right on the shown cases gets its full check anyway, once, with its full time limit, instead of being
+    dropped unchecked as failing."""
+    import threading
+    import time
+
+    from conftest import FIXTURES
+
+    scaled = FIXTURES / "scaled"
+    loop = DebugLoop(None, evaluator, config=DebugConfig(probes=False))
+    evaluate = evaluator.evaluate
+
+    def expiring(*args: object, **kwargs: object) -> object:
+        result = evaluate(*args, **kwargs)  # type: ignore[arg-type]
+        if threading.current_thread().name.startswith("kope-search"):
+            loop.env.deadline = time.monotonic() - 1.0
+        return result
+
+    monkeypatch.setattr(evaluator, "evaluate", expiring)
+    report = loop.run(scaled / "tanh_task.py", scaled / "tanh_saturated.py", tmp_path / "fixed.py")
+    assert report.status == "repaired", (report.stop_reason, [s.outcome for s in report.steps])
+    assert report.search[-1].acceptance_checks >= 1

@@ -42,7 +42,8 @@ class Environment(Protocol):
     """Whether `search` runs the offline repair search (the fake has none)."""
     deadline: float | None
     """`time.monotonic()` by which the loop's time budget runs out (None: no budget). Evaluations then get
-    at most the time left (at least a second), so a run ends within its budget plus one evaluation."""
+    at most the time left (at least a second), so a run ends within its budget plus two evaluations (the final
+    check, and one full check the loop lets past the budget)."""
 
     fitted: str | None
     """How `start` fitted the cases to the version it was given (derived again at a smaller element budget, as a

@@ -271,6 +271,6 @@ MaxSecondsOpt = Annotated[
     typer.Option(
         "--max-seconds",
         min=1,
-        help="Wall-clock budget, in seconds: a hard limit, the run ends within it plus one evaluation timeout.",
+        help="Wall-clock budget, in seconds: a hard limit, the run ends within it plus two evaluation timeouts.",
     ),
 ]
