@@ -208,3 +208,26 @@ def test_two_broken_rules_are_mended_one_after_the_other(evaluator: Evaluator, t
     assert (accepted.operator, accepted.depth) == ("constexpr-param", 2)
     fixed = (tmp_path / "fixed.py").read_text()
     assert "import math" in fixed and "BLOCK: tl.constexpr" in fixed
+
+
+def test_a_block_capped_by_a_size_is_capped_by_its_power_of_two(evaluator: Evaluator, tmp_path: Path) -> None:
+    """`block = min(1024, n_cols)` is 20 for 20 columns, and `tl.arange(0, 20)` does not compile: the cap is taken of
+    the size's power of two, and the kernel runs on every case."""
+    capped = (
+        (API / "rownorm_good.py")
+        .read_text()
+        .replace(
+            "        _row_norm[(n_rows,)](x, out, n_cols, BLOCK=triton.next_power_of_2(n_cols))",
+            "        block = min(1024, n_cols)\n        _row_norm[(n_rows,)](x, out, n_cols, BLOCK=block)",
+        )
+    )
+    parsed = Program.parse(capped)
+    assert parsed is not None
+    (made,) = edits(parsed, ["capped-block"])
+    assert made.grounded and "block = min(1024, triton.next_power_of_2(n_cols))" in made.source
+    assert edits(program("rownorm_good.py"), ["capped-block"]) == []
+    candidate = tmp_path / "candidate.py"
+    candidate.write_text(capped)
+    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=8))
+    report = DebugLoop(None, evaluator, config=config).run(API / "rownorm_task.py", candidate, tmp_path / "fixed.py")
+    assert report.status == "repaired", report.search

@@ -22,6 +22,9 @@ rule is broken on every input, so the search tries these first):
   made the one-axis tuple Triton takes (`kernel[(n_blocks,)](...)`).
 - `missing-import`: a module the file uses under its conventional name (`math`, `triton`, `tl`, `torch`, `F`,
   `nn`, `np`) that it never imports or binds ("name 'math' is not defined"). The edit imports it.
+- `capped-block`: a block a `tl.arange` ranges over that the host caps by a size (`BLOCK = min(64, batch)`): a
+  power of two while the size is large, any number below it ("arange's range must be a power of 2"). Every such
+  cap becomes `min(64, triton.next_power_of_2(batch))`.
 
 Its mutation, `constexpr-dropped`, removes the `tl.constexpr` annotation of a block a `tl.arange` ranges over.
 """
@@ -220,6 +223,60 @@ def arange_block(program: Program) -> Iterator[Edit]:
                 f"`tl.arange(0, {size})` over a size the host passes: Triton needs a power of two",
                 grounded=True,
             )
+
+
+def _pow2_literal(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Constant)
+        and type(node.value) is int
+        and node.value > 0
+        and node.value & (node.value - 1) == 0
+    )
+
+
+@operator("capped-block", "api-misuse")
+def capped_block(program: Program) -> Iterator[Edit]:
+    """Each host `BLOCK = min(64, size)` whose name a launch passes where the kernel ranges over it (`tl.arange(0,
+    BLOCK)`) -> `min(64, triton.next_power_of_2(size))`: all of them in one edit (a kernel tiled on two axes caps
+    both)."""
+    caps: dict[int, ast.Call] = {}
+    for site in program.parsed.launches:
+        ranged = {
+            n.id
+            for call in ast.walk(site.kernel)
+            if isinstance(call, ast.Call) and call_name(call) == "tl.arange"
+            for n in ast.walk(call)
+            if isinstance(n, ast.Name) and n.id in constexprs_of(site.kernel)
+        }
+        for keyword in site.call.keywords:
+            if keyword.arg not in ranged or not isinstance(keyword.value, ast.Name):
+                continue
+            for value in host_assignments(site.host, keyword.value.id, before=site.call.lineno):
+                if (
+                    isinstance(value, ast.Call)
+                    and call_name(value) == "min"
+                    and len(value.args) == 2
+                    and sum(_pow2_literal(a) for a in value.args) == 1
+                    and not any(isinstance(a, ast.Constant) for a in value.args if not _pow2_literal(a))
+                ):
+                    caps[id(value)] = value
+    if not caps:
+        return
+    text = program.text
+    for value in sorted(caps.values(), key=lambda v: program.span(v), reverse=True):
+        size = next(a for a in value.args if not _pow2_literal(a))
+        start, end = program.span(size)
+        text = text[:start] + f"triton.next_power_of_2({program.code(size)})" + text[end:]
+    first = min(caps.values(), key=lambda v: v.lineno)
+    yield Edit(
+        "capped-block",
+        "api-misuse",
+        first.lineno,
+        f"the block caps by a size made powers of two (`{program.code(first)}` and {len(caps) - 1} more)",
+        text,
+        f"`{program.code(first)}`: a block `tl.arange` ranges over, capped by a size that need not be a power of two",
+        grounded=True,
+    )
 
 
 def _with_block(

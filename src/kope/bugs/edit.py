@@ -792,6 +792,7 @@ ORDER = (
     "guarded-atomic",
     "own-output",
     "dead-pointer",
+    "capped-block",
 )
 """The registry's order; an operator missing here comes after these."""
 
