@@ -67,3 +67,17 @@ def test_transcript_writes_one_json_object_per_event(tmp_path: Path) -> None:
     events = [json.loads(line) for line in path.read_text().splitlines()]
     assert [e["event"] for e in events] == ["start", "end"] and events[0]["task"] == "x.py" and "time" in events[1]
     Transcript(None).write("nothing")  # no file: nothing written, no error
+
+
+def test_a_version_with_misplaced_nans_ranks_below_a_finite_wrong_one() -> None:
+    """The measured errors skip NaN and infinite elements: a version that made every element infinite reads as
+    relative error 0, and must not rank above one that is finitely wrong everywhere (it is no closer)."""
+    from kope.protocol.results import OutputDiff
+
+    finite = result("fail", 1.0)
+    nans = result("fail", 1.0)
+    nans.cases[0].max_rel_err = 0.0
+    diff = OutputDiff(index=0, shape=[4], dtype="float32", numel=4, mismatch_count=4, max_abs_err=0.0,
+                      max_rel_err=0.0, nan_mismatch=4, atol=1e-5, rtol=1e-5)  # fmt: skip
+    nans.cases[0].outputs = [diff]
+    assert version_score(nans) > version_score(finite)

@@ -66,13 +66,14 @@ Score = tuple[int, float, float]
 
 def version_score(result: EvalResult) -> Score:
     """Lower is better: (0 right, 1 rejected by the gates, 2 wrong, 3 error), the mismatch fraction, the
-    worst relative error. The debug loop and the repair search rank versions with this one measure."""
+    worst relative error (the largest, 1e12, where NaN or infinite elements stand where the reference's are finite:
+    the measured errors skip them). The debug loop and the repair search rank versions with this one measure."""
     if result.status == "error":
         return (3, 1.0, 0.0)
     failing = [c for c in result.cases if not c.passed]
     if failing:
         mismatch = sum(c.mismatch_fraction or 1.0 for c in failing) / len(result.cases)
-        worst = max(c.max_rel_err or 0.0 for c in failing)
+        worst = max(1e12 if any(o.nan_mismatch for o in c.outputs) else (c.max_rel_err or 0.0) for c in failing)
         return (2, round(mismatch, 6), round(min(worst, 1e12), 6))
     return (1, 0.0, 0.0) if result.status == "reject" else (0, 0.0, 0.0)
 

@@ -27,3 +27,79 @@ def test_no_edit_without_a_single_output_to_reshape() -> None:
     assert reshaped(CANDIDATE.replace("return out", "return out, out"), ".squeeze()") is None
     assert reshaped(CANDIDATE.replace("class ModelNew", "class Other"), ".squeeze()") is None
     assert reshaped("def broken(:\n", ".squeeze()") is None
+
+
+ROW_MEAN_TASK = '''
+"""The mean of each row, as a vector."""
+import torch
+import torch.nn as nn
+
+rows = 6
+cols = 50
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x.mean(dim=1)
+
+
+def get_inputs():
+    return [torch.randn(rows, cols)]
+
+
+def get_init_inputs():
+    return []
+
+
+def get_cases():
+    return [{"rows": 6, "cols": 50}, {"rows": 3, "cols": 17}]
+'''
+
+ROW_MEAN_KEPT_AND_OFF = """
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _row_mean(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n_cols + offs, mask=offs < n_cols, other=0.0)
+    tl.store(out_ptr + row, tl.sum(x, axis=0) / (n_cols + 1))
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        rows, cols = x.shape
+        out = torch.empty((rows, 1), device=x.device, dtype=x.dtype)
+        _row_mean[(rows,)](x, out, cols, BLOCK=triton.next_power_of_2(cols))
+        return out
+"""
+
+
+def test_a_kept_unit_dimension_over_wrong_values_is_squeezed_first_then_the_values_repaired(
+    evaluator: object, tmp_path: Path
+) -> None:
+    """`(rows, 1)` where the reference gives `(rows,)`, and a divisor one too large: the shape error hides the
+    values, so no value edit can show progress until the unit dimension goes. The search squeezes it first (the
+    change the error's shapes name), keeps that version (wrong values now, not an error) and repairs the divisor
+    on top."""
+    from kope.agents import DebugConfig, DebugLoop
+    from kope.evaluate import Evaluator
+    from kope.evaluate.compare import unit_shape_fix
+    from kope.repair.search import SearchConfig
+
+    assert isinstance(evaluator, Evaluator)
+    assert unit_shape_fix("output: shape (6, 1) where the reference has (6,)") == ".squeeze(-1)"
+    assert unit_shape_fix("output: shape (3, 2) where the reference has (2, 3)") is None
+    task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
+    task.write_text(ROW_MEAN_TASK)
+    candidate.write_text(ROW_MEAN_KEPT_AND_OFF)
+    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=30))
+    report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
+    assert report.status == "repaired", [(t.description, t.reason) for r in report.search for t in r.trials]
+    fixed = (tmp_path / "fixed.py").read_text()
+    assert "return out.squeeze(-1)" in fixed and "(n_cols + 1)" not in fixed

@@ -17,6 +17,7 @@ way.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -203,7 +204,7 @@ def _compare_leaf(
                         "shape_fix": fix,
                     }
                 )
-        raise StructureMismatch(f"{cand.path}: shape {candidate.shape} where the reference has {reference.shape}")
+        raise StructureMismatch(f"{cand.path}: shape {candidate.shape}{_WHERE_REFERENCE}{reference.shape}")
     diff = _compare_arrays(index, reference, candidate, dtype, tol, others)
     if diff.mismatch_count and reference.ndim >= 2 and reference.shape[-1] == reference.shape[-2] > 1:
         transposed = _compare_arrays(index, reference, np.swapaxes(candidate, -1, -2), dtype, tol)
@@ -213,6 +214,25 @@ def _compare_leaf(
 
 
 _TRANSPOSE = ".transpose(-2, -1)"
+_WHERE_REFERENCE = " where the reference has "
+_SHAPE_MISMATCH = re.compile(r"shape \(([\d, ]*)\)" + _WHERE_REFERENCE + r"\(([\d, ]*)\)")
+_UNIT_FIX = re.compile(r"^\.(reshape\(\(\)\)|squeeze\(\)|squeeze\(-?\d+\)|unsqueeze\(-?\d+\))$")
+
+
+def unit_shape_fix(message: str) -> str | None:
+    """For a shape error this module raised (`output: shape (19, 1) where the reference has (19,)`), the change of
+    unit dimensions that makes the shapes agree at every size (`.squeeze(-1)`, `.unsqueeze(0)`, `.reshape(())`);
+    None for other errors and other differences. Says nothing of the values: those were not compared."""
+    found = _SHAPE_MISMATCH.search(message)
+    if found is None:
+        return None
+    candidate, reference = (tuple(int(d) for d in group.replace(" ", "").split(",") if d) for group in found.groups())
+    if len(candidate) == len(reference) + 1 and (axis := _unit_axis(candidate, reference)) is not None:
+        return f".squeeze({axis})"  # one named axis: `.squeeze()` would also drop a size that is 1 on another case
+    if len(candidate) + 1 == len(reference) and (axis := _unit_axis(reference, candidate)) is not None:
+        return f".unsqueeze({axis})"
+    fixes = _shape_fixes(np.zeros(reference), np.zeros(candidate))
+    return next((fix for fix, _ in fixes if _UNIT_FIX.match(fix)), None)
 
 
 def _shape_fixes(reference: np.ndarray, candidate: np.ndarray) -> list[tuple[str, np.ndarray]]:

@@ -13,6 +13,7 @@ import ast
 import re
 
 from kope.diagnose.report import Diagnosis
+from kope.evaluate.compare import unit_shape_fix
 from kope.source import ParsedSource
 
 _GENERIC = re.compile(r"^\.(reshape\(\(\)\)|squeeze\(\)|squeeze\(-?\d+\)|unsqueeze\(-?\d+\)|transpose\(-2, -1\))$")
@@ -23,11 +24,16 @@ SHAPE_PRIORITY = 100.0
 
 
 def shape_fix(diagnosis: Diagnosis | None) -> str | None:
-    """The one size-independent shape fix the evaluation named for every failing case, if there is one."""
+    """The one size-independent shape fix the evaluation named for every failing case, if there is one: measured
+    (values right up to it), or, where every failing case is a shape error of unit dimensions (`(19, 1)` for
+    `(19,)`), the change that makes the values comparable at all, so that edits of the values can follow."""
     if diagnosis is None or diagnosis.evaluation is None:
         return None
     failing = [c for c in diagnosis.evaluation.cases if not c.passed]
-    fixes = {c.shape_fix for c in failing}
+    fixes = {
+        c.shape_fix or (unit_shape_fix(c.error.message) if c.error is not None and c.error.kind == "shape" else None)
+        for c in failing
+    }
     if not failing or len(fixes) != 1:
         return None
     fix = fixes.pop()
