@@ -389,8 +389,8 @@ class _Inlined(ast.NodeTransformer):
 
 
 def _copied(expr: ast.expr) -> ast.expr:
-    copied = ast.parse(ast.unparse(expr), mode="eval").body
-    return copied
+    """A fresh tree of an expression (the transformer rewrites it in place)."""
+    return ast.parse(ast.unparse(expr), mode="eval").body
 
 
 def _base(kernel: ast.FunctionDef, expr: ast.expr, line: int, depth: int = 5) -> str | None:
