@@ -22,6 +22,9 @@ TT_TASK = (DIMS / "matmul_tt_task.py").read_text()
 AS_STORED = (DIMS / "matmul_tt_as_stored.py").read_text()
 MATMUL_TASK = (DIMS / "matmul_task.py").read_text()
 MATMUL = (DIMS / "matmul.py").read_text()
+NORM_TASK = (DIMS / "conv_layernorm_task.py").read_text()
+NORM_CHANNELS = (DIMS / "conv_layernorm_channels.py").read_text()
+SWAPPED_CALL = "norm_relu(self.conv(x).transpose(1, -1).contiguous(), self.norm).transpose(1, -1).contiguous()"
 
 STORED = "a.stride(0), a.stride(1),\n        b.stride(0), b.stride(1),"
 TRANSPOSED = "a.stride(1), a.stride(0),\n        b.stride(1), b.stride(0),"
@@ -163,3 +166,32 @@ def test_operands_passed_as_stored_are_repaired_offline(evaluator: Evaluator, tm
     assert TRANSPOSED in (tmp_path / "fixed.py").read_text()
     accepted = [t for r in report.search for t in r.trials if t.verdict == "accepted"]
     assert [t.operator for t in accepted] == ["transposed-operands"]
+
+
+def test_a_wrapper_that_normalises_the_channels_is_conjugated_by_the_axis_exchange() -> None:
+    """The reference's `LayerNorm(out_channels)` after a convolution normalises the last dimension; the wrapper
+    normalises the channels. The exchange is grounded there, offered (ungrounded) for a softmax, and not at all where
+    the reference normalises nothing or the function called launches no kernel."""
+    made = edits(parsed(NORM_CHANNELS, NORM_TASK), ["axis-swap"])
+    assert len(made) == 1 and made[0].grounded and made[0].label == "wrong-stride"
+    assert SWAPPED_CALL in made[0].source and "def norm_relu(x, norm):" in made[0].source
+    unnormed = NORM_TASK.replace("        self.norm = nn.LayerNorm(out_channels)\n", "")
+    softmax = unnormed.replace("torch.relu(self.norm(self.conv(x)))", "torch.softmax(self.conv(x), dim=1)")
+    offered = edits(parsed(NORM_CHANNELS, softmax), ["axis-swap"])
+    assert len(offered) == 1 and not offered[0].grounded
+    plain = unnormed.replace("torch.relu(self.norm(self.conv(x)))", "torch.relu(self.conv(x))")
+    assert "LayerNorm(" not in plain and "softmax" not in plain and not edits(parsed(NORM_CHANNELS, plain), ["axis-swap"])
+    unlaunched = NORM_CHANNELS.replace("norm_relu_kernel[(n * h * w,)](", "print(")
+    assert unlaunched != NORM_CHANNELS and not edits(parsed(unlaunched, NORM_TASK), ["axis-swap"])
+
+
+def test_layernorm_over_the_channels_is_repaired_offline(evaluator: Evaluator, tmp_path: Path) -> None:
+    task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
+    task.write_text(NORM_TASK)
+    candidate.write_text(NORM_CHANNELS)
+    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=6))
+    report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
+    assert report.status == "repaired", report.search
+    assert SWAPPED_CALL in (tmp_path / "fixed.py").read_text()
+    accepted = [t for r in report.search for t in r.trials if t.verdict == "accepted"]
+    assert [t.operator for t in accepted] == ["axis-swap"]

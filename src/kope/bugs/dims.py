@@ -12,6 +12,9 @@ tensor's sizes in another order than it has:
   one at a time, which passes one size twice.
 - `shape-unpack`: the names of a shape unpacking exchanged (`K, M = A.shape` -> `M, K = A.shape`): every use of
   both sizes is wrong together.
+- `axis-swap`: a wrapper that normalises the channels where the reference normalises the last dimension (a
+  `LayerNorm(out_channels)` after a convolution), or the reverse, called on the layout with the two exchanged and
+  its output exchanged back.
 
 Their bench mutation is `operands-untransposed`: a launch that passes a transposed operand's strides in falling
 order (`A.stride(1), A.stride(0)`) passes them as stored.
@@ -29,6 +32,7 @@ from kope import syntax
 from kope.bugs.analysis import constexprs_of, names_in, params_of
 from kope.bugs.edit import Edit, Program, address_exprs, assignments, operator
 from kope.bugs.mutation import Context, Mutation, mutation
+from kope.bugs.reference import axis_norms, layers
 from kope.source import LaunchSite, call_name
 
 MAX_TENSORS = 3
@@ -502,6 +506,61 @@ def shape_unpack(program: Program) -> Iterator[Edit]:
             text = program.replace_all([(a, b.id), (b, a.id)])
             description = f"`{unpacked} = ...` with `{a.id}` and `{b.id}` exchanged"
             yield Edit("shape-unpack", "uninitialized-output", a.lineno, description, text)
+
+
+_SWAP = ".transpose(1, -1).contiguous()"
+"""The layout `axis-swap` conjugates a wrapper by: the second dimension (channels) exchanged with the last."""
+
+
+def _wrappers(program: Program) -> dict[str, ast.FunctionDef]:
+    """The module's host functions that launch a kernel and return one value (not a tuple), by name."""
+    names = {site.host.name for site in program.parsed.launches if site.host is not None}
+    found: dict[str, ast.FunctionDef] = {}
+    for node in program.tree.body:
+        if not isinstance(node, ast.FunctionDef) or node.name not in names:
+            continue
+        returned = [r.value for r in ast.walk(node) if isinstance(r, ast.Return) and r.value is not None]
+        if returned and not any(isinstance(v, ast.Tuple) for v in returned):
+            found[node.name] = node
+    return found
+
+
+@operator("axis-swap", "wrong-stride")
+def axis_swap(program: Program) -> Iterator[Edit]:
+    """A wrapper that normalises along the wrong axis, conjugated by the exchange of the channels and the last
+    dimension: `f(x, ...)` -> `f(x.transpose(1, -1).contiguous(), ...).transpose(1, -1).contiguous()`. Offered
+    where the reference normalises along an axis (`nn.LayerNorm`, `GroupNorm`, `BatchNorm`, a softmax) and the
+    host calls a function of the module that launches a kernel, with a tensor first. Whatever the wrapper does
+    with its second dimension (reduce it, move it last) it then does with the last, and the reverse. Grounded
+    where the reference's LayerNorm follows a convolution: it normalises the output's last dimension, which a
+    kernel written for the channels misses (`nn.LayerNorm(out_channels)` on `N, C, D, H, W`)."""
+    norms = axis_norms(program.reference)
+    if not norms:
+        return
+    wrappers = _wrappers(program)
+    convolved = any(layer.kind == "conv" for layer in layers(program.reference))
+    grounded = convolved and any(n.startswith(("layernorm", "layer_norm")) for n in norms)
+    for node in program.host_nodes():
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in wrappers):
+            continue
+        wrapper = wrappers[node.func.id]
+        if wrapper.lineno <= node.lineno <= (wrapper.end_lineno or wrapper.lineno) or not node.args:
+            continue
+        first = node.args[0]
+        if isinstance(first, ast.Starred):
+            continue
+        start, end = program.span(node)
+        at, to = program.span(first)
+        operand = program.code(first)
+        if not isinstance(first, ast.Name | ast.Attribute | ast.Call | ast.Subscript):
+            operand = f"({operand})"
+        swapped = program.text[start:at] + operand + _SWAP + program.text[to:end] + _SWAP
+        description = (
+            f"`{node.func.id}({program.code(first)}, ...)` on the layout with the channels and the last dimension"
+            " exchanged, and its output exchanged back: the axis it normalises"
+        )
+        cue = "the reference's LayerNorm normalises the last dimension of a convolution's output" if grounded else ""
+        yield Edit("axis-swap", "wrong-stride", node.lineno, description, program.replace(node, swapped), cue, grounded)
 
 
 # -- how the bench injects it (mutations) ----------------------------------------------------------

@@ -793,6 +793,7 @@ ORDER = (
     "own-output",
     "dead-pointer",
     "capped-block",
+    "axis-swap",
 )
 """The registry's order; an operator missing here comes after these."""
 

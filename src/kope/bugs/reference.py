@@ -397,6 +397,46 @@ def layers(reference: str) -> list[Layer]:
     return found
 
 
+_AXIS_NORMS = (
+    "layernorm",
+    "layer_norm",
+    "groupnorm",
+    "group_norm",
+    "batchnorm",
+    "batch_norm",
+    "instancenorm",
+    "instance_norm",
+    "rmsnorm",
+    "rms_norm",
+    "localresponsenorm",
+    "local_response_norm",
+    "softmax",
+    "log_softmax",
+    "logsoftmax",
+    "normalize",
+)
+"""Normalisations along one axis (or trailing axes) by lower-cased name prefix (`nn.LayerNorm`, `F.softmax`)."""
+
+
+def axis_norms(reference: str) -> list[str]:
+    """The normalisations along an axis that `Model.__init__` builds or `Model.forward` calls (`layernorm` for
+    `nn.LayerNorm(c)`, `softmax` for `torch.softmax(x, dim=1)`), lower-cased, in source order; [] when it does not
+    parse or normalises nothing. A kernel that takes the axis for another (a `LayerNorm(out_channels)` after a
+    convolution normalises the last dimension, not the channels) is wrong everywhere."""
+    try:
+        tree = syntax.parse(reference)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    found: list[tuple[int, str]] = []
+    for method in (_model_method(tree, "__init__"), _model_method(tree, "forward")):
+        for node in ast.walk(method) if method is not None else ():
+            if isinstance(node, ast.Call):
+                name = ast.unparse(node.func).split(".")[-1].lower()
+                if name.startswith(_AXIS_NORMS):
+                    found.append((node.lineno, name))
+    return [name for _, name in sorted(found)]
+
+
 _POOLS = ("maxpool", "avgpool", "max_pool", "avg_pool", "lppool", "lp_pool")
 """Pooling layers and functions by lower-cased name prefix (`nn.MaxPool3d`, `F.avg_pool2d`); adaptive pools,
 whose windows are not a fixed size, are not among them."""
