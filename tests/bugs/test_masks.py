@@ -8,6 +8,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from conftest import FIXTURES
+
 from kope.agents import DebugConfig, DebugLoop
 from kope.bugs.edit import Program, edits
 from kope.evaluate import EvalOptions, Evaluator
@@ -202,3 +204,34 @@ def test_a_split_k_sum_counting_its_partitions_overlap_twice_is_repaired(evaluat
     assert report.status == "repaired", report.search
     accepted = [t.operator for r in report.search for t in r.trials if t.verdict == "accepted"]
     assert accepted == ["loop-tail"], accepted
+
+
+TRIU_TASK = (FIXTURES / "masks" / "triu_matmul_task.py").read_text()
+TRIU_LOWER = (FIXTURES / "masks" / "triu_matmul_lower.py").read_text()
+
+
+def test_compare_reverse_turns_tile_index_comparisons_and_the_reference_triangle_grounds_it() -> None:
+    program = Program.parse(TRIU_LOWER, TRIU_TASK)
+    assert program is not None
+    made = edits(program, ["compare-reverse"])
+    assert [e.description.split(" -> ")[1] for e in made] == [
+        "`rows[:, None] <= ks[None, :]`",
+        "`ks[:, None] >= cols[None, :]`",
+        "`rows[:, None] >= cols[None, :]`",
+    ]  # index against a bound (`rows[:, None] < N`) is compare-flip's, not this one's
+    assert all(e.grounded and e.label == "mask-off-by-one" for e in made)
+    square = Program.parse(TRIU_LOWER, TRIU_TASK.replace("torch.triu(", "(").replace("torch.triu", "torch.abs"))
+    assert square is not None
+    assert [e.grounded for e in edits(square, ["compare-reverse"])] == [False, False, False]
+
+
+def test_a_triangle_kept_the_wrong_way_round_is_repaired_offline(evaluator: Evaluator, tmp_path: Path) -> None:
+    task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
+    task.write_text(TRIU_TASK)
+    candidate.write_text(TRIU_LOWER)
+    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=6))
+    report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
+    assert report.status == "repaired", report.search
+    assert "(rows[:, None] <= ks[None, :])" in (tmp_path / "fixed.py").read_text()
+    accepted = [t for r in report.search for t in r.trials if t.verdict == "accepted"]
+    assert [t.operator for t in accepted] == ["compare-reverse"]

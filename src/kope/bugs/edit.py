@@ -794,6 +794,7 @@ ORDER = (
     "dead-pointer",
     "capped-block",
     "axis-swap",
+    "compare-reverse",
 )
 """The registry's order; an operator missing here comes after these."""
 

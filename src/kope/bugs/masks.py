@@ -15,6 +15,7 @@ from dataclasses import replace
 import libcst as cst
 import libcst.matchers as m
 
+from kope import syntax
 from kope.bugs.analysis import (
     Kernel,
     Launch,
@@ -423,6 +424,49 @@ def compare_flip(program: Program) -> Iterator[Edit]:
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _FLIP:
             new = f"{ast.unparse(node.left)} {_FLIP[type(node.ops[0])]} {ast.unparse(node.comparators[0])}"
             yield edit_at(program, "compare-flip", node, new, f"`{program.code(node)}` -> `{new}`")
+
+
+_REVERSE = {ast.Lt: ">", ast.LtE: ">=", ast.Gt: "<", ast.GtE: "<="}
+_TRIANGULAR = ("triu", "tril")
+
+
+def _broadcast_index(node: ast.expr) -> bool:
+    """An index vector set along one axis of a tile: `offs_m[:, None]`, `k[None, :]`."""
+    return isinstance(node, ast.Subscript) and any(
+        isinstance(e, ast.Constant) and e.value is None for e in ast.walk(node.slice)
+    )
+
+
+@operator("compare-reverse", "mask-off-by-one")
+def compare_reverse(program: Program) -> Iterator[Edit]:
+    """A comparison of a tile's row and column indices turned the other way (`offs_m[:, None] >= k[None, :]` ->
+    `<=`): the lower triangle kept where the upper belongs, a causal mask facing the future. Grounded where the
+    reference makes a triangle (`torch.triu`, `torch.tril`, `.tril()`): the comparison is its orientation."""
+    triangular = any(
+        isinstance(n, ast.Attribute | ast.Name) and (n.attr if isinstance(n, ast.Attribute) else n.id) in _TRIANGULAR
+        for n in ast.walk(_tree(program.reference))
+    )
+    compares = [n for _, n in program.kernel_nodes() if isinstance(n, ast.Compare) and len(n.ops) == 1]
+    for node in sorted(compares, key=lambda n: (n.lineno, n.col_offset)):
+        if type(node.ops[0]) not in _REVERSE:
+            continue
+        left, right = node.left, node.comparators[0]
+        if not (_broadcast_index(left) and _broadcast_index(right)):
+            continue
+        new = f"{program.code(left)} {_REVERSE[type(node.ops[0])]} {program.code(right)}"
+        cue = "the reference makes a triangle: a comparison of row and column indices is its orientation"
+        yield replace(
+            edit_at(program, "compare-reverse", node, new, f"`{program.code(node)}` -> `{new}`"),
+            cue=cue if triangular else "",
+            grounded=triangular,
+        )
+
+
+def _tree(source: str) -> ast.Module:
+    try:
+        return syntax.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return ast.Module(body=[], type_ignores=[])
 
 
 @operator("add-mask", "missing-mask")
