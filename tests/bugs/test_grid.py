@@ -6,6 +6,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from conftest import FIXTURES
+
 from kope.agents import DebugConfig, DebugLoop
 from kope.bugs.edit import Program, edits
 from kope.evaluate import EvalOptions, Evaluator
@@ -420,3 +422,35 @@ def test_a_grid_short_of_the_tiles_is_repaired_offline(evaluator: Evaluator, tmp
     report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
     assert report.status == "repaired", report.search
     assert "META['ROWS']" in (tmp_path / "fixed.py").read_text()
+
+
+GEMM_TASK = (FIXTURES / "grid" / "gemm_task.py").read_text()
+GROUPED = (FIXTURES / "grid" / "gemm_grouped_order.py").read_text()
+PLAIN = "    pid_n = group_id % num_pid_n\n    pid_m = pid // num_pid_n\n    pid_n = pid % num_pid_n\n"
+
+
+def test_plain_order_maps_programs_row_major_then_column_major_after_the_tiles_last_assignments() -> None:
+    program = Program.parse(GROUPED, GEMM_TASK)
+    assert program is not None
+    made = edits(program, ["plain-order"])
+    assert len(made) == 2 and all(e.cue == "a grouped tile order" for e in made)
+    assert PLAIN in made[0].source
+    assert "    pid_m = pid % num_pid_m\n" in made[1].source
+    # two program axes, or no count of the tiles by ceiling division: nothing to put in order
+    two_axes = GROUPED.replace("group_id % num_pid_n", "tl.program_id(1)")
+    uncounted = GROUPED.replace("num_pid_n = tl.cdiv(N, BLOCK_N)", "num_pid_n = N // BLOCK_N")
+    for source in (two_axes, uncounted):
+        other = Program.parse(source, GEMM_TASK)
+        assert other is not None and not edits(other, ["plain-order"])
+
+
+def test_a_broken_grouped_order_is_repaired_offline(evaluator: Evaluator, tmp_path: Path) -> None:
+    task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
+    task.write_text(GEMM_TASK)
+    candidate.write_text(GROUPED)
+    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=8))
+    report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
+    assert report.status == "repaired", report.search
+    assert PLAIN in (tmp_path / "fixed.py").read_text()
+    accepted = [t for r in report.search for t in r.trials if t.verdict == "accepted"]
+    assert [t.operator for t in accepted] == ["plain-order"]

@@ -795,6 +795,7 @@ ORDER = (
     "capped-block",
     "axis-swap",
     "compare-reverse",
+    "plain-order",
 )
 """The registry's order; an operator missing here comes after these."""
 

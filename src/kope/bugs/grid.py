@@ -619,6 +619,64 @@ def group_cap(program: Program) -> Iterator[Edit]:
                     )
 
 
+def _tile_indices(kernel: ast.FunctionDef, counts: dict[str, str]) -> dict[str, str]:
+    """The tile index each counted block scales, by block: `pid_n` of `pid_n * BLOCK_N` (first in source order),
+    where `counts` has a ceiling division by `BLOCK_N`."""
+    pids = program_id_names(kernel)
+    found: dict[str, str] = {}
+    products = [n for n in ast.walk(kernel) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)]
+    for node in sorted(products, key=lambda n: (n.lineno, n.col_offset)):
+        for tile, block in ((node.left, node.right), (node.right, node.left)):
+            if isinstance(tile, ast.Name) and tile.id in pids and isinstance(block, ast.Name) and block.id in counts:
+                found.setdefault(block.id, tile.id)
+    return found
+
+
+@operator("plain-order", "uninitialized-output")
+def plain_order(program: Program) -> Iterator[Edit]:
+    """A kernel on one program axis that maps its program to two tiles (`pid_m * BLOCK_M`, `pid_n * BLOCK_N`) in an
+    order of its own (a grouped order with its count wrong, a swizzle) given the plain one: after the tiles' last
+    assignments, `pid_m = pid // num_pid_n` and `pid_n = pid % num_pid_n` (and the column-major order), with the
+    counts the kernel takes by ceiling division. Programs past the tiles (a grid rounded up to whole groups) fall
+    outside the masks. Cued where the order is grouped."""
+    for kernel in program.kernels:
+        axes = {_program_axis(n) for n in ast.walk(kernel) if call_name(n) == "tl.program_id"}
+        starts = [s for s in kernel.body if isinstance(s, ast.Assign) and _program_axis(s.value) == 0]
+        if axes != {0} or len(starts) != 1 or not isinstance(starts[0].targets[0], ast.Name):
+            continue
+        pid = starts[0].targets[0].id
+        assigned = assignments(kernel)
+        counts: dict[str, str] = {}
+        for name, assigns in assigned.items():
+            division = ceil_division(assigns[0].value)
+            if len(assigns) == 1 and division is not None and isinstance(division[1], ast.Name):
+                counts[division[1].id] = name
+        tiles = _tile_indices(kernel, counts)
+        if len(tiles) != 2 or len(set(tiles.values())) != 2 or pid in tiles.values():
+            continue
+        (row_block, row), (col_block, col) = tiles.items()
+        last = [assigned[t][-1] for t in (row, col) if t in assigned]
+        if len(last) != 2 or not all(a in kernel.body for a in last):
+            continue
+        after = max(last, key=lambda a: a.lineno)
+        if any(assigned[counts[b]][0].lineno > after.lineno for b in (row_block, col_block)):
+            continue
+        grouped = any("group" in n.lower() for n in program_id_names(kernel))
+        _, end = program.lines_of(after)
+        indent = program.indent_of(after)
+        for first, second, across in ((row, col, counts[col_block]), (col, row, counts[row_block])):
+            lines = f"{indent}{first} = {pid} // {across}\n{indent}{second} = {pid} % {across}\n"
+            yield Edit(
+                "plain-order",
+                "uninitialized-output",
+                after.lineno,
+                f"tiles in the plain order after line {after.lineno}: `{first} = {pid} // {across}`,"
+                f" `{second} = {pid} % {across}`",
+                program.text[:end] + lines + program.text[end:],
+                "a grouped tile order" if grouped else "",
+            )
+
+
 def _tuned_values(tune: ast.Call) -> dict[str, set[object]]:
     """Each meta-parameter an autotune's configs set (`triton.Config({...})`) with the values they give it."""
     configs = next((k.value for k in tune.keywords if k.arg == "configs"), tune.args[0] if tune.args else None)
