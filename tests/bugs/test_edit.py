@@ -1057,6 +1057,17 @@ def test_padding_where_never_wraps_a_block_of_zeros() -> None:
     assert not any("tl.where(ok, tl.zeros" in t for t in texts)  # masking zeros changes nothing
 
 
+def test_padding_where_masks_every_summed_block_at_once_first() -> None:
+    """A shifted input summed for the mean and its deviation summed for the variance: each alone leaves the other's
+    padded lanes in its sum, so the joint edit comes before the single ones."""
+    source = NORM.replace("ms = tl.sum(v * v, axis=0) / CB", "shifted = v + slope\n    ms = tl.sum(shifted, axis=0) / CB")
+    made = of("padding-where", source, "")
+    first = made[0].source
+    assert "shifted = tl.where(ok, v + slope, 0.0)" in first and "diff = tl.where(ok, v - ms, 0.0)" in first
+    singles = [e.source for e in made[1:]]
+    assert any("shifted = tl.where(ok, v + slope, 0.0)" in t and "diff = v - ms" in t for t in singles)
+
+
 def test_padding_where_also_wraps_a_computed_call() -> None:
     source = NORM.replace("diff = v - ms", "diff = tl.maximum(v - ms, 0.0)")
     assert "diff = tl.where(ok, tl.maximum(v - ms, 0.0), 0.0)" in {

@@ -205,7 +205,9 @@ def _bounded(kernel: ast.FunctionDef, argument: ast.expr) -> bool:
 @operator("padding-where", "padding-in-reduction")
 def padding_where(program: Program) -> Iterator[Edit]:
     """A computed block that a reduction or an accumulator sums zeroed where the kernel's mask is off: `d = x - mean` ->
-    `d = tl.where(mask, x - mean, 0.0)` (padded lanes loaded as 0 are not 0 after the subtraction)."""
+    `d = tl.where(mask, x - mean, 0.0)` (padded lanes loaded as 0 are not 0 after the subtraction). Where several
+    such blocks feed reductions (a shifted input for the mean, its deviation for the variance), first all of them at
+    once with each mask: each alone still leaves the other's padding in its sum."""
     for kernel in program.kernels:
         masks = _mask_names(kernel)
         if not masks:
@@ -213,6 +215,7 @@ def padding_where(program: Program) -> Iterator[Edit]:
         summed: list[ast.expr] = [c for c in ast.walk(kernel) if isinstance(c, ast.Call) and call_name(c) in REDUCTIONS]
         summed += [a.value for a in ast.walk(kernel) if isinstance(a, ast.AugAssign)]  # acc += d * d
         reduced = {n.id for expr in summed for n in ast.walk(expr) if isinstance(n, ast.Name)}
+        sites: list[ast.expr] = []
         for node in ast.walk(kernel):
             if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
                 continue
@@ -222,9 +225,19 @@ def padding_where(program: Program) -> Iterator[Edit]:
             skipped = ("tl.load", "tl.where", *_CONSTANT_BLOCKS, *REDUCTIONS)
             if isinstance(value, ast.Call) and call_name(value) in skipped:
                 continue  # a load's padding is its `other=`; a `tl.where` is masked already; zeros are zeros
+            sites.append(value)
+        if len(sites) > 1:
             for mask in masks:
-                new = f"tl.where({mask}, {program.code(node.value)}, 0.0)"
-                yield edit_at(program, "padding-where", node.value, new, f"`{program.code(node.value)}` -> `{new}`")
+                changes: list[tuple[ast.AST, str]] = [(s, f"tl.where({mask}, {program.code(s)}, 0.0)") for s in sites]
+                named = ", ".join(f"`{program.code(site)}`" for site in sites)
+                description = f"{named} each -> `tl.where({mask}, ..., 0.0)`"
+                yield Edit(
+                    "padding-where", "padding-in-reduction", sites[0].lineno, description, program.replace_all(changes)
+                )
+        for site in sites:
+            for mask in masks:
+                new = f"tl.where({mask}, {program.code(site)}, 0.0)"
+                yield edit_at(program, "padding-where", site, new, f"`{program.code(site)}` -> `{new}`")
         for node in ast.walk(kernel):  # `s += x` where only the selected lanes count: `s += tl.where(keep, x, 0.0)`
             if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and isinstance(node.value, ast.Name):
                 for mask in masks:
