@@ -60,3 +60,30 @@ def test_names_pair_only_when_each_side_has_one_partner() -> None:
         ("lstm.weight_hh_l0", "weight_hh.0", False),
         ("lstm.weight_hh_l1", "weight_hh_l1", True),
     ]
+
+
+def test_tensors_equal_already_pair_so_that_the_one_left_of_a_shape_is_copied(evaluator: Evaluator) -> None:
+    """A Linear's bias, an extra bias and a GroupNorm's weight and bias share one shape; the model named them
+    `lin_bias`, `bias`, `gn_weight`, `gn_bias`. The norm's ones and zeros equal the reference's, so they pair;
+    `lin_bias` is then the one tensor of its shape left and gets the Linear's bias. Before, it kept its own
+    random values and every element was wrong."""
+    task, candidate = STATE / "gemm_groupnorm_task.py", STATE / "gemm_groupnorm_renamed.py"
+    result = evaluator.evaluate(task, candidate, options=OPTIONS, which="visible")
+    assert result.error is None
+    assert result.cases and all(case.passed for case in result.cases), [c.max_abs_err for c in result.cases]
+
+
+def test_equal_tensors_pair_only_one_to_one() -> None:
+    import torch
+
+    from kope.evaluate.inside.worker import _pairs_by_value
+
+    reference = {"norm.weight": torch.ones(4), "norm.bias": torch.zeros(4), "other.weight": torch.ones(3)}
+    own = {"gn_weight": torch.ones(4), "gn_bias": torch.zeros(4), "w1": torch.ones(3), "w2": torch.ones(3)}
+    assert sorted(_pairs_by_value(reference, own, [])) == [
+        ("norm.bias", "gn_bias", False),
+        ("norm.weight", "gn_weight", False),
+    ]  # two candidate tensors equal `other.weight`: neither pairs
+    assert _pairs_by_value(reference, own, [("norm.weight", "gn_weight", False)]) == [
+        ("norm.bias", "gn_bias", False)
+    ]

@@ -388,15 +388,18 @@ def _copy_reference_state(model: torch.nn.Module, job_dir: Path) -> list[str]:
 
     By name where name, shape and dtype agree; then by the name's words and layer index where exactly one
     tensor on each side has them (`gru.weight_hh_l2` is `weight_hh.2` or `W_hh[2]`, as a stored transpose
-    too); then, for tensors models renamed (`self.gemm.weight` became `self.weight`), by shape where exactly
-    one tensor left on each side has it; then a 2-D tensor stored transposed (`weight_t`, shape (in, out))
-    where exactly one left on each side has the transposed shape."""
+    too); then tensors that already hold the same values, one on each side (a norm's weight of ones that the
+    model built as `gn_weight`), which leaves fewer of a shape to tell apart; then, for tensors models renamed
+    (`self.gemm.weight` became `self.weight`), by shape where exactly one tensor left on each side has it; then
+    a 2-D tensor stored transposed (`weight_t`, shape (in, out)) where exactly one left on each side has the
+    transposed shape."""
     from safetensors.torch import load_file
 
     reference = load_file(str(job_dir / protocol.STATE_FILE))
     own = model.state_dict()
     pairs = [(n, n, False) for n, v in reference.items() if n in own and _same_kind(own[n], v, v.shape)]
     pairs += _pairs_by_words(reference, own, pairs)
+    pairs += _pairs_by_value(reference, own, pairs)
     for transposed in (False, True):
         used_ref, used_own = {r for r, _, _ in pairs}, {o for _, o, _ in pairs}
         left_ref = {n: v for n, v in reference.items() if n not in used_ref and v.is_floating_point()}
@@ -479,6 +482,24 @@ def _pairs_by_words(
         return nested
     flat = pairing(lambda name: _flat_direction(_name_words(name)))
     return flat if len(flat) > len(nested) else nested
+
+
+def _pairs_by_value(
+    reference: dict[str, torch.Tensor], own: dict[str, torch.Tensor], taken: list[tuple[str, str, bool]]
+) -> list[tuple[str, str, bool]]:
+    """Reference and candidate tensors left unpaired that are equal already (shape, dtype and values), where each
+    has exactly one such partner: copying changes nothing, but the two no longer count among the tensors of
+    their shape (a Linear's bias, a GroupNorm's weight and bias, all of one shape: the norm's ones and zeros
+    pair here, and the bias is then the one left of its shape)."""
+    used_ref, used_own = {r for r, _, _ in taken}, {o for _, o, _ in taken}
+    left_ref = {n: v for n, v in reference.items() if n not in used_ref and v.is_floating_point()}
+    left_own = {n: v for n, v in own.items() if n not in used_own and v.is_floating_point()}
+    matches = {
+        r: [o for o, t in left_own.items() if _same_kind(t, v, v.shape) and torch.equal(t.cpu(), v.cpu())]
+        for r, v in left_ref.items()
+    }
+    claimed = Counter(o for found in matches.values() for o in found)
+    return [(r, found[0], False) for r, found in matches.items() if len(found) == 1 and claimed[found[0]] == 1]
 
 
 def _transposed_shape(value: torch.Tensor) -> tuple[int, ...] | None:
