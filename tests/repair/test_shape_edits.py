@@ -29,6 +29,14 @@ def test_no_edit_without_a_single_output_to_reshape() -> None:
     assert reshaped("def broken(:\n", ".squeeze()") is None
 
 
+def test_a_fix_applied_already_is_not_applied_again() -> None:
+    """A second edit on top of the shape fix sees the first version's diagnosis: the fix again would stack."""
+    made = reshaped(CANDIDATE, ".reshape(())")
+    assert made is not None
+    assert reshaped(made[0], ".reshape(())") is None
+    assert reshaped(made[0], ".squeeze()") is not None  # another fix is another edit
+
+
 ROW_MEAN_TASK = '''
 """The mean of each row, as a vector."""
 import torch

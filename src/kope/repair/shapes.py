@@ -42,7 +42,8 @@ def shape_fix(diagnosis: Diagnosis | None) -> str | None:
 
 def reshaped(source: str, fix: str) -> tuple[str, int] | None:
     """`source` with `fix` applied to the value every `return` of `ModelNew.forward` gives back, and the line of
-    the first; None when there is no such return (or it returns nothing, or a tuple of outputs)."""
+    the first; None when there is no such return (or it returns nothing, or a tuple of outputs), or when a return
+    ends with the fix already."""
     parsed = ParsedSource.parse(source)
     if parsed is None:
         return None
@@ -59,6 +60,8 @@ def reshaped(source: str, fix: str) -> tuple[str, int] | None:
         if target is None:
             return None
         text = parsed.code(target)
+        if text.endswith(fix):  # applied already (a second edit on top of the first): nothing new to try
+            return None
         atomic = isinstance(target, ast.Name | ast.Attribute | ast.Call | ast.Subscript)
         edited = parsed.replace(target, f"{text}{fix}" if atomic else f"({text}){fix}")
     return edited, min(r.lineno for r in returns)
