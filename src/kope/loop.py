@@ -39,12 +39,14 @@ StopReason = Literal[
     "repeated-failure",
     "incorrect-start",
     "untimed-start",
+    "already-right",
 ]
 """Why a loop stopped. The guards' five are above; `repaired` (accepted on every case and by the gates),
 `unstable` (the accepted version failed its second full evaluation), `search-exhausted` (the offline
 search and every proposer had nothing left), `model-exhausted` (no proposer had anything left),
 `model-error` (a model call failed for good); the optimize loop's `incorrect-start` (the starting
-kernel is wrong on some case) and `untimed-start` (it could not be timed)."""
+kernel is wrong on some case) and `untimed-start` (it could not be timed); the debug loop's `already-right`
+(the kernel as given was right on every case and by the gates: status `pass`, nothing changed)."""
 
 STOP_REASONS: tuple[str, ...] = get_args(StopReason)
 """Every stop reason, in the order above (what `kope debug --help` and docs/guide/contracts.md list)."""

@@ -72,6 +72,16 @@ def test_repairs_with_a_correct_edit(evaluator: Evaluator, broken: Path, tmp_pat
 
 
 @pytest.mark.slow
+def test_a_kernel_right_as_given_ends_pass_unchanged(tmp_path: Path) -> None:
+    """Not `repaired`: nothing was wrong and nothing changed (a model is never asked)."""
+    right = tmp_path / "right.py"
+    right.write_text(SCALE_GOOD.read_text())
+    model = ScriptedModel([FIX])
+    report = fake_run(model, right, tmp_path)
+    assert (report.status, report.stop_reason, report.iterations) == ("pass", "already-right", 0)
+    assert (tmp_path / "out.py").read_text() == right.read_text() and not model.calls
+
+
 def test_iteration_limit_and_token_budget(broken: Path, tmp_path: Path) -> None:
     drifting = ScriptedModel([wrong_factor("2.6"), wrong_factor("2.7"), wrong_factor("2.8")])
     limited = fake_run(drifting, broken, tmp_path, max_iterations=2)

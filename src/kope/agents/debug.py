@@ -42,7 +42,8 @@ if TYPE_CHECKING:
     from kope.memory.recording import DebugRecorder
     from kope.memory.store import ExperienceStore
 
-DebugStatus = Literal["repaired", "unrepaired", "rejected"]
+DebugStatus = Literal["repaired", "pass", "unrepaired", "rejected"]
+"""`pass`: the kernel as given was right on every case and clean under the gates; nothing was changed."""
 
 
 class Step(BaseModel):
@@ -172,6 +173,8 @@ class _State:
     best_source: str
     diagnosis: Diagnosis
     guards: Guards
+    start: str = ""
+    """The kernel as given."""
     tokens: Usage = field(default_factory=Usage)
     steps: list[Step] = field(default_factory=list)
     ranked: list[str] = field(default_factory=list)
@@ -275,6 +278,7 @@ class DebugLoop:
             cases=cases,
             source=source,
             best_source=source,
+            start=source,
             diagnosis=diagnosis,
             guards=Guards(self.config.limits, started=began),
         )
@@ -587,13 +591,15 @@ class DebugLoop:
     def _finish(self, state: _State, stop: StopReason, candidate: str | Path, out: Path, began: float) -> DebugReport:
         """Write the returned version, check it once more on every case, report (and record) the run."""
         status: DebugStatus = "repaired" if state.accepted else ("rejected" if state.rejected else "unrepaired")
+        if state.accepted is not None and state.accepted == state.start:
+            status, stop = "pass", "already-right"
         final_source = state.accepted or state.best_source
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(final_source)
         self.env.deadline = None  # the final check runs with the full time limit: the one evaluation past the budget
         final = self.env.evaluate(final_source, state.cases)
         self.env.finish()
-        if status == "repaired" and final.status != "pass":
+        if status in ("repaired", "pass") and final.status != "pass":
             # The accepted version failed its second full evaluation: its outputs depend on chance (a load
             # without a mask reading memory it does not own, a race), so it is not repaired.
             status, stop = "unrepaired", "unstable"

@@ -275,7 +275,7 @@ class Worker:
         row.output = report.output
         row.sandbox = report.sandbox
         row.numerically_right = final.status != "error" and final.cases_passed == final.cases
-        row.accepted = report.status == "repaired"
+        row.accepted = report.status in ("repaired", "pass")  # a mutant right as injected ends right too
         if "integrity" in off:
             verdict = self._gates(job, Path(report.output or out_dir / "out.py"), row) if row.numerically_right else ""
             row.passed = row.numerically_right and verdict == "clean"

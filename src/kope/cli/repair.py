@@ -134,8 +134,8 @@ def debug_command(
     """Repair a near-miss kernel: diagnose, ask the model for an edit, evaluate, repeat, bounded.
 
     A version counts as repaired only when it passes every case (hidden ones too) and the integrity
-    gates. Exit status: 0 repaired, 1 unrepaired or rejected, 2 a usage or environment error (an
-    unreachable model endpoint, a missing key).
+    gates; a kernel already right on every case as given ends `pass`, unchanged. Exit status: 0 repaired or
+    pass, 1 unrepaired or rejected, 2 a usage or environment error (an unreachable model endpoint, a missing key).
     """
     from kope.agents import DebugConfig, LoopLimits
     from kope.agents.debug import DebugLoop, Step
@@ -178,7 +178,7 @@ def debug_command(
             loop = DebugLoop(chosen, evaluator, config=config, transcript=transcript, progress=show, store=memory)
             cases = run.cases(evaluator, loaded, config.options) if run.overridden else None
             report = loop.run(loaded, candidate, attempt, cases=cases)
-        if report.status == "repaired":
+        if report.status in ("repaired", "pass"):
             shutil.move(attempt, target)
             report = report.model_copy(update={"output": str(target)})
     if report.stop_reason == "model-error":
@@ -192,7 +192,7 @@ def debug_command(
         emit(report.model_dump_json(exclude={"steps"} if explain else {"steps", "search"}))
     else:
         _print_debug(report, candidate, explain)
-    exit_with(0 if report.status == "repaired" else 1)
+    exit_with(0 if report.status in ("repaired", "pass") else 1)
 
 
 def _print_debug(report: DebugReport, candidate: Path, explain: bool) -> None:
@@ -205,7 +205,9 @@ def _print_debug(report: DebugReport, candidate: Path, explain: bool) -> None:
         from kope.render import sandbox_warning
 
         say(sandbox_warning(report.sandbox), stderr=True, style="bold yellow")
-    style = {"repaired": "bold green", "rejected": "bold magenta", "unrepaired": "bold red"}[report.status]
+    style = {"repaired": "bold green", "pass": "bold green", "rejected": "bold magenta", "unrepaired": "bold red"}[
+        report.status
+    ]
     final = report.final
     if report.smaller_cases:
         say(f"note: {report.smaller_cases}", style="yellow")
