@@ -58,6 +58,32 @@ def test_diagnose_with_probes_names_the_grid_bug(evaluator: Evaluator, tmp_path:
     assert diagnosis.features.measured() and diagnosis.evaluation is not None
 
 
+def test_probes_past_their_budget_are_skipped_and_the_diagnosis_still_ranks(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """A repair run gives the probes a share of its time: with none left, none runs, and the cues and the
+    evaluation still rank the hypotheses."""
+    said: list[str] = []
+    diagnosis = Diagnoser(evaluator).diagnose(
+        _one_case_task(tmp_path),
+        _grid_too_small(tmp_path),
+        options=EvalOptions(device="cpu", trials=1, timeout_s=30),
+        probes=True,
+        progress=said.append,
+        probe_seconds=0.0,
+    )
+    assert diagnosis.status == "fail" and diagnosis.probes == [] and diagnosis.hypotheses
+    assert "checking bounds: skipped (the repair's time budget)" in said
+    cut = Diagnoser(evaluator).diagnose(  # a budget under the time limit: each probe runs with the time left
+        _one_case_task(tmp_path),
+        _grid_too_small(tmp_path),
+        options=EvalOptions(device="cpu", trials=1, timeout_s=60),
+        probes=True,
+        probe_seconds=50.0,
+    )
+    assert {"bounds", "determinism"} <= {p.name for p in cut.probes}
+
+
 def test_probe_sizes_the_reference_cannot_run_are_left_out_not_fatal(evaluator: Evaluator, tmp_path: Path) -> None:
     """The reference adds a fixed 300-element tensor (as a LayerNorm over a fixed width does): kope's size sweep
     around the block makes sizes where the reference itself fails; the diagnosis goes on without them."""

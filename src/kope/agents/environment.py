@@ -30,6 +30,9 @@ from kope.repair.search import RepairSearch, SearchConfig, SearchResult
 
 Accept = Callable[[str], bool]
 
+_PROBE_SHARE = 0.25
+"""The share of the time left that a diagnosis's probes may take together in a session with a deadline: a kernel the
+CPU interpreter runs slowly would spend a 300-s repair budget on probes at sizes past its blocks, before any edit."""
 _FIT_SHARE = 0.05
 """The share of a session's time budget that the first case of one evaluation may take in the CPU interpreter: a
 search of a few dozen evaluations fits in the budget (`Evaluator.fit`)."""
@@ -143,8 +146,15 @@ class SandboxEnvironment:
 
     def diagnose(self, source: str, cases: Sequence[Case], *, sweep: bool = False) -> Diagnosis:
         task, work = self._write(source)
+        probe_seconds = None if self.deadline is None else max(0.0, self.deadline - time.monotonic()) * _PROBE_SHARE
         return self.diagnoser.diagnose(
-            task, work, options=self._bounded(self.options), cases=cases, probes=self.probes, sweep_if_passing=sweep
+            task,
+            work,
+            options=self._bounded(self.options),
+            cases=cases,
+            probes=self.probes,
+            sweep_if_passing=sweep,
+            probe_seconds=probe_seconds,
         )
 
     def instrument(self, source: str, cases: Sequence[Case], request: Request) -> str:

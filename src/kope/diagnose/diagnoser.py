@@ -48,6 +48,8 @@ SHOWN = 5
 
 PROBE_WORKERS = 2
 """Probes run at once (each is its own sandboxed job; the evaluator's reference cache and fork server are shared)."""
+_LEAST_PROBE_S = 5.0
+"""Under a probe budget, a probe with less time than this left is skipped: it could not finish."""
 
 
 class Diagnoser:
@@ -66,8 +68,13 @@ class Diagnoser:
         progress: DiagnosisProgress | None = None,
         plot: Path | None = None,
         sweep_if_passing: bool = False,
+        probe_seconds: float | None = None,
     ) -> Diagnosis:
         """Diagnose `candidate`; `plot`: also write a heatmap of the first failing output (PNG).
+
+        `probe_seconds`: the most the probes may take together (a repair run's budget; default: no bound beyond
+        each run's time limit). A probe not started by then is skipped, one started gets the time left as its
+        limit, and a probe that outlives a limit cut so says nothing (it is dropped, not counted wrong).
 
         `sweep_if_passing`: when every given case passes, still try sizes around the kernel's block
         sizes; if some fail, diagnose those (the status becomes `fail`). The repair loop uses it when
@@ -114,7 +121,9 @@ class Diagnoser:
             if plot is not None:
                 self._plot(diagnosis, by_name, scratch, tolerances, blocks, plot)
             if probes:
-                self._probes(diagnosis, task, candidate_path, options, list(by_name.values()), result, blocks, say)
+                until = None if probe_seconds is None else time.monotonic() + probe_seconds
+                known = list(by_name.values())
+                self._probes(diagnosis, task, candidate_path, options, known, result, blocks, say, until=until)
             features = extract_features(diagnosis, result, blocks)
             hits = detect(source)
             diagnosis.cues = hits
@@ -160,10 +169,12 @@ class Diagnoser:
         result: EvalResult,
         blocks: set[int],
         say: DiagnosisProgress,
+        *,
+        until: float | None = None,
     ) -> None:
         """The probes are independent sandboxed runs: they run `PROBE_WORKERS` at a time, and their findings are
         recorded in one fixed order (bounds, determinism, sizes, structured inputs, layout) whatever finishes
-        first."""
+        first. `until`: the monotonic time by which they must end (see `diagnose`'s `probe_seconds`)."""
         quick = EvalOptions(
             device=options.device,
             trials=1,
@@ -179,23 +190,24 @@ class Diagnoser:
         ]
         by_name = {c.name: c for c in cases}
         targets = [by_name[c.name] for c in failing[:2] if c.name in by_name]
-        runs: list[tuple[str, Callable[[], tuple[list[Probe], list[Any]]]]] = []
+        Job = Callable[[EvalOptions, EvalOptions], tuple[list[Probe], list[Any]]]  # (quick, full) options in
+        runs: list[tuple[str, Job]] = []
         if options.device == "cpu" and targets:
-            runs.append(("checking bounds", lambda: self._bounds(task, candidate, quick, targets)))
+            runs.append(("checking bounds", lambda q, _: self._bounds(task, candidate, q, targets)))
         if targets and failing[0].error_kind is None:
             runs.append(
-                ("rerunning for determinism", lambda: ([self._determinism(task, candidate, quick, targets[0])], []))
+                ("rerunning for determinism", lambda q, _: ([self._determinism(task, candidate, q, targets[0])], []))
             )
         sweep = sweep_cases(task, cases, blocks, failing=[c.name for c in result.cases if not c.passed])
         if sweep:
             message = f"sweeping {len(sweep)} sizes around the block size"
-            runs.append((message, lambda: (self._sizes(task, candidate, quick, sweep), [])))
+            runs.append((message, lambda q, _: (self._sizes(task, candidate, q, sweep), [])))
         if not any(p.name.startswith("inputs ") for p in diagnosis.probes):
             structured = structured_cases(cases)
             runs.append(
                 (
                     "trying structured inputs",
-                    lambda: (self._probe_list(task, candidate, options, structured, "inputs"), []),
+                    lambda _, o: (self._probe_list(task, candidate, o, structured, "inputs"), []),
                 )
             )
         if failing and failing[0].error_kind is None and failing[0].visible:
@@ -203,12 +215,19 @@ class Diagnoser:
             # a stride or broadcast of the wrong dimension; right only on symmetric operands, one read transposed.
             square = square_cases(cases)
             runs.append(
-                ("trying square sizes", lambda: (self._probe_list(task, candidate, options, square, "layout"), []))
+                ("trying square sizes", lambda _, o: (self._probe_list(task, candidate, o, square, "layout"), []))
             )
 
-        def run(job: tuple[str, Callable[[], tuple[list[Probe], list[Any]]]]) -> tuple[list[Probe], list[Any]]:
+        def run(job: tuple[str, Job]) -> tuple[list[Probe], list[Any]]:
+            left = None if until is None else until - time.monotonic()
+            if left is not None and left < _LEAST_PROBE_S:
+                say(f"{job[0]}: skipped (the repair's time budget)")
+                return [], []
             say(job[0])
-            return job[1]()
+            if left is None or left >= options.timeout_s:
+                return job[1](quick, options)
+            probes, bounds = job[1](_replace(quick, timeout_s=left), _replace(options, timeout_s=left))
+            return [p for p in probes if p.detail != "wrong (timeout)"], bounds
 
         with ThreadPoolExecutor(max_workers=PROBE_WORKERS, thread_name_prefix="kope-probe") as pool:
             for probes, bounds in pool.map(run, runs):
