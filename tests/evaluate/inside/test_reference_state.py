@@ -87,3 +87,30 @@ def test_equal_tensors_pair_only_one_to_one() -> None:
     assert _pairs_by_value(reference, own, [("norm.weight", "gn_weight", False)]) == [
         ("norm.bias", "gn_bias", False)
     ]
+
+
+def test_a_weight_kept_in_pieces_gets_the_reference_columns(evaluator: Evaluator) -> None:
+    """`i2h`, a Linear over `cat((x, h), dim=1)`, kept as `W_x` (hidden, input) and `W_h` (hidden, hidden):
+    the reference weight's columns split in the model's order. Before, both kept their random values."""
+    task, candidate = STATE / "rnn_cell_task.py", STATE / "rnn_cell_split.py"
+    result = evaluator.evaluate(task, candidate, options=OPTIONS, which="visible")
+    assert result.error is None
+    assert result.cases and all(case.passed for case in result.cases), [c.max_abs_err for c in result.cases]
+
+
+def test_pieces_pair_only_as_one_run_in_the_models_order() -> None:
+    import torch
+
+    from kope.evaluate.inside.worker import _split_pieces
+
+    reference = {"i2h.weight": torch.zeros(4, 6), "gates.weight": torch.zeros(8, 5)}
+    own = {"W_x": torch.zeros(4, 2), "W_h": torch.zeros(4, 4), "bias": torch.zeros(4), "W_i": torch.zeros(4, 5)}
+    own["W_f"] = torch.zeros(4, 5)
+    assert _split_pieces(reference, own, []) == [
+        ("i2h.weight", ["W_x", "W_h"], 1),
+        ("gates.weight", ["W_i", "W_f"], 0),
+    ]
+    # a piece paired already leaves no run for its tensor; two runs that fit one tensor: neither is taken
+    assert _split_pieces(reference, own, [("x", "W_x", False)]) == [("gates.weight", ["W_i", "W_f"], 0)]
+    twice = {"a": torch.zeros(4, 3), "b": torch.zeros(4, 3), "c": torch.zeros(4, 3)}
+    assert _split_pieces({"w": torch.zeros(4, 6)}, twice, []) == []

@@ -392,7 +392,8 @@ def _copy_reference_state(model: torch.nn.Module, job_dir: Path) -> list[str]:
     model built as `gn_weight`), which leaves fewer of a shape to tell apart; then, for tensors models renamed
     (`self.gemm.weight` became `self.weight`), by shape where exactly one tensor left on each side has it; then
     a 2-D tensor stored transposed (`weight_t`, shape (in, out)) where exactly one left on each side has the
-    transposed shape."""
+    transposed shape; last, a 2-D reference tensor the model split into consecutive pieces (`i2h.weight` of a
+    Linear over `cat((x, h), dim=1)` kept as `W_x` and `W_h`), where exactly one run of them fits."""
     from safetensors.torch import load_file
 
     reference = load_file(str(job_dir / protocol.STATE_FILE))
@@ -418,7 +419,48 @@ def _copy_reference_state(model: torch.nn.Module, job_dir: Path) -> list[str]:
             value = reference[ref_name]
             own[own_name].copy_(value.t() if transposed else value)
             loaded.append(own_name)
+        for ref_name, pieces, dim in _split_pieces(reference, own, pairs):
+            parts = reference[ref_name].split([own[n].shape[dim] for n in pieces], dim)
+            for own_name, part in zip(pieces, parts, strict=True):
+                own[own_name].copy_(part)
+                loaded.append(own_name)
     return loaded
+
+
+def _split_pieces(
+    reference: dict[str, torch.Tensor], own: dict[str, torch.Tensor], taken: list[tuple[str, str, bool]]
+) -> list[tuple[str, list[str], int]]:
+    """Reference 2-D tensors left unpaired that the model keeps in pieces: a run of two or more 2-D tensors, next
+    to each other in the model's order and all left unpaired, that concatenated along one dimension have the
+    reference's shape (and dtype), in that order; only where exactly one run fits a reference tensor and no
+    other reference tensor claims a piece of it. (reference name, candidate names in order, dimension)."""
+    used_ref, used_own = {r for r, _, _ in taken}, {o for _, o, _ in taken}
+    names = list(own)
+    left = [n not in used_own and own[n].is_floating_point() and own[n].dim() == 2 for n in names]
+    found: list[tuple[str, list[str], int]] = []
+    for ref_name, value in reference.items():
+        if ref_name in used_ref or value.dim() != 2 or not value.is_floating_point():
+            continue
+        runs: list[tuple[list[str], int]] = []
+        for dim in (0, 1):
+            other = 1 - dim
+            for start in range(len(names)):
+                run: list[str] = []
+                total = 0
+                for at in range(start, len(names)):
+                    tensor = own[names[at]]
+                    if not left[at] or tensor.dtype != value.dtype or tensor.shape[other] != value.shape[other]:
+                        break
+                    run.append(names[at])
+                    total += tensor.shape[dim]
+                    if total >= value.shape[dim]:
+                        break
+                if len(run) >= 2 and total == value.shape[dim]:
+                    runs.append((run, dim))
+        if len(runs) == 1:
+            found.append((ref_name, *runs[0]))
+    claimed = Counter(n for _, run, _ in found for n in run)
+    return [(r, run, dim) for r, run, dim in found if all(claimed[n] == 1 for n in run)]
 
 
 _WORD_ALIASES = {"w": "weight", "b": "bias"}
