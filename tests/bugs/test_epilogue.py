@@ -63,6 +63,30 @@ def test_a_missing_layer_bias_is_made_passed_down_and_added_after_the_product_lo
     assert "    acc += tl.load(linear_bias_ptr + offs_n, mask=offs_n < N, other=0.0)[None, :]\n" in first
 
 
+RANK_ONE = """    for k in range(0, K):
+        a = tl.load(x_ptr + offs_m * sxm + k * sxk, mask=offs_m < M, other=0.0)
+        w = tl.load(w_ptr + k * swk + offs_n * swn, mask=offs_n < N, other=0.0)
+        acc += a[:, None] * w[None, :]
+"""
+
+
+def test_a_product_accumulated_one_rank_one_update_at_a_time_gets_the_bias_after_its_loop_too() -> None:
+    """A convolution or a matrix product written by hand (`acc += x[:, None] * w[None, :]` in nested loops) is as
+    complete after its loop as a `tl.dot` one."""
+    source = (EPILOGUE / "linear_gelu_no_bias.py").read_text()
+    start, end = source.index("    for k in range(0, K, BLOCK_K):"), source.index("    y = 0.5 * acc")
+    by_hand = source[:start] + RANK_ONE + source[end:]
+    parsed = Program.parse(by_hand, (EPILOGUE / "linear_gelu_task.py").read_text())
+    assert parsed is not None
+    made = edits(parsed, ["layer-bias"])
+    assert made and made[0].cue
+    added = "    acc += tl.load(linear_bias_ptr + offs_n, mask=offs_n < N, other=0.0)[None, :]\n    y = 0.5 * acc"
+    assert added in made[0].source
+    elementwise = by_hand.replace("acc += a[:, None] * w[None, :]", "acc += a[:, None] + w[None, :]")
+    parsed = Program.parse(elementwise, (EPILOGUE / "linear_gelu_task.py").read_text())
+    assert parsed is not None and edits(parsed, ["layer-bias"]) == []  # a sum of two vectors is no product
+
+
 def test_a_store_index_built_after_the_product_loop_is_written_out_where_the_bias_is_added() -> None:
     source = (EPILOGUE / "linear_gelu_no_bias.py").read_text()
     later = source.replace(

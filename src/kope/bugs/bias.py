@@ -44,16 +44,26 @@ class _Site:
     loop: ast.For | ast.While
 
 
+def _outer_product(node: ast.expr) -> bool:
+    """`a[:, None] * b[None, :]`: a product of two vectors laid along different axes (a matrix product or a
+    convolution accumulated by hand, one rank-1 update at a time)."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
+        return False
+    slices = [ast.unparse(side.slice) for side in (node.left, node.right) if isinstance(side, ast.Subscript)]
+    return sorted(slices) == ["(:, None)", "(None, :)"]
+
+
 def _sites(kernel: ast.FunctionDef) -> Iterator[_Site]:
     """Each outermost loop of the kernel body that accumulates a `tl.dot` into a name (`acc += tl.dot(a, b)`,
-    `acc = tl.dot(a, b, acc)`)."""
+    `acc = tl.dot(a, b, acc)`), or an outer product (`acc += x[:, None] * w[None, :]`)."""
     for statement in kernel.body:
         if not isinstance(statement, ast.For | ast.While):
             continue
         for node in ast.walk(statement):
             name = ""
             if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-                if any(call_name(c) in _ACCUMULATES for c in ast.walk(node.value) if isinstance(c, ast.Call)):
+                calls = [c for c in ast.walk(node.value) if isinstance(c, ast.Call)]
+                if any(call_name(c) in _ACCUMULATES for c in calls) or _outer_product(node.value):
                     name = node.target.id
             elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 target = node.targets[0].id
