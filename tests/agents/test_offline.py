@@ -84,3 +84,21 @@ def test_a_scaled_case_failure_is_searched_on_and_a_late_find_still_gets_its_ful
     assert shown and "scaled" in shown[0]
     accepted = [t for t in report.search[-1].trials if t.verdict == "accepted"]
     assert accepted and accepted[0].operator.startswith("formula-") and "of `x`" in accepted[0].description
+
+
+def test_a_round_out_of_its_own_budget_goes_on_from_the_same_version(evaluator: Evaluator, tmp_path: Path) -> None:
+    """One evaluation per round: the first round tries `group-cap` (no better) and stops on its budget with
+    candidates left; with one round that is the end, with more the next goes on and reaches `plain-order`, never
+    evaluating the first candidate again."""
+    from conftest import FIXTURES
+
+    from kope.repair.search import SearchConfig
+
+    task, candidate = FIXTURES / "grid" / "gemm_task.py", FIXTURES / "grid" / "gemm_grouped_order.py"
+    tried = []
+    for rounds in (1, 3):
+        config = DebugConfig(probes=False, max_search_rounds=rounds, search_config=SearchConfig(max_evaluations=1))
+        report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / f"fixed{rounds}.py")
+        tried.append([(t.operator, t.verdict) for r in report.search for t in r.trials])
+        assert report.status == ("unrepaired" if rounds == 1 else "repaired")
+    assert tried == [[("group-cap", "dropped")], [("group-cap", "dropped"), ("plain-order", "accepted")]]

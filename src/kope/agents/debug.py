@@ -42,6 +42,10 @@ if TYPE_CHECKING:
     from kope.memory.recording import DebugRecorder
     from kope.memory.store import ExperienceStore
 
+_ROUND_BUDGETS = ("time budget", "evaluation budget")
+"""A search round's own limits (`SearchConfig.max_seconds`, `max_evaluations`): a round that stops on one leaves
+candidates untried."""
+
 DebugStatus = Literal["repaired", "pass", "unrepaired", "rejected"]
 """`pass`: the kernel as given was right on every case and clean under the gates; nothing was changed."""
 
@@ -131,8 +135,10 @@ class DebugConfig:
     """Without a model (and with `recipes_first`) repair by the bounded search over edits (kope.repair.search);
     False: the recipe loop alone, one recipe edit per step (the offline repair before the search)."""
     search_config: SearchConfig = field(default_factory=SearchConfig)
-    max_search_rounds: int = 2
-    """Searches per repair: a second one starts from a version right on the shown cases that fails hidden ones."""
+    max_search_rounds: int = 3
+    """Searches per repair: a later one starts from the best version the last one found (a version right on the
+    shown cases that fails hidden ones, a partial fix), or goes on from the same version where the last one ran out
+    of its own budget (`SearchConfig.max_seconds`, `max_evaluations`) with candidates left."""
 
 
 DebugProgress = Callable[[Step], None]
@@ -556,6 +562,11 @@ class DebugLoop:
                 state.accept_checked.add(content_hash(state.source))
                 state.diagnosis = self.env.diagnose(state.source, state.visible, sweep=True)
         again = content_hash(state.source) not in state.searched
+        if not again and result.best is None and result.stop_reason in _ROUND_BUDGETS:
+            # The round ran out of its own budget with candidates left: the next round goes on from the same version
+            # (what this one evaluated is in `state.seen`, not evaluated again).
+            state.searched.discard(content_hash(state.source))
+            again = True
         return state.diagnosis.status in ("pass", "reject") or (
             again and len(state.searches) < self.config.max_search_rounds
         )
