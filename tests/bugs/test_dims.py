@@ -180,7 +180,9 @@ def test_a_wrapper_that_normalises_the_channels_is_conjugated_by_the_axis_exchan
     offered = edits(parsed(NORM_CHANNELS, softmax), ["axis-swap"])
     assert len(offered) == 1 and not offered[0].grounded
     plain = unnormed.replace("torch.relu(self.norm(self.conv(x)))", "torch.relu(self.conv(x))")
-    assert "LayerNorm(" not in plain and "softmax" not in plain and not edits(parsed(NORM_CHANNELS, plain), ["axis-swap"])
+    assert (
+        "LayerNorm(" not in plain and "softmax" not in plain and not edits(parsed(NORM_CHANNELS, plain), ["axis-swap"])
+    )
     unlaunched = NORM_CHANNELS.replace("norm_relu_kernel[(n * h * w,)](", "print(")
     assert unlaunched != NORM_CHANNELS and not edits(parsed(unlaunched, NORM_TASK), ["axis-swap"])
 

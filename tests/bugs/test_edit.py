@@ -1060,7 +1060,9 @@ def test_padding_where_never_wraps_a_block_of_zeros() -> None:
 def test_padding_where_masks_every_summed_block_at_once_first() -> None:
     """A shifted input summed for the mean and its deviation summed for the variance: each alone leaves the other's
     padded lanes in its sum, so the joint edit comes before the single ones."""
-    source = NORM.replace("ms = tl.sum(v * v, axis=0) / CB", "shifted = v + slope\n    ms = tl.sum(shifted, axis=0) / CB")
+    source = NORM.replace(
+        "ms = tl.sum(v * v, axis=0) / CB", "shifted = v + slope\n    ms = tl.sum(shifted, axis=0) / CB"
+    )
     made = of("padding-where", source, "")
     first = made[0].source
     assert "shifted = tl.where(ok, v + slope, 0.0)" in first and "diff = tl.where(ok, v - ms, 0.0)" in first

@@ -84,9 +84,7 @@ def test_equal_tensors_pair_only_one_to_one() -> None:
         ("norm.bias", "gn_bias", False),
         ("norm.weight", "gn_weight", False),
     ]  # two candidate tensors equal `other.weight`: neither pairs
-    assert _pairs_by_value(reference, own, [("norm.weight", "gn_weight", False)]) == [
-        ("norm.bias", "gn_bias", False)
-    ]
+    assert _pairs_by_value(reference, own, [("norm.weight", "gn_weight", False)]) == [("norm.bias", "gn_bias", False)]
 
 
 def test_a_weight_kept_in_pieces_gets_the_reference_columns(evaluator: Evaluator) -> None:
