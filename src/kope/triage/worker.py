@@ -126,8 +126,8 @@ class TriageRow(BaseModel):
     heatmap: str | None = None
     """Where its first failing output is wrong (PNG, relative to the results folder)."""
     repair: str = "none"
-    """none (not repaired: neither a near miss nor a mendable broken kernel), repaired, unrepaired, rejected, skipped
-    (a budget was spent), error."""
+    """none (not repaired: neither a near miss nor a mendable broken kernel), repaired, pass (the repair found it
+    right as given), unrepaired, rejected, skipped (a budget was spent), error."""
     stop_reason: str = ""
     iterations: int = 0
     tokens_prompt: int = 0
