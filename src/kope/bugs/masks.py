@@ -15,7 +15,6 @@ from dataclasses import replace
 import libcst as cst
 import libcst.matchers as m
 
-from kope import syntax
 from kope.bugs.analysis import (
     Kernel,
     Launch,
@@ -56,6 +55,7 @@ from kope.bugs.recipe import (
     _set_kwarg,
     recipe,
 )
+from kope.bugs.reference import triangular
 from kope.source import call_name
 
 # -- how diagnosis sees it (cues) --------------------------------------------------------------
@@ -427,7 +427,6 @@ def compare_flip(program: Program) -> Iterator[Edit]:
 
 
 _REVERSE = {ast.Lt: ">", ast.LtE: ">=", ast.Gt: "<", ast.GtE: "<="}
-_TRIANGULAR = ("triu", "tril")
 
 
 def _broadcast_index(node: ast.expr) -> bool:
@@ -442,10 +441,7 @@ def compare_reverse(program: Program) -> Iterator[Edit]:
     """A comparison of a tile's row and column indices turned the other way (`offs_m[:, None] >= k[None, :]` ->
     `<=`): the lower triangle kept where the upper belongs, a causal mask facing the future. Grounded where the
     reference makes a triangle (`torch.triu`, `torch.tril`, `.tril()`): the comparison is its orientation."""
-    triangular = any(
-        isinstance(n, ast.Attribute | ast.Name) and (n.attr if isinstance(n, ast.Attribute) else n.id) in _TRIANGULAR
-        for n in ast.walk(_tree(program.reference))
-    )
+    grounded = triangular(program.reference)
     compares = [n for _, n in program.kernel_nodes() if isinstance(n, ast.Compare) and len(n.ops) == 1]
     for node in sorted(compares, key=lambda n: (n.lineno, n.col_offset)):
         if type(node.ops[0]) not in _REVERSE:
@@ -457,16 +453,9 @@ def compare_reverse(program: Program) -> Iterator[Edit]:
         cue = "the reference makes a triangle: a comparison of row and column indices is its orientation"
         yield replace(
             edit_at(program, "compare-reverse", node, new, f"`{program.code(node)}` -> `{new}`"),
-            cue=cue if triangular else "",
-            grounded=triangular,
+            cue=cue if grounded else "",
+            grounded=grounded,
         )
-
-
-def _tree(source: str) -> ast.Module:
-    try:
-        return syntax.parse(source)
-    except (SyntaxError, ValueError, RecursionError):
-        return ast.Module(body=[], type_ignores=[])
 
 
 @operator("add-mask", "missing-mask")

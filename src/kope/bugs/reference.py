@@ -423,18 +423,38 @@ def axis_norms(reference: str) -> list[str]:
     `nn.LayerNorm(c)`, `softmax` for `torch.softmax(x, dim=1)`), lower-cased, in source order; [] when it does not
     parse or normalises nothing. A kernel that takes the axis for another (a `LayerNorm(out_channels)` after a
     convolution normalises the last dimension, not the channels) is wrong everywhere."""
+    return [name for name, _ in _model_calls(reference, _AXIS_NORMS)]
+
+
+def triangular(reference: str) -> bool:
+    """Whether the reference makes a triangle anywhere (`torch.triu`, `torch.tril`, `x.tril()`, in its model or its
+    inputs): a comparison of row and column indices in a kernel is then the triangle's orientation."""
+    try:
+        tree = syntax.parse(reference)
+    except (SyntaxError, ValueError, RecursionError):
+        return False
+    return any(
+        (n.attr if isinstance(n, ast.Attribute) else n.id) in ("triu", "tril")
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Attribute | ast.Name)
+    )
+
+
+def _model_calls(reference: str, prefixes: tuple[str, ...]) -> list[tuple[str, ast.Call]]:
+    """The calls `Model.__init__` and `Model.forward` make whose lower-cased last name starts with one of `prefixes`
+    (`nn.MaxPool3d` is `maxpool3d`), with that name, in source order; [] when the reference does not parse."""
     try:
         tree = syntax.parse(reference)
     except (SyntaxError, ValueError, RecursionError):
         return []
-    found: list[tuple[int, str]] = []
+    found: list[tuple[int, int, str, ast.Call]] = []
     for method in (_model_method(tree, "__init__"), _model_method(tree, "forward")):
         for node in ast.walk(method) if method is not None else ():
             if isinstance(node, ast.Call):
                 name = ast.unparse(node.func).split(".")[-1].lower()
-                if name.startswith(_AXIS_NORMS):
-                    found.append((node.lineno, name))
-    return [name for _, name in sorted(found)]
+                if name.startswith(prefixes):
+                    found.append((node.lineno, node.col_offset, name, node))
+    return [(name, node) for _, _, name, node in sorted(found, key=lambda f: f[:2])]
 
 
 _POOLS = ("maxpool", "avgpool", "max_pool", "avg_pool", "lppool", "lp_pool")
@@ -447,21 +467,11 @@ def pool_ceil_modes(reference: str) -> list[bool]:
     `Model.forward` (`nn.MaxPool2d(2)`, `F.avg_pool1d(x, 3, ceil_mode=True)`), in source order: False (PyTorch's
     default: windows that do not fit are dropped, the output size is a floor division) unless a literal says True;
     [] when it does not parse or pools nothing."""
-    try:
-        tree = syntax.parse(reference)
-    except (SyntaxError, ValueError, RecursionError):
-        return []
-    found: list[tuple[int, bool]] = []
-    for method in (_model_method(tree, "__init__"), _model_method(tree, "forward")):
-        for node in ast.walk(method) if method is not None else ():
-            if not isinstance(node, ast.Call):
-                continue
-            name = ast.unparse(node.func).split(".")[-1].lower()
-            if not name.startswith(_POOLS):
-                continue
-            flag = next((k.value for k in node.keywords if k.arg == "ceil_mode"), None)
-            found.append((node.lineno, isinstance(flag, ast.Constant) and flag.value is True))
-    return [ceil for _, ceil in sorted(found)]
+    found: list[bool] = []
+    for _, node in _model_calls(reference, _POOLS):
+        flag = next((k.value for k in node.keywords if k.arg == "ceil_mode"), None)
+        found.append(isinstance(flag, ast.Constant) and flag.value is True)
+    return found
 
 
 def _true(flag: ast.expr | None, tree: ast.Module, init: ast.FunctionDef) -> bool:

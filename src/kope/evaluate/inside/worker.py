@@ -402,9 +402,7 @@ def _copy_reference_state(model: torch.nn.Module, job_dir: Path) -> list[str]:
     pairs += _pairs_by_words(reference, own, pairs)
     pairs += _pairs_by_value(reference, own, pairs)
     for transposed in (False, True):
-        used_ref, used_own = {r for r, _, _ in pairs}, {o for _, o, _ in pairs}
-        left_ref = {n: v for n, v in reference.items() if n not in used_ref and v.is_floating_point()}
-        left_own = {n: v for n, v in own.items() if n not in used_own and v.is_floating_point()}
+        left_ref, left_own = _unpaired(reference, own, pairs)
         for ref_name, value in left_ref.items():
             shape = _transposed_shape(value) if transposed else value.shape
             if shape is None:
@@ -427,6 +425,16 @@ def _copy_reference_state(model: torch.nn.Module, job_dir: Path) -> list[str]:
     return loaded
 
 
+def _unpaired(
+    reference: dict[str, torch.Tensor], own: dict[str, torch.Tensor], taken: list[tuple[str, str, bool]]
+) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    """The floating-point tensors of each side that no pair in `taken` holds yet."""
+    used_ref, used_own = {r for r, _, _ in taken}, {o for _, o, _ in taken}
+    left_ref = {n: v for n, v in reference.items() if n not in used_ref and v.is_floating_point()}
+    left_own = {n: v for n, v in own.items() if n not in used_own and v.is_floating_point()}
+    return left_ref, left_own
+
+
 def _split_pieces(
     reference: dict[str, torch.Tensor], own: dict[str, torch.Tensor], taken: list[tuple[str, str, bool]]
 ) -> list[tuple[str, list[str], int]]:
@@ -434,12 +442,12 @@ def _split_pieces(
     to each other in the model's order and all left unpaired, that concatenated along one dimension have the
     reference's shape (and dtype), in that order; only where exactly one run fits a reference tensor and no
     other reference tensor claims a piece of it. (reference name, candidate names in order, dimension)."""
-    used_ref, used_own = {r for r, _, _ in taken}, {o for _, o, _ in taken}
+    left_ref, left_own = _unpaired(reference, own, taken)
     names = list(own)
-    left = [n not in used_own and own[n].is_floating_point() and own[n].dim() == 2 for n in names]
+    left = [n in left_own and own[n].dim() == 2 for n in names]
     found: list[tuple[str, list[str], int]] = []
-    for ref_name, value in reference.items():
-        if ref_name in used_ref or value.dim() != 2 or not value.is_floating_point():
+    for ref_name, value in left_ref.items():
+        if value.dim() != 2:
             continue
         runs: list[tuple[list[str], int]] = []
         for dim in (0, 1):
@@ -495,9 +503,7 @@ def _pairs_by_words(
     """Reference and candidate tensors whose names have the same words, a module prefix aside (one name's
     words end the other's), pairing only where each has exactly one such partner of its shape or transposed
     shape, and the names carry a layer index or two words at least (so `weight` alone never pairs)."""
-    used_ref, used_own = {r for r, _, _ in taken}, {o for _, o, _ in taken}
-    left_ref = {n: v for n, v in reference.items() if n not in used_ref and v.is_floating_point()}
-    left_own = {n: v for n, v in own.items() if n not in used_own and v.is_floating_point()}
+    left_ref, left_own = _unpaired(reference, own, taken)
     own_words = {n: _name_words(n) for n in left_own}
 
     def fits(ref_words: tuple[str, ...], words: tuple[str, ...]) -> bool:
@@ -533,9 +539,7 @@ def _pairs_by_value(
     has exactly one such partner: copying changes nothing, but the two no longer count among the tensors of
     their shape (a Linear's bias, a GroupNorm's weight and bias, all of one shape: the norm's ones and zeros
     pair here, and the bias is then the one left of its shape)."""
-    used_ref, used_own = {r for r, _, _ in taken}, {o for _, o, _ in taken}
-    left_ref = {n: v for n, v in reference.items() if n not in used_ref and v.is_floating_point()}
-    left_own = {n: v for n, v in own.items() if n not in used_own and v.is_floating_point()}
+    left_ref, left_own = _unpaired(reference, own, taken)
     matches = {
         r: [o for o, t in left_own.items() if _same_kind(t, v, v.shape) and torch.equal(t.cpu(), v.cpu())]
         for r, v in left_ref.items()
