@@ -104,3 +104,20 @@ def workdir(tmp_path: Path) -> Path:
     shutil.copy(SCALE_TASK, tmp_path / "task.py")
     shutil.copy(SCALE_GOOD, tmp_path / "good.py")
     return tmp_path
+
+
+def offline_repair(
+    evaluator: Evaluator, tmp_path: Path, task: str, candidate: str, max_evaluations: int
+) -> tuple[str, str, list[str]]:
+    """`kope debug`'s offline loop (no probes, the search bounded to `max_evaluations` a round) on a task and a
+    candidate given as text: the status, the returned kernel's text and the operators of the accepted edits."""
+    from kope.agents import DebugConfig, DebugLoop
+    from kope.repair.search import SearchConfig
+
+    task_path, candidate_path = tmp_path / "task.py", tmp_path / "candidate.py"
+    task_path.write_text(task)
+    candidate_path.write_text(candidate)
+    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=max_evaluations))
+    report = DebugLoop(None, evaluator, config=config).run(task_path, candidate_path, tmp_path / "fixed.py")
+    accepted = [t.operator for r in report.search for t in r.trials if t.verdict == "accepted"]
+    return report.status, (tmp_path / "fixed.py").read_text(), accepted

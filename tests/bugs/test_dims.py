@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, offline_repair
 
 from kope.agents import DebugConfig, DebugLoop
 from kope.bugs.dims import launch_strides, origin, transposed_inputs
@@ -188,12 +188,7 @@ def test_a_wrapper_that_normalises_the_channels_is_conjugated_by_the_axis_exchan
 
 
 def test_layernorm_over_the_channels_is_repaired_offline(evaluator: Evaluator, tmp_path: Path) -> None:
-    task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
-    task.write_text(NORM_TASK)
-    candidate.write_text(NORM_CHANNELS)
-    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=6))
-    report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
-    assert report.status == "repaired", report.search
-    assert SWAPPED_CALL in (tmp_path / "fixed.py").read_text()
-    accepted = [t for r in report.search for t in r.trials if t.verdict == "accepted"]
-    assert [t.operator for t in accepted] == ["axis-swap"]
+    status, fixed, accepted = offline_repair(evaluator, tmp_path, NORM_TASK, NORM_CHANNELS, 6)
+    assert status == "repaired", accepted
+    assert SWAPPED_CALL in fixed
+    assert accepted == ["axis-swap"]

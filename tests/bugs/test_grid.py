@@ -6,7 +6,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from conftest import FIXTURES
+from conftest import FIXTURES, offline_repair
 
 from kope.agents import DebugConfig, DebugLoop
 from kope.bugs.edit import Program, edits
@@ -445,12 +445,7 @@ def test_plain_order_maps_programs_row_major_then_column_major_after_the_tiles_l
 
 
 def test_a_broken_grouped_order_is_repaired_offline(evaluator: Evaluator, tmp_path: Path) -> None:
-    task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
-    task.write_text(GEMM_TASK)
-    candidate.write_text(GROUPED)
-    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=8))
-    report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
-    assert report.status == "repaired", report.search
-    assert PLAIN in (tmp_path / "fixed.py").read_text()
-    accepted = [t for r in report.search for t in r.trials if t.verdict == "accepted"]
-    assert [t.operator for t in accepted] == ["plain-order"]
+    status, fixed, accepted = offline_repair(evaluator, tmp_path, GEMM_TASK, GROUPED, 8)
+    assert status == "repaired", accepted
+    assert PLAIN in fixed
+    assert accepted == ["plain-order"]

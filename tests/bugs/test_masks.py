@@ -8,7 +8,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from conftest import FIXTURES
+from conftest import FIXTURES, offline_repair
 
 from kope.agents import DebugConfig, DebugLoop
 from kope.bugs.edit import Program, edits
@@ -226,12 +226,7 @@ def test_compare_reverse_turns_tile_index_comparisons_and_the_reference_triangle
 
 
 def test_a_triangle_kept_the_wrong_way_round_is_repaired_offline(evaluator: Evaluator, tmp_path: Path) -> None:
-    task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
-    task.write_text(TRIU_TASK)
-    candidate.write_text(TRIU_LOWER)
-    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=6))
-    report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
-    assert report.status == "repaired", report.search
-    assert "(rows[:, None] <= ks[None, :])" in (tmp_path / "fixed.py").read_text()
-    accepted = [t for r in report.search for t in r.trials if t.verdict == "accepted"]
-    assert [t.operator for t in accepted] == ["compare-reverse"]
+    status, fixed, accepted = offline_repair(evaluator, tmp_path, TRIU_TASK, TRIU_LOWER, 6)
+    assert status == "repaired", accepted
+    assert "(rows[:, None] <= ks[None, :])" in fixed
+    assert accepted == ["compare-reverse"]
