@@ -393,3 +393,22 @@ def test_drop_cap_offers_each_argument_of_a_host_min_and_cues_a_capped_block() -
     made = edits(program, ["drop-cap"])
     assert {e.source.count("block = triton.next_power_of_2(features)") for e in made} == {0, 1}
     assert all(e.cue for e in made)
+
+
+def test_a_written_out_gate_and_a_wrong_padding_are_repaired_together(evaluator: Evaluator, tmp_path: Path) -> None:
+    """The reference writes its gate out (`x * torch.sigmoid(x + 3) / 6`, no activation of the table); the kernel
+    computes a hard gate of its log-sum-exp and pads the channels with 0.0. The gate times its own input is a
+    formula site though the input is an activation's work too, its input first; the formula's fix halves the mean
+    error without one element within tolerance, so the search keeps it as a base and adds the padding's."""
+    from conftest import FIXTURES, offline_repair
+
+    folder = FIXTURES / "formula"
+    task, kernel = (folder / "lse_gate_task.py").read_text(), (folder / "lse_gate_two_bugs.py").read_text()
+    program = Program.parse(kernel, task)
+    assert program is not None
+    gate = "`gated = ...` -> the reference's `x * torch.sigmoid(x + 3) / 6`"
+    swaps = [e.description for e in edits(program, ["formula-swap"]) if e.description.startswith(gate)]
+    assert swaps[0] == f"{gate} of `lse`"
+    status, fixed, accepted = offline_repair(evaluator, tmp_path, task, kernel, 40)
+    assert status == "repaired", accepted
+    assert "tl.exp(-(((lse) + 3.0)))" in fixed and "-float(" in fixed

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from kope.bugs.reference import FORMULAS, Activation, activations
+from kope.bugs.reference import FORMULAS, Activation, activations, expressions
 
 CASES: list[tuple[str, dict[str, float], str]] = [
     ("relu", {}, "F.relu(x)"),
@@ -170,3 +170,89 @@ class _TorchAsTl:
 
     minimum = staticmethod(lambda a, b: torch.minimum(a, torch.as_tensor(b)))
     maximum = staticmethod(lambda a, b: torch.maximum(a, torch.as_tensor(b)))
+
+
+WRITTEN = textwrap.dedent(
+    """
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    low = -0.5
+
+    class Model(nn.Module):
+        def __init__(self, channels, scale, bias_shape):
+            super().__init__()
+            self.conv = nn.Conv2d(channels, channels, 3)
+            self.scale = scale
+            self.bias = nn.Parameter(torch.randn(bias_shape))
+
+        def forward(self, x):
+            x = self.conv(x)
+            x = x * torch.sigmoid(x + 3) / 6
+            x = torch.clamp(x, min=low, max=self.scale)
+            x = x / (1 + torch.abs(x))
+            x = torch.where(x > 0, x, x * 0.1)
+            x = x * torch.clamp((x + 3) / 6, 0, 1)
+            x = F.softplus(x * 2.0, beta=0.5) - 1.0
+            x = torch.log1p(torch.exp(-x ** 2)) * self.scale
+            x = x.clamp(min=-0.25)
+            y = torch.relu(x)
+            y = torch.sigmoid(y) * y
+            y = y + self.bias
+            return torch.sum(y, dim=1)
+
+    def get_inputs():
+        return [torch.rand(2, 3, 8, 8)]
+
+    def get_init_inputs():
+        return [3, 1.5, (3, 1, 1)]
+    """
+)
+
+WRITTEN_TORCH = [
+    "x * torch.sigmoid(x + 3) / 6",
+    "torch.clamp(x, min=-0.5, max=1.5)",
+    "x / (1 + torch.abs(x))",
+    "torch.where(x > 0, x, x * 0.1)",
+    "x * torch.clamp((x + 3) / 6, 0, 1)",
+    "F.softplus(x * 2.0, beta=0.5) - 1.0",
+    "torch.log1p(torch.exp(-x ** 2)) * 1.5",
+    "x.clamp(min=-0.25)",
+]
+
+
+def test_formulas_the_reference_writes_out_are_read_and_match_pytorch_in_a_triton_kernel(tmp_path: Path) -> None:
+    """Steps written out of calls and arithmetic on one tensor are read with their names bound to numbers, and their
+    Triton forms agree with PyTorch; an activation of the table (or one times its input), a step that reads a
+    parameter tensor and a reduction are not among them."""
+    found = expressions(WRITTEN)
+    assert [e.source for e in found] == [
+        "x * torch.sigmoid(x + 3) / 6",
+        "torch.clamp(x, min=low, max=self.scale)",
+        "x / (1 + torch.abs(x))",
+        "torch.where(x > 0, x, x * 0.1)",
+        "x * torch.clamp((x + 3) / 6, 0, 1)",
+        "F.softplus(x * 2.0, beta=0.5) - 1.0",
+        "torch.log1p(torch.exp(-x ** 2)) * self.scale",
+        "x.clamp(min=-0.25)",
+    ]
+    kernels = "".join(_KERNEL.format(index=i, formula=e.triton("x")) for i, e in enumerate(found))
+    pairs = ", ".join(f"(k{i}, lambda x: {torch_call})" for i, torch_call in enumerate(WRITTEN_TORCH))
+    script = tmp_path / "written.py"
+    script.write_text(_SCRIPT.format(kernels=kernels).replace("PAIRS", f"[{pairs}]"))
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    wrong = {WRITTEN_TORCH[int(i)]: err for i, (ok, err) in results.items() if not ok}
+    assert not wrong, wrong
+
+
+def test_only_formulas_of_one_tensor_with_a_call_that_triton_has_are_written_out() -> None:
+    """In REFERENCE, every step is one activation of the table (or one times its input) but the sum of two; a step
+    without a call, of two tensors, or with a call Triton has no form of is not one either."""
+    assert [e.source for e in expressions(REFERENCE)] == ["F.leaky_relu(x, negative_slope=negative) + x.relu()"]
+    others = WRITTEN.replace("x = x * torch.sigmoid(x + 3) / 6", "x = x * 2.0 + torch.cumsum(x, 1) + x / y")
+    assert "torch.cumsum" not in " ".join(e.source for e in expressions(others))
+    assert expressions("not python (") == []

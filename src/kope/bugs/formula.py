@@ -29,7 +29,7 @@ from kope.bugs.edit import (
     value_flow,
     value_names,
 )
-from kope.bugs.reference import Activation, activations
+from kope.bugs.reference import Activation, Expression, activations, expressions
 from kope.source import call_name
 
 _MAX_INPUTS = 6
@@ -40,11 +40,22 @@ _MATH = ("exp", "exp2", "log", "log2", "where", "maximum", "minimum", "sigmoid",
 """Calls that mark an assignment as computing an activation (`tl.exp`, `tl.math.erf`, `libdevice.tanh`...)."""
 
 
-def _activations(program: Program) -> list[Activation]:
-    return activations(program.reference) if program.reference else []
+Step = Activation | Expression
+"""One elementwise step of the reference: an activation of the table, or a formula it writes out."""
 
 
-def _tails(acts: list[Activation]) -> list[tuple[str, list[Activation]]]:
+def _activations(program: Program) -> list[Step]:
+    """The reference's elementwise steps in the order it applies them: its activations, and the formulas it writes
+    out of calls and arithmetic (an activation inside such a formula is the formula's, not a step of its own)."""
+    if not program.reference:
+        return []
+    written = expressions(program.reference)
+    lines = {e.line for e in written}
+    acts: list[Step] = [a for a in activations(program.reference) if a.line not in lines]
+    return sorted([*acts, *written], key=lambda step: step.line)
+
+
+def _tails(acts: list[Step]) -> list[tuple[str, list[Step]]]:
     """The last one, two, three activations: (description, in application order)."""
     found = []
     for k in range(1, min(_TAILS, len(acts)) + 1):
@@ -53,7 +64,7 @@ def _tails(acts: list[Activation]) -> list[tuple[str, list[Activation]]]:
     return found
 
 
-def _apply(chain: list[Activation], x: str) -> str:
+def _apply(chain: list[Step], x: str) -> str:
     text = x
     for act in chain:
         text = act.triton(text)
@@ -155,7 +166,24 @@ def _assembles_activation(kernel: ast.FunctionDef, node: ast.Assign) -> bool:
     names = [n for n in value_names(node.value) if not (isinstance(target, ast.Name) and n == target.id)]
     helpers = [n for n in names if isinstance(_last(n, defined, node.lineno), ast.expr)]
     helpers = [n for n in helpers if _computes_activation(_last(n, defined, node.lineno) or ast.Constant(0))]
-    return bool(helpers) and any(n not in helpers for n in names)
+    return bool(helpers) and (any(n not in helpers for n in names) or bool(_gate_inputs(kernel, node)))
+
+
+def _gate_inputs(kernel: ast.FunctionDef, node: ast.Assign) -> list[str]:
+    """The names an assignment reads that a helper it also reads is made from, by arithmetic (`v` of `y = v * (g /
+    6.0)` after `g = tl.minimum(tl.maximum(v + 3.0, 0.0), 6.0)`: a gate times its own input), though that value is
+    an activation's work too (`v = m + tl.log(s)`, a logsumexp): the activation's input. [] when none."""
+    defined = _definitions(kernel)
+    names = value_names(node.value)
+    found: list[str] = []
+    for helper in names:
+        last = _last(helper, defined, node.lineno)
+        if last is None or not _computes_activation(last):
+            continue
+        earlier = max((d for d in defined[helper] if d.lineno < node.lineno), key=lambda d: d.lineno)
+        made_from = _arithmetic_names(last, defined, earlier.lineno)
+        found += [n for n in names if n != helper and n in made_from and n not in found]
+    return found
 
 
 def _arithmetic_names(
@@ -199,7 +227,7 @@ def formula_swap(program: Program) -> Iterator[Edit]:
     acts = _activations(program)
     if not acts:
         return
-    distinct: list[Activation] = []
+    distinct: list[Step] = []
     for act in reversed(acts):
         if act not in distinct:
             distinct.append(act)
@@ -219,7 +247,7 @@ def formula_swap(program: Program) -> Iterator[Edit]:
             target = node.targets[0]
             assert isinstance(target, ast.Name)
             inputs = _inputs(kernel, program, node.lineno, value_names(node.value))
-            inputs = [*rational.get(id(node), [])[:_MAX_INPUTS], *inputs]
+            inputs = [*rational.get(id(node), [])[:_MAX_INPUTS], *_gate_inputs(kernel, node), *inputs]
             inputs = list(dict.fromkeys(inputs))[:_MAX_INPUTS]
             for act in distinct:
                 for at, name in enumerate(inputs):

@@ -221,6 +221,190 @@ def activations(reference: str) -> list[Activation]:
     return found
 
 
+@dataclass(frozen=True)
+class Expression:
+    """One elementwise step the reference's forward writes out of several calls and arithmetic on one tensor
+    (`x = x * torch.sigmoid(x + 3) / 6`, `x = torch.clamp(x, min=-1, max=1)`), with its numbers resolved: a formula
+    the table has no name for, that kope writes in Triton's terms for any input expression."""
+
+    source: str
+    """The reference's text of the value (`x * torch.sigmoid(x + 3) / 6`)."""
+    input: str
+    """The tensor it reads (`x`)."""
+    line: int = 0
+    names: tuple[tuple[str, float], ...] = ()
+    """The numbers its names are bound to (`self.scale`, `min_value`)."""
+
+    def triton(self, x: str) -> str:
+        made = _translate(ast.parse(self.source, mode="eval").body, self.input, x, dict(self.names))
+        assert made is not None  # built only where it translates
+        return made
+
+    def text(self) -> str:
+        return f"`{self.source}`"
+
+
+_TL_CALLS = {
+    "exp": "tl.exp",
+    "log": "tl.log",
+    "abs": "tl.abs",
+    "sqrt": "tl.sqrt",
+    "rsqrt": "tl.rsqrt",
+    "erf": "tl.erf",
+    "sin": "tl.sin",
+    "cos": "tl.cos",
+    "floor": "tl.floor",
+    "ceil": "tl.ceil",
+}
+"""PyTorch's elementwise functions that Triton has under the same meaning (`torch.exp`, `x.exp()`)."""
+_ARITH = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
+_COMPARE = {ast.Gt: ">", ast.GtE: ">=", ast.Lt: "<", ast.LtE: "<="}
+
+
+def _translate(node: ast.expr, input_name: str, x: str, names: Mapping[str, float]) -> str | None:
+    """A reference expression of one tensor (`input_name`) in Triton's terms, the tensor written `x`; None where it
+    uses anything else (another tensor, a reduction, a function Triton does not have)."""
+
+    def go(n: ast.expr) -> str | None:
+        if isinstance(n, ast.Name) and n.id == input_name:
+            return f"({x})"
+        number = _number(n, names) if not (isinstance(n, ast.Constant) and isinstance(n.value, str)) else None
+        if number is not None:
+            return repr(number)
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+            inner = go(n.operand)
+            return f"(-{inner})" if inner is not None else None
+        if isinstance(n, ast.BinOp) and type(n.op) in _ARITH:
+            left, right = go(n.left), go(n.right)
+            return f"({left} {_ARITH[type(n.op)]} {right})" if left is not None and right is not None else None
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow):
+            base, power = go(n.left), _number(n.right, names)
+            if base is None or power not in (2.0, 3.0, 0.5):
+                return None
+            return f"tl.sqrt({base})" if power == 0.5 else " * ".join([base] * int(power or 0))
+        if isinstance(n, ast.Compare) and len(n.ops) == 1 and type(n.ops[0]) in _COMPARE:
+            left, right = go(n.left), go(n.comparators[0])
+            return f"({left} {_COMPARE[type(n.ops[0])]} {right})" if left is not None and right is not None else None
+        if isinstance(n, ast.Call):
+            return _translate_call(n, go, names)
+        return None
+
+    return go(node)
+
+
+def _translate_call(node: ast.Call, go: Callable[[ast.expr], str | None], names: Mapping[str, float]) -> str | None:
+    func = node.func
+    dotted = ast.unparse(func)
+    method = isinstance(func, ast.Attribute) and not dotted.startswith(("torch.", "F.", "nn.", "functional."))
+    args = [func.value, *node.args] if method and isinstance(func, ast.Attribute) else list(node.args)
+    if not args or any(isinstance(a, ast.Starred) for a in args):
+        return None
+    short = dotted.split(".")[-1].lower().rstrip("_")
+    inner = go(args[0])
+    if inner is None:
+        return None
+    if short in _TL_CALLS and len(args) == 1 and not node.keywords:
+        return f"{_TL_CALLS[short]}({inner})"
+    if short == "log1p" and len(args) == 1:
+        return f"tl.log(1.0 + {inner})"
+    if short == "expm1" and len(args) == 1:
+        return f"(tl.exp({inner}) - 1.0)"
+    if short in ("clamp", "clip", "clamp_min", "clamp_max"):
+        given = dict(zip(("min", "max"), args[1:], strict=False))
+        given.update({k.arg: k.value for k in node.keywords if k.arg in ("min", "max")})
+        if short != "clamp" and short != "clip":
+            given = {short.removeprefix("clamp_"): args[1]} if len(args) == 2 else {}
+        low = _number(given["min"], names) if "min" in given else None
+        high = _number(given["max"], names) if "max" in given else None
+        if ("min" in given and low is None) or ("max" in given and high is None) or (low is None and high is None):
+            return None
+        made = inner if low is None else f"tl.maximum({inner}, {low!r})"
+        return made if high is None else f"tl.minimum({made}, {high!r})"
+    if short == "where" and len(args) == 3 and not method:
+        parts = [go(a) for a in args]
+        return f"tl.where({parts[0]}, {parts[1]}, {parts[2]})" if None not in parts else None
+    name = canonical(dotted)
+    if name is None:
+        return None
+    return FORMULAS[name].triton(inner, _params(FORMULAS[name], args[1:], node.keywords, names))
+
+
+def expressions(reference: str) -> list[Expression]:
+    """The elementwise steps `Model.forward` writes out of calls and arithmetic on one tensor (`y = x * torch.sigmoid(x
+    + 3) / 6`), in order; a value that is one activation of the table (or one times its input) is `activations`'s,
+    not one of these. [] when it does not parse or has none."""
+    try:
+        tree = syntax.parse(reference)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    forward = _model_method(tree, "forward")
+    if forward is None:
+        return []
+    names = _bindings(tree, _model_method(tree, "__init__"))
+    modules = _modules(_model_method(tree, "__init__"), names)
+    found: list[Expression] = []
+    for node in ast.walk(forward):
+        if not isinstance(node, ast.Assign | ast.Return) or node.value is None:
+            continue
+        value = node.value
+        if not any(isinstance(n, ast.Call) for n in ast.walk(value)):
+            continue
+        if isinstance(value, ast.Call) and _called(value, modules, names) is not None:
+            continue  # one activation of the table
+        if id(value) in {id(n) for n in _gated_products(value)}:
+            continue  # `x * act(x)`
+        tensors = _unbound(value, names)
+        if len(tensors) != 1:
+            continue
+        (tensor,) = tensors
+        if _translate(value, tensor, tensor, names) is None:
+            continue
+        used = {ast.unparse(n) for n in ast.walk(value) if isinstance(n, ast.Name | ast.Attribute)}
+        bound = tuple(sorted((k, v) for k, v in names.items() if k in used))
+        found.append(Expression(ast.unparse(value), tensor, node.lineno, bound))
+    return sorted(found, key=lambda e: e.line)
+
+
+def _unbound(value: ast.expr, names: Mapping[str, float]) -> set[str]:
+    """The names an expression reads that are not bound to numbers (its tensors), a called function's module and a
+    bound attribute (`self.scale`) left out."""
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.Attribute) and ast.unparse(node) in names:
+            return
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and not _module_path(func.value):
+                visit(func.value)
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                visit(arg)
+            return
+        if isinstance(node, ast.Name) and node.id not in names:
+            found.add(node.id)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(value)
+    return found
+
+
+def _module_path(node: ast.expr) -> bool:
+    """`torch`, `F`, `torch.nn.functional`: where a function is looked up, not a tensor."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id in ("torch", "F", "nn", "functional", "math")
+
+
+def _gated_products(value: ast.expr) -> list[ast.BinOp]:
+    """`value` itself when it is `act(x) * x` or `x * act(x)`."""
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
+        for call, other in ((value.left, value.right), (value.right, value.left)):
+            if isinstance(call, ast.Call) and call.args and ast.dump(call.args[0]) == ast.dump(other):
+                return [value]
+    return []
+
+
 def _gates(forward: ast.FunctionDef) -> set[int]:
     """The calls multiplied by their own input: `act(x) * x` or `x * act(x)`."""
     found: set[int] = set()

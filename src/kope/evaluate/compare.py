@@ -318,6 +318,7 @@ def _compare_arrays(
         mismatch_count=count,
         max_abs_err=float(abs_err.max()) if abs_err.size else 0.0,
         max_rel_err=float(rel_err.max()) if rel_err.size else 0.0,
+        mean_abs_err=float(np.abs(abs_err).mean()) if abs_err.size else 0.0,
         first_mismatch=first,
         worst_index=worst,
         nan_mismatch=nan_mismatch,

@@ -82,6 +82,9 @@ class OutputDiff(BaseModel):
     mismatch_count: int
     max_abs_err: float
     max_rel_err: float
+    mean_abs_err: float = 0.0
+    """The mean absolute error over the elements finite in both: how far the values are as a whole, which moves
+    when an edit brings every element closer though none within tolerance (the worst one may not move)."""
     first_mismatch: list[int] | None = None
     """Index of the first element out of tolerance, in the output's own shape."""
     worst_index: list[int] | None = None

@@ -439,7 +439,8 @@ class RepairSearch:
         trials: list[Trial] = []
         best: tuple[Score, Candidate] | None = None
         first_best: tuple[Score, Candidate] | None = None
-        """The best improving single edit: the one paired with `active` edits."""
+        """The best improving single edit: the one paired with `active` and `informative` edits (without one, the
+        first informative edit is)."""
         expanded: set[str] = set()
         informative: list[Candidate] = []
         active: list[Candidate] = []
@@ -557,9 +558,10 @@ class RepairSearch:
                     generated += self._second_edits(
                         best[1], diagnosis, task, queue, counter, config.second_edits, 1.0, "a kept edit"
                     )
-                if first_best is not None and len(paired) < config.pairs:
-                    kept = first_best[1]
-                    for other in active:
+                anchor = first_best[1] if first_best is not None else next(iter(informative), None)
+                if anchor is not None and len(paired) < config.pairs:
+                    kept = anchor
+                    for other in [c for c in (*informative, *active) if c is not kept]:
                         pair = (content_hash(kept.source), content_hash(other.source))
                         made = _combined(source, kept.source, other.source, apart=_NEAR)
                         if pair in paired or made is None or len(paired) >= config.pairs:
@@ -727,7 +729,24 @@ def _informative_change(start: dict[str, CaseResult], result: EvalResult) -> str
             and (case.mismatch_fraction or 0.0) <= (before.mismatch_fraction or 0.0)
         ):
             return f"the error of the case {case.name}: {was:.3g} -> {now:.3g}"
+        was, now = _mean_error(before), _mean_error(case)
+        if (
+            now * _MEAN_DROP <= was
+            and _nans(case) <= _nans(before)
+            and (case.mismatch_fraction or 0.0) <= (before.mismatch_fraction or 0.0)
+        ):
+            return f"the mean error of the case {case.name}: {was:.3g} -> {now:.3g}"
     return ""
+
+
+_MEAN_DROP = 2.0
+"""A case's mean absolute error halved: every element closer, the sign of one bug of two fixed (the worst relative
+error may not move: a clamp or a tiny reference value holds it)."""
+
+
+def _mean_error(case: CaseResult) -> float:
+    """The case's mean absolute error over its outputs (0.0 where none was compared)."""
+    return sum(o.mean_abs_err for o in case.outputs) / len(case.outputs) if case.outputs else 0.0
 
 
 _LINE = re.compile(r" \(candidate line \d+: .*\)$", re.S)
