@@ -30,6 +30,17 @@ def test_every_element_is_checked_within_tolerance() -> None:
     assert diff.max_abs_err == pytest.approx(1e-2 + 5e-5, rel=1e-3)
 
 
+def test_the_mean_error_moves_when_every_element_comes_closer_and_the_worst_does_not() -> None:
+    """A clamp holds the worst element where it was; the mean error says the rest came closer."""
+    reference = np.linspace(0.0, 1.0, 100)
+    far = np.where(np.arange(100) == 0, 5.0, reference + 2.0).astype(np.float32)
+    near = np.where(np.arange(100) == 0, 5.0, reference + 0.5).astype(np.float32)
+    before, after = run(reference, far), run(reference, near)
+    assert before.max_abs_err == after.max_abs_err and before.mismatch_count == after.mismatch_count == 100
+    assert before.mean_abs_err == pytest.approx((5.0 + 99 * 2.0) / 100, rel=1e-5)
+    assert after.mean_abs_err == pytest.approx((5.0 + 99 * 0.5) / 100, rel=1e-5)
+
+
 def test_nan_and_inf_must_match_position_for_position() -> None:
     reference = np.array([1.0, np.nan, np.inf, -np.inf, 2.0])
     same = np.array([1.0, np.nan, np.inf, -np.inf, 2.0], dtype=np.float32)
