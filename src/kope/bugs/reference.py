@@ -351,7 +351,7 @@ def expressions(reference: str) -> list[Expression]:
             continue
         if isinstance(value, ast.Call) and _called(value, modules, names) is not None:
             continue  # one activation of the table
-        if id(value) in {id(n) for n in _gated_products(value)}:
+        if _gate_call(value) is not None:
             continue  # `x * act(x)`
         tensors = _unbound(value, names)
         if len(tensors) != 1:
@@ -396,25 +396,18 @@ def _module_path(node: ast.expr) -> bool:
     return isinstance(node, ast.Name) and node.id in ("torch", "F", "nn", "functional", "math")
 
 
-def _gated_products(value: ast.expr) -> list[ast.BinOp]:
-    """`value` itself when it is `act(x) * x` or `x * act(x)`."""
-    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
-        for call, other in ((value.left, value.right), (value.right, value.left)):
-            if isinstance(call, ast.Call) and call.args and ast.dump(call.args[0]) == ast.dump(other):
-                return [value]
-    return []
-
-
 def _gates(forward: ast.FunctionDef) -> set[int]:
     """The calls multiplied by their own input: `act(x) * x` or `x * act(x)`."""
-    found: set[int] = set()
-    for node in ast.walk(forward):
-        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
-            continue
+    return {id(call) for node in ast.walk(forward) if (call := _gate_call(node)) is not None}
+
+
+def _gate_call(node: ast.AST) -> ast.Call | None:
+    """The call of `act(x) * x` or `x * act(x)`; None for anything else."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
         for call, other in ((node.left, node.right), (node.right, node.left)):
             if isinstance(call, ast.Call) and call.args and ast.dump(call.args[0]) == ast.dump(other):
-                found.add(id(call))
-    return found
+                return call
+    return None
 
 
 def _applied(call: ast.Call) -> tuple[int, int]:
