@@ -102,3 +102,17 @@ def test_a_round_out_of_its_own_budget_goes_on_from_the_same_version(evaluator: 
         tried.append([(t.operator, t.verdict) for r in report.search for t in r.trials])
         assert report.status == ("unrepaired" if rounds == 1 else "repaired")
     assert tried == [[("group-cap", "dropped")], [("group-cap", "dropped"), ("plain-order", "accepted")]]
+
+
+def test_a_last_round_out_of_time_with_candidates_left_says_time_budget(evaluator: Evaluator, tmp_path: Path) -> None:
+    """The round's time runs out before its first batch, with 301 candidates left: with no round after it, the run
+    stops on the time budget, not on a search that had nothing left to try."""
+    from conftest import FIXTURES
+
+    from kope.repair.search import SearchConfig
+
+    task, candidate = FIXTURES / "grid" / "gemm_task.py", FIXTURES / "grid" / "gemm_grouped_order.py"
+    config = DebugConfig(probes=False, max_search_rounds=1, search_config=SearchConfig(max_seconds=0.0, batch=1))
+    report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
+    assert report.status == "unrepaired" and report.search[0].candidates > 0
+    assert report.search[0].stop_reason == "time budget" and report.stop_reason == "time-budget"

@@ -322,8 +322,8 @@ class DebugLoop:
                 return "repaired"
             if again:
                 return None
-            if self.model is None:
-                return "search-exhausted"
+            if self.model is None:  # the last round ran out of time with candidates left, or had none left
+                return "time-budget" if state.searches[-1].stop_reason == "time budget" else "search-exhausted"
         stop = state.guards.before_call(len(state.steps), state.tokens.total) or state.guards.after_step()
         return stop or self.step(state)
 
