@@ -4,6 +4,8 @@ side has, then transposed."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from conftest import FIXTURES
 
@@ -21,10 +23,20 @@ def test_renamed_and_transposed_parameters_get_the_reference_values(evaluator: E
     assert result.status == "pass", (result.error, [c.max_abs_err for c in result.cases])
 
 
-def test_a_same_named_tensor_of_another_shape_is_left_alone(evaluator: Evaluator) -> None:
-    """The weight is copied by name; the (out, 1) bias is not the reference's (out,) one: wrong values, no crash."""
+def test_a_same_named_tensor_of_another_shape_gets_the_values_only_where_only_ones_differ(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """The (out, 1) bias is the reference's (out,) one reshaped: copied, every case right (a model that keeps a
+    bias as `(1,)` for the reference's `(1, 1, 1, 1)` failed on its own zeros). An (out, 2) bias of which the kernel
+    reads a column is not the reference's: left alone, wrong values, no crash."""
     task = get_op("linear_bias_relu").task_path
     result = evaluator.evaluate(task, STATE / "same_name_other_shape.py", options=OPTIONS, which="visible")
+    assert result.error is None and result.status == "pass", [c.max_abs_err for c in result.cases]
+    other = (STATE / "same_name_other_shape.py").read_text()
+    other = other.replace("torch.zeros(out_features, 1)", "torch.zeros(out_features, 2)")
+    other = other.replace("self.linear.bias.view(-1)", "self.linear.bias[:, 0].contiguous()")
+    (tmp_path / "other.py").write_text(other)
+    result = evaluator.evaluate(task, tmp_path / "other.py", options=OPTIONS, which="visible")
     assert result.error is None and result.status == "fail"
 
 

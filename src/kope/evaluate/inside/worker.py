@@ -383,10 +383,19 @@ def _candidate_line(exc: BaseException) -> str:
     return f" (candidate line {found[0]}: {found[1][:120]})"
 
 
+def _same_but_ones(own: torch.Tensor, value: torch.Tensor) -> bool:
+    """Another shape that differs only by dimensions of size one (a bias kept as `(1,)` for `(1, 1, 1, 1)`, or as
+    `(C, 1)` for `(C,)`), of the same dtype: the same values in the same order, reshaped."""
+    if own.shape == value.shape or own.dtype != value.dtype:
+        return False
+    return [d for d in own.shape if d != 1] == [d for d in value.shape if d != 1]
+
+
 def _copy_reference_state(model: torch.nn.Module, job_dir: Path) -> list[str]:
     """Copy the reference's parameters and buffers into the candidate; the candidate's names of those copied.
 
-    By name where name, shape and dtype agree; then by the name's words and layer index where exactly one
+    By name where name, shape and dtype agree (or the shapes differ only by dimensions of size one: reshaped); then
+    by the name's words and layer index where exactly one
     tensor on each side has them (`gru.weight_hh_l2` is `weight_hh.2` or `W_hh[2]`, as a stored transpose
     too); then tensors that already hold the same values, one on each side (a norm's weight of ones that the
     model built as `gn_weight`), which leaves fewer of a shape to tell apart; then, for tensors models renamed
@@ -399,6 +408,7 @@ def _copy_reference_state(model: torch.nn.Module, job_dir: Path) -> list[str]:
     reference = load_file(str(job_dir / protocol.STATE_FILE))
     own = model.state_dict()
     pairs = [(n, n, False) for n, v in reference.items() if n in own and _same_kind(own[n], v, v.shape)]
+    pairs += [(n, n, False) for n, v in reference.items() if n in own and _same_but_ones(own[n], v)]
     pairs += _pairs_by_words(reference, own, pairs)
     pairs += _pairs_by_value(reference, own, pairs)
     for transposed in (False, True):
@@ -415,7 +425,7 @@ def _copy_reference_state(model: torch.nn.Module, job_dir: Path) -> list[str]:
     with torch.no_grad():
         for ref_name, own_name, transposed in pairs:
             value = reference[ref_name]
-            own[own_name].copy_(value.t() if transposed else value)
+            own[own_name].copy_(value.t() if transposed else value.reshape(own[own_name].shape))
             loaded.append(own_name)
         for ref_name, pieces, dim in _split_pieces(reference, own, pairs):
             parts = reference[ref_name].split([own[n].shape[dim] for n in pieces], dim)
