@@ -153,3 +153,28 @@ def test_two_edits_lines_apart_combine_and_edits_too_close_do_not() -> None:
     assert _combined(base, one, two, apart=2) == _combined(base, two, one) == "a\nB\nc\nd\ne\nF\nF2\ng\n"
     assert _combined(base, one, two, apart=3) is None
     assert _combined(base, one, base.replace("b", "b2"), apart=0) is None
+
+
+def test_a_halved_mean_error_is_informative_only_from_a_nonzero_one_with_no_more_wrong() -> None:
+    """Every element closer by half counts as a sign of one bug of two fixed; a mean error of 0.0 over no finite
+    element (a start that is NaN everywhere) says nothing, and more wrong elements undo it."""
+    from kope.protocol.results import CaseResult, EvalResult, OutputDiff
+    from kope.repair.search import _informative_change
+
+    def case(mean: float, wrong: float = 1.0, nans: int = 0) -> CaseResult:
+        diff = OutputDiff(
+            index=0, shape=[8], dtype="float32", numel=8, mismatch_count=int(8 * wrong), max_abs_err=1.0,
+            max_rel_err=1.0, mean_abs_err=mean, nan_mismatch=nans, atol=1e-2, rtol=1e-2,
+        )  # fmt: skip
+        return CaseResult(
+            name="shrunk", overrides={}, visible=True, passed=False, max_rel_err=1.0, mismatch_fraction=wrong,
+            outputs=[diff],
+        )  # fmt: skip
+
+    def result(*cases: CaseResult) -> EvalResult:
+        return EvalResult.model_construct(status="fail", cases=list(cases), error=None)
+
+    assert "mean error" in _informative_change({"shrunk": case(0.8)}, result(case(0.3)))
+    assert _informative_change({"shrunk": case(0.8)}, result(case(0.5))) == ""
+    assert _informative_change({"shrunk": case(0.0, nans=8)}, result(case(0.0, nans=8))) == ""
+    assert _informative_change({"shrunk": case(0.8, wrong=0.5)}, result(case(0.1, wrong=0.75))) == ""

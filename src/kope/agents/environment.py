@@ -30,12 +30,12 @@ from kope.repair.search import RepairSearch, SearchConfig, SearchResult
 
 Accept = Callable[[str], bool]
 
-_PROBE_SHARE = 0.25
+_PROBE_SHARE = 0.15
 """The share of the time left that a diagnosis's probes may take together in a session with a deadline: a kernel the
 CPU interpreter runs slowly would spend a 300-s repair budget on probes at sizes past its blocks, before any edit."""
-_FIT_SHARE = 0.05
+_FIT_SHARE = 0.03
 """The share of a session's time budget that the first case of one evaluation may take in the CPU interpreter: a
-search of a few dozen evaluations fits in the budget (`Evaluator.fit`)."""
+search of a hundred evaluations or more fits in the budget (`Evaluator.fit`)."""
 
 
 class Environment(Protocol):

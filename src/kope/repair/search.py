@@ -731,7 +731,8 @@ def _informative_change(start: dict[str, CaseResult], result: EvalResult) -> str
             return f"the error of the case {case.name}: {was:.3g} -> {now:.3g}"
         was, now = _mean_error(before), _mean_error(case)
         if (
-            now * _MEAN_DROP <= was
+            was > 0.0
+            and now * _MEAN_DROP <= was
             and _nans(case) <= _nans(before)
             and (case.mismatch_fraction or 0.0) <= (before.mismatch_fraction or 0.0)
         ):
