@@ -622,7 +622,40 @@ def edits(program: Program, names: list[str] | None = None) -> list[Edit]:
                 continue
             where[edit.source] = len(found)
             found.append(edit)
+            twin = _in_every_copy(program, edit)
+            if twin is not None and twin.source not in where and parses(program.text, twin.source):
+                where[twin.source] = len(found)
+                found.append(twin)
     return found
+
+
+def _in_every_copy(program: Program, edit: Edit) -> Edit | None:
+    """An edit of one line that other kernels repeat word for word (a model that wrote one matrix product and
+    copied it, bug and all, for another), made on every copy: each copy's fix alone leaves the output wrong. None
+    when the edit changes more than one line or no other kernel has that line."""
+    change = changed_lines(program.text, edit.source)
+    if "\n" in change.before or "\n" in change.after or not change.before.strip():
+        return None
+    lines = program.text.splitlines(keepends=True)
+    spans = [(k.lineno, k.end_lineno or k.lineno) for k in program.kernels]
+    at = [i for i, line in enumerate(lines) if line.strip() == change.before.strip()]
+    kernels = {next((n for n, (a, b) in enumerate(spans) if a <= i + 1 <= b), -1) for i in at}
+    kernels.discard(-1)
+    if len(kernels) < 2:
+        return None
+    for i in at:
+        indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+        ending = lines[i][len(lines[i].rstrip("\r\n")) :]
+        lines[i] = indent + change.after.strip() + ending
+    return Edit(
+        edit.operator,
+        edit.label,
+        edit.line,
+        f"{edit.description} (and on each of the {len(at)} copies of the line, in {len(kernels)} kernels)",
+        "".join(lines),
+        edit.cue,
+        edit.grounded,
+    )
 
 
 @dataclass(frozen=True)
