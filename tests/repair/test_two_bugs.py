@@ -155,8 +155,8 @@ def test_two_edits_lines_apart_combine_and_edits_too_close_do_not() -> None:
     assert _combined(base, one, base.replace("b", "b2"), apart=0) is None
 
 
-def test_a_halved_mean_error_is_informative_only_from_a_nonzero_one_with_no_more_wrong() -> None:
-    """Every element closer by half counts as a sign of one bug of two fixed; a mean error of 0.0 over no finite
+def test_a_mean_error_down_a_third_is_informative_only_from_a_nonzero_one_with_no_more_wrong() -> None:
+    """Every element closer by a third counts as a sign of one bug of two fixed; a mean error of 0.0 over no finite
     element (a start that is NaN everywhere) says nothing, and more wrong elements undo it."""
     from kope.protocol.results import CaseResult, EvalResult, OutputDiff
     from kope.repair.search import _informative_change
@@ -175,6 +175,7 @@ def test_a_halved_mean_error_is_informative_only_from_a_nonzero_one_with_no_more
         return EvalResult.model_construct(status="fail", cases=list(cases), error=None)
 
     assert "mean error" in _informative_change({"shrunk": case(0.8)}, result(case(0.3)))
-    assert _informative_change({"shrunk": case(0.8)}, result(case(0.5))) == ""
+    assert "mean error" in _informative_change({"shrunk": case(0.8)}, result(case(0.5)))
+    assert _informative_change({"shrunk": case(0.8)}, result(case(0.6))) == ""
     assert _informative_change({"shrunk": case(0.0, nans=8)}, result(case(0.0, nans=8))) == ""
     assert _informative_change({"shrunk": case(0.8, wrong=0.5)}, result(case(0.1, wrong=0.75))) == ""
