@@ -197,6 +197,7 @@ WRITTEN = textwrap.dedent(
             x = F.softplus(x * 2.0, beta=0.5) - 1.0
             x = torch.log1p(torch.exp(-x ** 2)) * self.scale
             x = x.clamp(min=-0.25)
+            x = 0.5 / (2.0 + torch.abs(x)) ** 2
             y = torch.relu(x)
             y = torch.sigmoid(y) * y
             y = y + self.bias
@@ -219,6 +220,7 @@ WRITTEN_TORCH = [
     "F.softplus(x * 2.0, beta=0.5) - 1.0",
     "torch.log1p(torch.exp(-x ** 2)) * 1.5",
     "x.clamp(min=-0.25)",
+    "0.5 / (2.0 + torch.abs(x)) ** 2",
 ]
 
 
@@ -236,6 +238,7 @@ def test_formulas_the_reference_writes_out_are_read_and_match_pytorch_in_a_trito
         "F.softplus(x * 2.0, beta=0.5) - 1.0",
         "torch.log1p(torch.exp(-x ** 2)) * self.scale",
         "x.clamp(min=-0.25)",
+        "0.5 / (2.0 + torch.abs(x)) ** 2",
     ]
     kernels = "".join(_KERNEL.format(index=i, formula=e.triton("x")) for i, e in enumerate(found))
     pairs = ", ".join(f"(k{i}, lambda x: {torch_call})" for i, torch_call in enumerate(WRITTEN_TORCH))

@@ -196,9 +196,8 @@ class Activation:
 
 def activations(reference: str) -> list[Activation]:
     """The activations `Model.forward` applies, in the order it applies them; [] when it does not parse or has none."""
-    try:
-        tree = syntax.parse(reference)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = _parsed(reference)
+    if tree is None:
         return []
     model = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model"), None)
     if model is None:
@@ -281,7 +280,7 @@ def _translate(node: ast.expr, input_name: str, x: str, names: Mapping[str, floa
             base, power = go(n.left), _number(n.right, names)
             if base is None or power not in (2.0, 3.0, 0.5):
                 return None
-            return f"tl.sqrt({base})" if power == 0.5 else " * ".join([base] * int(power or 0))
+            return f"tl.sqrt({base})" if power == 0.5 else "(" + " * ".join([base] * int(power or 0)) + ")"
         if isinstance(n, ast.Compare) and len(n.ops) == 1 and type(n.ops[0]) in _COMPARE:
             left, right = go(n.left), go(n.comparators[0])
             return f"({left} {_COMPARE[type(n.ops[0])]} {right})" if left is not None and right is not None else None
@@ -333,9 +332,8 @@ def expressions(reference: str) -> list[Expression]:
     """The elementwise steps `Model.forward` writes out of calls and arithmetic on one tensor (`y = x * torch.sigmoid(x
     + 3) / 6`), in order; a value that is one activation of the table (or one times its input) is `activations`'s,
     not one of these. [] when it does not parse or has none."""
-    try:
-        tree = syntax.parse(reference)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = _parsed(reference)
+    if tree is None:
         return []
     forward = _model_method(tree, "forward")
     if forward is None:
@@ -544,9 +542,8 @@ def layers(reference: str) -> list[Layer]:
     """The Linear and convolution layers `Model.__init__` builds, in source order; [] when it does not parse or has
     none. A layer has a bias unless its `bias=` argument is False (a literal, or an `__init__` parameter that
     `get_init_inputs()` or its default makes False)."""
-    try:
-        tree = syntax.parse(reference)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = _parsed(reference)
+    if tree is None:
         return []
     init = _model_method(tree, "__init__")
     if init is None:
@@ -606,9 +603,8 @@ def axis_norms(reference: str) -> list[str]:
 def triangular(reference: str) -> bool:
     """Whether the reference makes a triangle anywhere (`torch.triu`, `torch.tril`, `x.tril()`, in its model or its
     inputs): a comparison of row and column indices in a kernel is then the triangle's orientation."""
-    try:
-        tree = syntax.parse(reference)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = _parsed(reference)
+    if tree is None:
         return False
     return any(
         (n.attr if isinstance(n, ast.Attribute) else n.id) in ("triu", "tril")
@@ -620,9 +616,8 @@ def triangular(reference: str) -> bool:
 def _model_calls(reference: str, prefixes: tuple[str, ...]) -> list[tuple[str, ast.Call]]:
     """The calls `Model.__init__` and `Model.forward` make whose lower-cased last name starts with one of `prefixes`
     (`nn.MaxPool3d` is `maxpool3d`), with that name, in source order; [] when the reference does not parse."""
-    try:
-        tree = syntax.parse(reference)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = _parsed(reference)
+    if tree is None:
         return []
     found: list[tuple[int, int, str, ast.Call]] = []
     for method in (_model_method(tree, "__init__"), _model_method(tree, "forward")):
@@ -680,9 +675,8 @@ def _true(flag: ast.expr | None, tree: ast.Module, init: ast.FunctionDef) -> boo
 def steps(reference: str) -> list[str]:
     """The kinds of the elementwise steps `Model.forward` applies, in order: `shift` (a layer that adds its bias,
     `x + b`, `x - b`), `scale` (`x * s`, `x / s`), `act` (an activation of the table). [] when it does not parse."""
-    try:
-        tree = syntax.parse(reference)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = _parsed(reference)
+    if tree is None:
         return []
     forward = _model_method(tree, "forward")
     if forward is None:
@@ -706,6 +700,14 @@ def steps(reference: str) -> list[str]:
         if kind:
             found.append(((getattr(node, "end_lineno", 0) or 0, getattr(node, "end_col_offset", 0) or 0), kind))
     return [kind for _, kind in sorted(found)]
+
+
+def _parsed(reference: str) -> ast.Module | None:
+    """The reference's syntax tree; None when it does not parse (or nests deeper than the parser recurses)."""
+    try:
+        return syntax.parse(reference)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
 
 
 def _model_method(tree: ast.Module, name: str) -> ast.FunctionDef | None:
