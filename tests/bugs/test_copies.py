@@ -34,10 +34,15 @@ def test_the_fix_of_a_copied_line_is_offered_on_every_copy_and_only_that_is_righ
     assert verdicts == ["fail", "pass"]
 
 
-def test_a_line_repeated_within_one_kernel_or_an_edit_of_several_lines_has_no_copies() -> None:
+def test_a_line_repeated_within_one_kernel_has_no_copies() -> None:
+    """One kernel that advances its pointer twice by the same line: the line repeats, but no other kernel has it."""
     source = (CLONED / "two_linear_copied_bug.py").read_text()
     alone = source[: source.index("@triton.jit\ndef matmul_kernel")] + source[source.index("def _launch") :]
     alone = alone.replace("matmul_kernel, h", "matmul_sigmoid_kernel, h")
+    twice = "        b_ptrs += BLOCK_K * stride_bn\n"
+    alone = alone.replace(twice, twice + twice, 1)
     program = Program.parse(alone, (CLONED / "two_linear_task.py").read_text())
-    assert program is not None
-    assert not any("copies" in e.description for e in edits(program))
+    assert program is not None and alone.count(twice) == 2
+    made = edits(program, ["stride-name"])
+    assert any("stride_bk" in e.description for e in made)
+    assert not any("copies" in e.description for e in made)

@@ -623,7 +623,7 @@ def edits(program: Program, names: list[str] | None = None) -> list[Edit]:
             where[edit.source] = len(found)
             found.append(edit)
             twin = _in_every_copy(program, edit)
-            if twin is not None and twin.source not in where and parses(program.text, twin.source):
+            if twin is not None and twin.source not in where:
                 where[twin.source] = len(found)
                 found.append(twin)
     return found
@@ -632,9 +632,15 @@ def edits(program: Program, names: list[str] | None = None) -> list[Edit]:
 def _in_every_copy(program: Program, edit: Edit) -> Edit | None:
     """An edit of one line that other kernels repeat word for word (a model that wrote one matrix product and
     copied it, bug and all, for another), made on every copy: each copy's fix alone leaves the output wrong. None
-    when the edit changes more than one line or no other kernel has that line."""
+    when the edit changes more than one line, the line is not a whole statement before and after (each copy is then
+    the same statement replaced, which parses), or no other kernel has that line."""
     change = changed_lines(program.text, edit.source)
     if "\n" in change.before or "\n" in change.after or not change.before.strip():
+        return None
+    try:
+        ast.parse(change.before)
+        ast.parse(change.after)
+    except (SyntaxError, ValueError, RecursionError):
         return None
     lines = program.text.splitlines(keepends=True)
     spans = [(k.lineno, k.end_lineno or k.lineno) for k in program.kernels]
