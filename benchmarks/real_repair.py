@@ -7,6 +7,7 @@ the ids it has) and the script prints a table: status, seconds, the accepted ope
 right on every derived case but wrong at the task's own sizes, which the search refused).
 
 Usage: .venv/bin/python benchmarks/real_repair.py IDS --split dev --out OUT [--seconds 180] [--workers 2]
+       (the `dev2` pool: --manifest benchmarks/realdiscards/dev2/manifest.csv --split dev2, see realdiscards/dev2.py)
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ HERE = Path(__file__).resolve().parent
 SET = HERE / "realdiscards"
 
 
-def chosen(ids: Path, split: str) -> list[dict[str, str]]:
-    rows = {r["id"]: r for r in csv.DictReader((SET / "manifest.csv").open(newline=""))}
+def chosen(ids: Path, split: str, manifest: Path = SET / "manifest.csv") -> list[dict[str, str]]:
+    rows = {r["id"]: r for r in csv.DictReader(manifest.open(newline=""))}
     if ids.suffix == ".jsonl":
         wanted = [json.loads(line)["id"] for line in ids.read_text().splitlines() if '"near-miss"' in line]
     else:
@@ -32,10 +33,10 @@ def chosen(ids: Path, split: str) -> list[dict[str, str]]:
     return [rows[i] for i in dict.fromkeys(wanted) if i in rows and rows[i]["split"] == split]
 
 
-def repair(row: dict[str, str], out: Path, seconds: float) -> dict[str, object]:
+def repair(row: dict[str, str], out: Path, seconds: float, root: Path = SET) -> dict[str, object]:
     kope = str(Path(sys.executable).parent / "kope")
     name = row["id"].replace("/", "__")
-    command = [kope, "debug", str(SET / "tasks" / row["task"]), str(SET / row["candidate"]), "--json"]
+    command = [kope, "debug", str(root / "tasks" / row["task"]), str(root / row["candidate"]), "--json"]
     command += ["--device", "cpu", "--module-mode", row.get("module_mode") or "train"]  # as its pipeline ran it
     command += ["--out", str(out / "repaired" / f"{name}.py"), "--max-seconds", str(seconds)]
     try:
@@ -72,7 +73,8 @@ def repair(row: dict[str, str], out: Path, seconds: float) -> dict[str, object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("ids", type=Path)
-    parser.add_argument("--split", default="dev", choices=("dev", "heldout"))
+    parser.add_argument("--split", default="dev", choices=("dev", "heldout", "dev2"))
+    parser.add_argument("--manifest", type=Path, default=SET / "manifest.csv", help="the set (default: manifest.csv)")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--seconds", type=float, default=180.0)
     parser.add_argument("--workers", type=int, default=2)
@@ -80,9 +82,10 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     results = args.out / "repairs.jsonl"
     done = {json.loads(line)["id"] for line in results.read_text().splitlines()} if results.is_file() else set()
-    todo = [r for r in chosen(args.ids, args.split) if r["id"] not in done]
+    todo = [r for r in chosen(args.ids, args.split, args.manifest) if r["id"] not in done]
+    root = args.manifest.resolve().parent
     with ThreadPoolExecutor(max_workers=args.workers) as pool:
-        for future in as_completed([pool.submit(repair, r, args.out, args.seconds) for r in todo]):
+        for future in as_completed([pool.submit(repair, r, args.out, args.seconds, root) for r in todo]):
             row = future.result()
             with results.open("a") as handle:
                 handle.write(json.dumps(row) + "\n")

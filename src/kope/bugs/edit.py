@@ -740,6 +740,7 @@ ORDER = (
     "compare-flip",
     "floor-to-cdiv",
     "loop-bound",
+    "loop-step",
     "stride-argument",
     "transposed-operands",
     "stride-name",

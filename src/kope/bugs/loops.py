@@ -1,7 +1,8 @@
 """Loop bounds: a loop's start and stop.
 
 The bug kind's cues, recipes, edits and mutations, side by side (kope.bugs.registry lists it).
-Taxonomy ids: loop-bound.
+Taxonomy ids: loop-bound (a loop that steps by a block but reads one element a step is a loop-bound bug too: the
+elements between its steps are never visited).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import libcst as cst
 
 from kope.bugs.analysis import constant_value
 from kope.bugs.cue import Source, _kernel_loops, _kernels, cue, range_call
-from kope.bugs.edit import Edit, Program, edit_at, operator
+from kope.bugs.edit import Edit, Program, arange_names, edit_at, operator, program_id_names
 from kope.bugs.mutation import Context, Mutation, binary, mutation, positional, range_args
 from kope.bugs.recipe import _expr, _hit_lines, _LineTransformer, _rewrite, recipe
 from kope.source import call_name
@@ -124,6 +125,111 @@ def loop_bound(program: Program) -> Iterator[Edit]:
         yield edit_at(program, "loop-bound", stop, new, f"loop stop `{program.code(stop)}` -> `{new}`")
         if len(args) >= 2 and not (isinstance(args[0], ast.Constant) and args[0].value == 0):
             yield edit_at(program, "loop-bound", args[0], "0", f"loop start `{program.code(args[0])}` -> `0`")
+
+
+def _names_from(statements: list[ast.stmt], names: set[str]) -> set[str]:
+    """`names` and the names `statements` assign from them, transitively."""
+    found = set(names)
+    changed = True
+    while changed:
+        changed = False
+        for node in (n for stmt in statements for n in ast.walk(stmt)):
+            if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                uses = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+                for target in (t for t in targets if isinstance(t, ast.Name) and t.id not in found):
+                    if uses & found:
+                        found.add(target.id)
+                        changed = True
+    return found
+
+
+def _simple_statements(statements: list[ast.stmt]) -> Iterator[ast.stmt]:
+    for stmt in statements:
+        if isinstance(stmt, ast.For | ast.While | ast.If | ast.With):
+            yield from _simple_statements([*stmt.body, *getattr(stmt, "orelse", [])])
+            if isinstance(stmt, ast.If | ast.While):
+                yield ast.Expr(stmt.test)
+        else:
+            yield stmt
+
+
+def _reads_one_element(statement: ast.stmt, derived: set[str], lanes: set[str]) -> bool:
+    """A statement that uses the loop's position as one element's: no block's lanes beside it, no call of a helper
+    it is passed to (which may walk the block), no constant added to it (`v + 1`: a loop over pairs)."""
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Name) and node.id in lanes:
+            return False
+        if isinstance(node, ast.Call):
+            called = ast.unparse(node.func)
+            passed = any(isinstance(n, ast.Name) and n.id in derived for a in node.args for n in ast.walk(a))
+            if "arange" in called or (passed and not called.startswith(("tl.", "triton."))):
+                return False
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
+            sides = (node.left, node.right)
+            if any(isinstance(x, ast.Constant) for x in sides) and any(
+                isinstance(n, ast.Name) and n.id in derived for x in sides for n in ast.walk(x)
+            ):
+                return False
+    return True
+
+
+def _skipping_loops(kernel: ast.FunctionDef) -> Iterator[tuple[ast.For, ast.Call]]:
+    """Loops `for v in range(a, b, STEP)` (STEP not 1) whose body reads one element per step: `v` is used, and no
+    statement that uses it (or a name made from it) also holds a block's lanes (`tl.arange`, a name made from one),
+    passes it to a helper, or adds a constant to it. The `STEP - 1` elements after each `v` are never visited."""
+    lanes = _names_from(kernel.body, arange_names(kernel))
+    pids = program_id_names(kernel)
+    for loop in (n for n in ast.walk(kernel) if isinstance(n, ast.For)):
+        call = loop.iter
+        if not (
+            isinstance(loop.target, ast.Name)
+            and isinstance(call, ast.Call)
+            and call_name(call, last=True) in ("range", "static_range")
+            and len(call.args) == 3
+            and not call.keywords
+            and constant_value(call.args[2]) not in (1.0, -1.0)
+            and not ({n.id for n in ast.walk(call.args[0]) if isinstance(n, ast.Name)} & (lanes | pids))
+        ):  # a start at a lane or a program's index: a strided loop that other lanes or programs interleave with
+            continue
+        derived = _names_from(loop.body, {loop.target.id})
+        users = [
+            stmt
+            for stmt in _simple_statements(loop.body)
+            if any(isinstance(n, ast.Name) and n.id in derived for n in ast.walk(stmt))
+        ]
+        if users and all(_reads_one_element(stmt, derived, lanes) for stmt in users):
+            yield loop, call
+
+
+@operator("loop-step", "loop-bound")
+def loop_step(program: Program) -> Iterator[Edit]:
+    """A loop that steps by a block but reads one element a step (`for d in range(0, 4, BLOCK_D)`, `x[start + d]`)
+    steps by 1; with two or more such loops in a kernel (a window walked per axis), all of them at once too."""
+    for kernel in program.kernels:
+        found = list(_skipping_loops(kernel))
+        singles: list[Edit] = []
+        changes: list[tuple[ast.AST, str]] = []
+        for loop, call in found:
+            name, (start, stop, step) = program.code(call.func), call.args
+            new = f"{name}({program.code(start)}, {program.code(stop)})"
+            changes.append((call, new))
+            cue = f"`{program.code(loop.target)}` steps by `{program.code(step)}` but reads one element a step"
+            singles.append(
+                Edit("loop-step", "loop-bound", call.lineno, f"`{program.code(call)}` -> `{new}`",
+                     program.replace(call, new), cue, grounded=True)
+            )  # fmt: skip
+        if len(changes) >= 2:
+            yield Edit(
+                "loop-step",
+                "loop-bound",
+                found[0][1].lineno,
+                f"every loop that steps by a block but reads one element a step -> step 1 ({len(changes)} loops)",
+                program.replace_all(changes),
+                "the loops step by blocks but read one element a step",
+                grounded=True,
+            )
+        yield from singles
 
 
 # -- how the bench injects it (mutations) ------------------------------------------------------

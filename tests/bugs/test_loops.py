@@ -1,0 +1,82 @@
+"""Loop bounds (kope.bugs.loops): a loop that steps by a block but reads one element a step (`loop-step`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import CORPORA, FIXTURES
+
+from kope.bugs.edit import Program, edits
+from kope.evaluate import EvalOptions, Evaluator
+
+LOOPS = FIXTURES / "loops"
+
+
+def _loop_steps(source: str) -> list[str]:
+    program = Program.parse(source)
+    assert program is not None
+    return [e.description for e in edits(program, ["loop-step"])]
+
+
+def test_a_window_walked_by_block_steps_is_fixed_only_by_stepping_every_such_loop_by_one(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    task = LOOPS / "pool_task.py"
+    program = Program.parse((LOOPS / "pool_window_step.py").read_text(), task.read_text())
+    assert program is not None
+    made = edits(program, ["loop-step"])
+    assert [e.grounded for e in made] == [True, True, True]
+    both, *singles = made
+    assert both.description.endswith("(2 loops)") and "range(0, 2, BLOCK_D)" not in both.source
+    assert all("one element a step" in e.cue for e in made)
+    options = EvalOptions(trials=1, timeout_s=60, memory_mb=2048)
+    verdicts = []
+    for edit in (both, *singles):
+        path = tmp_path / f"{len(verdicts)}.py"
+        path.write_text(edit.source)
+        verdicts.append(evaluator.evaluate(task, path, options=options, which="visible").status)
+    assert verdicts == ["pass", "fail", "fail"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    offs = k + tl.arange(0, BLOCK)\n    acc += tl.load(x_ptr + offs, mask=offs < n)\n",  # a block loop
+        "    mask = lanes < n - k\n    acc += tl.load(x_ptr + k + lanes, mask=mask)\n",  # lanes made before the loop
+        "    acc += tl.load(x_ptr + k) + tl.load(x_ptr + k + 1)\n",  # a loop over pairs
+        "    acc += _chunk(x_ptr, k, n, BLOCK)\n",  # a helper walks the block
+        "    acc += tl.load(x_ptr)\n",  # the position is not used: a count
+    ],
+)
+def test_loops_that_visit_every_element_are_not_offered(body: str) -> None:
+    source = (
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+        "  lanes = tl.arange(0, BLOCK)\n  acc = 0.0\n  for k in range(0, n, BLOCK):\n"
+        + body
+        + "  tl.store(out_ptr, acc)\n"
+    )
+    assert _loop_steps(source) == []
+
+
+def test_a_strided_loop_that_starts_at_its_program_is_not_offered() -> None:
+    """A grid-stride loop: the programs interleave, each reading one element a step."""
+    source = (
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def k(x_ptr, out_ptr, n, PROGRAMS: tl.constexpr):\n"
+        "    pid = tl.program_id(0)\n"
+        "    for i in range(pid, n, PROGRAMS):\n"
+        "        tl.store(out_ptr + i, tl.load(x_ptr + i) * 2.0)\n"
+    )
+    assert _loop_steps(source) == []
+
+
+def test_the_corpora_block_loops_are_not_offered() -> None:
+    """Every kernel kope ships, right or wrong, walks its blocks with lanes: none is a one-element-a-step loop."""
+    found = [
+        path.name
+        for path in sorted(CORPORA.rglob("*.py"))
+        if (program := Program.parse(path.read_text())) is not None and edits(program, ["loop-step"])
+    ]
+    assert found == []
