@@ -86,6 +86,42 @@ def test_a_scaled_case_failure_is_searched_on_and_a_late_find_still_gets_its_ful
     assert accepted and accepted[0].operator.startswith("formula-") and "of `x`" in accepted[0].description
 
 
+def test_an_acceptance_check_cut_by_the_budget_runs_again_with_its_own_time_limit(
+    evaluator: Evaluator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The search finds the fix of a saturated tanh, and the budget runs out while its full check runs: that run
+    ends as a timeout, which says nothing of the version. It is checked once more without the budget, and repaired;
+    before, it was counted as failing its hidden cases."""
+    import time
+
+    from conftest import FIXTURES
+
+    from kope.protocol.results import EvalError
+    from kope.repair.search import SearchConfig
+
+    scaled = FIXTURES / "scaled"
+    config = DebugConfig(probes=False, search_config=SearchConfig(screen=0))
+    loop = DebugLoop(None, evaluator, config=config, transcript=tmp_path / "run.jsonl")
+    evaluate = loop.env.evaluate
+    cut: list[float | None] = []
+
+    def budget_ends(source: str, cases: list[object]) -> object:
+        result = evaluate(source, cases)  # type: ignore[arg-type]
+        if not cut and len(cases) > 2 and result.status == "pass" and loop.env.deadline is not None:
+            cut.append(loop.env.deadline)
+            loop.env.deadline = time.monotonic() - 1.0
+            return result.model_copy(update={"status": "error", "error": EvalError(kind="timeout", message="cut")})
+        return result
+
+    monkeypatch.setattr(loop.env, "evaluate", budget_ends)
+    report = loop.run(scaled / "tanh_task.py", scaled / "tanh_saturated.py", tmp_path / "fixed.py")
+    assert cut, "the full check of the fix never ran"
+    assert report.status == "repaired", (report.stop_reason, [s.outcome for s in report.steps])
+    events = [json.loads(line) for line in (tmp_path / "run.jsonl").read_text().splitlines()]
+    checks = [e for e in events if e["event"] == "acceptance"]
+    assert [c.get("cut") for c in checks[-2:]] == ["the time budget", None]
+
+
 def test_a_round_out_of_its_own_budget_goes_on_from_the_same_version(evaluator: Evaluator, tmp_path: Path) -> None:
     """One evaluation per round: the first round tries `group-cap` (no better) and stops on its budget with
     candidates left; with one round that is the end, with more the next goes on and reaches `plain-order`, never
