@@ -71,3 +71,22 @@ def test_a_product_whose_operand_never_moves_is_repaired(kernel: str, evaluator:
     assert report.status == "repaired", report.search
     accepted = [t.operator for r in report.search for t in r.trials if t.verdict == "accepted"]
     assert accepted == ["missing-advance"], accepted
+
+
+def test_advance_axis_moves_a_pointer_by_the_stride_of_the_lanes_its_loop_walks() -> None:
+    """`b_ptrs += BLOCK_K * stride_bn`: the loop walks `offs_k` (its masks, and `a_ptrs`' advance say so), and
+    `b_ptrs` pairs `offs_k` with `stride_bk`. Grounded, offered on each copied kernel and on both at once; the right
+    kernels kope ships get no such edit."""
+    cloned = Path(__file__).parents[1] / "fixtures" / "cloned"
+    program = Program.parse(
+        (cloned / "two_linear_copied_bug.py").read_text(), (cloned / "two_linear_task.py").read_text()
+    )
+    assert program is not None
+    made = edits(program, ["advance-axis"])
+    assert [e.grounded for e in made] == [True, True, True]
+    assert all("walks `offs_k` (stride `stride_bk`)" in e.cue for e in made)
+    assert [e.source.count("b_ptrs += BLOCK_K * stride_bk") for e in made] == [1, 2, 1]
+    fixed = Program.parse(made[1].source)
+    assert fixed is not None and edits(fixed, ["advance-axis"]) == []
+    right = Program.parse(STUCK.replace("a_base += BK * s_ak", "a_base += BK * s_ak\n        b_base += BK * s_bk"))
+    assert right is not None and edits(right, ["advance-axis"]) == []

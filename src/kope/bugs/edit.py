@@ -767,6 +767,7 @@ ORDER = (
     "sibling-offset",
     "loop-offset",
     "advance-stride",
+    "advance-axis",
     "divisor",
     "upcast",
     "reduction-swap",

@@ -454,6 +454,51 @@ def missing_advance(program: Program) -> Iterator[Edit]:
             yield from _offset_loads(program, kernel, loop, varying, loads, pairs)
 
 
+@operator("advance-axis", "wrong-stride")
+def advance_axis(program: Program) -> Iterator[Edit]:
+    """A pointer advanced along the wrong axis: its load pairs the loop's lanes with one stride (`offs_k[:, None] *
+    stride_bk`) and another block of lanes with another (`offs_n[None, :] * stride_bn`), and the loop advances it
+    by the other one (`b_ptrs += BLOCK_K * stride_bn`): the stride paired with the loop's lanes instead. The loop's
+    lanes are those its masks bound by where the loop is (`offs_k < K - k`) and those its other pointers advance
+    along. Grounded: an advance along lanes the loop does not walk is a contradiction the source shows."""
+    for kernel in program.kernels:
+        strides = set(program.strides(kernel))
+        for loop in (n for n in ast.walk(kernel) if isinstance(n, ast.For)):
+            varying = _varying(loop)
+            loads = [n for n in ast.walk(loop) if isinstance(n, ast.Call) and call_name(n) == "tl.load" and n.args]
+            pairs = {id(load): _lane_strides(kernel, load.args[0], strides) for load in loads}
+            bounded: set[str] = set()
+            for load in loads:
+                mask = (
+                    load.args[1]
+                    if len(load.args) > 1
+                    else next((k.value for k in load.keywords if k.arg == "mask"), None)
+                )
+                if mask is not None:
+                    bounded |= _bounded_by(_computed_from(kernel, mask), varying)
+            moved: list[tuple[ast.AugAssign, str, list[tuple[str, str]]]] = []
+            for advance in _advances(loop):
+                names = names_in(advance.value) & strides
+                target = ast.unparse(advance.target)
+                fed = [
+                    pair for load in loads if target in _address_names(kernel, load.args[0]) for pair in pairs[id(load)]
+                ]
+                if len(names) == 1 and fed:
+                    moved.append((advance, next(iter(names)), fed))
+            for advance, stride, fed in moved:
+                walked = bounded | {lane for a, s, f in moved if a is not advance for lane, t in f if t == s}
+                if not walked or {lane for lane, s in fed if s == stride} & walked:
+                    continue
+                pointer = ast.unparse(advance.target)
+                for lane, other in sorted({(lane, s) for lane, s in fed if lane in walked and s != stride}):
+                    new = _renamed(advance.value, stride, other)
+                    cue = f"`{pointer}` walks `{lane}` (stride `{other}`) in this loop but advances by `{stride}`"
+                    description = f"advance `{program.code(advance.value)}` -> `{new}`"
+                    yield replace(
+                        edit_at(program, "advance-axis", advance.value, new, description), cue=cue, grounded=True
+                    )
+
+
 def _offset_loads(
     program: Program,
     kernel: ast.FunctionDef,
