@@ -6,6 +6,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from conftest import FIXTURES
+
 from kope.agents import DebugConfig, DebugLoop
 from kope.bugs.edit import Program, edits
 from kope.cases.task import load_task
@@ -234,53 +236,9 @@ def test_a_store_that_depends_on_the_program_id_is_not_a_cross_program_write() -
     assert program is not None and edits(program, ["cross-program-atomic"]) == []
 
 
-BIG_TASK = textwrap.dedent(
-    '''
-    """ReLU of a million elements: more than a derived case holds on the CPU, so the cases are shrunk."""
-    import torch
-    import torch.nn as nn
-
-    n = 1000000
-
-
-    class Model(nn.Module):
-        def forward(self, x):
-            return torch.relu(x)
-
-
-    def get_inputs():
-        return [torch.randn(n)]
-
-
-    def get_init_inputs():
-        return []
-    '''
-)
-
-CAPPED = textwrap.dedent(
-    """
-    import torch
-    import torch.nn as nn
-    import triton
-    import triton.language as tl
-
-
-    @triton.jit
-    def _relu_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-        mask = offs < n
-        x = tl.load(x_ptr + offs, mask=mask, other=0.0)
-        tl.store(out_ptr + offs, tl.maximum(x, 0.0), mask=mask)
-
-
-    class ModelNew(nn.Module):
-        def forward(self, x):
-            out = torch.zeros_like(x)
-            n = x.numel()
-            _relu_kernel[(min(triton.cdiv(n, 1024), 512),)](x, out, n, BLOCK=1024)
-            return out
-    """
-)
+CAPPED_DIR = FIXTURES / "capped"
+BIG_TASK = (CAPPED_DIR / "relu_million_task.py").read_text()
+CAPPED = (CAPPED_DIR / "relu_capped.py").read_text()
 
 
 def test_a_version_right_on_every_derived_case_but_wrong_at_the_task_own_size_is_not_accepted(

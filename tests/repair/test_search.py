@@ -212,3 +212,27 @@ def test_the_own_size_check_cannot_tell_where_the_reference_itself_does_not_fit(
     own = search.own_size_case(loaded, quick)
     assert own is not None and dict(own.overrides) == {}
     assert search._right_at(loaded, "this version never runs", own, replace(quick, timeout_s=60), tmp_path)
+
+
+def test_after_a_false_repair_the_search_is_shown_the_smallest_case_that_shows_the_bug(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """Two bugs: `tl.abs` stored for ReLU (wrong on every case) and the grid capped at 512 programs of 1024 (wrong
+    only past 524,288 elements: the task's own million, not the 300,000 of a derived case). The formula's fix alone
+    is a false repair; the case shrunk to twice the derived budget (600,000) shows the cap, joins the shown cases,
+    and the cap's fix on top of the formula's is the one version right there: accepted after one false repair.
+    Without the refinement every second edit is right on the shown case and is refused at the own sizes in turn."""
+    from conftest import FIXTURES
+
+    loaded = load_task(FIXTURES / "capped" / "relu_million_task.py")
+    source = (FIXTURES / "capped" / "relu_capped.py").read_text().replace("tl.maximum(x, 0.0)", "tl.abs(x)")
+    visible = [c for c in evaluator.cases(loaded) if c.visible]
+    results = []
+    for refine in (True, False):
+        config = SearchConfig(max_evaluations=24, batch=1, second_edits=12, max_acceptance_checks=3, refine=refine)
+        search = RepairSearch(evaluator, config)
+        results.append(search.run(loaded, source, None, visible, lambda s: True, scratch=tmp_path / f"s{refine}"))
+    refined, plain = results
+    assert refined.accepted is not None and "512" not in refined.accepted and "tl.abs" not in refined.accepted
+    assert refined.false_repairs == 1 and refined.refined.startswith("shrunk x2")
+    assert plain.refined == "" and plain.false_repairs > 1

@@ -281,6 +281,9 @@ class SearchResult(BaseModel):
     accepted."""
     own_size_case: str = ""
     """The case checked before acceptance at the task's own sizes (or the largest that fit); "" when none was."""
+    refined: str = ""
+    """The case (name and sizes) that joined the shown ones after a false repair (`SearchConfig.refine`); "" when none
+    did."""
     screen: list[str] = []
     """Other cases a start right on the shown case(s) failed, added to them for the search (`SearchConfig.screen`)."""
     informative: list[str] = []
@@ -327,6 +330,11 @@ class SearchConfig:
     a case already). None: 8 x the device's derived-case budget; 0: no such check."""
     own_size_seconds: float = 60.0
     """The time limit of that check; a check that runs out of it does not block the repair."""
+    refine: bool = True
+    """After the first version right on the shown cases but wrong at the own-size case (a false repair), the
+    smallest case between the two that it fails (the largest shrunk case at 2 and 4 x the derived cases' budget,
+    else the own-size case) joins the shown cases: the rest of the search can then tell its versions apart on the
+    bug the derived cases miss, instead of spending acceptance checks on each."""
     informative_bases: int = 3
     """Single edits kept as bases for second edits though their score is no better, because they changed the
     failure informatively (a failing case now right, fewer NaN elements): two independent bugs, neither fix enough
@@ -380,16 +388,41 @@ class RepairSearch:
                 return None
             if max(derivation.original_numel, derivation.original_output_numel or 0) <= budget:
                 return Case(name="own sizes", overrides={}, visible=False)
+        except Exception:  # a task whose sizes cannot be derived again: no extra check
+            return None
+        return self._larger_case(task, options, budget, "largest shrunk")
+
+    def _larger_case(self, task: Task, options: EvalOptions, budget: int, name: str) -> Case | None:
+        """The task's visible case shrunk to `budget` elements, when that is larger than every derived case; None
+        when it is not, or the sizes cannot be derived again."""
+        try:
+            derivation = self.evaluator.derivation(task, options)
             larger = self.evaluator.derivation(task, replace(options, max_elements=budget))
             base = next((c for c in larger.kept if c.visible and c.kind in ("original", "shrunk")), None)
             if base is None or (base.numel or 0) <= (
                 max((c.numel or 0) for c in derivation.kept) if derivation.kept else 0
             ):
                 return None
-            built = build_cases(task, [{**base.case_dict(named=False), "name": "largest shrunk"}], source="own sizes")
+            built = build_cases(task, [{**base.case_dict(named=False), "name": name}], source="own sizes")
         except Exception:  # a task whose sizes cannot be derived again: no extra check
             return None
         return replace(built[0], visible=False) if built else None
+
+    def _refinement(
+        self, task: Task, source: str, own: Case, quick: EvalOptions, options: EvalOptions, scratch: Path
+    ) -> tuple[Case, int]:
+        """The smallest case a false repair (`source`, wrong at `own`) is found wrong on, of the largest shrunk
+        cases at 2 and 4 x the derived cases' budget, else `own`; and the evaluations that took."""
+        budget = options.max_elements or default_max_elements(options.device)
+        tried = 0
+        for factor in (2, 4):
+            case = self._larger_case(task, options, factor * budget, f"shrunk x{factor}")
+            if case is None or case.key() == own.key():
+                continue
+            tried += 1
+            if not self._right_at(task, source, case, quick, scratch, strict=True):
+                return case, tried
+        return own, tried
 
     def run(  # noqa: C901 - the search's bounded rounds, with its budget stops where they are checked
         self,
@@ -451,6 +484,7 @@ class RepairSearch:
         own: Case | bool | None = False
         """Not looked for yet (False), none (None), or the case at the task's own sizes."""
         false_repairs = 0
+        refined: Case | None = None
         accepted: str | None = None
         stop = "exhausted"
         with ThreadPoolExecutor(max_workers=max(1, config.batch), thread_name_prefix="kope-search") as pool:
@@ -497,6 +531,13 @@ class RepairSearch:
                                     f"right on the shown case(s), wrong at the {own.name} ({own.key()}): not accepted"
                                 )
                                 score = (1, 0.0, 0.0)
+                                if config.refine and refined is None:
+                                    refined, tried_more = self._refinement(
+                                        task, candidate.source, own, quick, options or EvalOptions(), scratch
+                                    )
+                                    extra += tried_more
+                                    shown.append(refined)
+                                    reason += f"; the search goes on with the {refined.name} case shown too"
                             elif accept(candidate.source):
                                 verdict, reason = "accepted", "right on every case and clean under the gates"
                                 accepted = candidate.source
@@ -603,6 +644,7 @@ class RepairSearch:
             acceptance_checks=checks,
             false_repairs=false_repairs,
             own_size_case=own.key() if isinstance(own, Case) else "",
+            refined=f"{refined.name} {refined.key()}" if refined is not None else "",
             screen=screen,
             informative=[c.description for c in informative],
             candidates=generated,
@@ -676,20 +718,23 @@ class RepairSearch:
         failing = {r.name for r in result.cases if r.name in names and not r.passed and r.error is None}
         return result, [replace(c, visible=False) for c in others if c.name in failing][: self.config.screen]
 
-    def _right_at(self, task: Task, source: str, case: Case, quick: EvalOptions, scratch: Path) -> bool:
+    def _right_at(
+        self, task: Task, source: str, case: Case, quick: EvalOptions, scratch: Path, *, strict: bool = False
+    ) -> bool:
         """Whether a version is right on `case`; True when it cannot tell (the check ran out of time or memory, or the
-        reference itself cannot run there: a model whose weights at the task's own sizes exceed the job's memory)."""
+        reference itself cannot run there: a model whose weights at the task's own sizes exceed the job's memory).
+        `strict`: False when it cannot tell (a case to search on must show the bug)."""
         path = scratch / "own_size.py"
         path.write_text(source)
         limited = replace(quick, timeout_s=min(quick.timeout_s, self.config.own_size_seconds), interpreter_retries=0)
         try:
             result = self.evaluator.evaluate(task, path, options=limited, cases=[case])
         except ReferenceError_:
-            return True
+            return not strict
         finally:
             path.unlink(missing_ok=True)
         if result.status == "error" and result.error is not None and result.error.kind in _CANNOT_TELL:
-            return True
+            return not strict
         return version_score(result)[0] == 0
 
 
