@@ -69,6 +69,22 @@ def test_fit_derives_smaller_cases_for_a_session_of_many_evaluations(evaluator: 
     assert none is None and kept == options
 
 
+def test_fit_measures_the_first_case_where_the_probe_is_all_fixed_cost(evaluator: Evaluator) -> None:
+    """The probe's forward costs what any forward does, so it predicts the first case fits; the kernel's time grows
+    as the square of the elements (25 s on the first case). `fit` runs the first case once, limited to twice its
+    share, sees it outlive that, and derives the cases again where the two times predict the share holds."""
+    options = EvalOptions(trials=1, timeout_s=30, memory_mb=2048, max_elements=200_000)
+    task = load_task(SLOW / "task_3d.py")
+    began = time.monotonic()
+    fitted, note = evaluator.fit(task, SLOW / "slow_superlinear.py", options, seconds=4.0)
+    assert note is not None and "outlived 8 s on the first case" in note, note
+    assert time.monotonic() - began < 25, "the first case was not waited for to its end"
+    assert fitted.max_elements is not None and fitted.max_elements < 100_000
+    first = evaluator.cases(task, options=fitted)[0]
+    result = evaluator.evaluate(task, SLOW / "slow_superlinear.py", options=fitted, cases=[first])
+    assert result.status == "pass" and result.cases[0].forward_s is not None and result.cases[0].forward_s < 8
+
+
 def test_fit_probes_a_smaller_derivation_where_no_derived_case_is_small(
     evaluator: Evaluator, monkeypatch: pytest.MonkeyPatch
 ) -> None:

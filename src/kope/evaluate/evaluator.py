@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import math
 import os
 import shutil
 import tempfile
@@ -467,7 +468,56 @@ class Evaluator:
         if not probed.cases:
             return options, None
         fitted = self._fitted(task, options, probe, probed.cases[0], share=seconds)
+        if fitted is None and probed.cases[0].error is None and probe.first_elements >= 8 * probe.elements:
+            fitted = self._measured(task, candidate, options, probe, probed.cases[0], share=seconds)
         return fitted if fitted is not None else (options, None)
+
+    def _measured(
+        self,
+        task: Task,
+        candidate: str | Path,
+        options: EvalOptions,
+        probe: _Probe,
+        probed: CaseResult,
+        *,
+        share: float | None,
+    ) -> tuple[EvalOptions, str] | None:
+        """Where the probe's time is mostly the fixed cost of a forward (it says little of how the kernel's time
+        grows: a convolution's work grows as the product of its channels, not as the elements), the first case is
+        run once, limited to twice its share: when it does not finish there, the budget is cut as the two times
+        grow (a power of the elements, at least linear), and the cases derived again; None when it fits."""
+        if probed.forward_s is None or probed.forward_s > 2 * _FORWARD_OVERHEAD_S:
+            return None
+        allowed = min(options.timeout_s * _PROBE_SHARE, share if share is not None else float("inf"))
+        limit = min(options.timeout_s, max(2 * allowed, 2 * _FORWARD_OVERHEAD_S))
+        once = dataclasses.replace(options, interpreter_retries=0, trials=1, integrity=False, timeout_s=limit)
+        first = self.cases(task, options=options)[0]
+        result = self.evaluate(task, candidate, options=once, cases=[first])
+        case = result.cases[0] if result.cases else None
+        if case is None or (case.error is not None and case.error.kind != "timeout"):
+            return None
+        took = limit if case.error is not None or case.forward_s is None else case.forward_s
+        forwards = options.trials + (1 if options.integrity else 0)
+        if took * forwards <= 2 * allowed:
+            return None
+        growth = max(
+            1.0, math.log(took / max(probed.forward_s, 1e-3)) / math.log(probe.first_elements / probe.elements)
+        )
+        budget = max(int(_budget(options) * (allowed / (took * forwards)) ** (1 / growth)), _SMALLEST_BUDGET)
+        while budget <= _budget(options) // 2:
+            smaller = dataclasses.replace(
+                options, max_elements=budget, interpreter_retries=options.interpreter_retries - 1
+            )
+            if self._derivable(task, smaller):
+                seen = f"outlived {limit:.0f} s" if case.error is not None else f"took {took:.1f} s per forward"
+                note = (
+                    f"in the interpreter the kernel {seen} on the first case ({probe.first_elements} elements; "
+                    f"{probed.forward_s:.2f} s per forward on case {probe.case.name}, {probe.elements}): more than "
+                    f"the {allowed:.0f} s it may take, so cases derived again at {budget} elements"
+                )
+                return smaller, note
+            budget *= 2
+        return None
 
     def _fitted(
         self, task: Task, options: EvalOptions, probe: _Probe, probed: CaseResult, *, share: float | None = None
