@@ -105,8 +105,8 @@ def test_an_acceptance_check_cut_by_the_budget_runs_again_with_its_own_time_limi
     evaluate = loop.env.evaluate
     cut: list[float | None] = []
 
-    def budget_ends(source: str, cases: list[object]) -> object:
-        result = evaluate(source, cases)  # type: ignore[arg-type]
+    def budget_ends(source: str, cases: list[object], **kwargs: float) -> object:
+        result = evaluate(source, cases, **kwargs)  # type: ignore[arg-type]
         if not cut and len(cases) > 2 and result.status == "pass" and loop.env.deadline is not None:
             cut.append(loop.env.deadline)
             loop.env.deadline = time.monotonic() - 1.0
@@ -120,6 +120,41 @@ def test_an_acceptance_check_cut_by_the_budget_runs_again_with_its_own_time_limi
     events = [json.loads(line) for line in (tmp_path / "run.jsonl").read_text().splitlines()]
     checks = [e for e in events if e["event"] == "acceptance"]
     assert [c.get("cut") for c in checks[-2:]] == ["the time budget", None]
+
+
+def test_an_acceptance_check_that_outlives_its_own_limit_runs_again_with_a_longer_one(
+    evaluator: Evaluator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A slow kernel's full check (every case, several trials, the gates) outlives one run's time limit while the
+    budget has time left: checked once more with a longer limit, which the final check keeps; before, the version
+    right on the shown cases was counted as failing and the final check would have timed out too."""
+    from conftest import FIXTURES
+
+    from kope.protocol.results import EvalError
+    from kope.repair.search import SearchConfig
+
+    scaled = FIXTURES / "scaled"
+    config = DebugConfig(probes=False, search_config=SearchConfig(screen=0))
+    loop = DebugLoop(None, evaluator, config=config, transcript=tmp_path / "run.jsonl")
+    evaluate = loop.env.evaluate
+    patience: list[float] = []
+
+    def slow_full_check(source: str, cases: list[object], **kwargs: float) -> object:
+        given = kwargs.get("patience", 1.0)
+        result = evaluate(source, cases, patience=given)  # type: ignore[arg-type]
+        if len(cases) > 2:
+            patience.append(given)
+        if len(cases) > 2 and result.status == "pass" and given == 1.0:
+            return result.model_copy(update={"status": "error", "error": EvalError(kind="timeout", message="slow")})
+        return result
+
+    monkeypatch.setattr(loop.env, "evaluate", slow_full_check)
+    report = loop.run(scaled / "tanh_task.py", scaled / "tanh_saturated.py", tmp_path / "fixed.py")
+    assert report.status == "repaired", (report.stop_reason, [s.outcome for s in report.steps])
+    events = [json.loads(line) for line in (tmp_path / "run.jsonl").read_text().splitlines()]
+    checks = [e for e in events if e["event"] == "acceptance"]
+    assert [c.get("cut") for c in checks[-2:]] == ["its own time limit", None]
+    assert patience[-2:] == [3.0, 3.0], "the check again and the final check get the longer limit"
 
 
 def test_a_round_out_of_its_own_budget_goes_on_from_the_same_version(evaluator: Evaluator, tmp_path: Path) -> None:

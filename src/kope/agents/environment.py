@@ -57,8 +57,8 @@ class Environment(Protocol):
         `source`, cases the CPU interpreter would run too slowly for a session of many evaluations of that version
         are derived again smaller (`fitted` says so)."""
 
-    def evaluate(self, source: str, cases: Sequence[Case]) -> EvalResult:
-        """Every given case, with the integrity gates."""
+    def evaluate(self, source: str, cases: Sequence[Case], *, patience: float = 1.0) -> EvalResult:
+        """Every given case, with the integrity gates; `patience`: the run's time limit multiplied by it."""
 
     def diagnose(self, source: str, cases: Sequence[Case], *, sweep: bool = False) -> Diagnosis:
         """Evaluate and diagnose; `sweep`: right on `cases`, still try other sizes."""
@@ -140,9 +140,12 @@ class SandboxEnvironment:
         left = max(1.0, self.deadline - time.monotonic())
         return options if left >= options.timeout_s else dataclasses.replace(options, timeout_s=left)
 
-    def evaluate(self, source: str, cases: Sequence[Case]) -> EvalResult:
+    def evaluate(self, source: str, cases: Sequence[Case], *, patience: float = 1.0) -> EvalResult:
         task, work = self._write(source)
-        return self.evaluator.evaluate(task, work, options=self._bounded(self.options), cases=cases)
+        options = self.options
+        if patience != 1.0:
+            options = dataclasses.replace(options, timeout_s=options.timeout_s * patience)
+        return self.evaluator.evaluate(task, work, options=self._bounded(options), cases=cases)
 
     def diagnose(self, source: str, cases: Sequence[Case], *, sweep: bool = False) -> Diagnosis:
         task, work = self._write(source)
@@ -273,7 +276,7 @@ class FakeEnvironment:
                 return value[min(used, len(value) - 1)]
         return self.default
 
-    def evaluate(self, source: str, cases: Sequence[Case]) -> EvalResult:
+    def evaluate(self, source: str, cases: Sequence[Case], *, patience: float = 1.0) -> EvalResult:
         self.evaluated.append(source)
         verdict = self.verdict(source)
         results = [_case_result(case, verdict) for case in cases]
