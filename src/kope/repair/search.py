@@ -420,7 +420,7 @@ class RepairSearch:
             if case is None or case.key() == own.key():
                 continue
             tried += 1
-            if not self._right_at(task, source, case, quick, scratch, strict=True):
+            if not self._right_at(task, source, case, quick, scratch):  # wrong there, not a check that cannot tell
                 return case, tried
         return own, tried
 
@@ -718,23 +718,20 @@ class RepairSearch:
         failing = {r.name for r in result.cases if r.name in names and not r.passed and r.error is None}
         return result, [replace(c, visible=False) for c in others if c.name in failing][: self.config.screen]
 
-    def _right_at(
-        self, task: Task, source: str, case: Case, quick: EvalOptions, scratch: Path, *, strict: bool = False
-    ) -> bool:
+    def _right_at(self, task: Task, source: str, case: Case, quick: EvalOptions, scratch: Path) -> bool:
         """Whether a version is right on `case`; True when it cannot tell (the check ran out of time or memory, or the
-        reference itself cannot run there: a model whose weights at the task's own sizes exceed the job's memory).
-        `strict`: False when it cannot tell (a case to search on must show the bug)."""
+        reference itself cannot run there: a model whose weights at the task's own sizes exceed the job's memory)."""
         path = scratch / "own_size.py"
         path.write_text(source)
         limited = replace(quick, timeout_s=min(quick.timeout_s, self.config.own_size_seconds), interpreter_retries=0)
         try:
             result = self.evaluator.evaluate(task, path, options=limited, cases=[case])
         except ReferenceError_:
-            return not strict
+            return True
         finally:
             path.unlink(missing_ok=True)
         if result.status == "error" and result.error is not None and result.error.kind in _CANNOT_TELL:
-            return not strict
+            return True
         return version_score(result)[0] == 0
 
 
