@@ -588,23 +588,14 @@ class DebugLoop:
             # its run was cut at the budget's end, not at its own time limit: that says nothing of the version, which
             # gets the one check past the budget, with its full time limit (a run ends within the budget plus two
             # evaluation timeouts)
-            self.transcript.write("acceptance", evaluation=full.model_dump(mode="json"), cut="the time budget")
-            state.late_check, self.env.deadline = True, None
-            try:
-                full = self.env.evaluate(source, state.cases)
-            finally:
-                self.env.deadline = deadline
-            by_budget = False
+            state.late_check, by_budget = True, False
+            full = self._check_again(state, source, full, "the time budget")
         if full.error is not None and full.error.kind == "timeout" and not by_budget and state.patience == 1.0:
             # its run outlived its own time limit: a slow kernel's full check (every case, several trials and the
             # gates) may need more than one evaluation's limit, which says nothing of its values; checked once more,
             # past the budget, with a longer limit (kept for the final check)
-            self.transcript.write("acceptance", evaluation=full.model_dump(mode="json"), cut="its own time limit")
-            state.patience, self.env.deadline = _PATIENCE, None
-            try:
-                full = self.env.evaluate(source, state.cases, patience=state.patience)
-            finally:
-                self.env.deadline = deadline
+            state.patience = _PATIENCE
+            full = self._check_again(state, source, full, "its own time limit")
         self.transcript.write("acceptance", evaluation=full.model_dump(mode="json"))
         if self._memory is not None:
             self._memory.accepted(source, full)
@@ -628,6 +619,16 @@ class DebugLoop:
         if state.guards.best is not None and state.guards.best[0] >= 1:
             state.guards.best = (1, 0.0, 0.0)
         return False
+
+    def _check_again(self, state: _State, source: str, full: EvalResult, cut: str) -> EvalResult:
+        """The full check once more, past the budget, with the run's patience; the transcript keeps the one that said
+        nothing (`cut`: why)."""
+        self.transcript.write("acceptance", evaluation=full.model_dump(mode="json"), cut=cut)
+        deadline, self.env.deadline = self.env.deadline, None
+        try:
+            return self.env.evaluate(source, state.cases, patience=state.patience)
+        finally:
+            self.env.deadline = deadline
 
     def _finish(self, state: _State, stop: StopReason, candidate: str | Path, out: Path, began: float) -> DebugReport:
         """Write the returned version, check it once more on every case, report (and record) the run."""
