@@ -47,6 +47,7 @@ def test_a_window_walked_by_block_steps_is_fixed_only_by_stepping_every_such_loo
         "    acc += tl.load(x_ptr + k) + tl.load(x_ptr + k + 1)\n",  # a loop over pairs
         "    acc += _chunk(x_ptr, k, n, BLOCK)\n",  # a helper walks the block
         "    acc += tl.load(x_ptr)\n",  # the position is not used: a count
+        "    p = tl.make_block_ptr(x_ptr, (n,), (1,), (k,), (BLOCK,), (0,))\n    acc += tl.sum(tl.load(p))\n",
     ],
 )
 def test_loops_that_visit_every_element_are_not_offered(body: str) -> None:

@@ -154,6 +154,10 @@ def _simple_statements(statements: list[ast.stmt]) -> Iterator[ast.stmt]:
             yield stmt
 
 
+_BLOCK_CALLS = ("make_block_ptr", "advance", "make_tensor_descriptor", "load_tensor_descriptor")
+"""Calls that place a whole block at a position (`offsets=(k, 0)`, `block_shape=(BLOCK_K, ...)`)."""
+
+
 def _reads_one_element(statement: ast.stmt, derived: set[str], lanes: set[str]) -> bool:
     """A statement that uses the loop's position as one element's: no block's lanes beside it, no call of a helper
     it is passed to (which may walk the block), no constant added to it (`v + 1`: a loop over pairs)."""
@@ -164,6 +168,8 @@ def _reads_one_element(statement: ast.stmt, derived: set[str], lanes: set[str]) 
             called = ast.unparse(node.func)
             passed = any(isinstance(n, ast.Name) and n.id in derived for a in node.args for n in ast.walk(a))
             if "arange" in called or (passed and not called.startswith(("tl.", "triton."))):
+                return False
+            if passed and called.rsplit(".", 1)[-1] in _BLOCK_CALLS:
                 return False
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
             sides = (node.left, node.right)
