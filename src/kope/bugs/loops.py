@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from kope.bugs.analysis import constant_value
+from kope.bugs.analysis import assigned_names, constant_value, names_in, statements
 from kope.bugs.cue import Source, _kernel_loops, _kernels, cue, range_call
 from kope.bugs.edit import Edit, Program, arange_names, edit_at, operator, program_id_names
 from kope.bugs.mutation import Context, Mutation, binary, mutation, positional, range_args
@@ -127,30 +127,29 @@ def loop_bound(program: Program) -> Iterator[Edit]:
             yield edit_at(program, "loop-bound", args[0], "0", f"loop start `{program.code(args[0])}` -> `0`")
 
 
-def _names_from(statements: list[ast.stmt], names: set[str]) -> set[str]:
-    """`names` and the names `statements` assign from them, transitively."""
+def _names_from(body: list[ast.stmt], names: set[str]) -> set[str]:
+    """`names` and the names `body` assigns from them, transitively."""
     found = set(names)
+    assigns = [s for s in statements(body) if isinstance(s, ast.Assign | ast.AugAssign | ast.AnnAssign) and s.value]
     changed = True
     while changed:
         changed = False
-        for node in (n for stmt in statements for n in ast.walk(stmt)):
-            if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign) and node.value is not None:
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                uses = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
-                for target in (t for t in targets if isinstance(t, ast.Name) and t.id not in found):
-                    if uses & found:
-                        found.add(target.id)
-                        changed = True
+        for stmt in assigns:
+            made = set(assigned_names(stmt)) - found
+            if made and stmt.value is not None and names_in(stmt.value) & found:
+                found |= made
+                changed = True
     return found
 
 
-def _simple_statements(statements: list[ast.stmt]) -> Iterator[ast.stmt]:
-    for stmt in statements:
-        if isinstance(stmt, ast.For | ast.While | ast.If | ast.With):
-            yield from _simple_statements([*stmt.body, *getattr(stmt, "orelse", [])])
-            if isinstance(stmt, ast.If | ast.While):
-                yield ast.Expr(stmt.test)
-        else:
+def _simple_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement of a body, a block's header (a loop's range, a condition) standing for its block."""
+    for stmt in statements(body):
+        if isinstance(stmt, ast.If | ast.While):
+            yield ast.Expr(stmt.test)
+        elif isinstance(stmt, ast.For):
+            yield ast.Expr(stmt.iter)
+        elif not isinstance(stmt, ast.With):
             yield stmt
 
 

@@ -17,6 +17,7 @@ from libcst.metadata import PositionProvider
 
 from kope.bugs.analysis import (
     Kernel,
+    argument,
     calls_in,
     constant_value,
     expand,
@@ -467,15 +468,8 @@ def advance_axis(program: Program) -> Iterator[Edit]:
             varying = _varying(loop)
             loads = [n for n in ast.walk(loop) if isinstance(n, ast.Call) and call_name(n) == "tl.load" and n.args]
             pairs = {id(load): _lane_strides(kernel, load.args[0], strides) for load in loads}
-            bounded: set[str] = set()
-            for load in loads:
-                mask = (
-                    load.args[1]
-                    if len(load.args) > 1
-                    else next((k.value for k in load.keywords if k.arg == "mask"), None)
-                )
-                if mask is not None:
-                    bounded |= _bounded_by(_computed_from(kernel, mask), varying)
+            masks = [mask for load in loads if (mask := argument(load, 1, "mask")) is not None]
+            bounded = {lane for mask in masks for lane in _bounded_by(_computed_from(kernel, mask), varying)}
             moved: list[tuple[ast.AugAssign, str, list[tuple[str, str]]]] = []
             for advance in _advances(loop):
                 names = names_in(advance.value) & strides
@@ -512,7 +506,7 @@ def _offset_loads(
     every such load of the loop at once (grounded), then each alone."""
     fixes: list[tuple[ast.Call, str]] = []
     for load in loads:
-        mask = load.args[1] if len(load.args) > 1 else next((k.value for k in load.keywords if k.arg == "mask"), None)
+        mask = argument(load, 1, "mask")
         if mask is None or _address_names(kernel, load.args[0]) & varying:
             continue
         computed = _computed_from(kernel, mask)
