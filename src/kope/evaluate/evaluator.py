@@ -86,6 +86,11 @@ class _Probe:
     first_elements: int
 
 
+def _allowed(options: EvalOptions, share: float | None) -> float:
+    """The seconds the first case's trials may take in a session: a share of the time limit, at most `share`."""
+    return min(options.timeout_s * _PROBE_SHARE, share if share is not None else float("inf"))
+
+
 def _budget(options: EvalOptions) -> int:
     from kope.cases.sizes import default_max_elements
 
@@ -468,7 +473,7 @@ class Evaluator:
         if not probed.cases:
             return options, None
         fitted = self._fitted(task, options, probe, probed.cases[0], share=seconds)
-        if fitted is None and probed.cases[0].error is None and probe.first_elements >= 8 * probe.elements:
+        if fitted is None and probed.cases[0].error is None:
             fitted = self._measured(task, candidate, options, probe, probed.cases[0], share=seconds)
         return fitted if fitted is not None else (options, None)
 
@@ -488,7 +493,9 @@ class Evaluator:
         grow (a power of the elements, at least linear), and the cases derived again; None when it fits."""
         if probed.forward_s is None or probed.forward_s > 2 * _FORWARD_OVERHEAD_S:
             return None
-        allowed = min(options.timeout_s * _PROBE_SHARE, share if share is not None else float("inf"))
+        if probe.first_elements <= probe.elements:
+            return None
+        allowed = _allowed(options, share)
         limit = min(options.timeout_s, max(2 * allowed, 2 * _FORWARD_OVERHEAD_S))
         once = dataclasses.replace(options, interpreter_retries=0, trials=1, integrity=False, timeout_s=limit)
         first = self.cases(task, options=options)[0]
@@ -504,18 +511,26 @@ class Evaluator:
             1.0, math.log(took / max(probed.forward_s, 1e-3)) / math.log(probe.first_elements / probe.elements)
         )
         budget = max(int(_budget(options) * (allowed / (took * forwards)) ** (1 / growth)), _SMALLEST_BUDGET)
+        smaller = self._smallest_derivable(task, options, budget)
+        if smaller is None:
+            return None
+        seen = f"outlived {limit:.0f} s" if case.error is not None else f"took {took:.1f} s per forward"
+        note = (
+            f"in the interpreter the kernel {seen} on the first case ({probe.first_elements} elements; "
+            f"{probed.forward_s:.2f} s per forward on case {probe.case.name}, {probe.elements}): more than "
+            f"the {allowed:.0f} s it may take, so cases derived again at {smaller.max_elements} elements"
+        )
+        return smaller, note
+
+    def _smallest_derivable(self, task: Task, options: EvalOptions, budget: int) -> EvalOptions | None:
+        """`options` at the smallest element budget from `budget` up (doubling, to half the current one) that some
+        case of the task fits, one interpreter retry spent; None when none does."""
         while budget <= _budget(options) // 2:
             smaller = dataclasses.replace(
                 options, max_elements=budget, interpreter_retries=options.interpreter_retries - 1
             )
             if self._derivable(task, smaller):
-                seen = f"outlived {limit:.0f} s" if case.error is not None else f"took {took:.1f} s per forward"
-                note = (
-                    f"in the interpreter the kernel {seen} on the first case ({probe.first_elements} elements; "
-                    f"{probed.forward_s:.2f} s per forward on case {probe.case.name}, {probe.elements}): more than "
-                    f"the {allowed:.0f} s it may take, so cases derived again at {budget} elements"
-                )
-                return smaller, note
+                return smaller
             budget *= 2
         return None
 
@@ -535,25 +550,21 @@ class Evaluator:
             seen = f"took {probed.forward_s:.1f} s per forward"
         else:
             return None
-        share = min(options.timeout_s * _PROBE_SHARE, share if share is not None else float("inf"))
+        share = _allowed(options, share)
         if predicted <= share:
             return None
         if _budget(options) // 2 < _SMALLEST_BUDGET:
             return None
         budget = max(min(int(_budget(options) * share / predicted), _budget(options) // 2), _SMALLEST_BUDGET)
-        while budget <= _budget(options) // 2:  # the smallest budget some case fits, doubling from the fitted one
-            smaller = dataclasses.replace(
-                options, max_elements=budget, interpreter_retries=options.interpreter_retries - 1
-            )
-            if self._derivable(task, smaller):
-                note = (
-                    f"in the interpreter the kernel {seen} on case {probe.case.name} ({probe.elements} elements), "
-                    f"so the first case ({probe.first_elements}) would need about {predicted:.0f} s, more than "
-                    f"the {share:.0f} s it may take: cases derived again at {budget} elements"
-                )
-                return smaller, note
-            budget *= 2
-        return None
+        smaller = self._smallest_derivable(task, options, budget)
+        if smaller is None:
+            return None
+        note = (
+            f"in the interpreter the kernel {seen} on case {probe.case.name} ({probe.elements} elements), "
+            f"so the first case ({probe.first_elements}) would need about {predicted:.0f} s, more than "
+            f"the {share:.0f} s it may take: cases derived again at {smaller.max_elements} elements"
+        )
+        return smaller, note
 
     def _evaluate_case(self, run: _Run, case: Case, *, first: bool) -> CaseResult:
         """Run the candidate on one case and compare. Every case's job is alike (the same probes: the ghost
