@@ -19,6 +19,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from materialize import git_dir  # the sibling script: the same mirror layouts
+
 HERE = Path(__file__).resolve().parent
 LLMKERNEL = ("Alisehen/LLMKernel", "d078a38dfe4b331d7fc71ee22a9f013bf151bb73")
 KERNELBENCH = ("ScalingIntelligence/KernelBench", "129232ea3c4cfa05c2dd5473bdb935d6246dc84b")
@@ -27,14 +29,8 @@ FIELDS = ("task", "candidate", "id", "model", "source", "source_verdict", "split
 
 
 def _git(mirrors: Path, repo: str, *args: str) -> str:
-    owner, name = repo.split("/", 1)
-    place = next(
-        (p for p in (mirrors / f"{owner}+{name}" / "repo", mirrors / f"{owner}+{name}") if p.is_dir()),
-        None,
-    )
-    if place is None:
-        raise SystemExit(f"no git copy of {repo} under {mirrors}")
-    done = subprocess.run(["git", "-C", str(place), *args], capture_output=True, text=True, check=False)
+    command = ["git", "-C", str(git_dir(mirrors, repo)), *args]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"{repo}: git {' '.join(args)}: {done.stderr.strip()}")
     return done.stdout

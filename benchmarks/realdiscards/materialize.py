@@ -24,7 +24,8 @@ HERE = Path(__file__).resolve().parent
 KERNELBENCH = "ScalingIntelligence/KernelBench"
 
 
-def _git_dir(mirrors: Path, repo: str) -> Path:
+def git_dir(mirrors: Path, repo: str) -> Path:
+    """The git directory of `repo`'s copy under `mirrors` (the layouts the module's docstring names)."""
     owner, name = repo.split("/", 1)
     for place in (mirrors / f"{owner}+{name}" / "repo", mirrors / f"{owner}+{name}", mirrors / owner / name):
         if place.is_dir():
@@ -34,7 +35,7 @@ def _git_dir(mirrors: Path, repo: str) -> Path:
 
 def _show(mirrors: Path, repo: str, commit: str, path: str) -> bytes:
     done = subprocess.run(
-        ["git", "-C", str(_git_dir(mirrors, repo)), "show", f"{commit}:{path}"], capture_output=True, check=False
+        ["git", "-C", str(git_dir(mirrors, repo)), "show", f"{commit}:{path}"], capture_output=True, check=False
     )
     if done.returncode != 0:
         raise SystemExit(f"{repo}@{commit}:{path}: {done.stderr.decode(errors='replace').strip()}")
