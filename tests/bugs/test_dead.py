@@ -230,7 +230,34 @@ def test_a_mask_computed_and_never_used_is_joined_to_the_masks_after_it() -> Non
         "v = tl.load(x_ptr + rows[:, None] * sx + cols[None, :], mask=row_ok[:, None] & col_ok[None, :], other=0.0)"
         in lines
     )
-    assert "tl.store(o_ptr + rows * so, tl.sum(v, axis=1) * temperature, mask=col_ok[:, None])" in lines
+    # the store indexes `rows` only: a mask over `cols` is not put on it, and `col_ok` goes on the load along `cols`
+    assert not any("mask=col_ok" in line for line in lines)
+    assert not any("col_ok[:, None]" in line or "& col_ok," in line for line in lines if line.startswith("v ="))
+
+
+def test_a_dead_mask_goes_on_every_access_along_its_lanes_at_once_and_around_a_sum() -> None:
+    parsed = program("""
+        @triton.jit
+        def _k(x_ptr, w_ptr, o_ptr, L, sx, so, temperature, BLK: tl.constexpr):
+            rows = tl.program_id(0) * BLK + tl.arange(0, BLK)
+            pairs = tl.arange(0, BLK)
+            keep = pairs < L // 2
+            left = pairs * 2
+            v = tl.load(x_ptr + rows[:, None] * sx + left[None, :], mask=left[None, :] < L, other=0.0)
+            g = tl.load(w_ptr + left)
+            both = tl.maximum(v, g[None, :])
+            tl.store(o_ptr + rows * so, tl.sum(both, axis=1) * temperature, mask=rows < L)
+    """)
+    found = [e for e in of(parsed, "dead-mask") if e.cue == "`keep` is computed at line 10 but never used"]
+    (together,) = [e for e in found if "every access" in e.description]
+    assert "mask=(left[None, :] < L) & keep[None, :], other=0.0)" in together.source
+    assert "g = tl.load(w_ptr + left, mask=keep, other=0.0)" in together.source
+    assert "tl.store(o_ptr + rows * so, tl.sum(both, axis=1) * temperature, mask=rows < L)" in together.source
+    lines = [new_line(parsed, e) for e in found]
+    assert (
+        "tl.store(o_ptr + rows * so, tl.sum(tl.where(keep[None, :], both, 0.0), axis=1) * temperature, "
+        "mask=rows < L)" in lines
+    )
 
 
 STORED_OVER_INPUT = textwrap.dedent(

@@ -15,6 +15,7 @@ from kope.bugs.edit import (
     Edit,
     Program,
     address_exprs,
+    arange_names,
     assignments,
     boolean,
     edit_at,
@@ -337,34 +338,119 @@ _MASKED = ("tl.load", "tl.store", "tl.atomic_add", "tl.atomic_max", "tl.atomic_m
 @operator("dead-mask", "missing-mask")
 def dead_mask(program: Program) -> Iterator[Edit]:
     """A mask the kernel computes and never uses, put back on the loads and stores after it: joined to their masks
-    (`rmask[:, None]` -> `rmask[:, None] & cmask[None, :]`), or as the mask of one that has none; along either axis
-    of a 2-D block."""
+    (`rmask[:, None]` -> `rmask[:, None] & cmask[None, :]`), or as the mask of one that has none. Where its lanes
+    can be followed (`cmask = cols < N`, `cols` an `arange`), only on the accesses whose addresses index them, along
+    the axis they put them on, then on all of them at once (a padded column two loads feed is zero only when both
+    are masked), and around a reduction of a block made from them (`tl.sum(v, axis=1)` ->
+    `tl.sum(tl.where(cmask[None, :], v, 0.0), axis=1)`); else along either axis of a 2-D block."""
     for kernel in program.kernels:
         two_d = any(isinstance(n, ast.Subscript) and "None" in ast.unparse(n.slice) for n in ast.walk(kernel))
         for dead in dead_names(program, kernel):
             if dead.kind != "mask":
                 continue
             forms = [dead.name, f"{dead.name}[:, None]", f"{dead.name}[None, :]"] if two_d else [dead.name]
-            for node in ast.walk(kernel):
-                if not (isinstance(node, ast.Call) and call_name(node) in _MASKED and node.lineno > dead.line):
-                    continue
-                mask = keyword_of(node, "mask")
+            after = [n for n in memory_accesses(kernel) if call_name(n) in _MASKED and n.lineno > dead.line]
+            lanes = _lanes(kernel, dead)
+            along = {id(n): _lane_form(program, kernel, n.args[0], lanes, dead.name) for n in after} if lanes else {}
+            if not any(along.values()):
+                along = {}
+            together: list[tuple[ast.AST, str]] = []
+            for node in after:
                 fn = call_name(node, last=True)
-                for form in forms:
-                    if mask is not None:
-                        joined = program.code(mask.value)
-                        if not isinstance(mask.value, ast.Name | ast.Subscript | ast.Call | ast.Attribute):
-                            joined = f"({joined})"
-                        new = f"{joined} & {form}"
-                        edit = edit_at(program, "dead-mask", mask.value, new, f"the {fn}'s mask `{new}`")
-                    elif len(node.args) <= (1 if fn == "load" else 2):
-                        _, end = program.span(node)
-                        extra = f", mask={form}" + (", other=0.0" if fn == "load" else "")
-                        text = program.text[: end - 1].rstrip() + extra + ")" + program.text[end:]
-                        edit = Edit("dead-mask", "missing-mask", node.lineno, f"`mask={form}` on the {fn}", text)
-                    else:
+                lane_form = along.get(id(node))
+                for form in [lane_form] if lane_form else [] if along else forms:
+                    change = _masked(program, node, form)
+                    if change is None:
                         continue
-                    yield replace(edit, cue=dead.cue)
+                    if along:
+                        together.append(change)
+                    target, new = change
+                    described = f"the {fn}'s mask `{new}`" if target is not node else f"`mask={form}` on the {fn}"
+                    yield replace(edit_at(program, "dead-mask", target, new, described), cue=dead.cue)
+            if len(together) > 1:
+                text = program.replace_all(together)
+                line = max(getattr(n, "lineno", dead.line) for n, _ in together)
+                description = f"`{dead.name}` on every access along its lanes ({len(together)})"
+                yield Edit("dead-mask", "missing-mask", line, description, text, dead.cue)
+            if lanes:
+                yield from _reductions_masked(program, kernel, dead, lanes, forms)
+
+
+def _masked(program: Program, access: ast.Call, form: str) -> tuple[ast.AST, str] | None:
+    """The change that joins `form` to an access's mask (its mask's new text), or gives it that mask (the access's
+    new text); None for an access whose arguments leave no place for one."""
+    mask = keyword_of(access, "mask")
+    if mask is not None:
+        joined = program.code(mask.value)
+        if not isinstance(mask.value, ast.Name | ast.Subscript | ast.Call | ast.Attribute):
+            joined = f"({joined})"
+        return mask.value, f"{joined} & {form}"
+    fn = call_name(access, last=True)
+    if len(access.args) > (1 if fn == "load" else 2) or access.keywords:
+        return None
+    extra = f", mask={form}" + (", other=0.0" if fn == "load" else "")
+    return access, program.code(access)[:-1].rstrip().rstrip(",") + extra + ")"
+
+
+def _lanes(kernel: ast.FunctionDef, dead: Dead) -> set[str]:
+    """The names made from the block lanes a dead mask reads (`cols` of `cmask = cols < N`, and what is made from
+    `cols`); empty when it reads none."""
+    if dead.definition is None:
+        return set()
+    roots = names_in(dead.definition) & _made_from(kernel, arange_names(kernel))
+    return _made_from(kernel, roots) if roots else set()
+
+
+def _reductions_masked(
+    program: Program, kernel: ast.FunctionDef, dead: Dead, lanes: set[str], forms: list[str]
+) -> Iterator[Edit]:
+    """The dead mask around the block a reduction after it takes, where that block is made from its lanes: the
+    padded lanes out of a sum (0), a maximum (-inf) or a minimum (inf)."""
+    for node in ast.walk(kernel):
+        neutral = _NEUTRAL.get(call_name(node)) if isinstance(node, ast.Call) else None
+        if neutral is None or not isinstance(node, ast.Call) or not node.args or node.lineno <= dead.line:
+            continue
+        block = node.args[0]
+        if not names_in(block) & lanes:
+            continue
+        for form in forms:
+            new = f"tl.where({form}, {program.code(block)}, {neutral})"
+            described = f"`{program.code(block)}` -> `{new}` (its padded lanes out)"
+            yield replace(edit_at(program, "dead-mask", block, new, described), cue=dead.cue)
+
+
+_NEUTRAL = {"tl.sum": "0.0", "tl.max": 'float("-inf")', "tl.min": 'float("inf")'}
+
+
+def _made_from(kernel: ast.FunctionDef, roots: set[str]) -> set[str]:
+    """`roots` and the names assigned from them, transitively (through loads too: a value loaded at their lanes;
+    and an accumulator, `acc += tl.dot(a, b)`)."""
+    assigned: dict[str, list[ast.Assign | ast.AugAssign]] = {n: list(a) for n, a in assignments(kernel).items()}
+    for node in ast.walk(kernel):
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            assigned.setdefault(node.target.id, []).append(node)
+    found = set(roots)
+    grown = True
+    while grown:
+        grown = False
+        for name, assigns in assigned.items():
+            if name not in found and any(names_in(a.value) & found for a in assigns):
+                found.add(name)
+                grown = True
+    return found
+
+
+def _lane_form(program: Program, kernel: ast.FunctionDef, address: ast.expr, lanes: set[str], mask: str) -> str | None:
+    """How a mask over `lanes` joins an access's mask: with the subscript its address gives those lanes
+    (`cols[None, :]` -> `mask[None, :]`), bare where it uses them bare, None where it does not index them."""
+    exprs = feeding(kernel, address)
+    for expr in exprs:
+        for node in ast.walk(expr):
+            if isinstance(node, ast.Subscript) and names_in(node.value) & lanes:
+                index = program.code(node.slice)
+                if "None" in index:
+                    return f"{mask}[{index}]"
+    return mask if any(names_in(e) & lanes for e in exprs) else None
 
 
 class _Inlined(ast.NodeTransformer):
