@@ -236,3 +236,56 @@ def test_after_a_false_repair_the_search_is_shown_the_smallest_case_that_shows_t
     assert refined.accepted is not None and "512" not in refined.accepted and "tl.abs" not in refined.accepted
     assert refined.false_repairs == 1 and refined.refined.startswith("shrunk x2")
     assert plain.refined == "" and plain.false_repairs > 1
+
+
+RELU_4096_TASK = '''
+"""ReLU of 4096 elements: four whole blocks of 1024 at the task's own size, a partial one at odd sizes."""
+import torch
+import torch.nn as nn
+
+n = 4096
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.randn(n)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_a_version_that_fails_its_acceptance_check_shows_the_search_the_cases_it_fails(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """Two bugs: the result scaled by 1.5 (wrong on every case) and a grid of `n // BLOCK` programs (wrong only where
+    n is no multiple of 1024: the hidden odd sizes, not the shown 4096). The scale's fix alone is right on the shown
+    case and fails its acceptance check; the odd case it fails then joins the shown ones, so the versions made on top
+    of it that change nothing there are told apart without a check each, and the grid's fix is accepted. Without,
+    the second check goes to one of those and the round ends unrepaired."""
+    path = tmp_path / "relu_4096.py"
+    path.write_text(RELU_4096_TASK)
+    loaded = load_task(path)
+    every = evaluator.cases(loaded)
+    visible = [c for c in every if c.visible]
+    source = RELU.replace("y = tl.where(x < 0, 0.0, x)", "y = tl.where(x < 0, 0.0, x) * 1.5")
+
+    def accept(version: str) -> bool:
+        candidate = tmp_path / "accept.py"
+        candidate.write_text(version)
+        return evaluator.evaluate(loaded, candidate, options=EvalOptions(trials=1), cases=every).status == "pass"
+
+    results = []
+    for rescreen in (2, 0):
+        config = SearchConfig(max_evaluations=40, batch=1, max_acceptance_checks=2, rescreen=rescreen, refine=False)
+        search = RepairSearch(evaluator, config)
+        results.append(search.run(loaded, source, None, visible, accept, scratch=tmp_path / f"s{rescreen}"))
+    shown, plain = results
+    assert shown.accepted is not None and "* 1.5" not in shown.accepted and "// BLOCK" not in shown.accepted
+    assert shown.screen and any("shown too" in t.reason for t in shown.trials), shown.summary()
+    assert plain.accepted is None and plain.acceptance_checks == 2, plain.summary()

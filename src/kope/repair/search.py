@@ -285,7 +285,8 @@ class SearchResult(BaseModel):
     """The case (name and sizes) that joined the shown ones after a false repair (`SearchConfig.refine`); "" when none
     did."""
     screen: list[str] = []
-    """Other cases a start right on the shown case(s) failed, added to them for the search (`SearchConfig.screen`)."""
+    """Other cases a start right on the shown case(s) failed, added to them for the search (`SearchConfig.screen`),
+    and those a version right on them failed after its acceptance check (`SearchConfig.rescreen`)."""
     informative: list[str] = []
     """Single edits that changed the failure informatively without a better score, each tried as a base for a
     second edit (`SearchConfig.informative_bases`)."""
@@ -351,6 +352,10 @@ class SearchConfig:
     """A start right on the shown case(s): the most of the task's other cases it fails (the cheapest of
     `screen_probe`, evaluated once) that join the shown ones. 0: none."""
     screen_probe: int = 4
+    rescreen: int = 2
+    """A version right on the shown case(s) that fails the acceptance check: the times (per round) the task's other
+    cases it fails (as the screen finds them) join the shown ones, so that versions made on top of it by edits that
+    change nothing there are not each given an acceptance check of their own. 0: never."""
 
 
 class RepairSearch:
@@ -485,6 +490,7 @@ class RepairSearch:
         """Not looked for yet (False), none (None), or the case at the task's own sizes."""
         false_repairs = 0
         refined: Case | None = None
+        rescreens = 0
         accepted: str | None = None
         stop = "exhausted"
         with ThreadPoolExecutor(max_workers=max(1, config.batch), thread_name_prefix="kope-search") as pool:
@@ -544,6 +550,17 @@ class RepairSearch:
                             else:
                                 reason = "right on the shown case(s), but fails hidden cases or the gates"
                                 score = (1, 0.0, 0.0)
+                                if rescreens < config.rescreen:
+                                    rescreens += 1
+                                    found = self._screen(
+                                        task, candidate.source, shown, quick, options or EvalOptions(), scratch
+                                    )
+                                    extra += 1
+                                    if found is not None and found[1]:
+                                        shown.extend(found[1])
+                                        screen += [c.name for c in found[1]]
+                                        listed = ", ".join(c.name for c in found[1])
+                                        reason += f"; the search goes on with the case(s) it fails shown too ({listed})"
                         else:
                             reason = "right on the shown case(s); no acceptance check left"
                             score = (1, 0.0, 0.0)
