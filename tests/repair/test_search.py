@@ -9,7 +9,7 @@ from conftest import NEAR_MISS
 from rich.console import Console
 
 from kope.agents import DebugConfig, DebugLoop
-from kope.cases.task import load_task
+from kope.cases.task import Case, load_task
 from kope.diagnose.report import Diagnosis
 from kope.evaluate import EvalOptions, Evaluator
 from kope.knowledge.retrieval import Hypothesis
@@ -275,17 +275,25 @@ def test_a_version_that_fails_its_acceptance_check_shows_the_search_the_cases_it
     visible = [c for c in every if c.visible]
     source = RELU.replace("y = tl.where(x < 0, 0.0, x)", "y = tl.where(x < 0, 0.0, x) * 1.5")
 
+    wrong: dict[str, list[Case]] = {}
+
     def accept(version: str) -> bool:
         candidate = tmp_path / "accept.py"
         candidate.write_text(version)
-        return evaluator.evaluate(loaded, candidate, options=EvalOptions(trials=1), cases=every).status == "pass"
+        result = evaluator.evaluate(loaded, candidate, options=EvalOptions(trials=1), cases=every)
+        failed = {r.name for r in result.cases if not r.passed}
+        wrong[version] = [c for c in every if c.name in failed]
+        return result.status == "pass"
 
     results = []
-    for rescreen in (2, 0):
+    for rescreen, refused in ((2, lambda version: wrong.get(version, [])), (2, None), (0, None)):
         config = SearchConfig(max_evaluations=40, batch=1, max_acceptance_checks=2, rescreen=rescreen, refine=False)
         search = RepairSearch(evaluator, config)
-        results.append(search.run(loaded, source, None, visible, accept, scratch=tmp_path / f"s{rescreen}"))
-    shown, plain = results
-    assert shown.accepted is not None and "* 1.5" not in shown.accepted and "// BLOCK" not in shown.accepted
-    assert shown.screen and any("shown too" in t.reason for t in shown.trials), shown.summary()
+        scratch = tmp_path / f"s{len(results)}"
+        results.append(search.run(loaded, source, None, visible, accept, scratch=scratch, refused=refused))
+    told, screened, plain = results
+    for shown in (told, screened):  # the cases the check found wrong, or those an evaluation on others finds
+        assert shown.accepted is not None and "* 1.5" not in shown.accepted and "// BLOCK" not in shown.accepted
+        assert shown.screen and any("shown too" in t.reason for t in shown.trials), shown.summary()
+    assert told.evaluations == len(told.trials) and screened.evaluations == len(screened.trials) + 1
     assert plain.accepted is None and plain.acceptance_checks == 2, plain.summary()

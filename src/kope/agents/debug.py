@@ -206,6 +206,11 @@ class _State:
     def visible(self) -> list[Case]:
         return [c for c in self.cases if c.visible]
 
+    def refused(self, source: str) -> list[Case]:
+        """The hidden cases on which `source`'s failed full check found wrong values."""
+        failed = self.failed_hidden.get(content_hash(source), [])
+        return [c for c in self.cases if c.name in failed]
+
     @property
     def evaluation(self) -> EvalResult:
         assert self.diagnosis.evaluation is not None
@@ -542,6 +547,7 @@ class DebugLoop:
             tried=state.seen,
             start_score=None if diagnosis.fails_elsewhere else version_score(state.evaluation),
             seconds=seconds,
+            refused=state.refused,
         )
         state.searches.append(result)
         state.evaluations += result.evaluations

@@ -26,7 +26,7 @@ from kope.knowledge.retrieval import Hypothesis
 from kope.loop import Score
 from kope.protocol import TraceSpec
 from kope.protocol.results import CaseResult, EvalError, EvalResult, EvalStatus, Finding, Integrity
-from kope.repair.search import RepairSearch, SearchConfig, SearchResult
+from kope.repair.search import Refused, RepairSearch, SearchConfig, SearchResult
 
 Accept = Callable[[str], bool]
 
@@ -76,9 +76,11 @@ class Environment(Protocol):
         tried: set[str],
         start_score: Score | None,
         seconds: float | None = None,
+        refused: Refused | None = None,
     ) -> SearchResult:
         """One round of the offline repair search from `source` (kope.repair.search); `seconds`: the most
-        it may take (the loop's time budget left), below the search's own limit."""
+        it may take (the loop's time budget left), below the search's own limit; `refused`: the cases a version's
+        failed acceptance check found wrong values on."""
 
     def finish(self) -> None:
         """Remove the scratch files."""
@@ -204,6 +206,7 @@ class SandboxEnvironment:
         tried: set[str],
         start_score: Score | None,
         seconds: float | None = None,
+        refused: Refused | None = None,
     ) -> SearchResult:
         task, work = self._write(source)
         config = self.search_config
@@ -219,6 +222,7 @@ class SandboxEnvironment:
             options=self._bounded(self.options),
             tried=tried,
             start_score=start_score,
+            refused=refused,
         )
 
     def finish(self) -> None:
@@ -339,6 +343,7 @@ class FakeEnvironment:
         tried: set[str],
         start_score: Score | None,
         seconds: float | None = None,
+        refused: Refused | None = None,
     ) -> SearchResult:
         raise NotImplementedError("the fake environment has no repair search (can_search is False)")
 

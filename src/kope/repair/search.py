@@ -310,6 +310,8 @@ class SearchResult(BaseModel):
 
 
 Accept = Callable[[str], bool]
+Refused = Callable[[str], Sequence[Case]]
+"""The cases on which a version's failed acceptance check found wrong values (its caller ran that check)."""
 
 
 @dataclass
@@ -441,8 +443,11 @@ class RepairSearch:
         options: EvalOptions | None = None,
         start_score: Score | None = None,
         tried: set[str] | None = None,
+        refused: Refused | None = None,
     ) -> SearchResult:
-        """Search from `source`; `tried` (content hashes, updated in place) are versions not to evaluate again."""
+        """Search from `source`; `tried` (content hashes, updated in place) are versions not to evaluate again;
+        `refused`: the cases a version's failed acceptance check found wrong (`SearchConfig.rescreen`; without it,
+        an evaluation of the version on the task's cheapest other cases looks for them)."""
         began = time.monotonic()
         config = self.config
         quick = replace(
@@ -552,14 +557,15 @@ class RepairSearch:
                                 score = (1, 0.0, 0.0)
                                 if rescreens < config.rescreen:
                                     rescreens += 1
-                                    found = self._screen(
-                                        task, candidate.source, shown, quick, options or EvalOptions(), scratch
+                                    failing = self._failing(
+                                        task, candidate.source, shown, refused, quick, options or EvalOptions(), scratch
                                     )
-                                    extra += 1
-                                    if found is not None and found[1]:
-                                        shown.extend(found[1])
-                                        screen += [c.name for c in found[1]]
-                                        listed = ", ".join(c.name for c in found[1])
+                                    if refused is None:
+                                        extra += 1  # the evaluation that looked for them
+                                    if failing:
+                                        shown.extend(failing)
+                                        screen += [c.name for c in failing]
+                                        listed = ", ".join(c.name for c in failing)
                                         reason += f"; the search goes on with the case(s) it fails shown too ({listed})"
                         else:
                             reason = "right on the shown case(s); no acceptance check left"
@@ -700,6 +706,24 @@ class RepairSearch:
             )
             heapq.heappush(queue, (-child.priority, next(counter), child))
         return len(children)
+
+    def _failing(
+        self,
+        task: Task,
+        source: str,
+        shown: list[Case],
+        refused: Refused | None,
+        quick: EvalOptions,
+        options: EvalOptions,
+        scratch: Path,
+    ) -> list[Case]:
+        """The cases (at most `screen`, not shown yet) a version right on the shown ones failed at its acceptance
+        check: as its caller knows them, else as an evaluation on the task's cheapest other cases finds them."""
+        known = {c.key() for c in shown}
+        if refused is not None:
+            return [replace(c, visible=False) for c in refused(source) if c.key() not in known][: self.config.screen]
+        found = self._screen(task, source, shown, quick, options, scratch)
+        return found[1] if found is not None else []
 
     def _screen(
         self, task: Task, source: str, shown: list[Case], quick: EvalOptions, options: EvalOptions, scratch: Path
