@@ -557,16 +557,18 @@ class RepairSearch:
                                 score = (1, 0.0, 0.0)
                                 if rescreens < config.rescreen:
                                     rescreens += 1
-                                    failing = self._failing(
-                                        task, candidate.source, shown, refused, quick, options or EvalOptions(), scratch
+                                    failing, rebased, used = self._shown_more(
+                                        task, source, candidate.source, shown, refused, quick, options, scratch
                                     )
-                                    if refused is None:
-                                        extra += 1  # the evaluation that looked for them
+                                    extra += used
                                     if failing:
                                         shown.extend(failing)
                                         screen += [c.name for c in failing]
                                         listed = ", ".join(c.name for c in failing)
                                         reason += f"; the search goes on with the case(s) it fails shown too ({listed})"
+                                    if rebased is not None:
+                                        base = version_score(rebased)
+                                        start_cases = {c.name: c for c in rebased.cases}
                         else:
                             reason = "right on the shown case(s); no acceptance check left"
                             score = (1, 0.0, 0.0)
@@ -706,6 +708,32 @@ class RepairSearch:
             )
             heapq.heappush(queue, (-child.priority, next(counter), child))
         return len(children)
+
+    def _shown_more(
+        self,
+        task: Task,
+        start: str,
+        source: str,
+        shown: list[Case],
+        refused: Refused | None,
+        quick: EvalOptions,
+        options: EvalOptions | None,
+        scratch: Path,
+    ) -> tuple[list[Case], EvalResult | None, int]:
+        """After `source` (right on `shown`) failed its acceptance check: the cases it fails that are to join the shown
+        ones (`_failing`), the start evaluated on all of them (what later versions are scored against; None when it
+        does not run or no case joins), and the evaluations that took."""
+        failing = self._failing(task, source, shown, refused, quick, options or EvalOptions(), scratch)
+        used = 0 if refused is not None else 1
+        if not failing:
+            return [], None, used
+        path = scratch / "start.py"
+        path.write_text(start)
+        try:
+            result = self.evaluator.evaluate(task, path, options=quick, cases=[*shown, *failing])
+        finally:
+            path.unlink(missing_ok=True)
+        return failing, None if result.status == "error" else result, used + 1
 
     def _failing(
         self,
