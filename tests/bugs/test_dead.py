@@ -260,6 +260,24 @@ def test_a_dead_mask_goes_on_every_access_along_its_lanes_at_once_and_around_a_s
     )
 
 
+def test_a_dead_mask_that_is_a_2d_block_already_goes_bare_on_the_2d_accesses_only() -> None:
+    parsed = program("""
+        @triton.jit
+        def _k(x_ptr, w_ptr, o_ptr, L, sx, so, temperature, BLK: tl.constexpr):
+            rows = tl.program_id(0) * BLK + tl.arange(0, BLK)
+            row_ok = rows < L
+            cols = tl.arange(0, BLK)
+            both = row_ok[:, None] & (cols[None, :] < L)
+            v = tl.load(x_ptr + rows[:, None] * sx + cols[None, :])
+            tl.store(o_ptr + rows * so, tl.sum(v, axis=1) * temperature, mask=row_ok)
+    """)
+    lines = [new_line(parsed, e) for e in of(parsed, "dead-mask")]
+    assert lines == [
+        "v = tl.load(x_ptr + rows[:, None] * sx + cols[None, :], mask=both, other=0.0)",
+        "tl.store(o_ptr + rows * so, tl.sum(tl.where(both, v, 0.0), axis=1) * temperature, mask=row_ok)",
+    ]
+
+
 STORED_OVER_INPUT = textwrap.dedent(
     """
     import torch

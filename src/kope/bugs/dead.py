@@ -348,10 +348,15 @@ def dead_mask(program: Program) -> Iterator[Edit]:
         for dead in dead_names(program, kernel):
             if dead.kind != "mask":
                 continue
-            forms = [dead.name, f"{dead.name}[:, None]", f"{dead.name}[None, :]"] if two_d else [dead.name]
+            block = dead.definition is not None and _two_d(kernel, dead.definition)
+            forms = (
+                [dead.name, f"{dead.name}[:, None]", f"{dead.name}[None, :]"] if two_d and not block else [dead.name]
+            )
             after = [n for n in memory_accesses(kernel) if call_name(n) in _MASKED and n.lineno > dead.line]
             lanes = _lanes(kernel, dead)
-            along = {id(n): _lane_form(program, kernel, n.args[0], lanes, dead.name) for n in after} if lanes else {}
+            along = (
+                {id(n): _lane_form(program, kernel, n.args[0], lanes, dead.name, block) for n in after} if lanes else {}
+            )
             if not any(along.values()):
                 along = {}
             together: list[tuple[ast.AST, str]] = []
@@ -440,10 +445,25 @@ def _made_from(kernel: ast.FunctionDef, roots: set[str]) -> set[str]:
     return found
 
 
-def _lane_form(program: Program, kernel: ast.FunctionDef, address: ast.expr, lanes: set[str], mask: str) -> str | None:
+def _two_d(kernel: ast.FunctionDef, expr: ast.expr) -> bool:
+    """Whether an expression is made 2-D by a `None` index, in itself or in the names it is made from
+    (`row_mask[:, None] & (cols[None, :] < N)`)."""
+    return any(
+        isinstance(node, ast.Subscript) and "None" in ast.unparse(node.slice)
+        for e in feeding(kernel, expr)
+        for node in ast.walk(e)
+    )
+
+
+def _lane_form(
+    program: Program, kernel: ast.FunctionDef, address: ast.expr, lanes: set[str], mask: str, block: bool
+) -> str | None:
     """How a mask over `lanes` joins an access's mask: with the subscript its address gives those lanes
-    (`cols[None, :]` -> `mask[None, :]`), bare where it uses them bare, None where it does not index them."""
+    (`cols[None, :]` -> `mask[None, :]`), bare where it uses them bare, None where it does not index them. A mask
+    that is a 2-D `block` already goes bare on the 2-D addresses, and on no other."""
     exprs = feeding(kernel, address)
+    if block:
+        return mask if _two_d(kernel, address) and any(names_in(e) & lanes for e in exprs) else None
     for expr in exprs:
         for node in ast.walk(expr):
             if isinstance(node, ast.Subscript) and names_in(node.value) & lanes:
