@@ -299,3 +299,14 @@ def test_a_version_that_fails_its_acceptance_check_shows_the_search_the_cases_it
     # screen's evaluation where the caller does not say which cases the check found wrong
     assert told.evaluations == len(told.trials) + 1 and screened.evaluations == len(screened.trials) + 2
     assert plain.accepted is None and plain.acceptance_checks == 2, plain.summary()
+    # its checks spent, the round ended at the first version right on the shown case it could not check; that version
+    # was not marked tried, so the next round (from the best version, with fresh checks) evaluates it again
+    assert plain.stop_reason == "acceptance checks" and plain.best is not None
+    assert plain.trials[-1].reason.startswith("right on the shown case(s); no acceptance check left")
+    seen: set[str] = set()
+    config = SearchConfig(max_evaluations=40, batch=1, max_acceptance_checks=2, rescreen=0, refine=False)
+    search = RepairSearch(evaluator, config)
+    first = search.run(loaded, source, None, visible, accept, scratch=tmp_path / "r1", tried=seen)
+    assert first.best is not None
+    second = search.run(loaded, first.best, None, visible, accept, scratch=tmp_path / "r2", tried=seen)
+    assert second.accepted is not None and "// BLOCK" not in second.accepted, second.summary()

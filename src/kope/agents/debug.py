@@ -42,9 +42,9 @@ if TYPE_CHECKING:
     from kope.memory.recording import DebugRecorder
     from kope.memory.store import ExperienceStore
 
-_ROUND_BUDGETS = ("time budget", "evaluation budget")
-"""A search round's own limits (`SearchConfig.max_seconds`, `max_evaluations`): a round that stops on one leaves
-candidates untried."""
+_ROUND_BUDGETS = ("time budget", "evaluation budget", "acceptance checks")
+"""A search round's own limits (`SearchConfig.max_seconds`, `max_evaluations`, and its acceptance checks spent with
+a version right on the shown cases left unchecked): a round that stops on one leaves candidates untried."""
 
 DebugStatus = Literal["repaired", "pass", "unrepaired", "rejected"]
 """`pass`: the kernel as given was right on every case and clean under the gates; nothing was changed."""

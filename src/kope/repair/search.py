@@ -496,6 +496,7 @@ class RepairSearch:
         false_repairs = 0
         refined: Case | None = None
         rescreens = 0
+        unchecked = False
         accepted: str | None = None
         stop = "exhausted"
         with ThreadPoolExecutor(max_workers=max(1, config.batch), thread_name_prefix="kope-search") as pool:
@@ -570,8 +571,11 @@ class RepairSearch:
                                         base = version_score(rebased)
                                         start_cases = {c.name: c for c in rebased.cases}
                         else:
-                            reason = "right on the shown case(s); no acceptance check left"
+                            # unchecked, not refused: a later round (fresh checks) may evaluate it again
+                            reason = "right on the shown case(s); no acceptance check left (the round ends)"
                             score = (1, 0.0, 0.0)
+                            seen.discard(content_hash(candidate.source))
+                            unchecked = True
                     if accepted is None and _better(score, base):
                         if best is None or score < best[0]:
                             best = (score, candidate)
@@ -613,6 +617,9 @@ class RepairSearch:
                         break
                 if accepted is not None:
                     stop = "accepted"
+                    break
+                if unchecked:
+                    stop = "acceptance checks"
                     break
                 if (
                     best is not None
