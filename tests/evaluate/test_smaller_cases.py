@@ -65,6 +65,8 @@ def test_fit_derives_smaller_cases_for_a_session_of_many_evaluations(evaluator: 
     assert note is not None and "more than the 4 s it may take" in note
     assert fitted.max_elements is not None and fitted.max_elements < 100_000
     assert fitted.timeout_s == options.timeout_s and fitted.trials == options.trials
+    # a power of two: the same cases whatever the load did to the probe's time, unless it halved or doubled it
+    assert fitted.max_elements & (fitted.max_elements - 1) == 0, fitted.max_elements
     kept, none = evaluator.fit(SLOW / "task_3d.py", SLOW / "scale.py", options, seconds=4.0)
     assert none is None and kept == options
 
