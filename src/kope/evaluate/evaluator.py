@@ -524,11 +524,11 @@ class Evaluator:
 
     def _smallest_derivable(self, task: Task, options: EvalOptions, budget: int) -> EvalOptions | None:
         """`options` at the smallest element budget from `budget` up (doubling, to half the current one) that some
-        case of the task fits, one interpreter retry spent; None when none does. `budget` is first rounded down to a
-        power of two: a budget predicted from a timing moves with the machine's load, and the cases derived at it
-        (their sizes, so what a repair search sees) would move with it; rounded, they change only where the load
-        moves the prediction across a power of two."""
-        budget = max(1 << (max(budget, 1).bit_length() - 1), _SMALLEST_BUDGET)
+        case of the task fits, one interpreter retry spent; None when none does. `budget` is first rounded to the
+        nearest power of two (in ratio): a budget predicted from a timing moves with the machine's load, and the cases
+        derived at it (their sizes, so what a repair search sees) would move with it; rounded, they change only where
+        the load moves the prediction across the geometric middle of two powers."""
+        budget = max(1 << round(math.log2(max(budget, 1))), _SMALLEST_BUDGET)
         while budget <= _budget(options) // 2:
             smaller = dataclasses.replace(
                 options, max_elements=budget, interpreter_retries=options.interpreter_retries - 1
