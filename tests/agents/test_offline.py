@@ -157,6 +157,40 @@ def test_an_acceptance_check_that_outlives_its_own_limit_runs_again_with_a_longe
     assert patience[-2:] == [3.0, 3.0], "the check again and the final check get the longer limit"
 
 
+def test_a_final_check_that_outlives_its_limit_runs_again_with_a_longer_one(
+    evaluator: Evaluator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fix passes its full check, then the final check (every case once more) outlives its limit: a timeout,
+    which says nothing of the values. It runs once more with a longer limit and the kernel is repaired; before, it
+    was reported `unstable` and unrepaired."""
+    from conftest import FIXTURES
+
+    from kope.protocol.results import EvalError
+    from kope.repair.search import SearchConfig
+
+    scaled = FIXTURES / "scaled"
+    config = DebugConfig(probes=False, search_config=SearchConfig(screen=0))
+    loop = DebugLoop(None, evaluator, config=config, transcript=tmp_path / "run.jsonl")
+    evaluate = loop.env.evaluate
+    full: list[float] = []
+
+    def slow_final_check(source: str, cases: list[object], **kwargs: float) -> object:
+        given = kwargs.get("patience", 1.0)
+        result = evaluate(source, cases, patience=given)  # type: ignore[arg-type]
+        if len(cases) > 2 and result.status == "pass":
+            full.append(given)
+            if len(full) == 2:  # the first full check passed; the final one is slow
+                return result.model_copy(update={"status": "error", "error": EvalError(kind="timeout", message="slow")})
+        return result
+
+    monkeypatch.setattr(loop.env, "evaluate", slow_final_check)
+    report = loop.run(scaled / "tanh_task.py", scaled / "tanh_saturated.py", tmp_path / "fixed.py")
+    assert report.status == "repaired", (report.stop_reason, [s.outcome for s in report.steps])
+    assert full == [1.0, 1.0, 3.0], "the final check again, with the longer limit"
+    events = [json.loads(line) for line in (tmp_path / "run.jsonl").read_text().splitlines()]
+    assert [e.get("cut") for e in events if e["event"] == "final"] == ["its own time limit"]
+
+
 def test_a_round_out_of_its_own_budget_goes_on_from_the_same_version(evaluator: Evaluator, tmp_path: Path) -> None:
     """One evaluation per round: the first round tries `group-cap` (no better) and stops on its budget with
     candidates left; with one round that is the end, with more the next goes on and reaches `plain-order`, never

@@ -646,6 +646,11 @@ class DebugLoop:
         out.write_text(final_source)
         self.env.deadline = None  # the final check runs with the full time limit: the one evaluation past the budget
         final = self.env.evaluate(final_source, state.cases, patience=state.patience)
+        if status in ("repaired", "pass") and final.error is not None and final.error.kind == "timeout":
+            # the version passed its full check, and this run outlived its time limit: that says nothing of its
+            # values (a loaded machine, a fix slower than the start), so it runs once more with a longer limit
+            self.transcript.write("final", evaluation=final.model_dump(mode="json"), cut="its own time limit")
+            final = self.env.evaluate(final_source, state.cases, patience=state.patience * _PATIENCE)
         self.env.finish()
         if status in ("repaired", "pass") and final.status != "pass":
             # The accepted version failed its second full evaluation: its outputs depend on chance (a load
