@@ -734,12 +734,7 @@ class RepairSearch:
         used = 0 if refused is not None else 1
         if not failing:
             return [], None, used
-        path = scratch / "start.py"
-        path.write_text(start)
-        try:
-            result = self.evaluator.evaluate(task, path, options=quick, cases=[*shown, *failing])
-        finally:
-            path.unlink(missing_ok=True)
+        result = self._evaluated(task, start, "start.py", quick, [*shown, *failing], scratch)
         return failing, None if result.status == "error" else result, used + 1
 
     def _failing(
@@ -782,30 +777,32 @@ class RepairSearch:
         )[: self.config.screen_probe]
         if not others:
             return None
-        path = scratch / "screen.py"
-        path.write_text(source)
-        try:
-            result = self.evaluator.evaluate(task, path, options=quick, cases=[*shown, *others])
-        finally:
-            path.unlink(missing_ok=True)
+        result = self._evaluated(task, source, "screen.py", quick, [*shown, *others], scratch)
         if result.status == "error":
             return None
         names = {c.name for c in others}
         failing = {r.name for r in result.cases if r.name in names and not r.passed and r.error is None}
         return result, [replace(c, visible=False) for c in others if c.name in failing][: self.config.screen]
 
+    def _evaluated(
+        self, task: Task, source: str, name: str, options: EvalOptions, cases: list[Case], scratch: Path
+    ) -> EvalResult:
+        """One evaluation of a version on `cases`, from a file of the scratch folder removed after it."""
+        path = scratch / name
+        path.write_text(source)
+        try:
+            return self.evaluator.evaluate(task, path, options=options, cases=cases)
+        finally:
+            path.unlink(missing_ok=True)
+
     def _right_at(self, task: Task, source: str, case: Case, quick: EvalOptions, scratch: Path) -> bool:
         """Whether a version is right on `case`; True when it cannot tell (the check ran out of time or memory, or the
         reference itself cannot run there: a model whose weights at the task's own sizes exceed the job's memory)."""
-        path = scratch / "own_size.py"
-        path.write_text(source)
         limited = replace(quick, timeout_s=min(quick.timeout_s, self.config.own_size_seconds), interpreter_retries=0)
         try:
-            result = self.evaluator.evaluate(task, path, options=limited, cases=[case])
+            result = self._evaluated(task, source, "own_size.py", limited, [case], scratch)
         except ReferenceError_:
             return True
-        finally:
-            path.unlink(missing_ok=True)
         if result.status == "error" and result.error is not None and result.error.kind in _CANNOT_TELL:
             return True
         return version_score(result)[0] == 0
