@@ -142,6 +142,21 @@ def statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
                 yield from statements(inner)
 
 
+def names_made_from(body: list[ast.stmt], names: set[str]) -> set[str]:
+    """`names` and the names `body` assigns from them, transitively (through loads, and accumulators: `acc += ...`)."""
+    found = set(names)
+    assigns = [s for s in statements(body) if isinstance(s, ast.Assign | ast.AugAssign | ast.AnnAssign) and s.value]
+    changed = True
+    while changed:
+        changed = False
+        for stmt in assigns:
+            made = set(assigned_names(stmt)) - found
+            if made and stmt.value is not None and names_in(stmt.value) & found:
+                found |= made
+                changed = True
+    return found
+
+
 @dataclass
 class Launch:
     """One `kernel[grid](args...)` in host code."""

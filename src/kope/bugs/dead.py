@@ -9,7 +9,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from kope.bugs.analysis import keyword_of, names_in, params_of
+from kope.bugs.analysis import keyword_of, names_in, names_made_from, params_of
 from kope.bugs.edit import (
     OPERATORS,
     Edit,
@@ -363,7 +363,9 @@ def dead_mask(program: Program) -> Iterator[Edit]:
             for node in after:
                 fn = call_name(node, last=True)
                 lane_form = along.get(id(node))
-                for form in [lane_form] if lane_form else [] if along else forms:
+                # along its lanes where they can be followed (none on an access that does not index them), else all
+                chosen = forms if not along else [lane_form] if lane_form else []
+                for form in chosen:
                     change = _masked(program, node, form)
                     if change is None:
                         continue
@@ -402,8 +404,8 @@ def _lanes(kernel: ast.FunctionDef, dead: Dead) -> set[str]:
     `cols`); empty when it reads none."""
     if dead.definition is None:
         return set()
-    roots = names_in(dead.definition) & _made_from(kernel, arange_names(kernel))
-    return _made_from(kernel, roots) if roots else set()
+    roots = names_in(dead.definition) & names_made_from(kernel.body, arange_names(kernel))
+    return names_made_from(kernel.body, roots) if roots else set()
 
 
 def _reductions_masked(
@@ -425,24 +427,6 @@ def _reductions_masked(
 
 
 _NEUTRAL = {"tl.sum": "0.0", "tl.max": 'float("-inf")', "tl.min": 'float("inf")'}
-
-
-def _made_from(kernel: ast.FunctionDef, roots: set[str]) -> set[str]:
-    """`roots` and the names assigned from them, transitively (through loads too: a value loaded at their lanes;
-    and an accumulator, `acc += tl.dot(a, b)`)."""
-    assigned: dict[str, list[ast.Assign | ast.AugAssign]] = {n: list(a) for n, a in assignments(kernel).items()}
-    for node in ast.walk(kernel):
-        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-            assigned.setdefault(node.target.id, []).append(node)
-    found = set(roots)
-    grown = True
-    while grown:
-        grown = False
-        for name, assigns in assigned.items():
-            if name not in found and any(names_in(a.value) & found for a in assigns):
-                found.add(name)
-                grown = True
-    return found
 
 
 def _two_d(kernel: ast.FunctionDef, expr: ast.expr) -> bool:

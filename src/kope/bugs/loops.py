@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from kope.bugs.analysis import assigned_names, constant_value, names_in, statements
+from kope.bugs.analysis import constant_value, names_made_from, statements
 from kope.bugs.cue import Source, _kernel_loops, _kernels, cue, range_call
 from kope.bugs.edit import Edit, Program, arange_names, edit_at, operator, program_id_names
 from kope.bugs.mutation import Context, Mutation, binary, mutation, positional, range_args
@@ -127,21 +127,6 @@ def loop_bound(program: Program) -> Iterator[Edit]:
             yield edit_at(program, "loop-bound", args[0], "0", f"loop start `{program.code(args[0])}` -> `0`")
 
 
-def _names_from(body: list[ast.stmt], names: set[str]) -> set[str]:
-    """`names` and the names `body` assigns from them, transitively."""
-    found = set(names)
-    assigns = [s for s in statements(body) if isinstance(s, ast.Assign | ast.AugAssign | ast.AnnAssign) and s.value]
-    changed = True
-    while changed:
-        changed = False
-        for stmt in assigns:
-            made = set(assigned_names(stmt)) - found
-            if made and stmt.value is not None and names_in(stmt.value) & found:
-                found |= made
-                changed = True
-    return found
-
-
 def _simple_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """Every statement of a body, a block's header (a loop's range, a condition) standing for its block."""
     for stmt in statements(body):
@@ -183,7 +168,7 @@ def _skipping_loops(kernel: ast.FunctionDef) -> Iterator[tuple[ast.For, ast.Call
     """Loops `for v in range(a, b, STEP)` (STEP not 1) whose body reads one element per step: `v` is used, and no
     statement that uses it (or a name made from it) also holds a block's lanes (`tl.arange`, a name made from one),
     passes it to a helper, or adds a constant to it. The `STEP - 1` elements after each `v` are never visited."""
-    lanes = _names_from(kernel.body, arange_names(kernel))
+    lanes = names_made_from(kernel.body, arange_names(kernel))
     pids = program_id_names(kernel)
     for loop in (n for n in ast.walk(kernel) if isinstance(n, ast.For)):
         call = loop.iter
@@ -197,7 +182,7 @@ def _skipping_loops(kernel: ast.FunctionDef) -> Iterator[tuple[ast.For, ast.Call
             and not ({n.id for n in ast.walk(call.args[0]) if isinstance(n, ast.Name)} & (lanes | pids))
         ):  # a start at a lane or a program's index: a strided loop that other lanes or programs interleave with
             continue
-        derived = _names_from(loop.body, {loop.target.id})
+        derived = names_made_from(loop.body, {loop.target.id})
         users = [
             stmt
             for stmt in _simple_statements(loop.body)
