@@ -238,28 +238,6 @@ def test_after_a_false_repair_the_search_is_shown_the_smallest_case_that_shows_t
     assert plain.refined == "" and plain.false_repairs > 1
 
 
-RELU_4096_TASK = '''
-"""ReLU of 4096 elements: four whole blocks of 1024 at the task's own size, a partial one at odd sizes."""
-import torch
-import torch.nn as nn
-
-n = 4096
-
-
-class Model(nn.Module):
-    def forward(self, x):
-        return torch.relu(x)
-
-
-def get_inputs():
-    return [torch.randn(n)]
-
-
-def get_init_inputs():
-    return []
-'''
-
-
 def test_a_version_that_fails_its_acceptance_check_shows_the_search_the_cases_it_fails(
     evaluator: Evaluator, tmp_path: Path
 ) -> None:
@@ -268,8 +246,13 @@ def test_a_version_that_fails_its_acceptance_check_shows_the_search_the_cases_it
     case and fails its acceptance check; the odd case it fails then joins the shown ones, so the versions made on top
     of it that change nothing there are told apart without a check each, and the grid's fix is accepted. Without,
     the second check goes to one of those and the round ends unrepaired."""
+    from conftest import FIXTURES
+
     path = tmp_path / "relu_4096.py"
-    path.write_text(RELU_4096_TASK)
+    # ReLU of 4096 elements: four whole blocks of 1024 at the task's own size, a partial one at odd sizes
+    million = (FIXTURES / "capped" / "relu_million_task.py").read_text()
+    assert "n = 1000000" in million
+    path.write_text(million.replace("n = 1000000", "n = 4096"))
     loaded = load_task(path)
     every = evaluator.cases(loaded)
     visible = [c for c in every if c.visible]
