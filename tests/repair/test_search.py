@@ -16,7 +16,7 @@ from kope.knowledge.retrieval import Hypothesis
 from kope.ops import get_op
 from kope.protocol import BoundsEvent
 from kope.repair.explain import explain
-from kope.repair.search import RepairSearch, SearchConfig
+from kope.repair.search import Candidate, RepairSearch, SearchConfig, SearchResult
 
 RELU = (NEAR_MISS / "relu_grid_floor_div.py").read_text()
 
@@ -102,7 +102,7 @@ def test_with_recipes_first_an_llm_sees_the_search_summary_in_its_prompt(evaluat
 
 
 def test_operators_take_turns() -> None:
-    from kope.repair.search import Candidate, diversified
+    from kope.repair.search import diversified
 
     def many(operator: str, priority: float, n: int) -> list[Candidate]:
         return [
@@ -227,7 +227,7 @@ def test_after_a_false_repair_the_search_is_shown_the_smallest_case_that_shows_t
     loaded = load_task(FIXTURES / "capped" / "relu_million_task.py")
     source = (FIXTURES / "capped" / "relu_capped.py").read_text().replace("tl.maximum(x, 0.0)", "tl.abs(x)")
     visible = [c for c in evaluator.cases(loaded) if c.visible]
-    results = []
+    results: list[SearchResult] = []
     for refine in (True, False):
         config = SearchConfig(max_evaluations=24, batch=1, second_edits=12, max_acceptance_checks=3, refine=refine)
         search = RepairSearch(evaluator, config)
@@ -268,7 +268,7 @@ def test_a_version_that_fails_its_acceptance_check_shows_the_search_the_cases_it
         wrong[version] = [c for c in every if c.name in failed]
         return result.status == "pass"
 
-    results = []
+    results: list[SearchResult] = []
     for rescreen, refused in ((2, lambda version: wrong.get(version, [])), (2, None), (0, None)):
         config = SearchConfig(max_evaluations=40, batch=1, max_acceptance_checks=2, rescreen=rescreen, refine=False)
         search = RepairSearch(evaluator, config)
@@ -293,3 +293,51 @@ def test_a_version_that_fails_its_acceptance_check_shows_the_search_the_cases_it
     assert first.best is not None
     second = search.run(loaded, first.best, None, visible, accept, scratch=tmp_path / "r2", tried=seen)
     assert second.accepted is not None and "// BLOCK" not in second.accepted, second.summary()
+
+
+class _Literal:
+    """Proposes each given rewrite wherever its text is in the source (the test's own operators)."""
+
+    name = "literal"
+
+    def __init__(self, *rewrites: tuple[str, str]) -> None:
+        self.rewrites = rewrites
+
+    def propose(self, source: str, diagnosis: Diagnosis | None, evidence: object, reference: str) -> list[Candidate]:
+        return [
+            Candidate("literal", "literal", 19, f"drop `{old}`", source.replace(old, new), priority=1.0)
+            for old, new in self.rewrites
+            if old in source
+        ]
+
+
+def test_two_bugs_whose_fixes_alone_move_no_score_are_found_on_top_of_the_leading_edit(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """A ReLU off by `+ 1.0` wherever x > -1.5 and by `- 0.75` everywhere: every element is wrong. Dropping the
+    `- 0.75` alone leaves the 93% with x > -1.5 wrong (fewer, but not a tenth fewer, and a larger error: neither kept
+    nor informative); dropping the gate alone leaves every element wrong. The first is the leading edit: its second
+    edits hold the other fix, accepted. Without them, the search ends with no version kept."""
+    task = load_task(get_op("relu").task_path)
+    every = evaluator.cases(task)
+    visible = [c for c in every if c.visible]
+    gate, shift = " + tl.where(x > -1.5, 1.0, 0.0)", " - 0.75"
+    source = RELU.replace("n_elements // BLOCK", "triton.cdiv(n_elements, BLOCK)")
+    source = source.replace("y = tl.where(x < 0, 0.0, x)", f"y = tl.where(x < 0, 0.0, x){gate}{shift}")
+
+    def accept(version: str) -> bool:
+        candidate = tmp_path / "accept.py"
+        candidate.write_text(version)
+        return evaluator.evaluate(task, candidate, options=EvalOptions(trials=1), cases=every).status == "pass"
+
+    results: list[SearchResult] = []
+    for leading in (4, 0):
+        config = SearchConfig(proposers=[_Literal((gate, ""), (shift, ""))], batch=1, leading_edits=leading)
+        scratch = tmp_path / f"s{leading}"
+        results.append(RepairSearch(evaluator, config).run(task, source, None, visible, accept, scratch=scratch))
+    led, plain = results
+    assert led.accepted is not None and gate not in led.accepted and shift not in led.accepted, led.summary()
+    accepted = [t for t in led.trials if t.verdict == "accepted"]
+    assert accepted[0].depth == 2 and accepted[0].description.startswith(f"drop `{shift}`, then"), led.summary()
+    assert plain.accepted is None and plain.best is None and plain.informative == [], plain.summary()
+    assert [t.verdict for t in plain.trials] == ["dropped", "dropped"], plain.summary()
