@@ -341,3 +341,36 @@ def test_two_bugs_whose_fixes_alone_move_no_score_are_found_on_top_of_the_leadin
     assert accepted[0].depth == 2 and accepted[0].description.startswith(f"drop `{shift}`, then"), led.summary()
     assert plain.accepted is None and plain.best is None and plain.informative == [], plain.summary()
     assert [t.verdict for t in plain.trials] == ["dropped", "dropped"], plain.summary()
+
+
+def test_a_version_that_raises_on_hidden_cases_shows_the_search_those_cases(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """Two bugs: the ReLU written over its input (the gates reject it on every case) and a block capped at the size
+    (`min(4096, n)`: `tl.arange` raises at the hidden odd sizes, not at the shown 4096). The gates' fix alone is right
+    on the shown case and raises at its full check; the cases it raises on join the shown ones, where the start
+    raises too, so the cap's fix ranks above it and the gates' fix on top of that one is accepted. Before, a case
+    that raised never joined: every version right on the shown case spent a full check of its own, none repaired."""
+    from conftest import FIXTURES
+
+    task = tmp_path / "relu_4096.py"
+    task.write_text((FIXTURES / "capped" / "relu_million_task.py").read_text().replace("n = 1000000", "n = 4096"))
+    candidate = tmp_path / "relu_in_place.py"
+    forward = RELU[RELU.index("    def forward") :]
+    candidate.write_text(
+        RELU.replace(
+            forward,
+            "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
+            "        x = x.contiguous()\n"
+            "        n = x.numel()\n"
+            "        block = min(4096, n)\n"
+            "        _relu_kernel[(triton.cdiv(n, block),)](x, x, n, BLOCK=block, num_warps=4)\n"
+            "        return x\n",
+        )
+    )
+    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=40))
+    report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
+    assert report.status == "repaired", [r.summary() for r in report.search]
+    fixed = (tmp_path / "fixed.py").read_text()
+    assert "triton.next_power_of_2(n)" in fixed and "x_out = torch.empty_like(x)" in fixed
+    assert report.evaluations < 30, report.evaluations

@@ -195,7 +195,8 @@ class _State:
     searches: list[SearchResult] = field(default_factory=list)
     evaluations: int = 0
     failed_hidden: dict[str, list[str]] = field(default_factory=dict)
-    """By content hash: the hidden cases a version's full check found wrong values on (no error), in case order."""
+    """By content hash: the hidden cases a version's full check found it wrong on (wrong values, or an error it made
+    there: `CaseResult.shows_bug`), in case order."""
     late_check: bool = False
     """Whether the one full check allowed after the time budget ran out has been spent."""
     patience: float = 1.0
@@ -207,7 +208,7 @@ class _State:
         return [c for c in self.cases if c.visible]
 
     def refused(self, source: str) -> list[Case]:
-        """The hidden cases on which `source`'s failed full check found wrong values."""
+        """The hidden cases on which `source`'s failed full check found it wrong."""
         failed = self.failed_hidden.get(content_hash(source), [])
         return [c for c in self.cases if c.name in failed]
 
@@ -616,7 +617,7 @@ class DebugLoop:
             )
         else:
             hidden = [c for c in full.cases if not c.passed and not c.visible]
-            state.failed_hidden[content_hash(source)] = [c.name for c in hidden if c.error is None]
+            state.failed_hidden[content_hash(source)] = [c.name for c in hidden if c.shows_bug]
             kinds = sorted({c.error.kind if c.error else "wrong values" for c in hidden})
             state.feedback.append(
                 f"The kernel is right on the case you are shown but fails {len(hidden)} hidden case(s) of other sizes "

@@ -34,6 +34,12 @@ ErrorKind = Literal[
 ]
 EvalStatus = Literal["pass", "fail", "reject", "error"]
 
+MACHINE_ERRORS: frozenset[str] = frozenset(
+    {"timeout", "memory", "disk", "task", "too-large", "interpreter", "unsupported"}
+)
+"""Errors that say nothing of a version's values: a limit of the machine or the platform, or the task's own failure
+(where a version raises, crashes or gives the wrong shape, it did)."""
+
 
 class EvalError(BaseModel):
     kind: ErrorKind
@@ -128,6 +134,12 @@ class CaseResult(BaseModel):
     """Kernel locals at the traced line, when a trace was asked for."""
     stdout: str = ""
     """What the candidate printed (capped), for debugging."""
+
+    @property
+    def shows_bug(self) -> bool:
+        """Failed with wrong values or an error the version made (not a limit of the machine: `MACHINE_ERRORS`)."""
+        return not self.passed and (self.error is None or self.error.kind not in MACHINE_ERRORS)
+
     passed_under: dict[ToleranceProfile, bool] = Field(default_factory=dict)
     """The case's numeric verdict under every tolerance profile, from the same outputs (empty on an error)."""
     shape_fix: str | None = None

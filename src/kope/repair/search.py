@@ -48,7 +48,7 @@ from kope.errors import ReferenceError_
 from kope.evaluate import EvalOptions, Evaluator
 from kope.hashing import content_hash
 from kope.loop import Score, version_score
-from kope.protocol.results import CaseResult, EvalResult
+from kope.protocol.results import MACHINE_ERRORS, CaseResult, EvalResult
 from kope.repair.shapes import SHAPE_PRIORITY, reshaped, shape_fix
 from kope.repair.sites import Evidence, operator_penalty, priority
 
@@ -480,6 +480,14 @@ class RepairSearch:
                 names = {c.name for c in shown}
                 # the start as it scores on what the search is shown: a hidden case the caller added may be wrong
                 base = version_score(result.model_copy(update={"cases": [c for c in result.cases if c.name in names]}))
+        elif base[0] > 0 and start_cases and any(c.name not in start_cases for c in shown):
+            # shown cases the start's score did not count (hidden ones a full check found it wrong on, or raising
+            # there): it is scored on all of them once, as every version is, so that a version that mends one of
+            # those cases ranks above it (not where its class comes out better: the gates do not run in the search)
+            result = self._evaluated(task, source, "start.py", quick, shown, scratch)
+            extra += 1
+            if _tells(result) and version_score(result)[0] >= base[0]:
+                base, start_cases = version_score(result), {c.name: c for c in result.cases}
         counter = itertools.count()
         queue: list[tuple[float, int, Candidate]] = []
         first = self.candidates(source, diagnosis, task.source)
@@ -759,7 +767,7 @@ class RepairSearch:
         if not failing:
             return [], None, used
         result = self._evaluated(task, start, "start.py", quick, [*shown, *failing], scratch)
-        return failing, None if result.status == "error" else result, used + 1
+        return failing, result if _tells(result) else None, used + 1
 
     def _failing(
         self,
@@ -802,10 +810,10 @@ class RepairSearch:
         if not others:
             return None
         result = self._evaluated(task, source, "screen.py", quick, [*shown, *others], scratch)
-        if result.status == "error":
+        if not _tells(result):
             return None
         names = {c.name for c in others}
-        failing = {r.name for r in result.cases if r.name in names and not r.passed and r.error is None}
+        failing = {r.name for r in result.cases if r.name in names and r.shows_bug}
         return result, [replace(c, visible=False) for c in others if c.name in failing][: self.config.screen]
 
     def _evaluated(
@@ -827,16 +835,21 @@ class RepairSearch:
             result = self._evaluated(task, source, "own_size.py", limited, [case], scratch)
         except ReferenceError_:
             return True
-        if result.status == "error" and result.error is not None and result.error.kind in _CANNOT_TELL:
-            return True
+        if result.status == "error" and result.error is not None and result.error.kind in MACHINE_ERRORS:
+            return True  # says nothing of the values: the repair is not blocked
         return version_score(result)[0] == 0
 
 
 _NEAR = 3
 """Lines either side of an edit's that count as its own (a second edit there likely fixes the same bug again)."""
 
-_CANNOT_TELL = ("timeout", "memory", "disk", "task", "too-large", "interpreter", "unsupported")
-"""Errors of the own-size check that say nothing of the version's values: the repair is not blocked."""
+
+def _tells(result: EvalResult) -> bool:
+    """Whether an evaluation says something of the version on its cases: it ran them, or stopped on an error the
+    version made there (not one of `MACHINE_ERRORS`, which say nothing of its values)."""
+    return result.status != "error" or (
+        result.error is not None and result.error.kind not in MACHINE_ERRORS and bool(result.cases)
+    )
 
 
 def _nans(case: CaseResult) -> int:
