@@ -7,6 +7,7 @@ Taxonomy ids: wrong-constant.
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 import math
 from collections.abc import Iterator
@@ -303,6 +304,7 @@ def divisor(program: Program) -> Iterator[Edit]:
                     yield edit_at(
                         program, "divisor", right, f"({span})", f"divisor `{text}` -> `{span}` (the loop's count)"
                     )
+            yield from _whole_window(program, kernel, right)
 
 
 def _visited(kernel: ast.FunctionDef, node: ast.AST) -> list[str]:
@@ -322,6 +324,81 @@ def _visited(kernel: ast.FunctionDef, node: ast.AST) -> list[str]:
         if not (isinstance(start, ast.Constant) and start.value == 0):
             found.append(f"{ast.unparse(stop)} - {ast.unparse(start)}")
     return found
+
+
+def _whole_window(program: Program, kernel: ast.FunctionDef, right: ast.expr) -> Iterator[Edit]:
+    """A divisor made from a count its loops add to (`tl.maximum(count, 1.0)`) -> every position those loops visit;
+    grounded where the reference's average pool counts the padding in."""
+    names = dict.fromkeys(n.id for n in ast.walk(right) if isinstance(n, ast.Name))
+    window = next((w for w in map(functools.partial(_window, kernel), names) if w is not None), None)
+    if window is None:
+        return
+    text = program.code(right)
+    edit = edit_at(
+        program,
+        "divisor",
+        right,
+        f"({window})",
+        f"divisor `{text}` -> `{window}` (every position its loops visit: a pool's window, padding in)",
+    )
+    pool = _padded_average(program.reference)
+    if pool:
+        cue = f"the reference's `{pool}` divides by its whole window, padding included; `{text}` counts"
+        edit = replace(edit, cue=cue, grounded=True)
+    yield edit
+
+
+def _window(kernel: ast.FunctionDef, name: str) -> str | None:
+    """The positions the loops around `name += ...` visit, when `name` is a count the kernel adds to in loops (`count
+    += valid`): the product of their trip counts (`KD * KH * KW`), what an average pool divides by where it counts
+    the padding (PyTorch's default); None where it is not added to in a loop of known trip count."""
+
+    def trips(loop: ast.For) -> str | None:
+        if not (isinstance(loop.iter, ast.Call) and call_name(loop.iter, last=True) in ("range", "static_range")):
+            return None
+        args = loop.iter.args
+        if len(args) == 1:
+            return ast.unparse(args[0])
+        if len(args) == 2:
+            return f"({ast.unparse(args[1])} - {ast.unparse(args[0])})"
+        return None
+
+    def walk(node: ast.AST, loops: tuple[ast.For, ...]) -> Iterator[tuple[ast.For, ...]]:
+        for child in ast.iter_child_nodes(node):
+            if (
+                isinstance(child, ast.AugAssign)
+                and isinstance(child.op, ast.Add)
+                and isinstance(child.target, ast.Name)
+                and child.target.id == name
+            ):
+                yield loops
+            yield from walk(child, (*loops, child) if isinstance(child, ast.For) else loops)
+
+    found = {around for around in walk(kernel, ()) if around}
+    if len(found) != 1:
+        return None
+    counts = [trips(loop) for loop in next(iter(found))]
+    if any(c is None for c in counts):
+        return None
+    return " * ".join(c for c in counts if c is not None)
+
+
+_AVERAGE_POOLS = {f"{name}{n}d" for name in ("AvgPool", "avg_pool") for n in (1, 2, 3)}
+
+
+def _padded_average(reference: str) -> str:
+    """The reference's average pool that counts the padding in its divisor (PyTorch's default `count_include_pad=True`:
+    `nn.AvgPool2d(3, padding=1)`, `F.avg_pool3d(x, 3, 2, 1)`); "" when it has none."""
+    try:
+        tree = ast.parse(reference)
+    except (SyntaxError, ValueError):
+        return ""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and call_name(node, last=True) in _AVERAGE_POOLS:
+            counted = next((k.value for k in node.keywords if k.arg == "count_include_pad"), None)
+            if not (isinstance(counted, ast.Constant) and counted.value is False):
+                return call_name(node, last=True)
+    return ""
 
 
 @operator("drop-operation", "wrong-normalizer")
