@@ -599,6 +599,11 @@ class Evaluator:
             trace=options.trace,
             cuda_emulation=options.emulates_cuda,
             module_mode=options.module_mode,
+            size_globals={
+                name: (run.task.literal_sizes[name], value)
+                for name, value in case.overrides.items()
+                if name in run.task.literal_sizes
+            },
         )
         with self._job(spec, self._limits(options), files=files, source=run.source, sealed=True) as (
             result,

@@ -526,7 +526,8 @@ def problem_override(module: _Module, ctx: StaticContext) -> Iterator[Finding]:
                     yield _finding(
                         "problem-override",
                         "warn",
-                        f"assigns the task's size parameter {target.id}, which kope ignores",
+                        f"assigns the task's size parameter {target.id}: where it holds the task's own value, "
+                        "each case gives it the case's",
                         node,
                     )
 

@@ -137,6 +137,11 @@ class JobSpec(BaseModel):
     """Reference, shapes and candidate jobs: the mode both models are put in before their first forward."""
     cuda_emulation: bool = False
     """Candidate jobs on the CPU: CUDA emulated for code written for a GPU (`kope.evaluate.inside.cuda`)."""
+    size_globals: dict[str, tuple[Any, Any]] = Field(default_factory=dict)
+    """Candidate jobs: the task's module-level sizes the case changes, (the task's own value, the case's). A candidate
+    module that assigns one of them the task's own value (a copy of the task's globals, which a `ModelNew.__init__`
+    may read as the reference's `__init__` does: `self.h0 = torch.randn((layers, batch_size, hidden))`) gets the
+    case's value before its model is built."""
 
 
 class WorkerError(BaseModel):

@@ -37,6 +37,7 @@ from torch.overrides import TorchFunctionMode
 from kope import protocol
 from kope.evaluate.inside import cuda, interpreter, shapes, tensors, timing
 from kope.evaluate.inside.channel import Channel, FeedRefused, UnsupportedValueError, plain
+from kope.evaluate.inside.state import same_state_each_call
 from kope.protocol import JobSpec, PlanInfo, TrialRecord, WorkerError, WorkerResult
 
 _TASK_MODULE = "kope_task"
@@ -191,6 +192,7 @@ def _reference(spec: JobSpec, job_dir: Path) -> WorkerResult:
 
         save_file(state, str(job_dir / protocol.STATE_FILE))
         model = model.to(device).train(spec.module_mode == "train")
+        same_state_each_call(model)
     except Exception:
         return _task_error("building the reference model failed")
     result = WorkerResult(mode="reference")
@@ -335,10 +337,19 @@ def _load_candidate(spec: JobSpec, job_dir: Path) -> tuple[type[torch.nn.Module]
         return None, _candidate_error("import", f"{type(exc).__name__}: {exc}")
     except Exception as exc:
         return None, _classified("load", exc, "executing the candidate module failed")
+    for name, (own, value) in spec.size_globals.items():
+        copied = module.__dict__.get(name)
+        if _as_tuples(copied) == _as_tuples(own):  # the task's own value: a copy of its globals, given the case's
+            module.__dict__[name] = tuple(_as_tuples(value)) if isinstance(copied, tuple) else value
     model_new = module.__dict__.get("ModelNew")
     if not isinstance(model_new, type) or not issubclass(model_new, torch.nn.Module):
         return None, _candidate_error("load", "the candidate does not define class ModelNew(nn.Module)", False)
     return model_new, None
+
+
+def _as_tuples(value: Any) -> Any:
+    """Lists as tuples, all the way down (a size that crossed JSON compares equal to the tuple it was)."""
+    return tuple(_as_tuples(v) for v in value) if isinstance(value, list | tuple) else value
 
 
 def _classified(kind: str, exc: BaseException, stage: str) -> WorkerResult:
@@ -608,6 +619,7 @@ def _candidate(spec: JobSpec, job_dir: Path, sealed: Channel) -> WorkerResult:
         loaded = _copy_reference_state(model, job_dir)
         model = model.to(device)
         model.train(spec.module_mode == "train")
+        same_state_each_call(model)
         if monitor is not None:
             monitor.model_ready(model, loaded)
     except Exception as exc:
