@@ -46,3 +46,17 @@ def test_an_honest_recurrent_kernel_passes_every_trial_and_size(evaluator: Evalu
     )
     assert result.status == "pass", [(c.name, c.mismatch_fraction, c.error) for c in result.cases]
     assert {c.overrides.get("batch_size", 8) for c in result.cases} > {8}
+
+
+def test_a_tensor_written_in_place_is_put_back_and_one_left_alone_is_not_copied_again() -> None:
+    cell = _Cell()
+    cell.inner.constant = torch.zeros(3)  # type: ignore[assignment]
+    same_state_each_call(cell)
+    x = torch.full((2,), 1.0)
+    cell(x)
+    kept = cell.inner.constant
+    cell(x)
+    assert cell.inner.constant is kept  # neither replaced nor written: not copied again
+    kept.add_(5.0)  # written in place (a forward could): put back as built before the next call
+    cell(x)
+    assert cell.inner.constant is not kept and cell.inner.constant.tolist() == [0.0, 0.0, 0.0]
