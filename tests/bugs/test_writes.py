@@ -92,6 +92,37 @@ def test_a_guard_on_an_axis_the_partial_does_not_depend_on_is_left_alone() -> No
     assert program is not None and edits(program, ["guarded-atomic"]) == []
 
 
+STORED = GUARDED.replace("tl.atomic_add(out_ptr + row, partial)", "tl.store(out_ptr + row, partial)").replace(
+    "out = torch.zeros(rows", "out = torch.empty(rows"
+)
+"""Each program of axis 1 sums its own column block, and only the first stores its partial: the others' are lost."""
+
+
+def test_a_store_only_the_first_program_makes_becomes_an_atomic_add_into_a_zeroed_output(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    program = Program.parse(STORED, ROW_SQUARES_TASK)
+    assert program is not None
+    (made,) = edits(program, ["guarded-atomic"])
+    assert made.grounded and "tl.store" in made.cue
+    assert "if pid_n" not in made.source and "\n    tl.atomic_add(out_ptr + row, partial)" in made.source
+    assert "out = torch.zeros(rows" in made.source  # every program adds into it: it starts at zero
+    # an output that is already zeros stays as it is; one the host does not allocate is not this edit's to change
+    zeroed = Program.parse(STORED.replace("torch.empty(rows", "torch.zeros(rows"), ROW_SQUARES_TASK)
+    assert zeroed is not None and [e.source.count("torch.zeros") for e in edits(zeroed, ["guarded-atomic"])] == [1]
+    given = Program.parse(
+        STORED.replace("out = torch.empty(rows, device=x.device, dtype=x.dtype)", "out = x[:, 0]"), ""
+    )
+    assert given is not None and edits(given, ["guarded-atomic"]) == []
+    task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
+    task.write_text(ROW_SQUARES_TASK)
+    candidate.write_text(STORED)
+    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=8))
+    report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
+    assert report.status == "repaired", report.search
+    assert "tl.atomic_add(out_ptr + row, partial)" in (tmp_path / "fixed.py").read_text()
+
+
 DOUBLE_TASK = textwrap.dedent(
     '''
     """Twice the input."""

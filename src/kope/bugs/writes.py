@@ -186,35 +186,90 @@ def guarded_atomic(program: Program) -> Iterator[Edit]:
     tl.atomic_add(out, partial)`): every program of that axis holds a partial of the result, and the atomic is
     there so that all of them add it. Offered where the partial is made from the program's own slice of the data
     (a load at offsets of that axis). The guard dropped, its body run by every program. Grounded: an atomic add of
-    one slice's partial, which the other slices never add, cannot hold the whole result."""
+    one slice's partial, which the other slices never add, cannot hold the whole result. The same with a plain store
+    (`if pid_spatial == 0: tl.store(mean_ptr + c, partial)`, each program's partial lost but the first's): its
+    stores become `tl.atomic_add`s and what they write is allocated as zeros (`torch.empty` -> `torch.zeros` at the
+    launch's host; not where the host does not allocate it)."""
     for kernel in program.kernels:
         for node in ast.walk(kernel):
             if not isinstance(node, ast.If) or node.orelse:
                 continue
             found = _first_program(node.test, kernel)
-            atomics = [c for c in ast.walk(node) if isinstance(c, ast.Call) and call_name(c) in _ATOMICS]
-            if found is None or not atomics:
+            calls = [c for c in ast.walk(node) if isinstance(c, ast.Call)]
+            atomics = [c for c in calls if call_name(c) in _ATOMICS]
+            stores = [c for c in calls if call_name(c) == "tl.store"] if not atomics else []
+            if found is None or not (atomics or stores):
                 continue
             who, axis = found
-            # the partial an atomic adds is made from data of that program's own slice (a load at its offsets)
-            values = [a for c in atomics for a in [*c.args[1:2], *(k.value for k in c.keywords if k.arg == "val")]]
+            # the partial an atomic adds (a store writes) is made from data of that program's own slice (a load at
+            # its offsets)
+            writes = atomics or stores
+            values = [
+                a for c in writes for a in [*c.args[1:2], *(k.value for k in c.keywords if k.arg in ("val", "value"))]
+            ]
             own = any(reached(kernel, value, _along(kernel, axis), through_loads=True) for value in values)
             if not own:
                 continue
+            zeroed = _allocations(program, kernel, stores) if stores else []
+            if stores and not any(site.kernel is kernel for site in program.parsed.launches):
+                zeroed = None
+            if stores and (zeroed is None or any(k.arg not in ("mask", "value") for c in stores for k in c.keywords)):
+                continue  # a store the atomic cannot replace, or an output kope cannot zero
             start, end = program.lines_of(node)
             first, last = program.lines_of(node.body[0]), program.lines_of(node.body[-1])
-            body = program.text[first[0] : last[1]]
+            body = program.text[first[0] : last[1]].replace("tl.store(", "tl.atomic_add(")
             inner, outer = program.indent_of(node.body[0]), program.indent_of(node)
             lines = [line[len(inner) - len(outer) :] if line.startswith(inner) else line for line in body.split("\n")]
+            spans = [(start, end, "\n".join(lines))]
+            spans += [(*program.span(call.func), call_name(call).replace("empty", "zeros")) for call in zeroed or []]
+            text = program.text
+            for at, to, written in sorted(spans, reverse=True):
+                text = text[:at] + written + text[to:]
+            what = "adds its partial" if atomics else "adds its partial (atomic adds into zeroed outputs)"
             yield Edit(
                 "guarded-atomic",
                 "missing-atomic",
                 node.lineno,
-                f"the guard `if {program.code(node.test)}:` dropped: every program adds its partial",
-                program.text[:start] + "\n".join(lines) + program.text[end:],
-                f"only the program with {who} == 0 makes the atomic `{call_name(atomics[0])}`",
+                f"the guard `if {program.code(node.test)}:` dropped: every program {what}",
+                text,
+                f"only the program with {who} == 0 makes the {'atomic' if atomics else 'store'} "
+                f"`{call_name(writes[0])}` of its own slice's partial",
                 grounded=True,
             )
+
+
+_ALLOCATIONS = ("torch.empty", "torch.empty_like")
+_ZEROED = ("torch.zeros", "torch.zeros_like")
+
+
+def _allocations(program: Program, kernel: ast.FunctionDef, stores: list[ast.Call]) -> list[ast.Call] | None:
+    """The host allocations (`torch.empty(...)`, `torch.empty_like(...)`) of the tensors `stores` write, at each
+    launch of `kernel`: what must start at zero once every program adds into them (none where they are zeros
+    already); None where a stored tensor is not allocated so (an input, made elsewhere: not this edit's to change)."""
+    params = params_of(kernel)
+    stored = {
+        name
+        for call in stores
+        if call.args
+        for name in reached(kernel, call.args[0], set(pointers_of(kernel)), through_loads=False)
+    }
+    found: list[ast.Call] = []
+    for site in program.parsed.launches:
+        if site.kernel is not kernel or site.host is None:
+            continue
+        args = dict(zip(params, _unstarred(site.call, len(params)) or [], strict=False))
+        args.update({k.arg: k.value for k in site.call.keywords if k.arg in params})
+        for param in sorted(stored):
+            arg = args.get(param)
+            if not isinstance(arg, ast.Name):
+                return None
+            made = host_assignments(site.host, arg.id, before=site.call.lineno)
+            last = made[-1] if made else None
+            if not isinstance(last, ast.Call) or call_name(last) not in (*_ALLOCATIONS, *_ZEROED):
+                return None
+            if call_name(last) in _ALLOCATIONS:
+                found.append(last)
+    return found
 
 
 def _accessed(kernel: ast.FunctionDef, how: str) -> set[str]:
