@@ -131,3 +131,83 @@ def test_a_pooled_mean_over_a_partial_window_is_repaired(evaluator: Evaluator, t
     # the control: where the reference keeps the partial window, the same kernel is right as it is
     task.write_text(POOL_TASK.format(ceil=", ceil_mode=True"))
     assert evaluator.evaluate(task, candidate).status == "pass"
+
+
+ROWS_TASK = textwrap.dedent(
+    '''
+    """Each row scaled by its maximum."""
+    import torch
+    import torch.nn as nn
+
+    rows = 5
+    cols = 300
+
+
+    class Model(nn.Module):
+        def forward(self, x):
+            return x / x.abs().amax(dim=1, keepdim=True)
+
+
+    def get_inputs():
+        return [torch.randn(rows, cols)]
+
+
+    def get_init_inputs():
+        return []
+    '''
+)
+
+ONE_BLOCK = textwrap.dedent(
+    """
+    import torch
+    import torch.nn as nn
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _scaled_rows(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        mask = cols < n_cols
+        x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
+        top = tl.max(tl.abs(x), axis=0)
+        tl.store(out_ptr + row * n_cols + cols, x / top, mask=mask)
+
+
+    class ModelNew(nn.Module):
+        def forward(self, x):
+            x = x.contiguous()
+            rows, n_cols = x.shape
+            out = torch.empty_like(x)
+            _scaled_rows[(rows,)](x, out, n_cols, BLOCK=128)
+            return out
+    """
+)
+"""One block of 128 lanes per row, masked by the row's length: a row longer than 128 is cut off."""
+
+
+def test_a_fixed_block_that_must_cover_the_row_becomes_the_rows_next_power_of_two() -> None:
+    program = Program.parse(ONE_BLOCK, ROWS_TASK)
+    assert program is not None
+    (made,) = edits(program, ["whole-block"])
+    assert "_scaled_rows[(rows,)](x, out, n_cols, BLOCK=triton.next_power_of_2(n_cols))" in made.source
+    assert "cols < n_cols" in made.cue
+    # a block that tiles the row (a program id or a loop over blocks) is not the row's whole
+    tiled = ONE_BLOCK.replace("cols = tl.arange(0, BLOCK)", "cols = tl.arange(0, BLOCK) + tl.program_id(1) * BLOCK")
+    looped = ONE_BLOCK.replace(
+        "row = tl.program_id(0)", "row = tl.program_id(0)\n    for c0 in range(0, n_cols, BLOCK):\n        pass"
+    )
+    for other in (tiled, looped, ONE_BLOCK.replace("BLOCK=128", "BLOCK=triton.next_power_of_2(n_cols)")):
+        parsed = Program.parse(other, ROWS_TASK)
+        assert parsed is not None and edits(parsed, ["whole-block"]) == []
+
+
+def test_a_row_cut_off_by_its_block_is_repaired(evaluator: Evaluator, tmp_path: Path) -> None:
+    task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
+    task.write_text(ROWS_TASK)
+    candidate.write_text(ONE_BLOCK)
+    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=12))
+    report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
+    assert report.status == "repaired", report.search
+    assert "BLOCK=triton.next_power_of_2(n_cols)" in (tmp_path / "fixed.py").read_text()

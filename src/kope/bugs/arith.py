@@ -9,6 +9,9 @@
 - `cross-program-atomic`: a store whose address does not depend on the program id, in a kernel launched over
   more than one program (several programs write one element: each its partial sum, the last one wins) made an
   atomic add, with the output it adds into allocated as zeros.
+- `whole-block`: a block that is the only one along its dimension (`cols = tl.arange(0, BLOCK)`, masked by
+  `cols < n_cols`, never offset by a program id or a loop over blocks) launched with a fixed size
+  (`BLOCK=1024`) -> `BLOCK=triton.next_power_of_2(n_cols)`: a row longer than the block is cut off.
 """
 
 from __future__ import annotations
@@ -20,10 +23,13 @@ from kope.bugs.analysis import ceil_division
 from kope.bugs.edit import (
     Edit,
     Program,
+    _unstarred,
+    assignments,
     constexprs_of,
     edit_at,
     feeding,
     operator,
+    params_of,
     program_id_names,
 )
 from kope.bugs.reference import pool_ceil_modes
@@ -191,3 +197,79 @@ def drop_cap(program: Program) -> Iterator[Edit]:
             what = f"`{program.code(node)}` -> `{program.code(arg)}`"
             edit = edit_at(program, "drop-cap", node, program.code(arg), what)
             yield Edit(edit.operator, edit.label, edit.line, edit.description, edit.source, cue)
+
+
+@operator("whole-block", "loop-bound")
+def whole_block(program: Program) -> Iterator[Edit]:
+    """A launch's fixed size for a block that must cover a whole dimension -> the next power of two of that
+    dimension's size: the kernel ranges over the block once (`cols = tl.arange(0, BLOCK)`), masks it by a size
+    parameter (`cols < n_cols`), and tiles no dimension by it (no program id or loop variable multiplied by it, no
+    loop whose range holds it), so lanes past the block are never computed. Cued: the mask
+    says the dimension can be longer than the block."""
+    for site in program.parsed.launches:
+        kernel, params = site.kernel, params_of(site.kernel)
+        blocks = set(constexprs_of(kernel))
+        given = dict(zip(params, _unstarred(site.call, len(params)) or [], strict=False))
+        given.update({k.arg: k.value for k in site.call.keywords if k.arg in params})
+        for name, assigns in assignments(kernel).items():
+            value = assigns[0].value if len(assigns) == 1 else None
+            if not (
+                isinstance(value, ast.Call)
+                and call_name(value) == "tl.arange"
+                and len(value.args) == 2
+                and isinstance(value.args[0], ast.Constant)
+                and value.args[0].value == 0
+                and isinstance(value.args[1], ast.Name)
+                and value.args[1].id in blocks
+            ):
+                continue
+            block = value.args[1].id
+            size = _bound(kernel, name, set(params) - blocks)
+            keyword = next((k for k in site.call.keywords if k.arg == block), None)
+            passed = given.get(size) if size is not None else None
+            if keyword is None or passed is None or "next_power_of_2" in ast.unparse(keyword.value):
+                continue
+            if _offset(kernel, block):
+                continue
+            whole = f"triton.next_power_of_2({program.code(passed)})"
+            edit = edit_at(
+                program,
+                "whole-block",
+                keyword.value,
+                whole,
+                f"`{block}={program.code(keyword.value)}` -> `{block}={whole}`: the one block `{name}` covers `{size}`",
+            )
+            cue = f"`{name}` spans one block of `{block}` lanes, masked by `{name} < {size}`, and nothing tiles by it"
+            yield Edit(edit.operator, edit.label, edit.line, edit.description, edit.source, cue)
+
+
+def _bound(kernel: ast.FunctionDef, name: str, sizes: set[str]) -> str | None:
+    """The size parameter a mask bounds `name` by (`name < n`, `name[None, :] < n`); None when none does."""
+    for node in ast.walk(kernel):
+        if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Lt)):
+            continue
+        left, right = node.left, node.comparators[0]
+        left = left.value if isinstance(left, ast.Subscript) else left
+        if isinstance(left, ast.Name) and left.id == name and isinstance(right, ast.Name) and right.id in sizes:
+            return right.id
+    return None
+
+
+def _offset(kernel: ast.FunctionDef, block: str) -> bool:
+    """Whether the kernel tiles a dimension by `block`: a program id or a loop variable multiplied by it (`pid_w *
+    BLOCK_W`, `w0 * BLOCK_W`), or a loop whose range holds it (`range(0, W, BLOCK_W)`)."""
+    tiles = program_id_names(kernel)
+    for loop in ast.walk(kernel):
+        if isinstance(loop, ast.For):
+            if block in {n.id for n in ast.walk(loop.iter) if isinstance(n, ast.Name)}:
+                return True
+            tiles |= {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    for node in ast.walk(kernel):
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
+            continue
+        for mine, other in ((node.left, node.right), (node.right, node.left)):
+            if isinstance(mine, ast.Name) and mine.id == block:
+                text = ast.unparse(other)
+                if "program_id" in text or {n.id for n in ast.walk(other) if isinstance(n, ast.Name)} & tiles:
+                    return True
+    return False

@@ -821,6 +821,7 @@ ORDER = (
     "cross-program-atomic",
     "norm-sqrt",
     "drop-cap",
+    "whole-block",
     "pool-floor",
     "loop-tail",
     "layer-bias",
