@@ -23,7 +23,6 @@ from kope.bugs.analysis import ceil_division
 from kope.bugs.edit import (
     Edit,
     Program,
-    _unstarred,
     assignments,
     constexprs_of,
     edit_at,
@@ -31,6 +30,7 @@ from kope.bugs.edit import (
     operator,
     params_of,
     program_id_names,
+    site_arguments,
 )
 from kope.bugs.reference import pool_ceil_modes
 from kope.source import call_name
@@ -209,8 +209,7 @@ def whole_block(program: Program) -> Iterator[Edit]:
     for site in program.parsed.launches:
         kernel, params = site.kernel, params_of(site.kernel)
         blocks = set(constexprs_of(kernel))
-        given = dict(zip(params, _unstarred(site.call, len(params)) or [], strict=False))
-        given.update({k.arg: k.value for k in site.call.keywords if k.arg in params})
+        given = site_arguments(site)
         for name, assigns in assignments(kernel).items():
             value = assigns[0].value if len(assigns) == 1 else None
             if not (

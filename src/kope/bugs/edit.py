@@ -28,7 +28,7 @@ from kope import syntax
 from kope.bugs.analysis import constexprs_of, names_in, params_of
 from kope.bugs.formulas import constants_of_calls
 from kope.bugs.ids import BugId
-from kope.source import ParsedSource, call_name
+from kope.source import LaunchSite, ParsedSource, call_name
 
 
 @dataclass(frozen=True)
@@ -75,16 +75,10 @@ class Program:
         names = params_of(kernel)
         found: dict[str, ast.expr] = {}
         for site in self.parsed.launches:
-            if site.kernel is not kernel:
+            if site.kernel is not kernel or _unstarred(site.call, len(names)) is None:
                 continue
-            args = _unstarred(site.call, len(names))
-            if args is None:
-                continue
-            for name, arg in zip(names, args, strict=False):
+            for name, arg in site_arguments(site).items():
                 found.setdefault(name, arg)
-            for keyword in site.call.keywords:
-                if keyword.arg in names:
-                    found.setdefault(keyword.arg, keyword.value)
         return found
 
     def strides(self, kernel: ast.FunctionDef) -> list[str]:
@@ -318,6 +312,15 @@ def _formula_parts(tree: ast.Module) -> list[ast.AST]:
         if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id in used for t in n.targets)
     ]
     return [*model, *init, *module]
+
+
+def site_arguments(site: LaunchSite) -> dict[str, ast.expr]:
+    """One launch's arguments by the kernel parameter they are passed for (positional, then keyword; none of the
+    positional ones where a starred argument makes them unknown)."""
+    names = params_of(site.kernel)
+    found = dict(zip(names, _unstarred(site.call, len(names)) or [], strict=False))
+    found.update({k.arg: k.value for k in site.call.keywords if k.arg in names})
+    return found
 
 
 def _unstarred(call: ast.Call, params: int) -> list[ast.expr] | None:

@@ -20,11 +20,10 @@ from kope.bugs.analysis import (
     expand,
     host_assignments,
     names_in,
-    params_of,
     pointer_roots,
 )
 from kope.bugs.cue import Source, _kernels, cue
-from kope.bugs.edit import Edit, Program, _unstarred, assignments, operator, pointers_of, reached
+from kope.bugs.edit import Edit, Program, assignments, operator, pointers_of, reached, site_arguments
 from kope.bugs.mutation import Context, Mutation, cst_calls_in, expr, mutation, range_args, without_args
 from kope.bugs.recipe import _analysed, _cue_nodes, _EmptyToZeros, _kwarg, _LineTransformer, _rewrite, recipe
 from kope.source import call_name
@@ -211,8 +210,6 @@ def guarded_atomic(program: Program) -> Iterator[Edit]:
             if not own:
                 continue
             zeroed = _allocations(program, kernel, stores) if stores else []
-            if stores and not any(site.kernel is kernel for site in program.parsed.launches):
-                zeroed = None
             if stores and (zeroed is None or any(k.arg not in ("mask", "value") for c in stores for k in c.keywords)):
                 continue  # a store the atomic cannot replace, or an output kope cannot zero
             start, end = program.lines_of(node)
@@ -246,7 +243,6 @@ def _allocations(program: Program, kernel: ast.FunctionDef, stores: list[ast.Cal
     """The host allocations (`torch.empty(...)`, `torch.empty_like(...)`) of the tensors `stores` write, at each
     launch of `kernel`: what must start at zero once every program adds into them (none where they are zeros
     already); None where a stored tensor is not allocated so (an input, made elsewhere: not this edit's to change)."""
-    params = params_of(kernel)
     stored = {
         name
         for call in stores
@@ -254,11 +250,11 @@ def _allocations(program: Program, kernel: ast.FunctionDef, stores: list[ast.Cal
         for name in reached(kernel, call.args[0], set(pointers_of(kernel)), through_loads=False)
     }
     found: list[ast.Call] = []
-    for site in program.parsed.launches:
-        if site.kernel is not kernel or site.host is None:
-            continue
-        args = dict(zip(params, _unstarred(site.call, len(params)) or [], strict=False))
-        args.update({k.arg: k.value for k in site.call.keywords if k.arg in params})
+    sites = [site for site in program.parsed.launches if site.kernel is kernel and site.host is not None]
+    if not sites:
+        return None
+    for site in sites:
+        args = site_arguments(site)
         for param in sorted(stored):
             arg = args.get(param)
             if not isinstance(arg, ast.Name):
@@ -302,9 +298,7 @@ def own_output(program: Program) -> Iterator[Edit]:
     for site in program.parsed.launches:
         if site.host is None:
             continue
-        names = params_of(site.kernel)
-        args = dict(zip(names, _unstarred(site.call, len(names)) or [], strict=False))
-        args.update({k.arg: k.value for k in site.call.keywords if k.arg in names})
+        args = site_arguments(site)
         loaded, stored = _accessed(site.kernel, "tl.load"), _accessed(site.kernel, "tl.store")
         read = {ast.unparse(args[p]) for p in loaded - stored if p in args}
         for param in sorted(stored - loaded):

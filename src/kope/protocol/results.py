@@ -135,11 +135,6 @@ class CaseResult(BaseModel):
     stdout: str = ""
     """What the candidate printed (capped), for debugging."""
 
-    @property
-    def shows_bug(self) -> bool:
-        """Failed with wrong values or an error the version made (not a limit of the machine: `MACHINE_ERRORS`)."""
-        return not self.passed and (self.error is None or self.error.kind not in MACHINE_ERRORS)
-
     passed_under: dict[ToleranceProfile, bool] = Field(default_factory=dict)
     """The case's numeric verdict under every tolerance profile, from the same outputs (empty on an error)."""
     shape_fix: str | None = None
@@ -156,6 +151,11 @@ class CaseResult(BaseModel):
     """Under CUDA emulation: what the candidate asked of CUDA in this case (summarised in `EvalResult.emulation`)."""
     forward_s: float | None = Field(default=None, exclude=True)
     """The slowest trial's forward, in seconds (the evaluator's cost probe reads it on the CPU interpreter)."""
+
+    @property
+    def shows_bug(self) -> bool:
+        """Failed with wrong values or an error the version made (not a limit of the machine: `MACHINE_ERRORS`)."""
+        return not self.passed and (self.error is None or self.error.kind not in MACHINE_ERRORS)
 
 
 class Emulation(BaseModel):

@@ -4,6 +4,7 @@ the task's module-level sizes (`JobSpec.size_globals`): an honest kernel passes 
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import torch
 from conftest import FIXTURES
@@ -60,3 +61,16 @@ def test_a_tensor_written_in_place_is_put_back_and_one_left_alone_is_not_copied_
     kept.add_(5.0)  # written in place (a forward could): put back as built before the next call
     cell(x)
     assert cell.inner.constant is not kept and cell.inner.constant.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_a_size_name_the_candidate_binds_to_its_own_object_is_left_alone(evaluator: Evaluator, tmp_path: Path) -> None:
+    """An attacker's `input_size` whose `==` raises (or answers anything) is never compared: only plain data is."""
+    good = (RECURRENT / "rnn_hidden_good.py").read_text()
+    hostile = tmp_path / "hostile.py"
+    hostile.write_text(
+        good
+        + "\n\nclass _Any:\n    def __eq__(self, other):\n        raise RuntimeError('compared')\n"
+        + "\n\ninput_size = _Any()\n"
+    )
+    result = evaluator.evaluate(RECURRENT / "rnn_hidden_task.py", hostile, options=EvalOptions(trials=1))
+    assert result.status == "pass", [(c.name, c.error) for c in result.cases]

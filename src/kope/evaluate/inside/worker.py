@@ -339,7 +339,8 @@ def _load_candidate(spec: JobSpec, job_dir: Path) -> tuple[type[torch.nn.Module]
         return None, _classified("load", exc, "executing the candidate module failed")
     for name, (own, value) in spec.size_globals.items():
         copied = module.__dict__.get(name)
-        if _as_tuples(copied) == _as_tuples(own):  # the task's own value: a copy of its globals, given the case's
+        if type(copied) in (int, float, bool, tuple, list) and _as_tuples(copied) == _as_tuples(own):
+            # the task's own value (plain data, never the candidate's objects): a copy of its globals, given the case's
             module.__dict__[name] = tuple(_as_tuples(value)) if isinstance(copied, tuple) else value
     model_new = module.__dict__.get("ModelNew")
     if not isinstance(model_new, type) or not issubclass(model_new, torch.nn.Module):
