@@ -598,6 +598,7 @@ class Evaluator:
             bounds_check=options.bounds_check,
             trace=options.trace,
             cuda_emulation=options.emulates_cuda,
+            overflow_check=options.overflow_check,
             module_mode=options.module_mode,
             size_globals={
                 name: (run.task.literal_sizes[name], value)

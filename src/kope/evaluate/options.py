@@ -59,6 +59,10 @@ class EvalOptions:
     cuda_emulation: bool = True
     """On the CPU: a candidate written for CUDA runs in the interpreter as on a GPU (`kope.evaluate.inside.cuda`);
     every result made so says so. Never on a GPU."""
+    overflow_check: bool = False
+    """On the CPU: Triton's interpreter checks every 32-bit integer `+`, `-` and `*` for overflow, an assertion
+    error where one wraps (off by default: a GPU wraps them unchecked, honest hashes rely on it, and the check
+    triples the time of an index-heavy kernel)."""
 
     @property
     def emulates_cuda(self) -> bool:

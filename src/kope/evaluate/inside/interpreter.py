@@ -15,7 +15,11 @@ ways that say nothing about the kernel's correctness:
   reports as error kind `interpreter` with a hint (`--device cuda` on a GPU machine), never as a
   failure of the kernel.
 - `tl.device_assert` is checked (as with `debug=True` on a GPU): a failing assertion is the
-  kernel's `runtime` error, not a silent pass.
+  kernel's `runtime` error, not a silent pass. Integer overflow is not, unless a job asks
+  (`overflow_check`): Triton's `sanitize_overflow` redoes every `+`, `-` and `*` of 32-bit integers
+  in int64 beside the operation and asserts on a wrap, about 3x the time of an index-heavy kernel,
+  and an honest hash that wraps (as int32 does on a GPU, which checks nothing without `debug`)
+  would be an error.
 
 `@triton.heuristics` needs nothing: it computes its values on the CPU as on the GPU.
 """
@@ -73,12 +77,14 @@ def is_unsupported(exc: BaseException) -> bool:
     return False
 
 
-def install() -> None:
+def install(*, overflow_check: bool = False) -> None:
     """Patch Triton for the interpreter (idempotent; a no-op unless `TRITON_INTERPRET=1`)."""
     global _installed
-    if _installed or not interpreting():
+    if not interpreting():
         return
-    _check_device_asserts()
+    _set_options(overflow_check)
+    if _installed:
+        return
     _patch_autotuner()
     _patch_testing()
     _patch_libdevice()
@@ -153,14 +159,17 @@ def _patch_autotuner() -> None:
     autotuner.Autotuner.run = run
 
 
-def _check_device_asserts() -> None:
-    """`tl.device_assert` is checked, as with `debug=True` on a GPU (the interpreter's default skips it)."""
+def _set_options(overflow_check: bool) -> None:
+    """`tl.device_assert` checked, as with `debug=True` on a GPU (the interpreter's default skips it); integer
+    overflow only when asked (the module's docstring says why)."""
     from triton.runtime import interpreter
 
     builder = interpreter.interpreter_builder
     options = getattr(builder, "options", None)
-    if dataclasses.is_dataclass(options) and not isinstance(options, type) and hasattr(options, "debug"):
-        builder.options = dataclasses.replace(options, debug=True)
+    if not dataclasses.is_dataclass(options) or isinstance(options, type):
+        return
+    wanted = {"debug": True, "sanitize_overflow": overflow_check}  # the fields this Triton has
+    builder.options = dataclasses.replace(options, **{k: v for k, v in wanted.items() if hasattr(options, k)})
 
 
 def _gpu_only(name: str) -> Callable[..., Any]:
