@@ -374,3 +374,58 @@ def test_a_version_that_raises_on_hidden_cases_shows_the_search_those_cases(
     fixed = (tmp_path / "fixed.py").read_text()
     assert "triton.next_power_of_2(n)" in fixed and "x_out = torch.empty_like(x)" in fixed
     assert report.evaluations < 30, report.evaluations
+
+
+class _Counting:
+    """The real evaluator, counting the elements of the cases each evaluation of a search's version runs."""
+
+    def __init__(self, inner: Evaluator, sizes: dict[str, int]) -> None:
+        self.inner, self.sizes = inner, sizes
+        self.runs: list[list[str]] = []
+
+    def evaluate(self, task: object, path: Path, **kwargs: object) -> object:
+        cases = kwargs.get("cases")
+        if path.name.startswith("variant_") and isinstance(cases, list):
+            self.runs.append([c.name for c in cases])
+        return self.inner.evaluate(task, path, **kwargs)  # type: ignore[arg-type]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+
+def test_a_large_shown_case_the_start_is_right_on_guards_only_versions_right_on_the_others(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """A grid of `n // BLOCK` programs: right on the shown 4096 elements, wrong on the hidden sizes that are no
+    multiple of the block, which the screen adds to the shown cases. With the 4096-element case a guard, a version is
+    evaluated there only once it is right on the small cases: the same repair, fewer elements evaluated."""
+    from conftest import FIXTURES
+
+    path = tmp_path / "relu_4096.py"
+    path.write_text((FIXTURES / "capped" / "relu_million_task.py").read_text().replace("n = 1000000", "n = 4096"))
+    task = load_task(path)
+    every = evaluator.cases(task)
+    sizes = {c.name: c.numel or 0 for c in evaluator.derivation(task, None).kept}
+
+    def accept(version: str) -> bool:
+        candidate = tmp_path / "accept.py"
+        candidate.write_text(version)
+        return evaluator.evaluate(task, candidate, options=EvalOptions(trials=1), cases=every).status == "pass"
+
+    found: dict[float, tuple[SearchResult, list[list[str]]]] = {}
+    for ratio in (1.1, 0.0):
+        counting = _Counting(evaluator, sizes)
+        config = SearchConfig(max_evaluations=40, batch=1, guard_ratio=ratio, refine=False)
+        search = RepairSearch(counting, config)  # type: ignore[arg-type]
+        shown = [c for c in every if c.visible]
+        result = search.run(task, RELU, None, shown, accept, scratch=tmp_path / f"r{ratio}", start_score=(0, 0.0, 0.0))
+        found[ratio] = (result, counting.runs)
+    (guarded, guarded_runs), (plain, plain_runs) = found[1.1], found[0.0]
+    assert guarded.accepted is not None and guarded.accepted == plain.accepted, guarded.summary()
+    assert "triton.cdiv" in guarded.accepted or "+ BLOCK - 1" in guarded.accepted
+    assert [t.score for t in guarded.trials] == [t.score for t in plain.trials]  # ranked alike
+    assert all("original" in run for run in plain_runs)
+    with_guard = [run for run in guarded_runs if "original" in run]
+    assert with_guard and len(with_guard) < len(guarded_runs)  # the guard only after a version was right on the rest
+    elements = [sum(sizes[name] for run in runs for name in run) for runs in (guarded_runs, plain_runs)]
+    assert elements[0] < elements[1], elements

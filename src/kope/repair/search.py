@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import heapq
 import itertools
 import re
@@ -361,6 +362,11 @@ class SearchConfig:
     """A start right on the shown case(s): the most of the task's other cases it fails (the cheapest of
     `screen_probe`, evaluated once) that join the shown ones. 0: none."""
     screen_probe: int = 4
+    guard_ratio: float = 2.0
+    """A shown case the start is right on with more than this many times the elements of the largest shown case it
+    fails is a guard: a version is evaluated there only once it is right on the others (a version still wrong there
+    is ranked as if right on the guard, as the start is), so that the search does not pay for the largest case on
+    every version of a slow kernel. 0: every version on every shown case."""
     rescreen: int = 2
     """A version right on the shown case(s) that fails the acceptance check: the times (per round) the task's other
     cases it fails (as the screen finds them) join the shown ones, so that versions made on top of it by edits that
@@ -539,9 +545,15 @@ class RepairSearch:
                 for path, candidate in zip(paths, batch, strict=True):
                     path.write_text(candidate.source)
                 t0 = time.monotonic()
-                results = list(
-                    pool.map(lambda p: self.evaluator.evaluate(task, p, options=quick, cases=list(shown)), paths)
+                screened = functools.partial(
+                    self._screened,
+                    task,
+                    shown=list(shown),
+                    guards=_guards(shown, start_cases, config.guard_ratio),
+                    start_cases=dict(start_cases),
+                    quick=quick,
                 )
+                results = list(pool.map(screened, paths))
                 each = (time.monotonic() - t0) / len(batch)
                 for path in paths:
                     path.unlink(missing_ok=True)
@@ -816,6 +828,28 @@ class RepairSearch:
         failing = {r.name for r in result.cases if r.name in names and r.shows_bug}
         return result, [replace(c, visible=False) for c in others if c.name in failing][: self.config.screen]
 
+    def _screened(
+        self,
+        task: Task,
+        path: Path,
+        shown: list[Case],
+        guards: set[str],
+        start_cases: dict[str, CaseResult],
+        quick: EvalOptions,
+    ) -> EvalResult:
+        """A version on the shown cases; with guards (`SearchConfig.guard_ratio`), first on the others alone, and on
+        every shown case only once it is right there. A version still wrong is given the start's results on the
+        guards (right), so its score counts the same cases as the start's."""
+        if not guards:
+            return self.evaluator.evaluate(task, path, options=quick, cases=list(shown))
+        result = self.evaluator.evaluate(task, path, options=quick, cases=[c for c in shown if c.name not in guards])
+        if result.status == "error" or version_score(result)[0] == 0:
+            return (
+                result if result.status == "error" else self.evaluator.evaluate(task, path, options=quick, cases=shown)
+            )
+        ran = {c.name: c for c in result.cases}
+        return result.model_copy(update={"cases": [ran.get(c.name) or start_cases[c.name] for c in shown]})
+
     def _evaluated(
         self, task: Task, source: str, name: str, options: EvalOptions, cases: list[Case], scratch: Path
     ) -> EvalResult:
@@ -842,6 +876,16 @@ class RepairSearch:
 
 _NEAR = 3
 """Lines either side of an edit's that count as its own (a second edit there likely fixes the same bug again)."""
+
+
+def _guards(shown: list[Case], start_cases: dict[str, CaseResult], ratio: float) -> set[str]:
+    """The shown cases the start is right on that are `ratio` times larger (in elements) than the largest it fails;
+    none where it fails no shown case (nothing to tell versions apart by first)."""
+    results = [start_cases[c.name] for c in shown if c.name in start_cases]
+    failing = [r.numel or 0 for r in results if not r.passed]
+    if ratio <= 0 or not failing or len(results) < len(shown):
+        return set()
+    return {r.name for r in results if r.passed and r.error is None and (r.numel or 0) > ratio * max(failing)}
 
 
 def _tells(result: EvalResult) -> bool:
