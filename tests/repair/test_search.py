@@ -393,12 +393,13 @@ class _Counting:
         return getattr(self.inner, name)
 
 
-def test_a_large_shown_case_the_start_is_right_on_guards_only_versions_right_on_the_others(
+def test_the_largest_shown_cases_are_evaluated_only_for_versions_better_on_the_others(
     evaluator: Evaluator, tmp_path: Path
 ) -> None:
     """A grid of `n // BLOCK` programs: right on the shown 4096 elements, wrong on the hidden sizes that are no
-    multiple of the block, which the screen adds to the shown cases. With the 4096-element case a guard, a version is
-    evaluated there only once it is right on the small cases: the same repair, fewer elements evaluated."""
+    multiple of the block, which the screen adds to the shown cases. With the 4096-element case deferred, a version
+    is evaluated there only once it scores better than the start on the small cases: the same repair, the same
+    scores, fewer elements evaluated."""
     from conftest import FIXTURES
 
     path = tmp_path / "relu_4096.py"
@@ -415,17 +416,17 @@ def test_a_large_shown_case_the_start_is_right_on_guards_only_versions_right_on_
     found: dict[float, tuple[SearchResult, list[list[str]]]] = {}
     for ratio in (1.1, 0.0):
         counting = _Counting(evaluator, sizes)
-        config = SearchConfig(max_evaluations=40, batch=1, guard_ratio=ratio, refine=False)
+        config = SearchConfig(max_evaluations=40, batch=1, defer_ratio=ratio, refine=False)
         search = RepairSearch(counting, config)  # type: ignore[arg-type]
         shown = [c for c in every if c.visible]
         result = search.run(task, RELU, None, shown, accept, scratch=tmp_path / f"r{ratio}", start_score=(0, 0.0, 0.0))
         found[ratio] = (result, counting.runs)
-    (guarded, guarded_runs), (plain, plain_runs) = found[1.1], found[0.0]
-    assert guarded.accepted is not None and guarded.accepted == plain.accepted, guarded.summary()
-    assert "triton.cdiv" in guarded.accepted or "+ BLOCK - 1" in guarded.accepted
-    assert [t.score for t in guarded.trials] == [t.score for t in plain.trials]  # ranked alike
+    (deferring, deferring_runs), (plain, plain_runs) = found[1.1], found[0.0]
+    assert deferring.accepted is not None and deferring.accepted == plain.accepted, deferring.summary()
+    assert "triton.cdiv" in deferring.accepted or "+ BLOCK - 1" in deferring.accepted
+    assert [t.score for t in deferring.trials] == [t.score for t in plain.trials]  # ranked alike
     assert all("original" in run for run in plain_runs)
-    with_guard = [run for run in guarded_runs if "original" in run]
-    assert with_guard and len(with_guard) < len(guarded_runs)  # the guard only after a version was right on the rest
-    elements = [sum(sizes[name] for run in runs for name in run) for runs in (guarded_runs, plain_runs)]
+    whole = [run for run in deferring_runs if "original" in run]
+    assert whole and len(whole) < len(deferring_runs)  # the large case only after a version did better on the rest
+    elements = [sum(sizes[name] for run in runs for name in run) for runs in (deferring_runs, plain_runs)]
     assert elements[0] < elements[1], elements

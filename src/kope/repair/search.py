@@ -362,11 +362,12 @@ class SearchConfig:
     """A start right on the shown case(s): the most of the task's other cases it fails (the cheapest of
     `screen_probe`, evaluated once) that join the shown ones. 0: none."""
     screen_probe: int = 4
-    guard_ratio: float = 2.0
-    """A shown case the start is right on with more than this many times the elements of the largest shown case it
-    fails is a guard: a version is evaluated there only once it is right on the others (a version still wrong there
-    is ranked as if right on the guard, as the start is), so that the search does not pay for the largest case on
-    every version of a slow kernel. 0: every version on every shown case."""
+    defer_ratio: float = 2.0
+    """Slow kernels: the shown cases with more than this many times the elements of the second-smallest shown case
+    the start fails are deferred. A version is evaluated on the others first, and on every shown case only where it
+    scores better than the start there (or is right there); a version that does not is given the start's results on
+    the deferred cases, so that its score counts the same cases as the start's. The search then does not pay for the
+    largest cases on every version. 0: every version on every shown case."""
     rescreen: int = 2
     """A version right on the shown case(s) that fails the acceptance check: the times (per round) the task's other
     cases it fails (as the screen finds them) join the shown ones, so that versions made on top of it by edits that
@@ -549,7 +550,7 @@ class RepairSearch:
                     self._screened,
                     task,
                     shown=list(shown),
-                    guards=_guards(shown, start_cases, config.guard_ratio),
+                    deferred=_deferred(shown, start_cases, config.defer_ratio),
                     start_cases=dict(start_cases),
                     quick=quick,
                 )
@@ -833,20 +834,21 @@ class RepairSearch:
         task: Task,
         path: Path,
         shown: list[Case],
-        guards: set[str],
+        deferred: set[str],
         start_cases: dict[str, CaseResult],
         quick: EvalOptions,
     ) -> EvalResult:
-        """A version on the shown cases; with guards (`SearchConfig.guard_ratio`), first on the others alone, and on
-        every shown case only once it is right there. A version still wrong is given the start's results on the
-        guards (right), so its score counts the same cases as the start's."""
-        if not guards:
+        """A version on the shown cases, the deferred ones (`SearchConfig.defer_ratio`) only where it scores better
+        than the start on the others; else the start's results stand in for them."""
+        if not deferred:
             return self.evaluator.evaluate(task, path, options=quick, cases=list(shown))
-        result = self.evaluator.evaluate(task, path, options=quick, cases=[c for c in shown if c.name not in guards])
-        if result.status == "error" or version_score(result)[0] == 0:
-            return (
-                result if result.status == "error" else self.evaluator.evaluate(task, path, options=quick, cases=shown)
-            )
+        first = [c for c in shown if c.name not in deferred]
+        result = self.evaluator.evaluate(task, path, options=quick, cases=first)
+        if result.status == "error":
+            return result
+        start = EvalResult.model_construct(status="fail", cases=[start_cases[c.name] for c in first])
+        if version_score(result) < version_score(start):
+            return self.evaluator.evaluate(task, path, options=quick, cases=shown)
         ran = {c.name: c for c in result.cases}
         return result.model_copy(update={"cases": [ran.get(c.name) or start_cases[c.name] for c in shown]})
 
@@ -878,14 +880,20 @@ _NEAR = 3
 """Lines either side of an edit's that count as its own (a second edit there likely fixes the same bug again)."""
 
 
-def _guards(shown: list[Case], start_cases: dict[str, CaseResult], ratio: float) -> set[str]:
-    """The shown cases the start is right on that are `ratio` times larger (in elements) than the largest it fails;
-    none where it fails no shown case (nothing to tell versions apart by first)."""
+def _deferred(shown: list[Case], start_cases: dict[str, CaseResult], ratio: float) -> set[str]:
+    """The shown cases with more than `ratio` times the elements of the second-smallest one the start fails (the
+    smallest, where it fails one); none where the start's result on some shown case is unknown or it fails none."""
     results = [start_cases[c.name] for c in shown if c.name in start_cases]
-    failing = [r.numel or 0 for r in results if not r.passed]
+    failing = sorted(_elements(r) for r in results if not r.passed)
     if ratio <= 0 or not failing or len(results) < len(shown):
         return set()
-    return {r.name for r in results if r.passed and r.error is None and (r.numel or 0) > ratio * max(failing)}
+    bound = ratio * failing[min(1, len(failing) - 1)]
+    return {r.name for r in results if _elements(r) > bound}
+
+
+def _elements(case: CaseResult) -> float:
+    """A case's output elements per trial (`numel` counts every trial's)."""
+    return (case.numel or 0) / max(1, case.trials or 1)
 
 
 def _tells(result: EvalResult) -> bool:
