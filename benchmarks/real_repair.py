@@ -84,6 +84,12 @@ def main() -> None:
     done = {json.loads(line)["id"] for line in results.read_text().splitlines()} if results.is_file() else set()
     todo = [r for r in chosen(args.ids, args.split, args.manifest) if r["id"] not in done]
     root = args.manifest.resolve().parent
+    missing = [p for r in todo for p in (root / "tasks" / r["task"], root / r["candidate"]) if not p.is_file()]
+    if missing:  # third-party files are not committed: materialize.py or dev2.py writes them
+        raise SystemExit(
+            f"{len(missing)} files of {args.manifest} are missing, the first {missing[0]}: run "
+            "benchmarks/realdiscards/materialize.py (or dev2.py) --mirrors DIR, or pass --manifest"
+        )
     with ThreadPoolExecutor(max_workers=args.workers) as pool:
         for future in as_completed([pool.submit(repair, r, args.out, args.seconds, root) for r in todo]):
             row = future.result()
