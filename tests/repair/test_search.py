@@ -416,7 +416,7 @@ def test_the_largest_shown_cases_are_evaluated_only_for_versions_better_on_the_o
     found: dict[float, tuple[SearchResult, list[list[str]]]] = {}
     for ratio in (1.1, 0.0):
         counting = _Counting(evaluator, sizes)
-        config = SearchConfig(max_evaluations=40, batch=1, defer_ratio=ratio, refine=False)
+        config = SearchConfig(max_evaluations=40, batch=1, defer_ratio=ratio, defer_seconds=0.0, refine=False)
         search = RepairSearch(counting, config)  # type: ignore[arg-type]
         shown = [c for c in every if c.visible]
         result = search.run(task, RELU, None, shown, accept, scratch=tmp_path / f"r{ratio}", start_score=(0, 0.0, 0.0))
@@ -430,3 +430,44 @@ def test_the_largest_shown_cases_are_evaluated_only_for_versions_better_on_the_o
     assert whole and len(whole) < len(deferring_runs)  # the large case only after a version did better on the rest
     elements = [sum(sizes[name] for run in runs for name in run) for runs in (deferring_runs, plain_runs)]
     assert elements[0] < elements[1], elements
+
+
+def test_a_slow_start_wrong_on_large_shown_cases_is_searched_on_the_cheapest_cases_it_fails(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """A ReLU whose mask leaves out the last element, wrong on every case, shown only the 4096-element one. Taken
+    as slow (`defer_seconds` 0), the start is first evaluated on the cheapest other cases; those it fails join the
+    shown ones, and the large case is deferred: a version runs there only where it is right on the small cases or
+    does better there than every version run on all of them (a kept version's children do not each pay for it)."""
+    from conftest import FIXTURES
+
+    path = tmp_path / "relu_4096.py"
+    path.write_text((FIXTURES / "capped" / "relu_million_task.py").read_text().replace("n = 1000000", "n = 4096"))
+    task = load_task(path)
+    every = evaluator.cases(task)
+    sizes = {c.name: c.numel or 0 for c in evaluator.derivation(task, None).kept}
+    source = RELU.replace("grid = (n_elements // BLOCK,)", "grid = (triton.cdiv(n_elements, BLOCK),)").replace(
+        "mask = offs < n_elements", "mask = offs < n_elements - 1"
+    )
+
+    def accept(version: str) -> bool:
+        candidate = tmp_path / "accept.py"
+        candidate.write_text(version)
+        return evaluator.evaluate(task, candidate, options=EvalOptions(trials=1), cases=every).status == "pass"
+
+    found: dict[float, tuple[SearchResult, list[list[str]]]] = {}
+    for ratio in (1.1, 0.0):
+        counting = _Counting(evaluator, sizes)
+        config = SearchConfig(max_evaluations=40, batch=1, defer_ratio=ratio, defer_seconds=0.0, refine=False)
+        shown = [c for c in every if c.visible]
+        result = RepairSearch(counting, config).run(  # type: ignore[arg-type]
+            task, source, None, shown, accept, scratch=tmp_path / f"w{ratio}", start_score=(2, 1.0, 0.5)
+        )
+        found[ratio] = (result, counting.runs)
+    (deferring, deferring_runs), (plain, plain_runs) = found[1.1], found[0.0]
+    assert deferring.accepted is not None and plain.accepted is not None, deferring.summary()
+    assert deferring.screen == ["one", "prime"]  # the cheapest cases the start fails joined the shown one at once
+    assert plain_runs[0] == ["original"] and deferring_runs[0] == ["one", "prime"]
+    assert "offs < n_elements - 1" not in deferring.accepted and "offs < n_elements - 1" not in plain.accepted
+    full = [run for run in deferring_runs if "original" in run]
+    assert 0 < len(full) <= sum(t.verdict in ("kept", "accepted") for t in deferring.trials)  # only those that gained

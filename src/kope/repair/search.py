@@ -368,6 +368,10 @@ class SearchConfig:
     scores better than the start there (or is right there); a version that does not is given the start's results on
     the deferred cases, so that its score counts the same cases as the start's. The search then does not pay for the
     largest cases on every version. 0: every version on every shown case."""
+    defer_seconds: float = 0.5
+    """Deferred cases are for slow kernels: a start whose slowest shown case took at least this long per forward.
+    Such a start wrong on the shown cases, none of them small enough to defer the others, is first evaluated on the
+    task's cheapest other cases (`screen_probe`), and up to `screen` it fails join the shown ones."""
     rescreen: int = 2
     """A version right on the shown case(s) that fails the acceptance check: the times (per round) the task's other
     cases it fails (as the screen finds them) join the shown ones, so that versions made on top of it by edits that
@@ -487,6 +491,25 @@ class RepairSearch:
                 names = {c.name for c in shown}
                 # the start as it scores on what the search is shown: a hidden case the caller added may be wrong
                 base = version_score(result.model_copy(update={"cases": [c for c in result.cases if c.name in names]}))
+        elif (
+            base[0] > 0
+            and config.screen > 0
+            and config.defer_ratio > 0
+            and _slow(start_cases, config.defer_seconds)
+            and not _deferred(shown, start_cases, config.defer_ratio)
+            and (found := self._screen(task, source, shown, quick, options or EvalOptions(), scratch)) is not None
+            and found[1]
+            and found[0].status == "fail"
+        ):
+            # a slow kernel wrong on large shown cases: the cheapest other cases it fails join them, so that versions
+            # are told apart there first and the large ones are deferred (`defer_ratio`)
+            extra += 1
+            result, failing = found
+            shown += failing
+            screen = [c.name for c in failing]
+            names = {c.name for c in shown}
+            start_cases = {c.name: c for c in result.cases}
+            base = version_score(result.model_copy(update={"cases": [c for c in result.cases if c.name in names]}))
         elif base[0] > 0 and start_cases and any(c.name not in start_cases for c in shown):
             # shown cases the start's score did not count (hidden ones a full check found it wrong on, or raising
             # there): it is scored on all of them once, as every version is, so that a version that mends one of
@@ -524,6 +547,9 @@ class RepairSearch:
         unchecked = False
         accepted: str | None = None
         stop = "exhausted"
+        bars: dict[frozenset[str], Score] = {}
+        """Per set of first cases (`defer_ratio`): the best score there of the start and the versions evaluated on every
+        shown case. A version evaluated on the deferred cases too must beat it (or be right on the first ones)."""
         with ThreadPoolExecutor(max_workers=max(1, config.batch), thread_name_prefix="kope-search") as pool:
             while queue:
                 if len(trials) >= config.max_evaluations:
@@ -546,15 +572,30 @@ class RepairSearch:
                 for path, candidate in zip(paths, batch, strict=True):
                     path.write_text(candidate.source)
                 t0 = time.monotonic()
+                deferred = (
+                    _deferred(shown, start_cases, config.defer_ratio)
+                    if _slow(start_cases, config.defer_seconds)
+                    else set()
+                )
+                first_cases = frozenset(c.name for c in shown if c.name not in deferred)
+                if deferred and first_cases not in bars:
+                    bars[first_cases] = version_score(
+                        EvalResult.model_construct(status="fail", cases=[start_cases[n] for n in sorted(first_cases)])
+                    )
                 screened = functools.partial(
                     self._screened,
                     task,
                     shown=list(shown),
-                    deferred=_deferred(shown, start_cases, config.defer_ratio),
+                    deferred=deferred,
                     start_cases=dict(start_cases),
                     quick=quick,
+                    bar=bars.get(first_cases, (0, 0.0, 0.0)),
                 )
-                results = list(pool.map(screened, paths))
+                outcomes = list(pool.map(screened, paths))
+                results = [result for result, _ in outcomes]
+                for _, first_score in outcomes:
+                    if first_score is not None and first_score < bars[first_cases]:
+                        bars[first_cases] = first_score
                 each = (time.monotonic() - t0) / len(batch)
                 for path in paths:
                     path.unlink(missing_ok=True)
@@ -837,20 +878,22 @@ class RepairSearch:
         deferred: set[str],
         start_cases: dict[str, CaseResult],
         quick: EvalOptions,
-    ) -> EvalResult:
-        """A version on the shown cases, the deferred ones (`SearchConfig.defer_ratio`) only where it scores better
-        than the start on the others; else the start's results stand in for them."""
+        bar: Score,
+    ) -> tuple[EvalResult, Score | None]:
+        """A version on the shown cases, the deferred ones (`SearchConfig.defer_ratio`) only where it is right on the
+        others or scores better there than `bar`; else the start's results stand in for them. With the version's
+        score on the first cases where it was evaluated on every one (else None)."""
         if not deferred:
-            return self.evaluator.evaluate(task, path, options=quick, cases=list(shown))
+            return self.evaluator.evaluate(task, path, options=quick, cases=list(shown)), None
         first = [c for c in shown if c.name not in deferred]
         result = self.evaluator.evaluate(task, path, options=quick, cases=first)
         if result.status == "error":
-            return result
-        start = EvalResult.model_construct(status="fail", cases=[start_cases[c.name] for c in first])
-        if version_score(result) < version_score(start):
-            return self.evaluator.evaluate(task, path, options=quick, cases=shown)
+            return result, None
+        score = version_score(result)
+        if score[0] == 0 or score < bar:
+            return self.evaluator.evaluate(task, path, options=quick, cases=shown), score
         ran = {c.name: c for c in result.cases}
-        return result.model_copy(update={"cases": [ran.get(c.name) or start_cases[c.name] for c in shown]})
+        return result.model_copy(update={"cases": [ran.get(c.name) or start_cases[c.name] for c in shown]}), None
 
     def _evaluated(
         self, task: Task, source: str, name: str, options: EvalOptions, cases: list[Case], scratch: Path
@@ -889,6 +932,11 @@ def _deferred(shown: list[Case], start_cases: dict[str, CaseResult], ratio: floa
         return set()
     bound = ratio * failing[min(1, len(failing) - 1)]
     return {r.name for r in results if _elements(r) > bound}
+
+
+def _slow(start_cases: dict[str, CaseResult], seconds: float) -> bool:
+    """Whether the start's slowest known case took at least `seconds` per forward (`SearchConfig.defer_seconds`)."""
+    return max((c.forward_s or 0.0 for c in start_cases.values()), default=0.0) >= seconds
 
 
 def _elements(case: CaseResult) -> float:
