@@ -393,13 +393,11 @@ class _Counting:
         return getattr(self.inner, name)
 
 
-def test_the_largest_shown_cases_are_evaluated_only_for_versions_better_on_the_others(
-    evaluator: Evaluator, tmp_path: Path
-) -> None:
-    """A grid of `n // BLOCK` programs: right on the shown 4096 elements, wrong on the hidden sizes that are no
-    multiple of the block, which the screen adds to the shown cases. With the 4096-element case deferred, a version
-    is evaluated there only once it scores better than the start on the small cases: the same repair, the same
-    scores, fewer elements evaluated."""
+def _deferring_and_plain(
+    evaluator: Evaluator, tmp_path: Path, source: str, start: tuple[int, float, float]
+) -> tuple[tuple[SearchResult, list[list[str]]], tuple[SearchResult, list[list[str]]], dict[str, int]]:
+    """The search on a ReLU task of 4096 elements (shown: that case alone), taken as slow, with deferral (ratio 1.1)
+    and without: each result with the cases every evaluation of a version ran, and the cases' sizes."""
     from conftest import FIXTURES
 
     path = tmp_path / "relu_4096.py"
@@ -413,15 +411,28 @@ def test_the_largest_shown_cases_are_evaluated_only_for_versions_better_on_the_o
         candidate.write_text(version)
         return evaluator.evaluate(task, candidate, options=EvalOptions(trials=1), cases=every).status == "pass"
 
-    found: dict[float, tuple[SearchResult, list[list[str]]]] = {}
+    arms = []
     for ratio in (1.1, 0.0):
         counting = _Counting(evaluator, sizes)
         config = SearchConfig(max_evaluations=40, batch=1, defer_ratio=ratio, defer_seconds=0.0, refine=False)
-        search = RepairSearch(counting, config)  # type: ignore[arg-type]
         shown = [c for c in every if c.visible]
-        result = search.run(task, RELU, None, shown, accept, scratch=tmp_path / f"r{ratio}", start_score=(0, 0.0, 0.0))
-        found[ratio] = (result, counting.runs)
-    (deferring, deferring_runs), (plain, plain_runs) = found[1.1], found[0.0]
+        result = RepairSearch(counting, config).run(  # type: ignore[arg-type]
+            task, source, None, shown, accept, scratch=tmp_path / f"r{ratio}", start_score=start
+        )
+        arms.append((result, counting.runs))
+    return arms[0], arms[1], sizes
+
+
+def test_the_largest_shown_cases_are_evaluated_only_for_versions_better_on_the_others(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """A grid of `n // BLOCK` programs: right on the shown 4096 elements, wrong on the hidden sizes that are no
+    multiple of the block, which the screen adds to the shown cases. With the 4096-element case deferred, a version
+    is evaluated there only once it scores better than the start on the small cases: the same repair, the same
+    scores, fewer elements evaluated."""
+    (deferring, deferring_runs), (plain, plain_runs), sizes = _deferring_and_plain(
+        evaluator, tmp_path, RELU, (0, 0.0, 0.0)
+    )
     assert deferring.accepted is not None and deferring.accepted == plain.accepted, deferring.summary()
     assert "triton.cdiv" in deferring.accepted or "+ BLOCK - 1" in deferring.accepted
     assert [t.score for t in deferring.trials] == [t.score for t in plain.trials]  # ranked alike
@@ -439,32 +450,12 @@ def test_a_slow_start_wrong_on_large_shown_cases_is_searched_on_the_cheapest_cas
     as slow (`defer_seconds` 0), the start is first evaluated on the cheapest other cases; those it fails join the
     shown ones, and the large case is deferred: a version runs there only where it is right on the small cases or
     does better there than every version run on all of them (a kept version's children do not each pay for it)."""
-    from conftest import FIXTURES
-
-    path = tmp_path / "relu_4096.py"
-    path.write_text((FIXTURES / "capped" / "relu_million_task.py").read_text().replace("n = 1000000", "n = 4096"))
-    task = load_task(path)
-    every = evaluator.cases(task)
-    sizes = {c.name: c.numel or 0 for c in evaluator.derivation(task, None).kept}
     source = RELU.replace("grid = (n_elements // BLOCK,)", "grid = (triton.cdiv(n_elements, BLOCK),)").replace(
         "mask = offs < n_elements", "mask = offs < n_elements - 1"
     )
-
-    def accept(version: str) -> bool:
-        candidate = tmp_path / "accept.py"
-        candidate.write_text(version)
-        return evaluator.evaluate(task, candidate, options=EvalOptions(trials=1), cases=every).status == "pass"
-
-    found: dict[float, tuple[SearchResult, list[list[str]]]] = {}
-    for ratio in (1.1, 0.0):
-        counting = _Counting(evaluator, sizes)
-        config = SearchConfig(max_evaluations=40, batch=1, defer_ratio=ratio, defer_seconds=0.0, refine=False)
-        shown = [c for c in every if c.visible]
-        result = RepairSearch(counting, config).run(  # type: ignore[arg-type]
-            task, source, None, shown, accept, scratch=tmp_path / f"w{ratio}", start_score=(2, 1.0, 0.5)
-        )
-        found[ratio] = (result, counting.runs)
-    (deferring, deferring_runs), (plain, plain_runs) = found[1.1], found[0.0]
+    (deferring, deferring_runs), (plain, plain_runs), _ = _deferring_and_plain(
+        evaluator, tmp_path, source, (2, 1.0, 0.5)
+    )
     assert deferring.accepted is not None and plain.accepted is not None, deferring.summary()
     assert deferring.screen == ["one", "prime"]  # the cheapest cases the start fails joined the shown one at once
     assert plain_runs[0] == ["original"] and deferring_runs[0] == ["one", "prime"]
