@@ -497,20 +497,26 @@ class RepairSearch:
             and config.defer_ratio > 0
             and _slow(start_cases, config.defer_seconds)
             and not _deferred(shown, start_cases, config.defer_ratio)
-            and (found := self._screen(task, source, shown, quick, options or EvalOptions(), scratch)) is not None
-            and found[1]
-            and found[0].status == "fail"
         ):
-            # a slow kernel wrong on large shown cases: the cheapest other cases it fails join them, so that versions
-            # are told apart there first and the large ones are deferred (`defer_ratio`)
-            extra += 1
-            result, failing = found
-            shown += failing
-            screen = [c.name for c in failing]
-            names = {c.name for c in shown}
-            start_cases = {c.name: c for c in result.cases}
-            base = version_score(result.model_copy(update={"cases": [c for c in result.cases if c.name in names]}))
-        elif base[0] > 0 and start_cases and any(c.name not in start_cases for c in shown):
+            # a slow kernel wrong on large shown cases: the cheapest other cases it fails join them where that lets the
+            # large ones be deferred (`defer_ratio`), so that versions are told apart on the small ones first
+            found = self._screen(task, source, shown, quick, options or EvalOptions(), scratch)
+            extra += found is not None
+            if found is not None and found[0].status == "fail":
+                result, failing = found
+                ran = {c.name: c for c in result.cases}
+                deferred = _deferred([*shown, *failing], ran, config.defer_ratio)
+                small = [c for c in failing if c.name not in deferred]
+                if deferred and small:
+                    shown += small
+                    screen = [c.name for c in small]
+                names = {c.name for c in shown}
+                rescored = version_score(
+                    result.model_copy(update={"cases": [c for c in result.cases if c.name in names]})
+                )
+                if rescored[0] >= base[0]:  # as below: the start scored on every shown case
+                    base, start_cases = rescored, ran
+        if base[0] > 0 and start_cases and any(c.name not in start_cases for c in shown):
             # shown cases the start's score did not count (hidden ones a full check found it wrong on, or raising
             # there): it is scored on all of them once, as every version is, so that a version that mends one of
             # those cases ranks above it (not where its class comes out better: the gates do not run in the search)
