@@ -365,8 +365,9 @@ class SearchConfig:
     defer_ratio: float = 2.0
     """Slow kernels: the shown cases with more than this many times the elements of the second-smallest shown case
     the start fails are deferred. A version is evaluated on the others first, and on every shown case only where it
-    scores better than the start there (or is right there); a version that does not is given the start's results on
-    the deferred cases, so that its score counts the same cases as the start's. The search then does not pay for the
+    is right there or scores better there than every version already evaluated on all of them (the start at first);
+    a version that does not is given the start's results on the deferred cases, so that its score counts the same
+    cases as the start's. The search then does not pay for the
     largest cases on every version. 0: every version on every shown case."""
     defer_seconds: float = 0.5
     """Deferred cases are for slow kernels: a start whose slowest shown case took at least this long per forward.
@@ -488,9 +489,8 @@ class RepairSearch:
                 start_cases = {c.name: c for c in result.cases}
                 shown += failing
                 screen = [c.name for c in failing]
-                names = {c.name for c in shown}
                 # the start as it scores on what the search is shown: a hidden case the caller added may be wrong
-                base = version_score(result.model_copy(update={"cases": [c for c in result.cases if c.name in names]}))
+                base = _score_on(result, shown)
         elif (
             base[0] > 0
             and config.screen > 0
@@ -510,10 +510,7 @@ class RepairSearch:
                 if deferred and small:
                     shown += small
                     screen = [c.name for c in small]
-                names = {c.name for c in shown}
-                rescored = version_score(
-                    result.model_copy(update={"cases": [c for c in result.cases if c.name in names]})
-                )
+                rescored = _score_on(result, shown)
                 if rescored[0] >= base[0]:  # as below: the start scored on every shown case
                     base, start_cases = rescored, ran
         if base[0] > 0 and start_cases and any(c.name not in start_cases for c in shown):
@@ -927,6 +924,12 @@ class RepairSearch:
 
 _NEAR = 3
 """Lines either side of an edit's that count as its own (a second edit there likely fixes the same bug again)."""
+
+
+def _score_on(result: EvalResult, cases: list[Case]) -> Score:
+    """A version's score counting only its results on `cases` (an evaluation that ran more)."""
+    names = {c.name for c in cases}
+    return version_score(result.model_copy(update={"cases": [c for c in result.cases if c.name in names]}))
 
 
 def _deferred(shown: list[Case], start_cases: dict[str, CaseResult], ratio: float) -> set[str]:
