@@ -1,18 +1,24 @@
-"""Write the `dev2` tuning pool (SOURCES.md, "The `dev2` pool") from local git copies of its two repositories.
+"""Write the `dev2` or `dev3` pool (SOURCES.md) from local git copies of its two repositories.
 
-    python benchmarks/realdiscards/dev2.py --mirrors DIR
+    python benchmarks/realdiscards/dev2.py --mirrors DIR            # dev2: wrong values
+    python benchmarks/realdiscards/dev2.py --mirrors DIR --pool dev3  # dev3: errors, split by problem
 
 `dev2` is every Alisehen/LLMKernel kernel whose own GPU evaluation says `Outputs are not close`, for problems in
 neither split of manifest.csv (so as far from `heldout` as `dev` is). Its files are third-party code and are not
 committed: this writes them under `dev2/` (ignored), with `dev2/manifest.csv` in manifest.csv's layout (split
 `dev2`, tasks under `dev2/tasks/`). Run them with `benchmarks/real_repair.py IDS --manifest
 benchmarks/realdiscards/dev2/manifest.csv --split dev2`. DIR as for materialize.py.
+
+`dev3` is every kernel of the same problems whose own GPU evaluation raised (compile, launch, shape errors, the
+GPU's memory): real *broken* kernels. Its problems are split by a hash of their name into `dev3` (tuned on) and
+`dev3-held` (measured only), so the measuring half shares no problem with the tuning half.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import json
 import re
 import subprocess
@@ -60,7 +66,19 @@ def _kernels(mirrors: Path, level: str, problem: str) -> list[tuple[str, str]]:
     return pairs
 
 
-def build(mirrors: Path, out: Path) -> int:
+def _split(pool: str, task: str) -> str:
+    if pool == "dev2":
+        return "dev2"
+    return "dev3" if hashlib.sha256(task.encode()).digest()[0] % 2 == 0 else "dev3-held"
+
+
+def _wanted(pool: str, message: str) -> bool:
+    """A pool's kernels by their eval's message: dev2 wrong values, dev3 anything else that failed."""
+    wrong = "Outputs are not close" in message
+    return wrong if pool == "dev2" else bool(message) and not wrong
+
+
+def build(mirrors: Path, out: Path, pool: str = "dev2") -> int:
     repo, commit = LLMKERNEL
     taken = _taken_problems()
     rows = []
@@ -72,7 +90,7 @@ def build(mirrors: Path, out: Path) -> int:
                 continue
             task = f"{level}/{name}.py"
             for kernel, message in _kernels(mirrors, level, name):
-                if "Outputs are not close" not in message:
+                if not _wanted(pool, message):
                     continue
                 if not (out / "tasks" / task).is_file():
                     source = _git(mirrors, KERNELBENCH[0], "show", f"{KERNELBENCH[1]}:KernelBench/{task}")
@@ -83,7 +101,8 @@ def build(mirrors: Path, out: Path) -> int:
                 (out / candidate).write_text(_git(mirrors, repo, "show", f"{commit}:{kernel}"))
                 rows.append({
                     "task": task, "candidate": candidate, "id": f"{repo}/{kernel}", "model": "",
-                    "source": repo, "source_verdict": "fail", "split": "dev2", "module_mode": "eval",
+                    "source": repo, "source_verdict": "fail" if pool == "dev2" else "error",
+                    "split": _split(pool, task), "module_mode": "eval",
                 })  # fmt: skip
     with (out / "manifest.csv").open("w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=FIELDS)
@@ -95,9 +114,11 @@ def build(mirrors: Path, out: Path) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mirrors", type=Path, required=True, help="folder of git copies of the source repositories")
-    parser.add_argument("--out", type=Path, default=HERE / "dev2", help="where to write the pool (default: dev2/)")
+    parser.add_argument("--pool", choices=("dev2", "dev3"), default="dev2", help="which pool (default: dev2)")
+    parser.add_argument("--out", type=Path, help="where to write the pool (default: dev2/ or dev3/ beside this)")
     args = parser.parse_args()
-    print(f"{build(args.mirrors, args.out)} dev2 kernel(s) written under {args.out}", file=sys.stderr)
+    out = args.out or HERE / args.pool
+    print(f"{build(args.mirrors, out, args.pool)} {args.pool} kernel(s) written under {out}", file=sys.stderr)
 
 
 if __name__ == "__main__":
