@@ -108,3 +108,45 @@ def test_check_reports_a_partial_run(store_url: str) -> None:
             store.start_run("debug", task.id, model="offline", device="cpu")
             raise StoreError("the writer fails mid-run")
         assert [r.id for r in store.runs()] == [run.id]
+
+
+def test_sqlite_atomic_blocks_take_turns_past_the_busy_timeout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A triage worker's atomic block holds SQLite's write lock for a whole repair (minutes); a second worker's
+    block waits for its turn however long that is, where it had failed after the busy timeout ("database is
+    locked": every overlapping repair of a `--workers 2` triage on a SQLite store lost)."""
+    import threading
+
+    from kope.memory import engine
+
+    monkeypatch.setattr(engine, "BUSY_TIMEOUT_S", 0.2)
+    url = f"sqlite:///{tmp_path / 'memory.db'}"
+    ExperienceStore.open(url).close()
+    first, second = ExperienceStore.open(url), ExperienceStore.open(url)
+    inside, done = threading.Event(), threading.Event()
+    failures: list[BaseException] = []
+
+    def hold() -> None:
+        with first.atomic(key="first"):
+            inside.set()
+            time.sleep(1.5)  # seven busy timeouts
+
+    def wait_turn() -> None:
+        inside.wait(timeout=30)
+        try:
+            with second.atomic(key="second"):
+                pass
+        except BaseException as exc:
+            failures.append(exc)
+        done.set()
+
+    threads = [threading.Thread(target=hold), threading.Thread(target=wait_turn)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    try:
+        assert done.is_set() and failures == []
+        assert first.committed("first") and second.committed("second")
+    finally:
+        first.close()
+        second.close()

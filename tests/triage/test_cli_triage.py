@@ -22,7 +22,8 @@ def _json(output: str) -> dict[str, object]:
 
 
 @pytest.mark.slow
-def test_triage_command(tmp_path: Path) -> None:
+def test_triage_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # `--store none` records nothing: no SQLite file named `none` here
     run = make_run(tmp_path / "run", ops=["relu"], good=0, near_misses=0, broken=2, cheats=1, small=True)
     (run.candidates / "level1" / "77_orphan").mkdir()
     (run.candidates / "level1" / "77_orphan" / "sample_0.py").write_text(get_op("relu").kernel_path.read_text())
@@ -38,9 +39,12 @@ def test_triage_command(tmp_path: Path) -> None:
         "--json",
         "--cache-dir",
         str(tmp_path / "cache"),
+        "--store",
+        "none",
     ]
     first = CliRunner().invoke(app, args)
     assert first.exit_code == 0, first.output
+    assert not list(tmp_path.glob("none*"))
     summary = _json(first.output)
     assert summary["before"] == {"pass": 0, "near-miss": 0, "broken": 2, "cheat": 1, "unsupported-here": 0, "error": 0}
     assert summary["unmatched"] == 1 and "77_orphan" in first.output

@@ -305,11 +305,16 @@ def emit(payload: str | dict[str, Any] | list[Any]) -> None:
     out.print_json(payload if isinstance(payload, str) else json.dumps(payload, default=str))
 
 
+def no_store(location: str | None) -> bool:
+    """Whether --store says `none` (record nothing)."""
+    return location is not None and location.strip().lower() == "none"
+
+
 @contextmanager
 def store(location: str | None, *, existing: bool = False) -> Iterator[ExperienceStore | None]:
     """The experience store named by --store (the default file when None; `none`: no store). `existing`: a
     command that only reads; a SQLite file named there must exist (a typo must not create an empty store)."""
-    if location is not None and location.strip().lower() == "none":
+    if no_store(location):
         yield None
         return
     if existing and location is not None and "://" not in location and not Path(location).is_file():

@@ -21,7 +21,6 @@ from kope.cli.options import (
     ModuleModeOpt,
     PolicyOpt,
     SandboxOpt,
-    StoreOpt,
     TimeoutOpt,
     ToleranceOpt,
     TrialsOpt,
@@ -35,6 +34,7 @@ from kope.cli.run import (
     exit_with,
     given,
     model,
+    no_store,
     out,
     reported,
     say,
@@ -69,7 +69,15 @@ def triage_command(
     trials: TrialsOpt = None,
     timeout: TimeoutOpt = None,
     cache_dir: CacheDirOpt = None,
-    store_at: StoreOpt = None,
+    store_at: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            help="Record every repair in an experience store: a SQLAlchemy URL (postgresql+psycopg://... for a "
+            "shared one) or a SQLite file (on SQLite, repairs take turns on its write lock). `none` records nothing.",
+            show_default="none: nothing is recorded",
+        ),
+    ] = None,
     max_tokens: Annotated[
         int | None,
         typer.Option("--max-tokens", min=1, help="Token budget of the whole run's repairs.", show_default="no limit"),
@@ -137,7 +145,7 @@ def triage_command(
                     options=run.options(cuda_emulation=cuda_emulation),
                     max_tokens=max_tokens,
                     max_seconds=max_seconds,
-                    store=store_at,
+                    store=None if store_at is None or no_store(store_at) else store_at,
                     cache_dir=run.cache(),
                     progress=lambda row, s: bar.update(row, s.counts("after"), s.saved),
                     repair=not no_repair,

@@ -3,12 +3,14 @@ the dialects spell differently (an insert that ignores a duplicate)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import URL, Connection, Engine, and_, create_engine, event, func, select
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.pool import QueuePool, StaticPool
 
 from kope import paths
@@ -88,5 +90,27 @@ def sqlite_setup(engine: Engine) -> None:
 
     @event.listens_for(engine, "begin")
     def _begin(conn: Connection) -> None:
-        mode = "IMMEDIATE" if conn.get_execution_options().get("kope_write") else "DEFERRED"
-        conn.exec_driver_sql(f"BEGIN {mode}")
+        options = conn.get_execution_options()
+        if not options.get("kope_write"):
+            conn.exec_driver_sql("BEGIN DEFERRED")
+        elif options.get("kope_turn"):
+            _take_turn(conn)
+        else:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+TURN_POLL_S = 0.5
+
+
+def _take_turn(conn: Connection) -> None:
+    """BEGIN IMMEDIATE for a block that holds the write lock as long as it runs (`ExperienceStore.atomic`): another
+    such block can hold it for minutes (a whole repair), longer than any busy timeout, so this waits for its turn
+    without a limit. SQLite gives the lock back when its holder ends or dies, so the wait ends."""
+    while True:
+        try:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            return
+        except OperationalError as exc:
+            if "locked" not in str(exc.orig) and "busy" not in str(exc.orig):
+                raise
+            time.sleep(TURN_POLL_S)

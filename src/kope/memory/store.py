@@ -160,15 +160,15 @@ class ExperienceStore:
         Inner writes become savepoints (one that fails rolls back alone, as it would have alone).
         With `key`, the commit also records the key; if it is there already (a retried task whose
         first try committed), the whole block is rolled back and `duplicate` is set. On SQLite the
-        block holds the write lock throughout, so concurrent atomic writers take turns; PostgreSQL
-        runs them side by side.
+        block holds the write lock throughout, so concurrent atomic writers take turns (a block waits for its turn
+        as long as the one before it runs, not the busy timeout); PostgreSQL runs them side by side.
         """
         if self._held.get() is not None:
             raise StoreError("atomic blocks of one store do not nest")
         written = AtomicWrite(key=key)
         try:
             with self.engine.connect() as conn:
-                conn.execution_options(kope_write=True)
+                conn.execution_options(kope_write=True, kope_turn=True)
                 outer = conn.begin()
                 token = self._held.set((conn, written))
                 try:
