@@ -21,6 +21,10 @@ ways that say nothing about the kernel's correctness:
   and an honest hash that wraps (as int32 does on a GPU, which checks nothing without `debug`)
   would be an error.
 
+- What the GPU compiler refuses, the interpreter runs (a helper without `@triton.jit`, `continue`, a
+  global that is not a constant...): every launch is first lowered by Triton's GPU front end
+  (kope.evaluate.inside.frontend), and a kernel it refuses raises its error at the launch, as on a GPU.
+
 `@triton.heuristics` needs nothing: it computes its values on the CPU as on the GPU.
 """
 
@@ -88,6 +92,7 @@ def install(*, overflow_check: bool = False) -> None:
     _patch_autotuner()
     _patch_testing()
     _patch_libdevice()
+    _patch_frontend()
     _installed = True
 
 
@@ -157,6 +162,23 @@ def _patch_autotuner() -> None:
             self.nargs = None
 
     autotuner.Autotuner.run = run
+
+
+def _patch_frontend() -> None:
+    """Each launch lowered by the GPU compiler's front end first (kope.evaluate.inside.frontend)."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    from kope.evaluate.inside import frontend
+
+    original = InterpretedFunction.run
+
+    @functools.wraps(original)
+    def run(self: Any, *args: Any, grid: Any, warmup: Any, **kwargs: Any) -> Any:
+        if not warmup:
+            frontend.check(self.fn, self.kwargs, args, kwargs)
+        return original(self, *args, grid=grid, warmup=warmup, **kwargs)
+
+    InterpretedFunction.run = run
 
 
 def _set_options(overflow_check: bool) -> None:
@@ -325,12 +347,32 @@ def _patch_libdevice() -> None:
                     interpreter._patch_attr(generic, name, member, interpreter.interpreter_builder, scope)
         for module in modules:
             interpreter._patch_builtin(module, interpreter.interpreter_builder, scope)
-        return scope
+        return _owned(scope)
 
     interpreter._patch_lang = patch_lang
     _patch_launch(interpreter)
 
 
+def _owned(scope: Any) -> Any:
+    """A launch's own patches as they are; a device function's moved into its launch's, so they are undone when the
+    launch ends (Triton's interpreter drops the scope of a device function's call: its patches of the language,
+    say `tl.core` under a kernel that imports only `tl`, outlived the launch, and the GPU front end, which lowers
+    the next launch with the language's own functions, met the interpreter's in their place)."""
+    if not _scopes:
+        return scope
+    if _scopes[-1] is None:
+        _scopes[-1] = scope
+        return scope
+    changes = getattr(scope, "_changes", None)
+    owner = getattr(_scopes[-1], "_changes", None)
+    if isinstance(changes, list) and isinstance(owner, list):
+        owner.extend(changes)  # undone first (last in, first out), before the launch's own patches of the same names
+        changes.clear()
+    return scope
+
+
+_scopes: list[Any] = []
+"""Per launch in progress (innermost last): its patch scope, once its kernel's language is patched."""
 _patched: list[set[int]] = []
 """Per launch in progress (innermost last): the ids of the `triton.language` modules already patched.
 
@@ -356,10 +398,12 @@ def _patch_launch(interpreter: Any) -> None:
     @functools.wraps(original)
     def call(self: Any, *args: Any, **kwargs: Any) -> Any:
         _patched.append(set())
+        _scopes.append(None)
         try:
             return original(self, *args, **kwargs)
         finally:
             _patched.pop()
+            _scopes.pop()
 
     executor.__call__ = call
 

@@ -35,7 +35,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from kope import protocol
-from kope.evaluate.inside import cuda, interpreter, shapes, tensors, timing
+from kope.evaluate.inside import cuda, frontend, interpreter, shapes, tensors, timing
 from kope.evaluate.inside.channel import Channel, FeedRefused, UnsupportedValueError, plain
 from kope.evaluate.inside.state import same_state_each_call
 from kope.protocol import JobSpec, PlanInfo, TrialRecord, WorkerError, WorkerResult
@@ -376,7 +376,7 @@ def _classified(kind: str, exc: BaseException, stage: str) -> WorkerResult:
 def _candidate_line(exc: BaseException) -> str:
     """` (candidate line N: <code>)`: the deepest line of the candidate's file the failure passed through, in the
     innermost exception of its chain that has one (the interpreter re-raises a kernel's error from the launch, so
-    the kernel's own line is only in the cause); "" when none is."""
+    the kernel's own line is only in the cause), or the kernel's line the GPU compiler refuses; "" when none is."""
     found: tuple[int, str] | None = None
     seen: set[int] = set()
     chained: BaseException | None = exc
@@ -386,6 +386,8 @@ def _candidate_line(exc: BaseException) -> str:
             for frame in traceback.extract_tb(BaseException.__dict__["__traceback__"].__get__(chained)):
                 if Path(frame.filename).name == protocol.CANDIDATE_FILE and frame.lineno:
                     found = (frame.lineno, (frame.line or "").strip())  # the deepest, of the innermost cause
+            if type(chained) is frontend.GpuCompileError and Path(chained.filename).name == protocol.CANDIDATE_FILE:
+                found = (chained.lineno, chained.line)  # the kernel's line that the GPU compiler refuses
             cause = BaseException.__dict__["__cause__"].__get__(chained)
             chained = cause if isinstance(cause, BaseException) else None
     except Exception:  # a hostile exception object: say nothing more than its message
