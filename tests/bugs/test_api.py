@@ -27,6 +27,8 @@ OPERATORS = [
     "missing-function",
     "dtype-call",
     "grid-tuple",
+    "helper-jit",
+    "skip-continue",
 ]
 
 
@@ -113,8 +115,10 @@ def test_the_mutation_drops_the_constexpr_of_an_aranged_block_and_the_edit_resto
     assert [e.source for e in edits(parsed, ["constexpr-param"])] == [good]
 
 
-def repair(evaluator: Evaluator, tmp_path: Path, candidate: str) -> tuple[str, list[str], str]:
-    shutil.copy(API / "rownorm_task.py", tmp_path / "task.py")
+def repair(
+    evaluator: Evaluator, tmp_path: Path, candidate: str | Path, task: Path = API / "rownorm_task.py"
+) -> tuple[str, list[str], str]:
+    shutil.copy(task, tmp_path / "task.py")
     shutil.copy(API / candidate, tmp_path / "candidate.py")
     config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=6))
     report = DebugLoop(None, evaluator, config=config).run(
@@ -126,7 +130,11 @@ def repair(evaluator: Evaluator, tmp_path: Path, candidate: str) -> tuple[str, l
 
 @pytest.mark.parametrize(
     ("candidate", "operator"),
-    [("rownorm_width_range.py", "arange-block"), ("rownorm_autotune_again.py", "autotune-keyword")],
+    [
+        ("rownorm_width_range.py", "arange-block"),
+        ("rownorm_autotune_again.py", "autotune-keyword"),
+        ("rownorm_helper_unjitted.py", "helper-jit"),
+    ],
 )
 def test_the_search_repairs_a_kernel_that_never_ran(
     evaluator: Evaluator, tmp_path: Path, candidate: str, operator: str
@@ -231,3 +239,42 @@ def test_a_block_capped_by_a_size_is_capped_by_its_power_of_two(evaluator: Evalu
     config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=8))
     report = DebugLoop(None, evaluator, config=config).run(API / "rownorm_task.py", candidate, tmp_path / "fixed.py")
     assert report.status == "repaired", report.search
+
+
+def test_a_helper_a_kernel_calls_without_jit_is_jitted_and_a_torch_helper_is_not() -> None:
+    text = (API / "rownorm_helper_unjitted.py").read_text()
+    parsed = Program.parse(text)
+    assert parsed is not None
+    (made,) = edits(parsed, OPERATORS)
+    assert made.operator == "helper-jit" and made.grounded
+    assert "@triton.jit\ndef _normalised(x, norm):" in made.source
+    hosted = Program.parse(text.replace("tl.maximum(norm, 1e-6)", "torch.clamp(norm, min=1e-6)"))
+    assert hosted is not None and edits(hosted, ["helper-jit"]) == []  # PyTorch in it: a host call, not a helper
+
+
+def test_tl_any_and_all_are_written_with_reductions_triton_has() -> None:
+    import torch
+
+    from kope.bugs.api import WRITTEN_AS
+
+    where = lambda m, a, b: torch.where(m, torch.tensor(a), torch.tensor(b))  # noqa: E731 - tl.where's stand-in
+    tl = type("tl", (), {"where": staticmethod(where), "max": torch.max, "min": torch.min})
+    for mask in (torch.tensor([False, False]), torch.tensor([True, False]), torch.tensor([True, True])):
+        for name, reference in (("any", torch.any), ("all", torch.all)):
+            assert bool(eval(WRITTEN_AS[name].format(x="m"), {"tl": tl, "m": mask})) == bool(reference(mask))
+
+
+def test_a_continue_in_a_kernels_loop_becomes_a_guard_around_the_rest() -> None:
+    source = (FIXTURES / "interpreter" / "loop_continue.py").read_text()
+    parsed = Program.parse(source)
+    assert parsed is not None
+    (made,) = edits(parsed, OPERATORS)
+    assert made.operator == "skip-continue" and "continue" not in made.source.split('"""')[-1]
+    assert "        if not (step == 2):\n            y += x\n" in made.source
+    compile(made.source, "fixed.py", "exec")
+
+
+def test_the_search_repairs_a_loop_the_gpu_compiler_refuses(evaluator: Evaluator, tmp_path: Path) -> None:
+    kernel = FIXTURES / "interpreter" / "loop_continue.py"
+    status, accepted, _ = repair(evaluator, tmp_path, kernel, task=FIXTURES / "tasks" / "scale.py")
+    assert status == "repaired" and accepted == ["skip-continue"], accepted

@@ -14,8 +14,9 @@ rule is broken on every input, so the search tries these first):
 - `autotune-keyword`: a launch passes a meta-parameter that the kernel's `@triton.autotune` configs (or its
   `@triton.heuristics`) already set ("got multiple values for keyword argument 'BLOCK_SIZE'"). Two edits: the
   launch stops passing it, or the kernel stops being autotuned (the launch's value is used).
-- `missing-function`: a `tl.` function Triton does not have (`tl.tanh`, `tl.log1p`, `tl.expm1`: "module
-  'triton.language' has no attribute 'tanh'"), written with the ones it has (`2 * tl.sigmoid(2 * x) - 1`).
+- `missing-function`: a `tl.` function Triton does not have (`tl.tanh`, `tl.log1p`, `tl.expm1`, `tl.any`,
+  `tl.all`: "module 'triton.language' has no attribute 'tanh'"), written with the ones it has
+  (`2 * tl.sigmoid(2 * x) - 1`, `tl.max(tl.where(m, 1, 0)) > 0`).
 - `dtype-call`: a dtype called as a function (`tl.float32(n)`: "'dtype' object is not callable"), written as the
   cast it means (`tl.cast(n, tl.float32)`).
 - `grid-tuple`: a launch grid that is a number (`kernel[n_blocks](...)`: "object of type 'int' has no len()"),
@@ -25,6 +26,13 @@ rule is broken on every input, so the search tries these first):
 - `capped-block`: a block a `tl.arange` ranges over that the host caps by a size (`BLOCK = min(64, batch)`): a
   power of two while the size is large, any number below it ("arange's range must be a power of 2"). Every such
   cap becomes `min(64, triton.next_power_of_2(batch))`.
+- `helper-jit`: a module-level function a kernel calls, computing with `triton.language` (and nothing of PyTorch),
+  defined without `@triton.jit`: the interpreter runs it, Triton's GPU compiler refuses it ("Cannot access global
+  variable ... from within @jit'ed function", "Did you forget to add @triton.jit ?"; kope's evaluation lowers each
+  launch with that compiler's front end). The edit decorates every such helper, the way the file spells
+  `triton.jit`.
+- `skip-continue`: `if C: continue` in a kernel's loop ("unsupported AST node type: Continue"): the rest of the
+  loop's body goes under `if not (C):`.
 
 Its mutation, `constexpr-dropped`, removes the `tl.constexpr` annotation of a block a `tl.arange` ranges over.
 """
@@ -407,6 +415,8 @@ WRITTEN_AS = {
     "tanh": "(2.0 * tl.sigmoid(2.0 * ({x})) - 1.0)",
     "log1p": "tl.log(1.0 + ({x}))",
     "expm1": "(tl.exp({x}) - 1.0)",
+    "any": "(tl.max(tl.where({x}, 1, 0)) > 0)",
+    "all": "(tl.min(tl.where({x}, 1, 0)) > 0)",
 }
 """Functions models call on `tl` (or `tl.math`) that Triton's language may not have, written with ones it has."""
 
@@ -583,10 +593,122 @@ def missing_import(program: Program) -> Iterator[Edit]:
     )
 
 
+# -- helpers the kernels call without @triton.jit ----------------------------------------------------
+
+
+def _unjitted_helpers(program: Program) -> list[ast.FunctionDef]:
+    """Module-level functions without a decorator that a kernel (or such a helper) calls and that compute with
+    `triton.language` and nothing of PyTorch: the interpreter runs them, the GPU compiler refuses them."""
+    parsed = program.parsed
+    plain = {
+        node.name: node
+        for node in parsed.tree.body
+        if isinstance(node, ast.FunctionDef) and not node.decorator_list and _triton_only(program, node)
+    }
+    found: dict[str, ast.FunctionDef] = {}
+    callers: list[ast.FunctionDef] = list(parsed.kernels)
+    while callers:
+        caller = callers.pop()
+        for node in ast.walk(caller):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in plain:
+                helper = plain[node.func.id]
+                if helper.name not in found:
+                    found[helper.name] = helper
+                    callers.append(helper)
+    return sorted(found.values(), key=lambda f: f.lineno)
+
+
+def _jit_spelling(program: Program) -> str:
+    """How the file spells `triton.jit` on its kernels (`triton.jit`, `jit`...)."""
+    for kernel in program.parsed.kernels:
+        for decorator in kernel.decorator_list:
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            if program.parsed.path_of(target) == "triton.jit":
+                return program.parsed.code(target)
+    return "triton.jit"
+
+
+def _triton_only(program: Program, function: ast.FunctionDef) -> bool:
+    paths = [program.parsed.path_of(n) for n in ast.walk(function) if isinstance(n, ast.Attribute | ast.Name)]
+    return any(p.startswith("triton.language.") for p in paths) and not any(p.startswith("torch") for p in paths)
+
+
+@operator("helper-jit", "api-misuse")
+def helper_jit(program: Program) -> Iterator[Edit]:
+    """`@triton.jit` on every module-level helper a kernel calls without it (one edit)."""
+    helpers = _unjitted_helpers(program)
+    if not helpers:
+        return
+    text = program.text
+    lines = text.splitlines(keepends=True)
+    for helper in reversed(helpers):
+        at = helper.lineno - 1
+        indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
+        lines.insert(at, f"{indent}@{_jit_spelling(program)}\n")
+    names = ", ".join(f"`{h.name}`" for h in helpers)
+    yield Edit(
+        "helper-jit",
+        "api-misuse",
+        helpers[0].lineno,
+        f"`@triton.jit` on {names}: a kernel calls {'them' if len(helpers) > 1 else 'it'}",
+        "".join(lines),
+        f"{names} called from a kernel without `@triton.jit` (the GPU compiler refuses it)",
+        grounded=True,
+    )
+
+
+# -- `continue` in a kernel's loop ------------------------------------------------------------------------
+
+
+def _skips(program: Program) -> list[tuple[ast.If, list[ast.stmt]]]:
+    """In a kernel's loops: `if C: continue` among a loop body's statements, with the statements after it."""
+    found: list[tuple[ast.If, list[ast.stmt]]] = []
+    for kernel in program.parsed.kernels:
+        for loop in ast.walk(kernel):
+            if not isinstance(loop, ast.For | ast.While):
+                continue
+            for index, statement in enumerate(loop.body):
+                if (
+                    isinstance(statement, ast.If)
+                    and not statement.orelse
+                    and len(statement.body) == 1
+                    and isinstance(statement.body[0], ast.Continue)
+                ):
+                    found.append((statement, loop.body[index + 1 :]))
+                    break  # one a loop: the next is inside the rest, a later round's
+    return found
+
+
+@operator("skip-continue", "api-misuse")
+def skip_continue(program: Program) -> Iterator[Edit]:
+    """`if C: continue` then the rest of the loop's body -> `if not (C):` around the rest (Triton's compiler has no
+    `continue`); every such loop at once (one edit)."""
+    found = _skips(program)
+    if not found:
+        return
+    lines = program.text.splitlines(keepends=True)
+    for skip, rest in sorted(found, key=lambda pair: -pair[0].lineno):
+        first, last = skip.lineno - 1, (rest[-1].end_lineno if rest else skip.end_lineno) or skip.lineno
+        indent = lines[first][: len(lines[first]) - len(lines[first].lstrip())]
+        condition = program.parsed.code(skip.test)
+        body = [f"    {line}" if line.strip() else line for line in lines[(skip.end_lineno or skip.lineno) : last]]
+        guard = [f"{indent}if not ({condition}):\n"] if rest else []
+        lines[first:last] = guard + body
+    yield Edit(
+        "skip-continue",
+        "api-misuse",
+        found[0][0].lineno,
+        "the rest of the loop under `if not (...)` instead of `continue`",
+        "".join(lines),
+        "`continue` in a kernel's loop (the GPU compiler has no `continue`)",
+        grounded=True,
+    )
+
+
 @recipe(
     "mend-api",
     "annotate tl.constexpr what must be constant, range over a power-of-two block, stop passing autotuned "
-    "meta-parameters, import what the file uses",
+    "meta-parameters, import what the file uses, jit the helpers a kernel calls",
 )
 def mend_api(source: str) -> Iterator[str]:
     program = Program.parse(source)

@@ -740,6 +740,8 @@ ORDER = (
     "missing-function",
     "dtype-call",
     "grid-tuple",
+    "helper-jit",
+    "skip-continue",
     "compare-flip",
     "floor-to-cdiv",
     "loop-bound",

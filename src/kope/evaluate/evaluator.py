@@ -599,6 +599,7 @@ class Evaluator:
             trace=options.trace,
             cuda_emulation=options.emulates_cuda,
             overflow_check=options.overflow_check,
+            gpu_frontend=options.gpu_frontend,
             module_mode=options.module_mode,
             size_globals={
                 name: (run.task.literal_sizes[name], value)

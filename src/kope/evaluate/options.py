@@ -63,6 +63,10 @@ class EvalOptions:
     """On the CPU: Triton's interpreter checks every 32-bit integer `+`, `-` and `*` for overflow, an assertion
     error where one wraps (off by default: a GPU wraps them unchecked, honest hashes rely on it, and the check
     triples the time of an index-heavy kernel)."""
+    gpu_frontend: bool = True
+    """On the CPU: every interpreted launch is first lowered by Triton's GPU front end, and a kernel the GPU
+    compiler refuses (a helper without `@triton.jit`, `continue`...) is a runtime error, as on a GPU
+    (`kope.evaluate.inside.frontend`). Off: the interpreter's verdict alone."""
 
     @property
     def emulates_cuda(self) -> bool:

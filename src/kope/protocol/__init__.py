@@ -139,6 +139,8 @@ class JobSpec(BaseModel):
     """Candidate jobs on the CPU: CUDA emulated for code written for a GPU (`kope.evaluate.inside.cuda`)."""
     overflow_check: bool = False
     """Candidate jobs on the CPU: the interpreter checks 32-bit integer arithmetic for overflow (`EvalOptions`)."""
+    gpu_frontend: bool = True
+    """Candidate jobs on the CPU: each launch lowered by Triton's GPU front end first (`EvalOptions`)."""
     size_globals: dict[str, tuple[Any, Any]] = Field(default_factory=dict)
     """Candidate jobs: the task's module-level sizes the case changes, (the task's own value, the case's). A candidate
     module that assigns one of them the task's own value (a copy of the task's globals, which a `ModelNew.__init__`

@@ -4,6 +4,8 @@ constexpr globals, autotune) still runs."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from conftest import FIXTURES, SCALE_TASK
 
@@ -37,4 +39,10 @@ def test_what_the_gpu_compiler_refuses_is_a_runtime_error(
 
 def test_what_the_gpu_compiler_takes_still_passes(evaluator: Evaluator) -> None:
     result = evaluator.evaluate(SCALE_TASK, KERNELS / "helper_jitted.py", options=OPTIONS, which=["N=257", "N=1"])
+    assert result.status == "pass", result.error
+
+
+def test_with_the_front_end_off_the_interpreter_alone_judges(evaluator: Evaluator) -> None:
+    off = dataclasses.replace(OPTIONS, gpu_frontend=False)
+    result = evaluator.evaluate(SCALE_TASK, KERNELS / "loop_continue.py", options=off, which=["N=257"])
     assert result.status == "pass", result.error

@@ -56,6 +56,7 @@ _lock = threading.Lock()
 _selection = 0
 _runs: dict[tuple[str, int], AutotuneRun] = {}
 _installed = False
+_frontend = True
 
 
 class InterpreterUnsupported(RuntimeError):
@@ -81,12 +82,13 @@ def is_unsupported(exc: BaseException) -> bool:
     return False
 
 
-def install(*, overflow_check: bool = False) -> None:
+def install(*, overflow_check: bool = False, gpu_frontend: bool = True) -> None:
     """Patch Triton for the interpreter (idempotent; a no-op unless `TRITON_INTERPRET=1`)."""
-    global _installed
+    global _installed, _frontend
     if not interpreting():
         return
     _set_options(overflow_check)
+    _frontend = gpu_frontend
     if _installed:
         return
     _patch_autotuner()
@@ -174,7 +176,7 @@ def _patch_frontend() -> None:
 
     @functools.wraps(original)
     def run(self: Any, *args: Any, grid: Any, warmup: Any, **kwargs: Any) -> Any:
-        if not warmup:
+        if _frontend and not warmup:
             frontend.check(self.fn, self.kwargs, args, kwargs)
         return original(self, *args, grid=grid, warmup=warmup, **kwargs)
 

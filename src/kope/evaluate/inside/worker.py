@@ -587,7 +587,7 @@ def _prepare(spec: JobSpec, job_dir: Path) -> Any:
     """Before the candidate is imported: poisoned allocations, the interpreter's patches, CUDA emulation (when
     the job asks for it), then the integrity monitor (above the emulation: it sees what the candidate sees)."""
     _poison_uninitialized_memory()
-    interpreter.install(overflow_check=spec.overflow_check)
+    interpreter.install(overflow_check=spec.overflow_check, gpu_frontend=spec.gpu_frontend)
     if spec.cuda_emulation:
         cuda.CudaEmulation().install()
     if spec.integrity is None:

@@ -1,16 +1,18 @@
-"""What Triton's integer-overflow sanitiser costs in the CPU interpreter: one evaluation of each kernel on its
-first derived case (one trial, no gates, the reference cached, sandboxed as always), with `overflow_check` off
-(kope's default) and on (Triton's interpreter default), side by side in one run, in alternating order.
+"""What an interpreter option changes, side by side in one run: one evaluation of each kernel on its first derived
+case (one trial, no gates, the reference cached, sandboxed as always), with the option off and on, in alternating
+order. `--option overflow_check` (Triton's integer-overflow sanitiser; kope's default off) or `--option
+gpu_frontend` (Triton's GPU front end on every launch; kope's default on).
 
-It also says where the two disagree: a kernel the check turns into an error (an int32 wrap, which a GPU does
-unchecked) or whose values change.
+It says where the two disagree (a kernel one of them turns into an error, or whose values change) and, for a
+real-discard manifest, each kernel's verdict in its own pipeline (`source`: its GPU's), so a kernel the GPU ran
+that the option turns into an error is a false rejection, and one the GPU refused that it catches is a fix.
 
 Manifests: a hand-written corpus's manifest.json (`[{file, task, ...}]`, tasks relative to it) or a real-discard
 manifest.csv (benchmarks/realdiscards: `task`, `candidate` relative to its folder's `tasks/` and itself), whose
 rows `--split` and `--match` (a substring of the id) choose.
 
-Usage: .venv/bin/python benchmarks/interpreter_overflow.py [--manifest PATH ...] [--split dev2] [--match TEXT]
-       [--elements 4096] [--limit N]
+Usage: .venv/bin/python benchmarks/interpreter_options.py --option gpu_frontend [--manifest PATH ...]
+       [--split dev2] [--match TEXT] [--elements 4096] [--limit N]
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ class Kernel:
     task: Path
     candidate: Path
     module_mode: str = "train"
+    source: str = ""
 
 
 def kernels(manifest: Path, split: str | None, match: str | None) -> list[Kernel]:
@@ -52,7 +55,13 @@ def kernels(manifest: Path, split: str | None, match: str | None) -> list[Kernel
             rows = [r for r in csv.DictReader(handle) if split is None or r["split"] == split]
         folder = manifest.parent
         found = [
-            Kernel(r["id"], folder / "tasks" / r["task"], folder / r["candidate"], r.get("module_mode") or "train")
+            Kernel(
+                r["id"],
+                folder / "tasks" / r["task"],
+                folder / r["candidate"],
+                r.get("module_mode") or "train",
+                r.get("source_verdict", ""),
+            )
             for r in rows
         ]
     return [k for k in found if match is None or match in k.name]
@@ -68,6 +77,7 @@ def _outcome(result: EvalResult) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--option", choices=("overflow_check", "gpu_frontend"), default="overflow_check")
     parser.add_argument("--manifest", type=Path, action="append")
     parser.add_argument("--split")
     parser.add_argument("--match")
@@ -79,11 +89,12 @@ def main() -> None:
     console.print(
         f"machine: {platform.node()}, {platform.machine()}, python {platform.python_version()}, "
         f"{time.strftime('%Y-%m-%d %H:%M')}, cpu (Triton interpreter); {len(chosen)} kernels, "
-        f"first derived case at {args.elements} input elements, 1 trial, no gates"
+        f"first derived case at {args.elements} input elements, 1 trial, no gates; {args.option} off and on"
     )
-    table = Table("kernel", "check off (s)", "check on (s)", "on / off", "off", "on")
+    table = Table("kernel", "source", "off (s)", "on (s)", "on / off", "off", "on")
     ratios: list[float] = []
     differ = 0
+    turned: dict[str, list[int]] = {}  # source verdict -> [kernels, errors only with the option on, only off]
     with Evaluator(max_parallel=1) as evaluator:
         for index, kernel in enumerate(chosen):
             task = load_task(kernel.task)
@@ -92,7 +103,7 @@ def main() -> None:
             try:
                 cases = evaluator.cases(task, options=base)[:1]
             except Exception as exc:  # a task the derivation refuses is a row, not the end of the run
-                table.add_row(kernel.name, "", "", "", f"no cases: {type(exc).__name__}", "")
+                table.add_row(kernel.name, kernel.source, "", "", "", f"no cases: {type(exc).__name__}", "")
                 continue
             evaluator.evaluate(task, kernel.candidate, options=base, cases=cases)  # the reference cached, warm
             seconds: dict[bool, float] = {}
@@ -100,15 +111,20 @@ def main() -> None:
             for check in (False, True) if index % 2 == 0 else (True, False):
                 began = time.perf_counter()
                 result = evaluator.evaluate(
-                    task, kernel.candidate, options=dataclasses.replace(base, overflow_check=check), cases=cases
+                    task, kernel.candidate, options=dataclasses.replace(base, **{args.option: check}), cases=cases
                 )
                 seconds[check] = time.perf_counter() - began
                 outcome[check] = _outcome(result)
             ratio = seconds[True] / seconds[False]
             differ += outcome[True] != outcome[False]
+            counts = turned.setdefault(kernel.source or "-", [0, 0, 0])
+            counts[0] += 1
+            counts[1] += outcome[True].startswith("error") and not outcome[False].startswith("error")
+            counts[2] += outcome[False].startswith("error") and not outcome[True].startswith("error")
             ratios.append(ratio)
             table.add_row(
                 kernel.name[-70:],
+                kernel.source,
                 f"{seconds[False]:.2f}",
                 f"{seconds[True]:.2f}",
                 f"{ratio:.2f}",
@@ -121,6 +137,10 @@ def main() -> None:
             f"on / off: median {statistics.median(ratios):.2f}, min {min(ratios):.2f}, max {max(ratios):.2f}; "
             f"outcomes differ on {differ} of {len(ratios)}"
         )
+        by_source = Table("source verdict", "kernels", "an error only with it on", "an error only with it off")
+        for source, (total, on, off) in sorted(turned.items()):
+            by_source.add_row(source, str(total), str(on), str(off))
+        console.print(by_source)
 
 
 if __name__ == "__main__":
