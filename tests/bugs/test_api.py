@@ -272,6 +272,10 @@ def test_a_continue_in_a_kernels_loop_becomes_a_guard_around_the_rest() -> None:
     assert made.operator == "skip-continue" and "continue" not in made.source.split('"""')[-1]
     assert "        if not (step == 2):\n            y += x\n" in made.source
     compile(made.source, "fixed.py", "exec")
+    broken = Program.parse(source.replace("            continue", "            break"))
+    assert broken is not None
+    (guarded,) = edits(broken, ["skip-continue"])
+    assert "        if not (step == 2):\n            y += x\n" in guarded.source
 
 
 def test_the_search_repairs_a_loop_the_gpu_compiler_refuses(evaluator: Evaluator, tmp_path: Path) -> None:

@@ -31,8 +31,9 @@ rule is broken on every input, so the search tries these first):
   variable ... from within @jit'ed function", "Did you forget to add @triton.jit ?"; kope's evaluation lowers each
   launch with that compiler's front end). The edit decorates every such helper, the way the file spells
   `triton.jit`.
-- `skip-continue`: `if C: continue` in a kernel's loop ("unsupported AST node type: Continue"): the rest of the
-  loop's body goes under `if not (C):`.
+- `skip-continue`: `if C: continue` (or `if C: break`) in a kernel's loop ("unsupported AST node type:
+  Continue"): the rest of the loop's body goes under `if not (C):` (for `break`, the same where C stays true once
+  true, as a bound on a rising index does).
 
 Its mutation, `constexpr-dropped`, removes the `tl.constexpr` annotation of a block a `tl.arange` ranges over.
 """
@@ -661,7 +662,8 @@ def helper_jit(program: Program) -> Iterator[Edit]:
 
 
 def _skips(program: Program) -> list[tuple[ast.If, list[ast.stmt]]]:
-    """In a kernel's loops: `if C: continue` among a loop body's statements, with the statements after it."""
+    """In a kernel's loops: `if C: continue` (or `break`) among a loop body's statements, with the statements after
+    it."""
     found: list[tuple[ast.If, list[ast.stmt]]] = []
     for kernel in program.parsed.kernels:
         for loop in ast.walk(kernel):
@@ -672,7 +674,7 @@ def _skips(program: Program) -> list[tuple[ast.If, list[ast.stmt]]]:
                     isinstance(statement, ast.If)
                     and not statement.orelse
                     and len(statement.body) == 1
-                    and isinstance(statement.body[0], ast.Continue)
+                    and isinstance(statement.body[0], ast.Continue | ast.Break)
                 ):
                     found.append((statement, loop.body[index + 1 :]))
                     break  # one a loop: the next is inside the rest, a later round's
@@ -682,7 +684,9 @@ def _skips(program: Program) -> list[tuple[ast.If, list[ast.stmt]]]:
 @operator("skip-continue", "api-misuse")
 def skip_continue(program: Program) -> Iterator[Edit]:
     """`if C: continue` then the rest of the loop's body -> `if not (C):` around the rest (Triton's compiler has no
-    `continue`); every such loop at once (one edit)."""
+    `continue`); every such loop at once (one edit). `if C: break` the same way: the loop runs on and does nothing
+    where it would have stopped, which is the same wherever C, once true, stays true (`k + start >= end` over a
+    rising `k`); the cases judge the rest."""
     found = _skips(program)
     if not found:
         return
@@ -698,9 +702,9 @@ def skip_continue(program: Program) -> Iterator[Edit]:
         "skip-continue",
         "api-misuse",
         found[0][0].lineno,
-        "the rest of the loop under `if not (...)` instead of `continue`",
+        "the rest of the loop under `if not (...)` instead of `continue` or `break`",
         "".join(lines),
-        "`continue` in a kernel's loop (the GPU compiler has no `continue`)",
+        "`continue` or `break` in a kernel's loop (the GPU compiler has neither)",
         grounded=True,
     )
 
