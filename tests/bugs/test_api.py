@@ -29,6 +29,7 @@ OPERATORS = [
     "grid-tuple",
     "helper-jit",
     "skip-continue",
+    "config-dict",
 ]
 
 
@@ -282,3 +283,21 @@ def test_the_search_repairs_a_loop_the_gpu_compiler_refuses(evaluator: Evaluator
     kernel = FIXTURES / "interpreter" / "loop_continue.py"
     status, accepted, _ = repair(evaluator, tmp_path, kernel, task=FIXTURES / "tasks" / "scale.py")
     assert status == "repaired" and accepted == ["skip-continue"], accepted
+
+
+def test_autotune_configs_written_as_dicts_become_triton_configs() -> None:
+    source = (API / "rownorm_autotune_again.py").read_text()
+    dicts = source.replace(
+        'configs=[triton.Config({"BLOCK": 32}, num_warps=1), triton.Config({"BLOCK": 64}, num_warps=2)],',
+        "configs=CONFIGS,",
+    ).replace(
+        "@triton.autotune(",
+        'CONFIGS = [{"BLOCK": 32, "num_warps": 1}, {"BLOCK": 64, "num_stages": 2}]\n\n\n@triton.autotune(',
+    )
+    parsed = Program.parse(dicts)
+    assert parsed is not None
+    made = [e for e in edits(parsed, OPERATORS) if e.operator == "config-dict"]
+    assert len(made) == 1 and made[0].grounded
+    assert "CONFIGS = [triton.Config({'BLOCK': 32}, num_warps=1), triton.Config({'BLOCK': 64}, num_stages=2)]" in (
+        made[0].source
+    )

@@ -34,6 +34,8 @@ rule is broken on every input, so the search tries these first):
 - `skip-continue`: `if C: continue` (or `if C: break`) in a kernel's loop ("unsupported AST node type:
   Continue"): the rest of the loop's body goes under `if not (C):` (for `break`, the same where C stays true once
   true, as a bound on a rising index does).
+- `config-dict`: an autotune's configs written as dicts (`{"BLOCK_M": 64, "num_warps": 4}`: "'dict' object has no
+  attribute 'kwargs'"): each becomes `triton.Config({"BLOCK_M": 64}, num_warps=4)`.
 
 Its mutation, `constexpr-dropped`, removes the `tl.constexpr` annotation of a block a `tl.arange` ranges over.
 """
@@ -707,6 +709,57 @@ def skip_continue(program: Program) -> Iterator[Edit]:
         "`continue` or `break` in a kernel's loop (the GPU compiler has neither)",
         grounded=True,
     )
+
+
+# -- autotune configs written as dicts --------------------------------------------------------------------
+
+_CONFIG_OPTIONS = frozenset({"num_warps", "num_stages", "num_ctas", "maxnreg"})
+"""Keys of a config dict that are `triton.Config`'s own arguments, not meta-parameters."""
+
+
+def _config_list(program: Program, decorator: ast.Call) -> ast.List | None:
+    """The list literal an autotune's `configs` is: given there, or a module-level name bound to one."""
+    given = next(
+        (k.value for k in decorator.keywords if k.arg == "configs"), decorator.args[0] if decorator.args else None
+    )
+    if isinstance(given, ast.Name):
+        bound = [
+            s.value
+            for s in program.parsed.tree.body
+            if isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == given.id for t in s.targets)
+        ]
+        given = bound[-1] if bound else None
+    return given if isinstance(given, ast.List) else None
+
+
+@operator("config-dict", "api-misuse")
+def config_dict(program: Program) -> Iterator[Edit]:
+    """An autotune's configs written as dicts ("'dict' object has no attribute 'kwargs'"): each a `triton.Config` of
+    its meta-parameters, with `num_warps` / `num_stages` as that config's own arguments (one edit)."""
+    parsed = program.parsed
+    spelled = _jit_spelling(program).rsplit(".", 1)
+    config = f"{spelled[0]}.Config" if len(spelled) == 2 else "triton.Config"
+    changes: list[tuple[ast.AST, str]] = []
+    for kernel in parsed.kernels:
+        tune = parsed.autotune(kernel)
+        listed = _config_list(program, tune) if tune is not None else None
+        for element in listed.elts if listed is not None else []:
+            if not isinstance(element, ast.Dict) or not all(
+                isinstance(k, ast.Constant) and isinstance(k.value, str) for k in element.keys
+            ):
+                continue
+            pairs = [(k.value, v) for k, v in zip(element.keys, element.values, strict=True)]  # type: ignore[union-attr]
+            meta = ", ".join(f"{key!r}: {parsed.code(value)}" for key, value in pairs if key not in _CONFIG_OPTIONS)
+            own = "".join(f", {key}={parsed.code(value)}" for key, value in pairs if key in _CONFIG_OPTIONS)
+            changes.append((element, f"{config}({{{meta}}}{own})"))
+    if changes:
+        yield from _rewrite(
+            program,
+            "config-dict",
+            changes,
+            f"the autotune's {len(changes)} config dict(s) as `triton.Config`s",
+            "autotune configs written as dicts, where Triton reads `triton.Config`s",
+        )
 
 
 @recipe(

@@ -742,6 +742,7 @@ ORDER = (
     "grid-tuple",
     "helper-jit",
     "skip-continue",
+    "config-dict",
     "compare-flip",
     "floor-to-cdiv",
     "loop-bound",
