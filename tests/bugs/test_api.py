@@ -178,6 +178,10 @@ def test_a_dtype_called_as_a_function_becomes_a_cast() -> None:
     (made,) = edits(parsed, OPERATORS)
     assert made.operator == "dtype-call"
     assert "+ tl.cast(1e-6, tl.float32) * tl.cast(n_cols > 0, tl.float32))" in made.source
+    viewed = Program.parse((API / "rownorm_good.py").read_text().replace("x / norm,", "x / tl.view(norm, tl.float32),"))
+    assert viewed is not None
+    (cast,) = edits(viewed, OPERATORS)
+    assert cast.operator == "dtype-call" and "x / tl.cast(norm, tl.float32)," in cast.source
 
 
 def test_a_grid_that_is_a_number_becomes_a_one_axis_tuple() -> None:

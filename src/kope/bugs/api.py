@@ -17,8 +17,9 @@ rule is broken on every input, so the search tries these first):
 - `missing-function`: a `tl.` function Triton does not have (`tl.tanh`, `tl.log1p`, `tl.expm1`, `tl.any`,
   `tl.all`: "module 'triton.language' has no attribute 'tanh'"), written with the ones it has
   (`2 * tl.sigmoid(2 * x) - 1`, `tl.max(tl.where(m, 1, 0)) > 0`).
-- `dtype-call`: a dtype called as a function (`tl.float32(n)`: "'dtype' object is not callable"), written as the
-  cast it means (`tl.cast(n, tl.float32)`).
+- `dtype-call`: a dtype called as a function (`tl.float32(n)`: "'dtype' object is not callable"), or given as the
+  shape of `tl.view` / `tl.reshape` (`tl.view(s, tl.float32)`: "Shape element 0 must have type `constexpr[int]`"),
+  written as the cast it means (`tl.cast(n, tl.float32)`).
 - `grid-tuple`: a launch grid that is a number (`kernel[n_blocks](...)`: "object of type 'int' has no len()"),
   made the one-axis tuple Triton takes (`kernel[(n_blocks,)](...)`).
 - `missing-import`: a module the file uses under its conventional name (`math`, `triton`, `tl`, `torch`, `F`,
@@ -493,7 +494,8 @@ _DTYPES = frozenset(
 
 @operator("dtype-call", "api-misuse")
 def dtype_call(program: Program) -> Iterator[Edit]:
-    """`tl.float32(x)` -> `tl.cast(x, tl.float32)`, every such call in the kernels (one edit)."""
+    """`tl.float32(x)` (or `tl.view(x, tl.float32)`) -> `tl.cast(x, tl.float32)`, every such call in the kernels (one
+    edit)."""
     changes: list[tuple[ast.AST, str]] = []
     for kernel in program.parsed.kernels:
         for node in ast.walk(kernel):
@@ -502,6 +504,13 @@ def dtype_call(program: Program) -> Iterator[Edit]:
                 if path.startswith("triton.language.") and path.rsplit(".", 1)[-1] in _DTYPES:
                     dtype = program.parsed.code(node.func)
                     changes.append((node, f"tl.cast({program.parsed.code(node.args[0])}, {dtype})"))
+            elif isinstance(node, ast.Call) and len(node.args) == 2 and not node.keywords:
+                path = program.parsed.path_of(node.func)
+                shape = program.parsed.path_of(node.args[1])
+                reshaped = path in ("triton.language.view", "triton.language.reshape")
+                if reshaped and shape.startswith("triton.language.") and shape.rsplit(".", 1)[-1] in _DTYPES:
+                    value, dtype = (program.parsed.code(a) for a in node.args)
+                    changes.append((node, f"tl.cast({value}, {dtype})"))  # `tl.view(x, tl.float32)`: a cast meant
     if changes:
         yield from _rewrite(
             program,
