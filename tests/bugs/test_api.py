@@ -22,6 +22,7 @@ API = FIXTURES / "api"
 OPERATORS = [
     "missing-import",
     "constexpr-param",
+    "constexpr-local",
     "autotune-keyword",
     "arange-block",
     "missing-function",
@@ -305,3 +306,24 @@ def test_autotune_configs_written_as_dicts_become_triton_configs() -> None:
     assert "CONFIGS = [triton.Config({'BLOCK': 32}, num_warps=1), triton.Config({'BLOCK': 64}, num_stages=2)]" in (
         made[0].source
     )
+
+
+def test_a_block_computed_from_constants_is_annotated_where_triton_needs_a_constant(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """`HALF = BLOCK // 2` is a constant to Python and a runtime value to Triton's compiler: the GPU front end refuses
+    `tl.arange(0, HALF)` (the interpreter ran it); annotated, the kernel is right."""
+    source = (API / "rownorm_good.py").read_text()
+    halves = source.replace(
+        "    offs = tl.arange(0, BLOCK)\n",
+        "    HALF = BLOCK // 2\n    WHOLE = HALF * 2\n    offs = tl.arange(0, WHOLE)\n",
+    )
+    parsed = Program.parse(halves)
+    assert parsed is not None
+    (made,) = edits(parsed, OPERATORS)
+    assert made.operator == "constexpr-local"
+    assert "HALF: tl.constexpr = BLOCK // 2\n    WHOLE: tl.constexpr = HALF * 2\n" in made.source
+    candidate = tmp_path / "halves.py"
+    candidate.write_text(halves)
+    status, accepted, _ = repair(evaluator, tmp_path, candidate)
+    assert status == "repaired" and accepted == ["constexpr-local"], accepted

@@ -7,6 +7,10 @@ rule is broken on every input, so the search tries these first):
 - `constexpr-param`: a parameter used where Triton needs a compile-time constant (a `tl.arange` bound, a shape of
   `tl.zeros` / `tl.full` / `tl.reshape`, a `tl.static_range` bound) is not annotated `tl.constexpr`
   ("arange's arguments must be of type tl.constexpr"). The edit annotates it.
+- `constexpr-local`: a name the kernel computes from its `tl.constexpr` parameters (`BLOCK2 = BLOCK * 2`, with
+  `min` / `max`) and uses where Triton needs a constant: Triton's compiler takes it for a runtime value ("arange's
+  arguments must be of type tl.constexpr"; the interpreter runs it). The edit annotates it
+  (`BLOCK2: tl.constexpr = BLOCK * 2`) and the names it is computed from.
 - `arange-block`: `tl.arange(0, N)` over a size the host passes (a tensor's size, not a block size): Triton wants a
   power of two there, so the kernel fails on every other size. The edit ranges over a new block
   `N_BLOCK: tl.constexpr` that each launch passes as `triton.next_power_of_2(<the size>)`, and `N` stays the
@@ -166,6 +170,77 @@ def constexpr_param(program: Program) -> Iterator[Edit]:
 
 
 # -- arange over a size -------------------------------------------------------------------------
+
+
+def _constant_expression(expr: ast.expr, known: set[str]) -> bool:
+    """Arithmetic of numbers and the names in `known` (with `min` / `max`): a compile-time constant in Triton."""
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id in ("min", "max")):
+            return False
+        if isinstance(node, ast.Attribute | ast.Subscript | ast.Lambda | ast.NamedExpr):
+            return False
+        if isinstance(node, ast.Name) and node.id not in known and node.id not in ("min", "max"):
+            return False
+    return True
+
+
+def constant_locals(kernel: ast.FunctionDef) -> dict[str, ast.Assign]:
+    """Names the kernel assigns once, from arithmetic of its `tl.constexpr` parameters, numbers and other such names:
+    constants to Python, runtime values to Triton's compiler unless annotated `tl.constexpr`."""
+    bindings: dict[str, list[ast.Assign | None]] = {}
+
+    def rebound(target: ast.AST) -> None:
+        for name in ast.walk(target):
+            if isinstance(name, ast.Name):
+                bindings.setdefault(name.id, []).append(None)
+
+    for node in ast.walk(kernel):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            bindings.setdefault(node.targets[0].id, []).append(node)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                rebound(target)
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign | ast.For | ast.comprehension):
+            rebound(node.target)
+    known = set(constexprs_of(kernel))
+    found: dict[str, ast.Assign] = {}
+    grew = True
+    while grew:
+        grew = False
+        for name, nodes in bindings.items():
+            (only,) = nodes if len(nodes) == 1 else (None,)
+            if name not in found and only is not None and _constant_expression(only.value, known | set(found)):
+                found[name] = only
+                grew = True
+    return found
+
+
+@operator("constexpr-local", "api-misuse")
+def constexpr_local(program: Program) -> Iterator[Edit]:
+    """A name the kernel computes from its `tl.constexpr` parameters (`BLOCK2 = BLOCK * 2`) and uses where Triton needs
+    a constant ("arange's arguments must be of type tl.constexpr"): annotated `BLOCK2: tl.constexpr = BLOCK * 2`, with
+    the names it is computed from (every kernel's at once)."""
+    changes: list[tuple[ast.AST, str]] = []
+    for kernel in program.parsed.kernels:
+        constant = constant_locals(kernel)
+        wanted = {n.id for _, a in _constant_positions(kernel) for n in ast.walk(a) if isinstance(n, ast.Name)}
+        wanted &= set(constant)
+        pending = list(wanted)
+        while pending:  # and the constant names those are computed from
+            for node in ast.walk(constant[pending.pop()].value):
+                if isinstance(node, ast.Name) and node.id in constant and node.id not in wanted:
+                    wanted.add(node.id)
+                    pending.append(node.id)
+        changes += [(constant[n].targets[0], f"{n}: tl.constexpr") for n in sorted(wanted)]
+    if changes:
+        names = ", ".join(f"`{program.parsed.code(node)}`" for node, _ in changes)
+        yield from _rewrite(
+            program,
+            "constexpr-local",
+            changes,
+            f"annotate {names} `tl.constexpr`: computed from constants, used where Triton needs one",
+            "a name computed from tl.constexpr parameters used as a tl.arange bound or a block shape",
+        )
 
 
 def _power_of_two(expr: ast.expr) -> bool:

@@ -735,6 +735,7 @@ def launches_of(program: Program) -> Iterator[ast.Call]:
 ORDER = (
     "missing-import",
     "constexpr-param",
+    "constexpr-local",
     "autotune-keyword",
     "arange-block",
     "missing-function",
