@@ -19,6 +19,7 @@ verdict: the launch goes on, and `skipped()` says why.
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 import threading
 from collections.abc import Iterator
@@ -124,11 +125,18 @@ def _skip(reason: str) -> None:
 
 
 def _compiler(fn: Any, jit_options: dict[str, Any]) -> tuple[Any, Any, Any]:
+    backend, target = _backend()
+    return as_jit(fn, jit_options), backend, target
+
+
+@functools.cache
+def _backend() -> tuple[Any, Any]:
+    """The NVIDIA backend and its target, made once per process (each launch is checked: a hot path)."""
     from triton.backends.compiler import GPUTarget
     from triton.compiler.compiler import make_backend
 
     target = GPUTarget(*TARGET)
-    return as_jit(fn, jit_options), make_backend(target), target
+    return make_backend(target), target
 
 
 _binders: dict[int, Any] = {}
