@@ -327,3 +327,23 @@ def test_a_block_computed_from_constants_is_annotated_where_triton_needs_a_const
     candidate.write_text(halves)
     status, accepted, _ = repair(evaluator, tmp_path, candidate)
     assert status == "repaired" and accepted == ["constexpr-local"], accepted
+
+
+def test_nested_continues_are_mended_outermost_first() -> None:
+    """An inner loop's `continue` inside the outer's guarded rest would move under the outer edit: a later round's."""
+    source = (FIXTURES / "interpreter" / "loop_continue.py").read_text()
+    nested = source.replace(
+        "        y += x\n",
+        "        for half in range(2):\n            if half == 1:\n                continue\n            y += x\n",
+    )
+    first = Program.parse(nested)
+    assert first is not None
+    (outer,) = edits(first, ["skip-continue"])
+    second = Program.parse(outer.source)
+    assert second is not None
+    (inner,) = edits(second, ["skip-continue"])
+    assert "continue" not in inner.source.split('"""')[-1]
+    assert (
+        "            for half in range(2):\n                if not (half == 1):\n                    y += x\n"
+        in inner.source
+    )

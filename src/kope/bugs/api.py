@@ -773,7 +773,11 @@ def skip_continue(program: Program) -> Iterator[Edit]:
     `continue`); every such loop at once (one edit). `if C: break` the same way: the loop runs on and does nothing
     where it would have stopped, which is the same wherever C, once true, stays true (`k + start >= end` over a
     rising `k`); the cases judge the rest."""
-    found = _skips(program)
+    pairs = _skips(program)
+    spans = [(skip.lineno, (rest[-1].end_lineno if rest else skip.end_lineno) or skip.lineno) for skip, rest in pairs]
+    found = [  # the outermost: one inside another's rest would move under that edit (a later round's)
+        pair for pair, (first, _) in zip(pairs, spans, strict=True) if not any(a < first <= b for a, b in spans)
+    ]
     if not found:
         return
     lines = program.text.splitlines(keepends=True)
