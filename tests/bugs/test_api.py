@@ -26,6 +26,7 @@ OPERATORS = [
     "autotune-keyword",
     "arange-block",
     "missing-function",
+    "hint-keyword",
     "dtype-call",
     "grid-tuple",
     "helper-jit",
@@ -347,3 +348,24 @@ def test_nested_continues_are_mended_outermost_first() -> None:
         "            for half in range(2):\n                if not (half == 1):\n                    y += x\n"
         in inner.source
     )
+
+
+def test_hints_triton_cannot_read_are_dropped_and_others_kept() -> None:
+    """`tl.CacheModifier` is no attribute of Triton's language, `".lu"` no cache modifier it accepts: both dropped in
+    one edit; a hint it accepts (`".cg"`, `"evict_last"`) and a hint passed as a parameter stay."""
+    source = (API / "rownorm_good.py").read_text()
+    hinted = source.replace(
+        "x = tl.load(x_ptr + row * n_cols + offs, mask=mask, other=0.0)",
+        "x = tl.load(x_ptr + row * n_cols + offs, mask=mask, other=0.0, cache_modifier=tl.CacheModifier.CG,\n"
+        '        eviction_policy="evict_last")\n'
+        '    y = tl.load(x_ptr + row * n_cols + offs, mask=mask, cache_modifier=".cg")',
+    ).replace("x / norm, mask=mask)", 'x / norm, mask=mask, cache_modifier=".lu")')
+    parsed = Program.parse(hinted)
+    assert parsed is not None
+    (made,) = edits(parsed, OPERATORS)
+    assert made.operator == "hint-keyword" and made.grounded
+    assert "CacheModifier" not in made.source and ".lu" not in made.source
+    assert 'eviction_policy="evict_last")' in made.source and 'cache_modifier=".cg")' in made.source
+    assert "x / norm, mask=mask)" in made.source
+    kept = Program.parse(source.replace("mask=mask, other=0.0)", "mask=mask, other=0.0, cache_modifier=HINT)"))
+    assert kept is not None and edits(kept, OPERATORS) == []

@@ -21,6 +21,9 @@ rule is broken on every input, so the search tries these first):
 - `missing-function`: a `tl.` function Triton does not have (`tl.tanh`, `tl.log1p`, `tl.expm1`, `tl.any`,
   `tl.all`: "module 'triton.language' has no attribute 'tanh'"), written with the ones it has
   (`2 * tl.sigmoid(2 * x) - 1`, `tl.max(tl.where(m, 1, 0)) > 0`).
+- `hint-keyword`: a memory hint Triton cannot read: `cache_modifier=` / `eviction_policy=` given an attribute its
+  language lacks (`tl.CacheModifier.CG`: "module 'triton.language' has no attribute 'CacheModifier'") or a string it
+  does not accept (`".lu"`). A hint never changes a value: the edit drops it.
 - `dtype-call`: a dtype called as a function (`tl.float32(n)`: "'dtype' object is not callable"), or given as the
   shape of `tl.view` / `tl.reshape` (`tl.view(s, tl.float32)`: "Shape element 0 must have type `constexpr[int]`"),
   written as the cast it means (`tl.cast(n, tl.float32)`).
@@ -486,6 +489,64 @@ def _decorator_span(program: Program, decorator: ast.Call) -> tuple[int, int]:
     at = program.text.rfind("@", 0, start)
     newline = program.text.find("\n", end)
     return at, newline + 1 if newline >= 0 else end
+
+
+# -- memory hints Triton cannot read -------------------------------------------------------------
+
+HINTS = {
+    ("load", "cache_modifier"): {"", ".ca", ".cg", ".cv"},
+    ("store", "cache_modifier"): {"", ".wb", ".cg", ".cs", ".wt"},
+    ("load", "eviction_policy"): {"", "evict_first", "evict_last"},
+    ("store", "eviction_policy"): {"", "evict_first", "evict_last"},
+}
+"""The hint keywords of `tl.load` / `tl.store` and the values Triton's code generator accepts for each."""
+
+
+def _unreadable_hint(program: Program, call: str, keyword: ast.keyword) -> bool:
+    """Whether a hint's value is a string Triton refuses, or an attribute of `triton.language` it does not have."""
+    accepted = HINTS.get((call, keyword.arg or ""))
+    if accepted is None:
+        return False
+    value = keyword.value
+    if isinstance(value, ast.Constant):
+        return isinstance(value.value, str) and value.value not in accepted
+    path = program.parsed.path_of(value) if isinstance(value, ast.Attribute) else ""
+    if not path.startswith("triton.language."):
+        return False
+    import triton.language as language
+
+    node: object = language
+    for part in path.removeprefix("triton.language.").split("."):
+        if not hasattr(node, part):
+            return True
+        node = getattr(node, part)
+    return False
+
+
+@operator("hint-keyword", "api-misuse")
+def hint_keyword(program: Program) -> Iterator[Edit]:
+    """Every `tl.load` / `tl.store` hint Triton cannot read, dropped (one edit: a hint never changes a value)."""
+    dropped: list[tuple[ast.Call, ast.keyword]] = []
+    for kernel in program.parsed.kernels:
+        for node in ast.walk(kernel):
+            if isinstance(node, ast.Call):
+                call = program.parsed.path_of(node.func).removeprefix("triton.language.")
+                dropped += [(node, k) for k in node.keywords if _unreadable_hint(program, call, k)]
+    if not dropped:
+        return
+    text = program.text
+    for start, end in sorted((_keyword_span(program, c, k) for c, k in dropped), reverse=True):
+        text = text[:start] + text[end:]
+    named = ", ".join(sorted({program.parsed.code(k.value) for _, k in dropped}))
+    yield Edit(
+        "hint-keyword",
+        "api-misuse",
+        dropped[0][0].lineno,
+        f"drop the memory hints Triton cannot read ({named})",
+        text,
+        f"{named}: a hint the installed Triton does not accept",
+        grounded=True,
+    )
 
 
 # -- functions Triton does not have ---------------------------------------------------------------

@@ -739,6 +739,7 @@ ORDER = (
     "autotune-keyword",
     "arange-block",
     "missing-function",
+    "hint-keyword",
     "dtype-call",
     "grid-tuple",
     "helper-jit",
