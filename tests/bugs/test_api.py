@@ -31,6 +31,7 @@ OPERATORS = [
     "grid-tuple",
     "helper-jit",
     "skip-continue",
+    "block-index",
     "config-dict",
 ]
 
@@ -369,3 +370,30 @@ def test_hints_triton_cannot_read_are_dropped_and_others_kept() -> None:
     assert "x / norm, mask=mask)" in made.source
     kept = Program.parse(source.replace("mask=mask, other=0.0)", "mask=mask, other=0.0, cache_modifier=HINT)"))
     assert kept is not None and edits(kept, OPERATORS) == []
+
+
+def test_a_block_indexed_by_a_scalar_is_picked_with_a_masked_sum(evaluator: Evaluator, tmp_path: Path) -> None:
+    """`mask[i]`, `x[i]` and `squares[i] = ...` in a loop: the interpreter runs them, Triton's GPU compiler refuses
+    them (kope's evaluation says so); the masked sums and the `tl.where` that replace them are right."""
+    kernel = API / "rownorm_picked.py"
+    parsed = program("rownorm_picked.py")
+    (made,) = edits(parsed, OPERATORS)
+    assert made.operator == "block-index" and made.grounded
+    assert "squares = tl.where(tl.arange(0, squares.shape[0]) == (i), " in made.source
+    assert "tl.sum(tl.where(tl.arange(0, mask.shape[0]) == i, mask, 0), axis=0).to(mask.dtype)" in made.source
+    status, accepted, _ = repair(evaluator, tmp_path, kernel)
+    assert status == "repaired" and accepted == ["block-index"], accepted
+
+
+def test_what_triton_indexes_itself_is_no_block_index() -> None:
+    """A broadcast (`x[:, None]`), a tuple indexed in a static loop, a block indexed by a block (a gather): none
+    is a scalar pick."""
+    source = (API / "rownorm_good.py").read_text()
+    kept = source.replace(
+        "    norm = tl.sqrt(",
+        "    col = x[:, None]\n    pair = (row, n_cols)\n    for k in tl.static_range(2):\n        row += pair[k]\n"
+        "    norm = tl.sqrt(",
+    )
+    parsed = Program.parse(kept)
+    assert parsed is not None
+    assert [e.operator for e in edits(parsed, OPERATORS)] == []

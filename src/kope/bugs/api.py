@@ -42,6 +42,11 @@ rule is broken on every input, so the search tries these first):
 - `skip-continue`: `if C: continue` (or `if C: break`) in a kernel's loop ("unsupported AST node type:
   Continue"): the rest of the loop's body goes under `if not (C):` (for `break`, the same where C stays true once
   true, as a bound on a rising index does).
+- `block-index`: a block indexed by a scalar (`vals[i]`, `acc[:, j]`, `vals[i] = v`, with `i` a loop index, a
+  literal or a program id): the interpreter runs it (its blocks are NumPy arrays), Triton's GPU compiler refuses it
+  ("unsupported tensor index"). A read becomes the masked sum that picks the element
+  (`tl.sum(tl.where(tl.arange(0, vals.shape[0]) == i, vals, 0), axis=0).to(vals.dtype)`), a write the `tl.where`
+  that replaces it.
 - `config-dict`: an autotune's configs written as dicts (`{"BLOCK_M": 64, "num_warps": 4}`: "'dict' object has no
   attribute 'kwargs'"): each becomes `triton.Config({"BLOCK_M": 64}, num_warps=4)`.
 
@@ -56,7 +61,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from kope.bugs.analysis import constexprs_of, host_assignments, params_of
+from kope.bugs.analysis import Dataflow, Kernel, constexprs_of, host_assignments, params_of
 from kope.bugs.cue import Source, cue
 from kope.bugs.edit import OPERATORS, Edit, Program, edits, operator
 from kope.bugs.mutation import Context, Mutation, mutation
@@ -489,6 +494,149 @@ def _decorator_span(program: Program, decorator: ast.Call) -> tuple[int, int]:
     at = program.text.rfind("@", 0, start)
     newline = program.text.find("\n", end)
     return at, newline + 1 if newline >= 0 else end
+
+
+# -- blocks indexed by a scalar ---------------------------------------------------------------------
+
+_BLOCK_CALLS = {"arange", "zeros", "full", "zeros_like", "full_like", "load", "dot", "where", "broadcast_to"}
+
+
+def _is_scalar(expr: ast.AST, kernel: Kernel, depth: int = 6) -> bool:
+    """Whether an index is surely one number: a literal, a program id, a loop's index, a parameter that is no
+    pointer, a scalar load, or arithmetic on those."""
+    if depth < 0:
+        return False
+    if isinstance(expr, ast.Constant):
+        return isinstance(expr.value, int) and not isinstance(expr.value, bool)
+    if isinstance(expr, ast.Name):
+        if expr.id in kernel.params:
+            return not expr.id.endswith("ptr")
+        values = kernel.assigns.get(expr.id, [])
+        return bool(values) and all(_is_scalar(v, kernel, depth - 1) for v in values)
+    if isinstance(expr, ast.BinOp):
+        return _is_scalar(expr.left, kernel, depth) and _is_scalar(expr.right, kernel, depth)
+    if isinstance(expr, ast.UnaryOp):
+        return _is_scalar(expr.operand, kernel, depth)
+    if isinstance(expr, ast.Call):
+        name = call_name(expr, last=True)
+        if name == "to" and isinstance(expr.func, ast.Attribute):
+            return _is_scalar(expr.func.value, kernel, depth)
+        if name == "load" and expr.args:
+            address = expr.args[0]
+            names = [n.id for n in ast.walk(address) if isinstance(n, ast.Name)]
+            return all(n in kernel.params or _is_scalar(ast.Name(id=n), kernel, depth - 1) for n in names)
+        if name in ("range", "static_range", "program_id", "num_programs"):
+            return True  # a loop's index (its iterator is what `assigns` records), a program's coordinates
+        return name in ("cdiv", "min", "max") and all(_is_scalar(a, kernel, depth) for a in expr.args)
+    return False
+
+
+def _is_block(name: str, kernel: Kernel, depth: int = 6) -> bool:
+    """Whether a local surely holds a block: made by `tl.arange` / `tl.load` / `tl.zeros`... or from such blocks,
+    never a tuple or a list (Triton indexes those by constants)."""
+    values = kernel.assigns.get(name, [])
+    if name in kernel.params or not values or depth < 0:
+        return False
+    if any(isinstance(v, ast.Tuple | ast.List | ast.ListComp) for v in values) or _is_scalar(ast.Name(id=name), kernel):
+        return False
+    for value in values:
+        for node in ast.walk(value):
+            if isinstance(node, ast.Call) and call_name(node, last=True) in _BLOCK_CALLS:
+                return True
+            if isinstance(node, ast.Name) and node.id != name and _is_block(node.id, kernel, depth - 1):
+                return True
+    return False
+
+
+def _pick(node: ast.Subscript, kernel: Kernel) -> tuple[str, int, ast.expr] | None:
+    """(the block's name, the axis, the scalar index) where a subscript picks one element of a block along one axis
+    (every other axis a full slice); None for what Triton takes (`x[:, None]`) or cannot be read."""
+    if not (isinstance(node.value, ast.Name) and _is_block(node.value.id, kernel)):
+        return None
+    parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    full = [isinstance(p, ast.Slice) and p.lower is None and p.upper is None and p.step is None for p in parts]
+    picked = [i for i, p in enumerate(parts) if not full[i]]
+    if len(picked) != 1 or not _is_scalar(parts[picked[0]], kernel):
+        return None
+    return node.value.id, picked[0], parts[picked[0]]
+
+
+def _picked_read(name: str, axis: int, rank: int, index_text: str) -> str:
+    """The masked sum that reads one element along `axis`: Triton's GPU compiler takes it."""
+    lanes = f"tl.arange(0, {name}.shape[{axis}])"
+    if rank > 1:
+        lanes += "[" + ", ".join(":" if d == axis else "None" for d in range(rank)) + "]"
+    return f"tl.sum(tl.where({lanes} == ({index_text}), {name}, 0), axis={axis}).to({name}.dtype)"
+
+
+class _Reads(ast.NodeTransformer):
+    """Every picking read inside an expression, rewritten (for the text of a statement that holds several)."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        picked = _pick(node, self.kernel) if isinstance(node.ctx, ast.Load) else None
+        if picked is None:
+            return self.generic_visit(node)
+        rank = len(node.slice.elts) if isinstance(node.slice, ast.Tuple) else 1
+        index = ast.unparse(self.visit(picked[2]))
+        return ast.parse(_picked_read(picked[0], picked[1], rank, index), mode="eval").body
+
+
+def _with_reads(program: Program, kernel: Kernel, expr: ast.expr) -> str:
+    """An expression's text with its picking reads rewritten (its own text, byte for byte, where it has none)."""
+    if not any(isinstance(n, ast.Subscript) and _pick(n, kernel) for n in ast.walk(expr)):
+        return program.parsed.code(expr)
+    return ast.unparse(_Reads(kernel).visit(ast.parse(program.parsed.code(expr).strip(), mode="eval").body))
+
+
+_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**"}
+
+
+def _picked_write(program: Program, kernel: Kernel, stmt: ast.stmt) -> str | None:
+    """`v[i] = x` (or `v[i] += x`) on a one-axis block as the `tl.where` that replaces that element."""
+    target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
+    target = stmt.target if isinstance(stmt, ast.AugAssign) else target
+    if not isinstance(target, ast.Subscript) or isinstance(target.slice, ast.Tuple):
+        return None
+    picked = _pick(target, kernel)
+    if picked is None:
+        return None
+    name, _, index = picked
+    assert isinstance(stmt, ast.Assign | ast.AugAssign)
+    value = _with_reads(program, kernel, stmt.value)
+    if isinstance(stmt, ast.AugAssign):
+        if type(stmt.op) not in _OPS:
+            return None
+        value = f"{_picked_read(name, 0, 1, program.parsed.code(index))} {_OPS[type(stmt.op)]} ({value})"
+    lanes = f"tl.arange(0, {name}.shape[0]) == ({program.parsed.code(index)})"
+    return f"{name} = tl.where({lanes}, {value}, {name}).to({name}.dtype)"
+
+
+@operator("block-index", "api-misuse")
+def block_index(program: Program) -> Iterator[Edit]:
+    """Every block indexed by a scalar, read or written, rewritten as Triton's GPU compiler takes it (one edit)."""
+    flow = Dataflow(program.parsed)
+    changes: list[tuple[ast.AST, str]] = []
+    for node in program.parsed.kernels:
+        kernel = flow.kernel_of(node)
+        if kernel is None:
+            continue
+        for stmt in ast.walk(node):
+            written = _picked_write(program, kernel, stmt) if isinstance(stmt, ast.Assign | ast.AugAssign) else None
+            if written is not None:
+                changes.append((stmt, written))
+            elif isinstance(stmt, ast.Subscript) and isinstance(stmt.ctx, ast.Load) and _pick(stmt, kernel):
+                changes.append((stmt, _with_reads(program, kernel, stmt)))
+    picked = sorted({program.parsed.code(n) for n, _ in changes})[:3]
+    yield from _rewrite(
+        program,
+        "block-index",
+        changes,
+        f"pick {', '.join(f'`{p}`' for p in picked)} with a masked sum (Triton cannot index a block by a scalar)",
+        f"{', '.join(picked)}: a block indexed by a scalar, which Triton's GPU compiler refuses",
+    )
 
 
 # -- memory hints Triton cannot read -------------------------------------------------------------

@@ -744,6 +744,7 @@ ORDER = (
     "grid-tuple",
     "helper-jit",
     "skip-continue",
+    "block-index",
     "config-dict",
     "compare-flip",
     "floor-to-cdiv",
