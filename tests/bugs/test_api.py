@@ -32,6 +32,7 @@ OPERATORS = [
     "helper-jit",
     "skip-continue",
     "block-index",
+    "flatten-ravel",
     "config-dict",
 ]
 
@@ -397,3 +398,23 @@ def test_what_triton_indexes_itself_is_no_block_index() -> None:
     parsed = Program.parse(kept)
     assert parsed is not None
     assert [e.operator for e in edits(parsed, OPERATORS)] == []
+
+
+def test_blocks_flattened_the_pytorch_way_are_raveled(evaluator: Evaluator, tmp_path: Path) -> None:
+    """`x.flatten()` (no such method on Triton's blocks) and `tl.reshape(m, (-1,))` (no `-1` in Triton's shapes)
+    fail on every input; `tl.ravel` is what they mean."""
+    source = (API / "rownorm_good.py").read_text()
+    flat = source.replace(
+        "    x = tl.load(x_ptr + row * n_cols + offs, mask=mask, other=0.0)\n",
+        "    offs = offs[None, :].flatten()\n    mask = tl.reshape(mask[:, None], (-1,))\n"
+        "    x = tl.load(x_ptr + row * n_cols + offs, mask=mask, other=0.0)\n",
+    )
+    parsed = Program.parse(flat)
+    assert parsed is not None
+    (made,) = edits(parsed, OPERATORS)
+    assert made.operator == "flatten-ravel" and made.grounded
+    assert "offs = tl.ravel(offs[None, :])" in made.source and "mask = tl.ravel(mask[:, None])" in made.source
+    candidate = tmp_path / "flat.py"
+    candidate.write_text(flat)
+    status, accepted, _ = repair(evaluator, tmp_path, candidate)
+    assert status == "repaired" and accepted == ["flatten-ravel"], accepted

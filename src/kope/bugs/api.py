@@ -47,6 +47,9 @@ rule is broken on every input, so the search tries these first):
   ("unsupported tensor index"). A read becomes the masked sum that picks the element
   (`tl.sum(tl.where(tl.arange(0, vals.shape[0]) == i, vals, 0), axis=0).to(vals.dtype)`), a write the `tl.where`
   that replaces it.
+- `flatten-ravel`: a block flattened the way PyTorch does it (`x.flatten()`, `tl.reshape(x, (-1,))`,
+  `x.view(-1)`: "'tensor' object has no attribute 'flatten'", "Shape element 0 must be a power of 2"), written
+  `tl.ravel(x)`.
 - `config-dict`: an autotune's configs written as dicts (`{"BLOCK_M": 64, "num_warps": 4}`: "'dict' object has no
   attribute 'kwargs'"): each becomes `triton.Config({"BLOCK_M": 64}, num_warps=4)`.
 
@@ -636,6 +639,54 @@ def block_index(program: Program) -> Iterator[Edit]:
         changes,
         f"pick {', '.join(f'`{p}`' for p in picked)} with a masked sum (Triton cannot index a block by a scalar)",
         f"{', '.join(picked)}: a block indexed by a scalar, which Triton's GPU compiler refuses",
+    )
+
+
+# -- blocks flattened the PyTorch way ----------------------------------------------------------------
+
+
+def _minus_one(shape: ast.expr) -> bool:
+    """`-1`, `(-1,)` or `[-1]`: PyTorch's "all of it" shape, which Triton's reshape does not take."""
+    items = shape.elts if isinstance(shape, ast.Tuple | ast.List) else [shape]
+    return (
+        len(items) == 1
+        and isinstance(c := items[0], ast.UnaryOp)
+        and isinstance(c.op, ast.USub)
+        and (isinstance(c.operand, ast.Constant) and c.operand.value == 1)
+    )
+
+
+def _flattened(program: Program, call: ast.Call) -> ast.expr | None:
+    """The block a call flattens the PyTorch way (`x.flatten()`, `tl.reshape(x, (-1,))`, `x.view(-1)`), or None."""
+    name = call_name(call, last=True)
+    method = isinstance(call.func, ast.Attribute) and not program.parsed.path_of(call.func).startswith("triton.")
+    if method and isinstance(call.func, ast.Attribute) and not call.keywords:
+        if name == "flatten" and not call.args:
+            return call.func.value
+        if name in ("reshape", "view") and len(call.args) == 1 and _minus_one(call.args[0]):
+            return call.func.value
+    path = program.parsed.path_of(call.func)
+    if path in ("triton.language.reshape", "triton.language.view") and len(call.args) == 2 and not call.keywords:
+        return call.args[0] if _minus_one(call.args[1]) else None
+    return None
+
+
+@operator("flatten-ravel", "api-misuse")
+def flatten_ravel(program: Program) -> Iterator[Edit]:
+    """Every block flattened the PyTorch way in a kernel, written `tl.ravel` (one edit)."""
+    changes: list[tuple[ast.AST, str]] = []
+    for kernel in program.parsed.kernels:
+        for node in ast.walk(kernel):
+            block = _flattened(program, node) if isinstance(node, ast.Call) else None
+            if block is not None:
+                changes.append((node, f"tl.ravel({program.parsed.code(block)})"))
+    named = sorted({program.parsed.code(n) for n, _ in changes})[:3]
+    yield from _rewrite(
+        program,
+        "flatten-ravel",
+        changes,
+        f"flatten with `tl.ravel` ({', '.join(f'`{n}`' for n in named)})",
+        f"{', '.join(named)}: PyTorch's flatten, which Triton's blocks do not have",
     )
 
 

@@ -745,6 +745,7 @@ ORDER = (
     "helper-jit",
     "skip-continue",
     "block-index",
+    "flatten-ravel",
     "config-dict",
     "compare-flip",
     "floor-to-cdiv",
