@@ -33,6 +33,7 @@ OPERATORS = [
     "skip-continue",
     "block-index",
     "flatten-ravel",
+    "scalar-tensor",
     "config-dict",
 ]
 
@@ -418,3 +419,29 @@ def test_blocks_flattened_the_pytorch_way_are_raveled(evaluator: Evaluator, tmp_
     candidate.write_text(flat)
     status, accepted, _ = repair(evaluator, tmp_path, candidate)
     assert status == "repaired" and accepted == ["flatten-ravel"], accepted
+
+
+def test_a_number_passed_as_a_zero_d_tensor_is_passed_as_a_number(evaluator: Evaluator, tmp_path: Path) -> None:
+    """`eps = torch.tensor(1e-6)` reaches the kernel as a pointer, and `x / pointer` fails on every input; the
+    launch passes `eps.item()`. A tensor the kernel loads from stays as it is."""
+    source = (API / "rownorm_good.py").read_text()
+    eps = (
+        source.replace("n_cols, BLOCK: tl.constexpr)", "n_cols, eps, BLOCK: tl.constexpr)")
+        .replace("+ 1e-6)", "+ eps)")
+        .replace(
+            "_row_norm[(n_rows,)](x, out, n_cols, BLOCK",
+            "eps = torch.tensor(1e-6, dtype=x.dtype)\n        _row_norm[(n_rows,)](x, out, n_cols, eps, BLOCK",
+        )
+    )
+    parsed = Program.parse(eps)
+    assert parsed is not None
+    (made,) = edits(parsed, OPERATORS)
+    assert made.operator == "scalar-tensor" and made.grounded
+    assert "_row_norm[(n_rows,)](x, out, n_cols, eps.item(), BLOCK" in made.source
+    candidate = tmp_path / "eps.py"
+    candidate.write_text(eps)
+    status, accepted, _ = repair(evaluator, tmp_path, candidate)
+    assert status == "repaired" and accepted == ["scalar-tensor"], accepted
+    one = "x = torch.tensor(1.0)\n        _row_norm[(n_rows,)](x,"
+    loaded = Program.parse(source.replace("_row_norm[(n_rows,)](x,", one))
+    assert loaded is not None and edits(loaded, OPERATORS) == []

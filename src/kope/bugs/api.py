@@ -50,6 +50,9 @@ rule is broken on every input, so the search tries these first):
 - `flatten-ravel`: a block flattened the way PyTorch does it (`x.flatten()`, `tl.reshape(x, (-1,))`,
   `x.view(-1)`: "'tensor' object has no attribute 'flatten'", "Shape element 0 must be a power of 2"), written
   `tl.ravel(x)`.
+- `scalar-tensor`: a number passed to a kernel as a 0-d tensor (`torch.tensor(alpha, device=x.device)`) where the
+  kernel computes with it as a scalar, never loads from it: Triton passes a tensor as a pointer ("invalid operands
+  of type pointer<fp32> and triton.language.float32"). The launch passes `.item()` of it.
 - `config-dict`: an autotune's configs written as dicts (`{"BLOCK_M": 64, "num_warps": 4}`: "'dict' object has no
   attribute 'kwargs'"): each becomes `triton.Config({"BLOCK_M": 64}, num_warps=4)`.
 
@@ -66,7 +69,7 @@ import libcst as cst
 
 from kope.bugs.analysis import Dataflow, Kernel, constexprs_of, host_assignments, params_of
 from kope.bugs.cue import Source, cue
-from kope.bugs.edit import OPERATORS, Edit, Program, edits, operator
+from kope.bugs.edit import OPERATORS, Edit, Program, edits, operator, pointers_of, site_arguments
 from kope.bugs.mutation import Context, Mutation, mutation
 from kope.bugs.recipe import recipe
 from kope.source import LaunchSite, call_name
@@ -687,6 +690,44 @@ def flatten_ravel(program: Program) -> Iterator[Edit]:
         changes,
         f"flatten with `tl.ravel` ({', '.join(f'`{n}`' for n in named)})",
         f"{', '.join(named)}: PyTorch's flatten, which Triton's blocks do not have",
+    )
+
+
+# -- numbers passed as 0-d tensors ---------------------------------------------------------------------
+
+_ZERO_D = {"torch.tensor", "torch.as_tensor", "torch.scalar_tensor"}
+
+
+def _zero_d(program: Program, value: ast.expr, site: LaunchSite, depth: int = 3) -> bool:
+    """Whether a launch argument is a 0-d tensor made from a number (`torch.tensor(alpha, ...)`), directly or
+    through a name the host assigned so, every time."""
+    if isinstance(value, ast.Name):
+        made = host_assignments(site.host, value.id, before=site.call.lineno)
+        return depth > 0 and bool(made) and all(_zero_d(program, v, site, depth - 1) for v in made)
+    if not (isinstance(value, ast.Call) and value.args and program.parsed.path_of(value.func) in _ZERO_D):
+        return False
+    number = value.args[0]
+    return not isinstance(number, ast.List | ast.Tuple | ast.ListComp | ast.Starred) and not (
+        isinstance(number, ast.Call) and "tensor" in program.parsed.code(number.func)
+    )
+
+
+@operator("scalar-tensor", "api-misuse")
+def scalar_tensor(program: Program) -> Iterator[Edit]:
+    """Every 0-d tensor a launch passes for a parameter its kernel never addresses memory with, passed `.item()`."""
+    changes: list[tuple[ast.AST, str]] = []
+    for site in program.parsed.launches:
+        pointers = pointers_of(site.kernel)
+        for name, value in site_arguments(site).items():
+            if name not in pointers and _zero_d(program, value, site):
+                changes.append((value, f"{program.parsed.code(value)}.item()"))
+    named = sorted({program.parsed.code(n) for n, _ in changes})[:3]
+    yield from _rewrite(
+        program,
+        "scalar-tensor",
+        changes,
+        f"pass {', '.join(f'`{n}`' for n in named)} as a number (`.item()`): a tensor reaches the kernel as a pointer",
+        f"{', '.join(named)}: a 0-d tensor passed where the kernel computes with a number",
     )
 
 

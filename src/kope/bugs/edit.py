@@ -746,6 +746,7 @@ ORDER = (
     "skip-continue",
     "block-index",
     "flatten-ravel",
+    "scalar-tensor",
     "config-dict",
     "compare-flip",
     "floor-to-cdiv",
