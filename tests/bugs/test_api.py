@@ -445,3 +445,26 @@ def test_a_number_passed_as_a_zero_d_tensor_is_passed_as_a_number(evaluator: Eva
     one = "x = torch.tensor(1.0)\n        _row_norm[(n_rows,)](x,"
     loaded = Program.parse(source.replace("_row_norm[(n_rows,)](x,", one))
     assert loaded is not None and edits(loaded, OPERATORS) == []
+
+
+def test_a_continue_inside_an_if_that_ends_the_loop_guards_the_rest_of_its_block() -> None:
+    """`if A: (if C: continue) rest`: the rest of the `if A` block goes under `if not (C):`; where something
+    follows the `if A` in the loop, a `continue` would skip it too, and no guard of its block says so: no edit."""
+    source = (FIXTURES / "interpreter" / "loop_continue.py").read_text()
+    nested = source.replace(
+        "        if step == 2:\n            continue\n        y += x\n",
+        "        if step >= 0:\n            if step == 2:\n                continue\n            y += x\n",
+    )
+    parsed = Program.parse(nested)
+    assert parsed is not None
+    (made,) = edits(parsed, ["skip-continue"])
+    assert "        if step >= 0:\n            if not (step == 2):\n                y += x\n" in made.source
+    followed = Program.parse(
+        nested.replace(
+            "                continue\n            y += x\n",
+            "                continue\n            y += x\n        y += 0.0\n",
+        )
+    )
+    assert followed is not None and edits(followed, ["skip-continue"]) == []
+    broken = Program.parse(nested.replace("continue", "break"))
+    assert broken is not None and edits(broken, ["skip-continue"]) == []

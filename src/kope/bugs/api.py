@@ -40,8 +40,8 @@ rule is broken on every input, so the search tries these first):
   launch with that compiler's front end). The edit decorates every such helper, the way the file spells
   `triton.jit`.
 - `skip-continue`: `if C: continue` (or `if C: break`) in a kernel's loop ("unsupported AST node type:
-  Continue"): the rest of the loop's body goes under `if not (C):` (for `break`, the same where C stays true once
-  true, as a bound on a rising index does).
+  Continue"), in the loop's body or in an `if` that ends it: the rest of its block goes under `if not (C):` (for
+  `break`, in the body only, the same where C stays true once true, as a bound on a rising index does).
 - `block-index`: a block indexed by a scalar (`vals[i]`, `acc[:, j]`, `vals[i] = v`, with `i` a loop index, a
   literal or a program id): the interpreter runs it (its blocks are NumPy arrays), Triton's GPU compiler refuses it
   ("unsupported tensor index"). A read becomes the masked sum that picks the element
@@ -1048,23 +1048,35 @@ def helper_jit(program: Program) -> Iterator[Edit]:
 # -- `continue` in a kernel's loop ------------------------------------------------------------------------
 
 
+def _tail_blocks(body: list[ast.stmt], top: bool = True) -> Iterator[tuple[list[ast.stmt], bool]]:
+    """A loop's body, and the blocks of the `if` that ends it (and of the `if` that ends those...), with whether
+    each is the body itself: skipping the rest of such a block skips the rest of the iteration."""
+    yield body, top
+    last = body[-1] if body else None
+    if isinstance(last, ast.If):
+        for block in (last.body, last.orelse):
+            yield from _tail_blocks(block, False)
+
+
 def _skips(program: Program) -> list[tuple[ast.If, list[ast.stmt]]]:
-    """In a kernel's loops: `if C: continue` (or `break`) among a loop body's statements, with the statements after
-    it."""
+    """In a kernel's loops: `if C: continue` (or, in the loop's body itself, `if C: break`) with the statements
+    after it, where nothing follows in the iteration (the skip's block ends the body, or ends an `if` that ends
+    it)."""
     found: list[tuple[ast.If, list[ast.stmt]]] = []
     for kernel in program.parsed.kernels:
         for loop in ast.walk(kernel):
             if not isinstance(loop, ast.For | ast.While):
                 continue
-            for index, statement in enumerate(loop.body):
-                if (
-                    isinstance(statement, ast.If)
-                    and not statement.orelse
-                    and len(statement.body) == 1
-                    and isinstance(statement.body[0], ast.Continue | ast.Break)
-                ):
-                    found.append((statement, loop.body[index + 1 :]))
-                    break  # one a loop: the next is inside the rest, a later round's
+            for block, top in _tail_blocks(loop.body):
+                for index, statement in enumerate(block):
+                    if (
+                        isinstance(statement, ast.If)
+                        and not statement.orelse
+                        and len(statement.body) == 1
+                        and isinstance(statement.body[0], ast.Continue | (ast.Break if top else ast.Continue))
+                    ):
+                        found.append((statement, block[index + 1 :]))
+                        break  # one a block: the next is inside the rest, a later round's
     return found
 
 
