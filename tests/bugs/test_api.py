@@ -34,6 +34,7 @@ OPERATORS = [
     "block-index",
     "flatten-ravel",
     "scalar-tensor",
+    "autotune-wrapper",
     "config-dict",
 ]
 
@@ -468,3 +469,30 @@ def test_a_continue_inside_an_if_that_ends_the_loop_guards_the_rest_of_its_block
     assert followed is not None and edits(followed, ["skip-continue"]) == []
     broken = Program.parse(nested.replace("continue", "break"))
     assert broken is not None and edits(broken, ["skip-continue"]) == []
+
+
+def test_an_autotune_over_a_plain_launching_function_wraps_the_kernel(evaluator: Evaluator, tmp_path: Path) -> None:
+    """`@triton.autotune` on a plain function that only launches the kernel fails on every input ("'function'
+    object has no attribute 'arg_names'"); the autotune wraps the kernel itself."""
+    source = (API / "rownorm_good.py").read_text()
+    wrapped = source.replace(
+        "        _row_norm[(n_rows,)](x, out",
+        "        @triton.autotune(configs=[triton.Config({}, num_warps=1), triton.Config({}, num_warps=2)], "
+        'key=["n_cols"])\n'
+        "        def tuned(grid, *args, **kwargs):\n"
+        '            """Tuned launch."""\n'
+        "            return _row_norm[grid](*args, **kwargs)\n\n"
+        "        tuned[(n_rows,)](x, out",
+    )
+    parsed = Program.parse(wrapped)
+    assert parsed is not None
+    (made,) = edits(parsed, OPERATORS)
+    assert made.operator == "autotune-wrapper" and made.grounded
+    assert (
+        "        tuned = triton.autotune(configs=[triton.Config({}, num_warps=1), triton.Config({}, num_warps=2)], "
+        'key=["n_cols"])(_row_norm)\n\n        tuned[(n_rows,)]' in made.source
+    )
+    candidate = tmp_path / "wrapped.py"
+    candidate.write_text(wrapped)
+    status, accepted, _ = repair(evaluator, tmp_path, candidate)
+    assert status == "repaired" and accepted == ["autotune-wrapper"], accepted

@@ -53,6 +53,9 @@ rule is broken on every input, so the search tries these first):
 - `scalar-tensor`: a number passed to a kernel as a 0-d tensor (`torch.tensor(alpha, device=x.device)`) where the
   kernel computes with it as a scalar, never loads from it: Triton passes a tensor as a pointer ("invalid operands
   of type pointer<fp32> and triton.language.float32"). The launch passes `.item()` of it.
+- `autotune-wrapper`: `@triton.autotune(...)` on a plain function whose body only launches a kernel
+  (`def tuned(grid, **kw): return kernel[grid](**kw)`, then `tuned[grid](...)`: "'function' object has no attribute
+  'arg_names'"): the autotune wraps the kernel itself (`tuned = triton.autotune(...)(kernel)`).
 - `config-dict`: an autotune's configs written as dicts (`{"BLOCK_M": 64, "num_warps": 4}`: "'dict' object has no
   attribute 'kwargs'"): each becomes `triton.Config({"BLOCK_M": 64}, num_warps=4)`.
 
@@ -500,6 +503,49 @@ def _decorator_span(program: Program, decorator: ast.Call) -> tuple[int, int]:
     at = program.text.rfind("@", 0, start)
     newline = program.text.find("\n", end)
     return at, newline + 1 if newline >= 0 else end
+
+
+# -- an autotune over a plain function that launches a kernel -------------------------------------------
+
+
+def _launched_kernel(program: Program, function: ast.FunctionDef) -> str | None:
+    """The one jitted kernel a plain function's body does nothing but call or launch (`return kernel[grid](**kw)`)."""
+    body = [s for s in function.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    if len(body) != 1 or not isinstance(body[0], ast.Return | ast.Expr) or not isinstance(body[0].value, ast.Call):
+        return None
+    callee = body[0].value.func
+    callee = callee.value if isinstance(callee, ast.Subscript) else callee
+    if not isinstance(callee, ast.Name):
+        return None
+    kernel = program.parsed.kernel_names.get(callee.id)
+    return callee.id if kernel is not None and program.parsed.autotune(kernel) is None else None
+
+
+@operator("autotune-wrapper", "api-misuse")
+def autotune_wrapper(program: Program) -> Iterator[Edit]:
+    """`@triton.autotune(...) def tuned(...): return kernel[grid](...)` -> `tuned = triton.autotune(...)(kernel)`."""
+    jitted = {id(k) for k in program.parsed.kernels}
+    for function in ast.walk(program.parsed.tree):
+        if not isinstance(function, ast.FunctionDef) or id(function) in jitted or len(function.decorator_list) != 1:
+            continue
+        tune = program.parsed.autotune(function)
+        kernel = _launched_kernel(program, function) if tune is not None else None
+        if tune is None or kernel is None:
+            continue
+        start = _decorator_span(program, tune)[0]
+        end = program.parsed.span(function)[1]
+        line_start = program.text.rfind("\n", 0, start) + 1
+        indent = program.text[line_start:start]
+        wrapped = f"{function.name} = {program.parsed.code(tune)}({kernel})"
+        yield Edit(
+            "autotune-wrapper",
+            "api-misuse",
+            tune.lineno,
+            f"autotune the kernel `{kernel}` itself, not the plain function `{function.name}` that launches it",
+            program.text[:line_start] + indent + wrapped + program.text[end:],
+            f"`@triton.autotune` on `{function.name}`, a plain function: Triton autotunes jitted kernels",
+            grounded=True,
+        )
 
 
 # -- blocks indexed by a scalar ---------------------------------------------------------------------

@@ -747,6 +747,7 @@ ORDER = (
     "block-index",
     "flatten-ravel",
     "scalar-tensor",
+    "autotune-wrapper",
     "config-dict",
     "compare-flip",
     "floor-to-cdiv",
