@@ -496,3 +496,21 @@ def test_an_autotune_over_a_plain_launching_function_wraps_the_kernel(evaluator:
     candidate.write_text(wrapped)
     status, accepted, _ = repair(evaluator, tmp_path, candidate)
     assert status == "repaired" and accepted == ["autotune-wrapper"], accepted
+
+
+def test_a_launch_through_an_autotuned_alias_stops_passing_what_a_named_config_list_sets() -> None:
+    """`configs = [...]` in the host function, `tuned = triton.autotune(configs=configs, ...)(kernel)`, then
+    `tuned[grid](..., BLOCK=...)`: the launch is the kernel's, and BLOCK is the configs' to set."""
+    source = (API / "rownorm_good.py").read_text()
+    aliased = source.replace(
+        "        _row_norm[(n_rows,)](x, out, n_cols, BLOCK=triton.next_power_of_2(n_cols))",
+        '        configs = [triton.Config({"BLOCK": 64}, num_warps=1)]\n'
+        '        tuned = triton.autotune(configs=configs, key=["n_cols"])(_row_norm)\n'
+        "        tuned[(n_rows,)](x, out, n_cols, BLOCK=triton.next_power_of_2(n_cols))",
+    )
+    parsed = Program.parse(aliased)
+    assert parsed is not None
+    assert [site.kernel.name for site in parsed.parsed.launches] == ["_row_norm"]
+    (made,) = edits(parsed, OPERATORS)
+    assert made.operator == "autotune-keyword"
+    assert "        tuned[(n_rows,)](x, out, n_cols)\n" in made.source

@@ -284,7 +284,7 @@ def _size_like(expr: ast.expr, site: LaunchSite) -> bool:
 def _arange_sizes(program: Program, kernel: ast.FunctionDef) -> list[str]:
     """Parameters a `tl.arange(0, P)` ranges over directly, that every launch passes a size (not a block)."""
     tune = program.parsed.autotune(kernel)
-    tuned = _tuned_keys(tune) if tune is not None else set()
+    tuned = _tuned_keys(tune, program) if tune is not None else set()
     params = set(params_of(kernel))
     found: list[str] = []
     for node in ast.walk(kernel):
@@ -428,10 +428,20 @@ def _argument(call: ast.Call, names: list[str], index: int, name: str) -> ast.ex
 # -- autotuned meta-parameters passed again -----------------------------------------------------
 
 
-def _tuned_keys(decorator: ast.Call) -> set[str]:
-    """The meta-parameters an autotune's configs (`triton.Config({...})`) or a heuristics' dict set."""
+def _tuned_keys(decorator: ast.Call, program: Program | None = None) -> set[str]:
+    """The meta-parameters an autotune's configs (`triton.Config({...})`) or a heuristics' dict set; with `program`,
+    also those of a list the file binds to the name its `configs` are (`configs = [...]`, in any function)."""
     keys: set[str] = set()
-    for node in ast.walk(decorator):
+    given = next((k.value for k in decorator.keywords if k.arg == "configs"), None)
+    named = given.id if isinstance(given, ast.Name) else None
+    lists: list[ast.AST] = [decorator]
+    if program is not None and named is not None:
+        lists += [
+            n.value
+            for n in ast.walk(program.parsed.tree)
+            if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == named for t in n.targets)
+        ]
+    for node in (n for tree in lists for n in ast.walk(tree)):
         if isinstance(node, ast.Dict):
             keys |= {k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
     return keys
@@ -448,9 +458,9 @@ def autotune_keyword(program: Program) -> Iterator[Edit]:
     parsed = program.parsed
     for kernel in parsed.kernels:
         decorators = _decorators(program, kernel)
-        keys = set().union(*(_tuned_keys(d) for d in decorators)) if decorators else set()
+        keys = set().union(*(_tuned_keys(d, program) for d in decorators)) if decorators else set()
         sites = [s for s in parsed.launches if s.kernel is kernel]
-        clashes = [(s, k) for s in sites for k in s.call.keywords if k.arg in keys]
+        clashes = [(s, k) for s in sites for k in s.call.keywords if k.arg in keys | _alias_keys(program, s)]
         if not clashes:
             continue
         named = ", ".join(sorted({k.arg or "" for _, k in clashes}))
@@ -469,7 +479,7 @@ def autotune_keyword(program: Program) -> Iterator[Edit]:
         )
         tune = parsed.autotune(kernel)
         if tune is not None and all(
-            k.arg not in _tuned_keys(h) for h in decorators if h is not tune for _, k in clashes
+            k.arg not in _tuned_keys(h, program) for h in decorators if h is not tune for _, k in clashes
         ):
             start, end = _decorator_span(program, tune)
             yield Edit(
@@ -481,6 +491,13 @@ def autotune_keyword(program: Program) -> Iterator[Edit]:
                 cue_text,
                 grounded=True,
             )
+
+
+def _alias_keys(program: Program, site: LaunchSite) -> set[str]:
+    """What a launch through an alias that wraps its kernel (`tuned = triton.autotune(...)(kernel)`) tunes."""
+    launched = site.call.func.value if isinstance(site.call.func, ast.Subscript) else None
+    alias = program.parsed.kernel_aliases.get(launched.id) if isinstance(launched, ast.Name) else None
+    return _tuned_keys(alias[1], program) if alias is not None else set()
 
 
 def _keyword_span(program: Program, call: ast.Call, keyword: ast.keyword) -> tuple[int, int]:

@@ -238,9 +238,27 @@ class ParsedSource:
             return (kernel, grid) if kernel is not None else None
         return None
 
+    @cached_property
+    def kernel_aliases(self) -> dict[str, tuple[ast.FunctionDef, ast.Call]]:
+        """Names bound to a kernel that a call wraps (`tuned = triton.autotune(...)(kernel)`): the kernel, and the
+        call that wraps it (`triton.autotune(...)`)."""
+        found: dict[str, tuple[ast.FunctionDef, ast.Call]] = {}
+        for node in ast.walk(self.tree):
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+                continue
+            value = node.value
+            if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Call) and len(value.args) == 1):
+                continue
+            wrapped = value.args[0]
+            kernel = self.kernel_names.get(wrapped.id) if isinstance(wrapped, ast.Name) else None
+            if kernel is not None and self.path_of(value.func.func) in AUTOTUNE_PATHS | HEURISTICS_PATHS:
+                found[node.targets[0].id] = (kernel, value.func)
+        return found
+
     def _kernel_reference(self, node: ast.expr) -> ast.FunctionDef | None:
         if isinstance(node, ast.Name):
-            return self.kernel_names.get(node.id)
+            alias = self.kernel_aliases.get(node.id)
+            return self.kernel_names.get(node.id) or (alias[0] if alias else None)
         if isinstance(node, ast.Attribute):
             return self.kernel_names.get(node.attr)
         return None
