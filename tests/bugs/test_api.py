@@ -514,3 +514,30 @@ def test_a_launch_through_an_autotuned_alias_stops_passing_what_a_named_config_l
     (made,) = edits(parsed, OPERATORS)
     assert made.operator == "autotune-keyword"
     assert "        tuned[(n_rows,)](x, out, n_cols)\n" in made.source
+
+
+def test_a_window_ranged_over_then_picked_by_a_loop_index_takes_two_edits(evaluator: Evaluator, tmp_path: Path) -> None:
+    """`taps = tl.arange(0, n_taps)` over a runtime window of 3 (no power of two, no constant: the GPU compiler refuses
+    it) and `taps[t]` in `for t in range(n_taps)`: the range goes over a power-of-two block (`arange-block`), then
+    the pick becomes a masked sum (`block-index`); the search chains them."""
+    source = (API / "rownorm_good.py").read_text()
+    window = (
+        source.replace("n_cols, BLOCK: tl.constexpr)", "n_cols, n_taps, BLOCK: tl.constexpr)")
+        .replace(
+            "    norm = tl.sqrt(tl.sum(x * x, axis=0) + 1e-6)\n",
+            "    taps = tl.arange(0, n_taps) * 0 + 1\n    count = 0\n    for t in range(n_taps):\n"
+            "        count += taps[t]\n    norm = tl.sqrt(tl.sum(x * x, axis=0) * count / n_taps + 1e-6)\n",
+        )
+        .replace("(x, out, n_cols, BLOCK", "(x, out, n_cols, n_taps, BLOCK")
+        .replace(
+            "        n_rows, n_cols = x.shape\n", "        n_rows, n_cols = x.shape\n        n_taps = x.dim() + 1\n"
+        )
+    )
+    parsed = Program.parse(window)
+    assert parsed is not None
+    assert {e.operator for e in edits(parsed, OPERATORS)} == {"constexpr-param", "arange-block", "block-index"}
+    candidate = tmp_path / "window.py"
+    candidate.write_text(window)
+    status, _, fixed = repair(evaluator, tmp_path, candidate)
+    assert status == "repaired"
+    assert "tl.arange(0, n_taps_BLOCK)" in fixed and "taps[t]" not in fixed

@@ -11,8 +11,9 @@ rule is broken on every input, so the search tries these first):
   `min` / `max`) and uses where Triton needs a constant: Triton's compiler takes it for a runtime value ("arange's
   arguments must be of type tl.constexpr"; the interpreter runs it). The edit annotates it
   (`BLOCK2: tl.constexpr = BLOCK * 2`) and the names it is computed from.
-- `arange-block`: `tl.arange(0, N)` over a size the host passes (a tensor's size, not a block size): Triton wants a
-  power of two there, so the kernel fails on every other size. The edit ranges over a new block
+- `arange-block`: `tl.arange(0, N)` over a size the host passes (a tensor's size, not a block size; or, for a
+  parameter not annotated `tl.constexpr`, anything not a power of two by construction, such as a window's size):
+  Triton wants a power of two there, so the kernel fails on every other size. The edit ranges over a new block
   `N_BLOCK: tl.constexpr` that each launch passes as `triton.next_power_of_2(<the size>)`, and `N` stays the
   runtime size the masks compare with.
 - `autotune-keyword`: a launch passes a meta-parameter that the kernel's `@triton.autotune` configs (or its
@@ -294,12 +295,26 @@ def _arange_sizes(program: Program, kernel: ast.FunctionDef) -> list[str]:
                 found.append(bound.id)
     sites = [s for s in program.parsed.launches if s.kernel is kernel]
     names = params_of(kernel)
+    runtime = set(names) - set(constexprs_of(kernel))
     sized = []
     for param in found:
         values = [(_argument(s.call, names, names.index(param), param), s) for s in sites]
-        if values and all(v is not None and _size_like(v, s) for v, s in values):
+        if values and all(
+            v is not None and (_size_like(v, s) or _not_power_of_two(v, s, param in runtime)) for v, s in values
+        ):
             sized.append(param)
     return sized
+
+
+def _not_power_of_two(expr: ast.expr, site: LaunchSite, runtime: bool) -> bool:
+    """A launch argument for a runtime parameter a `tl.arange` ranges over (every GPU compile refuses it) that is
+    not a power of two by construction: a window's size (`self.kernel_size`), a host function's parameter."""
+    if not runtime or _power_of_two(expr) or isinstance(expr, ast.Constant):
+        return False
+    if isinstance(expr, ast.Name):
+        bound = host_assignments(site.host, expr.id, before=site.call.lineno)
+        return not any(_power_of_two(b) or isinstance(b, ast.Constant) for b in bound)
+    return True
 
 
 @operator("arange-block", "api-misuse")
