@@ -90,6 +90,15 @@ def test_autotune_owns_its_configs() -> None:
     told = search.propose(Frontier(current=root, search=state))
     assert told is not None and told.kind == "no-edit" and told.source is None and "@triton.autotune" in told.note
     assert search.propose(Frontier(current=root, search=state)) is None, "said once, then the search is exhausted"
+    aliased = scan(
+        _kernel(
+            '        tuned = triton.autotune(configs=[triton.Config({"BLOCK_R": 4})], key=["rows"])(_relu2d)'
+            "\n        tuned[(rows, cols)](x, out, rows, cols)"
+        )
+    )
+    assert aliased.knobs == [] and aliased.notes == [
+        "_relu2d: launched through `tuned`, which wraps it; the launch search leaves it"
+    ], "an autotune applied by a call owns its configs too"
 
 
 @pytest.mark.slow

@@ -245,6 +245,12 @@ class _Scanner:
         ]
 
     def _autotuned(self, site: LaunchSite) -> bool:
+        through = site.call.func.value if isinstance(site.call.func, ast.Subscript) else None
+        if isinstance(through, ast.Name) and through.id in self.parsed.kernel_aliases:  # tuned = autotune(...)(k)
+            note = f"{site.kernel.name}: launched through `{through.id}`, which wraps it; the launch search leaves it"
+            if note not in self.scan.notes:
+                self.scan.notes.append(note)
+            return True
         owned = _owned(self.parsed, site.kernel)
         if owned is None:
             return False
