@@ -541,3 +541,21 @@ def test_a_window_ranged_over_then_picked_by_a_loop_index_takes_two_edits(evalua
     status, _, fixed = repair(evaluator, tmp_path, candidate)
     assert status == "repaired"
     assert "tl.arange(0, n_taps_BLOCK)" in fixed and "taps[t]" not in fixed
+
+
+def test_two_runtime_windows_are_ranged_over_blocks_in_one_edit_first() -> None:
+    source = (API / "rownorm_good.py").read_text()
+    windows = (
+        source.replace("n_cols, BLOCK: tl.constexpr)", "n_cols, kh, kw, BLOCK: tl.constexpr)")
+        .replace(
+            "    norm = tl.sqrt(",
+            "    taps = tl.arange(0, kh)[:, None] + tl.arange(0, kw)[None, :]\n    norm = tl.sqrt(",
+        )
+        .replace("(x, out, n_cols, BLOCK", "(x, out, n_cols, self.kh, self.kw, BLOCK")
+    )
+    parsed = Program.parse(windows)
+    assert parsed is not None
+    both, *each = [e for e in edits(parsed, OPERATORS) if e.operator == "arange-block"]
+    assert "tl.arange(0, kh_BLOCK)[:, None] + tl.arange(0, kw_BLOCK)[None, :]" in both.source
+    assert "kh_BLOCK=triton.next_power_of_2(self.kh), kw_BLOCK=triton.next_power_of_2(self.kw))" in both.source
+    assert len(each) == 2

@@ -320,28 +320,47 @@ def _not_power_of_two(expr: ast.expr, site: LaunchSite, runtime: bool) -> bool:
 @operator("arange-block", "api-misuse")
 def arange_block(program: Program) -> Iterator[Edit]:
     """`tl.arange(0, N)` over a size -> `tl.arange(0, N_BLOCK)`, `N_BLOCK = triton.next_power_of_2(N)` at every
-    launch; `N` stays a runtime parameter (the masks' bound)."""
+    launch; `N` stays a runtime parameter (the masks' bound). A kernel with several such sizes gets one edit for all
+    of them first (each alone leaves the kernel failing on the others), then one for each."""
     for kernel in program.parsed.kernels:
-        sites = [s for s in program.parsed.launches if s.kernel is kernel]
-        if not sites:
+        if not any(s.kernel is kernel for s in program.parsed.launches):
             continue
-        taken = {n.id for n in ast.walk(program.parsed.tree) if isinstance(n, ast.Name)} | set(params_of(kernel))
-        for size in _arange_sizes(program, kernel):
-            block = f"{size}_BLOCK"
-            while block in taken:
-                block += "_"
-            edited = _with_block(program, kernel, sites, size, block)
+        sizes = _arange_sizes(program, kernel)
+        for chosen in ([sizes] if len(sizes) > 1 else []) + [[size] for size in sizes]:
+            edited, blocks = _with_blocks(program, kernel.name, chosen)
             if edited is None:
                 continue
+            named = ", ".join(f"`{b}` = next_power_of_2({n})" for n, b in zip(chosen, blocks, strict=True))
             yield Edit(
                 "arange-block",
                 "api-misuse",
                 kernel.lineno,
-                f"range over a power-of-two block `{block}` = next_power_of_2({size}), not over the size `{size}`",
+                f"range over power-of-two blocks, not over the sizes: {named}",
                 edited,
-                f"`tl.arange(0, {size})` over a size the host passes: Triton needs a power of two",
+                f"`tl.arange(0, {chosen[0]})` over a size the host passes: Triton needs a power of two",
                 grounded=True,
             )
+
+
+def _with_blocks(program: Program, name: str, sizes: list[str]) -> tuple[str | None, list[str]]:
+    """The source with each size's `arange_block` edit made, one after another (each on the last one's text)."""
+    current: Program | None = program
+    blocks: list[str] = []
+    for size in sizes:
+        kernel = current.parsed.kernel_names.get(name) if current is not None else None
+        if current is None or kernel is None:
+            return None, blocks
+        sites = [s for s in current.parsed.launches if s.kernel is kernel]
+        taken = {n.id for n in ast.walk(current.parsed.tree) if isinstance(n, ast.Name)} | set(params_of(kernel))
+        block = f"{size}_BLOCK"
+        while block in taken:
+            block += "_"
+        edited = _with_block(current, kernel, sites, size, block)
+        if edited is None:
+            return None, blocks
+        blocks.append(block)
+        current = Program.parse(edited)
+    return (current.text if current is not None else None), blocks
 
 
 def _pow2_literal(node: ast.expr) -> bool:
