@@ -559,3 +559,15 @@ def test_two_runtime_windows_are_ranged_over_blocks_in_one_edit_first() -> None:
     assert "tl.arange(0, kh_BLOCK)[:, None] + tl.arange(0, kw_BLOCK)[None, :]" in both.source
     assert "kh_BLOCK=triton.next_power_of_2(self.kh), kw_BLOCK=triton.next_power_of_2(self.kw))" in both.source
     assert len(each) == 2
+
+
+def test_a_kernel_of_long_chains_of_names_is_read_in_linear_time() -> None:
+    """A hostile kernel that makes each of 300 names from all the names before it: reading what each holds once
+    keeps the scalar-pick check linear (a depth-limited walk would branch 300-fold at every step)."""
+    source = (API / "rownorm_good.py").read_text()
+    chain = "".join(f"    v{i} = {' + '.join(f'v{j}' for j in range(max(0, i - 40), i)) or 'x'}\n" for i in range(300))
+    hostile = source.replace("    norm = tl.sqrt(", chain + "    y = v299[row]\n    norm = tl.sqrt(")
+    parsed = Program.parse(hostile)
+    assert parsed is not None
+    made = [e for e in edits(parsed, OPERATORS) if e.operator == "block-index"]
+    assert len(made) == 1 and "tl.arange(0, v299.shape[0]) == row" in made[0].source

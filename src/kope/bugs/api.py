@@ -604,62 +604,85 @@ def autotune_wrapper(program: Program) -> Iterator[Edit]:
 _BLOCK_CALLS = {"arange", "zeros", "full", "zeros_like", "full_like", "load", "dot", "where", "broadcast_to"}
 
 
-def _is_scalar(expr: ast.AST, kernel: Kernel, depth: int = 6) -> bool:
-    """Whether an index is surely one number: a literal, a program id, a loop's index, a parameter that is no
-    pointer, a scalar load, or arithmetic on those."""
-    if depth < 0:
+class _Facts:
+    """Which of a kernel's names surely hold one number and which a block: least fixed points over its
+    assignments, a few passes in source order (no recursion: a hostile kernel's chains of names cost linear time
+    a pass; what the passes do not prove stays unproven, so no edit)."""
+
+    PASSES = 8
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+        self.scalars: set[str] = set()
+        self.blocks: set[str] = set()
+        for _ in range(self.PASSES):
+            before = len(self.scalars)
+            for name, values in kernel.assigns.items():
+                if name not in kernel.params and name not in self.scalars and all(self.scalar(v) for v in values):
+                    self.scalars.add(name)
+            if len(self.scalars) == before:
+                break
+        for _ in range(self.PASSES):
+            before = len(self.blocks)
+            for name, values in kernel.assigns.items():
+                if name not in self.blocks and self._made_block(name, values):
+                    self.blocks.add(name)
+            if len(self.blocks) == before:
+                break
+
+    def scalar(self, expr: ast.AST) -> bool:
+        """Whether an index is surely one number: a literal, a program id, a loop's index, a parameter that is no
+        pointer, a scalar load, or arithmetic on those."""
+        if isinstance(expr, ast.Constant):
+            return isinstance(expr.value, int) and not isinstance(expr.value, bool)
+        if isinstance(expr, ast.Name):
+            return self._scalar_name(expr.id)
+        if isinstance(expr, ast.BinOp):
+            return self.scalar(expr.left) and self.scalar(expr.right)
+        if isinstance(expr, ast.UnaryOp):
+            return self.scalar(expr.operand)
+        if isinstance(expr, ast.Call):
+            name = call_name(expr, last=True)
+            if name == "to" and isinstance(expr.func, ast.Attribute):
+                return self.scalar(expr.func.value)
+            if name == "load" and expr.args:
+                names = [n.id for n in ast.walk(expr.args[0]) if isinstance(n, ast.Name)]
+                return all(n in self.kernel.params or self._scalar_name(n) for n in names)
+            if name in ("range", "static_range", "program_id", "num_programs"):
+                return True  # a loop's index (its iterator is what `assigns` records), a program's coordinates
+            return name in ("cdiv", "min", "max") and all(self.scalar(a) for a in expr.args)
         return False
-    if isinstance(expr, ast.Constant):
-        return isinstance(expr.value, int) and not isinstance(expr.value, bool)
-    if isinstance(expr, ast.Name):
-        if expr.id in kernel.params:
-            return not expr.id.endswith("ptr")
-        values = kernel.assigns.get(expr.id, [])
-        return bool(values) and all(_is_scalar(v, kernel, depth - 1) for v in values)
-    if isinstance(expr, ast.BinOp):
-        return _is_scalar(expr.left, kernel, depth) and _is_scalar(expr.right, kernel, depth)
-    if isinstance(expr, ast.UnaryOp):
-        return _is_scalar(expr.operand, kernel, depth)
-    if isinstance(expr, ast.Call):
-        name = call_name(expr, last=True)
-        if name == "to" and isinstance(expr.func, ast.Attribute):
-            return _is_scalar(expr.func.value, kernel, depth)
-        if name == "load" and expr.args:
-            address = expr.args[0]
-            names = [n.id for n in ast.walk(address) if isinstance(n, ast.Name)]
-            return all(n in kernel.params or _is_scalar(ast.Name(id=n), kernel, depth - 1) for n in names)
-        if name in ("range", "static_range", "program_id", "num_programs"):
-            return True  # a loop's index (its iterator is what `assigns` records), a program's coordinates
-        return name in ("cdiv", "min", "max") and all(_is_scalar(a, kernel, depth) for a in expr.args)
-    return False
+
+    def _scalar_name(self, name: str) -> bool:
+        return not name.endswith("ptr") if name in self.kernel.params else name in self.scalars
+
+    def block(self, name: str) -> bool:
+        """Whether a local surely holds a block: made by `tl.arange` / `tl.load` / `tl.zeros`... or from such
+        blocks, never a tuple or a list (Triton indexes those by constants)."""
+        return name in self.blocks
+
+    def _made_block(self, name: str, values: list[ast.expr]) -> bool:
+        if name in self.kernel.params or not values or name in self.scalars:
+            return False
+        if any(isinstance(v, ast.Tuple | ast.List | ast.ListComp) for v in values):
+            return False
+        return any(
+            (isinstance(node, ast.Call) and call_name(node, last=True) in _BLOCK_CALLS)
+            or (isinstance(node, ast.Name) and node.id in self.blocks)
+            for value in values
+            for node in ast.walk(value)
+        )
 
 
-def _is_block(name: str, kernel: Kernel, depth: int = 6) -> bool:
-    """Whether a local surely holds a block: made by `tl.arange` / `tl.load` / `tl.zeros`... or from such blocks,
-    never a tuple or a list (Triton indexes those by constants)."""
-    values = kernel.assigns.get(name, [])
-    if name in kernel.params or not values or depth < 0:
-        return False
-    if any(isinstance(v, ast.Tuple | ast.List | ast.ListComp) for v in values) or _is_scalar(ast.Name(id=name), kernel):
-        return False
-    for value in values:
-        for node in ast.walk(value):
-            if isinstance(node, ast.Call) and call_name(node, last=True) in _BLOCK_CALLS:
-                return True
-            if isinstance(node, ast.Name) and node.id != name and _is_block(node.id, kernel, depth - 1):
-                return True
-    return False
-
-
-def _pick(node: ast.Subscript, kernel: Kernel) -> tuple[str, int, ast.expr] | None:
+def _pick(node: ast.Subscript, facts: _Facts) -> tuple[str, int, ast.expr] | None:
     """(the block's name, the axis, the scalar index) where a subscript picks one element of a block along one axis
     (every other axis a full slice); None for what Triton takes (`x[:, None]`) or cannot be read."""
-    if not (isinstance(node.value, ast.Name) and _is_block(node.value.id, kernel)):
+    if not (isinstance(node.value, ast.Name) and facts.block(node.value.id)):
         return None
     parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
     full = [isinstance(p, ast.Slice) and p.lower is None and p.upper is None and p.step is None for p in parts]
     picked = [i for i, p in enumerate(parts) if not full[i]]
-    if len(picked) != 1 or not _is_scalar(parts[picked[0]], kernel):
+    if len(picked) != 1 or not facts.scalar(parts[picked[0]]):
         return None
     return node.value.id, picked[0], parts[picked[0]]
 
@@ -675,11 +698,11 @@ def _picked_read(name: str, axis: int, rank: int, index_text: str) -> str:
 class _Reads(ast.NodeTransformer):
     """Every picking read inside an expression, rewritten (for the text of a statement that holds several)."""
 
-    def __init__(self, kernel: Kernel) -> None:
-        self.kernel = kernel
+    def __init__(self, facts: _Facts) -> None:
+        self.facts = facts
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
-        picked = _pick(node, self.kernel) if isinstance(node.ctx, ast.Load) else None
+        picked = _pick(node, self.facts) if isinstance(node.ctx, ast.Load) else None
         if picked is None:
             return self.generic_visit(node)
         rank = len(node.slice.elts) if isinstance(node.slice, ast.Tuple) else 1
@@ -687,28 +710,28 @@ class _Reads(ast.NodeTransformer):
         return ast.parse(_picked_read(picked[0], picked[1], rank, index), mode="eval").body
 
 
-def _with_reads(program: Program, kernel: Kernel, expr: ast.expr) -> str:
+def _with_reads(program: Program, facts: _Facts, expr: ast.expr) -> str:
     """An expression's text with its picking reads rewritten (its own text, byte for byte, where it has none)."""
-    if not any(isinstance(n, ast.Subscript) and _pick(n, kernel) for n in ast.walk(expr)):
+    if not any(isinstance(n, ast.Subscript) and _pick(n, facts) for n in ast.walk(expr)):
         return program.parsed.code(expr)
-    return ast.unparse(_Reads(kernel).visit(ast.parse(program.parsed.code(expr).strip(), mode="eval").body))
+    return ast.unparse(_Reads(facts).visit(ast.parse(program.parsed.code(expr).strip(), mode="eval").body))
 
 
 _OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**"}
 
 
-def _picked_write(program: Program, kernel: Kernel, stmt: ast.stmt) -> str | None:
+def _picked_write(program: Program, facts: _Facts, stmt: ast.stmt) -> str | None:
     """`v[i] = x` (or `v[i] += x`) on a one-axis block as the `tl.where` that replaces that element."""
     target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
     target = stmt.target if isinstance(stmt, ast.AugAssign) else target
     if not isinstance(target, ast.Subscript) or isinstance(target.slice, ast.Tuple):
         return None
-    picked = _pick(target, kernel)
+    picked = _pick(target, facts)
     if picked is None:
         return None
     name, _, index = picked
     assert isinstance(stmt, ast.Assign | ast.AugAssign)
-    value = _with_reads(program, kernel, stmt.value)
+    value = _with_reads(program, facts, stmt.value)
     if isinstance(stmt, ast.AugAssign):
         if type(stmt.op) not in _OPS:
             return None
@@ -726,12 +749,13 @@ def block_index(program: Program) -> Iterator[Edit]:
         kernel = flow.kernel_of(node)
         if kernel is None:
             continue
+        facts = _Facts(kernel)
         for stmt in ast.walk(node):
-            written = _picked_write(program, kernel, stmt) if isinstance(stmt, ast.Assign | ast.AugAssign) else None
+            written = _picked_write(program, facts, stmt) if isinstance(stmt, ast.Assign | ast.AugAssign) else None
             if written is not None:
                 changes.append((stmt, written))
-            elif isinstance(stmt, ast.Subscript) and isinstance(stmt.ctx, ast.Load) and _pick(stmt, kernel):
-                changes.append((stmt, _with_reads(program, kernel, stmt)))
+            elif isinstance(stmt, ast.Subscript) and isinstance(stmt.ctx, ast.Load) and _pick(stmt, facts):
+                changes.append((stmt, _with_reads(program, facts, stmt)))
     picked = sorted({program.parsed.code(n) for n, _ in changes})[:3]
     yield from _rewrite(
         program,
