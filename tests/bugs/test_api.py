@@ -36,6 +36,10 @@ OPERATORS = [
     "scalar-tensor",
     "autotune-wrapper",
     "config-dict",
+    "carried-type",
+    "data-ptr",
+    "axis-required",
+    "host-cast",
 ]
 
 
@@ -571,3 +575,108 @@ def test_a_kernel_of_long_chains_of_names_is_read_in_linear_time() -> None:
     assert parsed is not None
     made = [e for e in edits(parsed, OPERATORS) if e.operator == "block-index"]
     assert len(made) == 1 and "tl.arange(0, v299.shape[0]) == row" in made[0].source
+
+
+CARRIED_ERROR = (
+    "runtime: forward failed on trial 0: GpuCompileError: Triton's GPU compiler refuses `_row_norm`: "
+    'AssertionError("Loop-carried variable {name} has initial type int32 but is re-assigned to {became} in loop! '
+    'Please make sure that the type stays consistent.") (candidate line {line}: for step in range(2):)'
+)
+
+
+def _carried(init: str, update: str, use: str) -> str:
+    return (
+        (API / "rownorm_good.py")
+        .read_text()
+        .replace(
+            "    norm = tl.sqrt(tl.sum(x * x, axis=0) + 1e-6)\n",
+            f"    {init}\n    for step in range(2):\n        {update}\n    norm = tl.sqrt({use} / 2 + 1e-6)\n",
+        )
+    )
+
+
+def test_a_variable_a_loop_gives_another_type_starts_as_that_type(evaluator: Evaluator, tmp_path: Path) -> None:
+    """`acc = 0` then `acc += x * x` in a loop: Triton's GPU compiler refuses the int32 that becomes a block of
+    fp32. Its message states the type; the edit starts `acc` as that block, of a shape the kernel writes."""
+    text = _carried("acc = 0", "acc += x * x", "tl.sum(acc, axis=0)")
+    silent = Program.parse(text)
+    assert silent is not None and edits(silent, ["carried-type"]) == []  # no message, no edit: the compiler's type
+    line = text.splitlines().index("    for step in range(2):") + 1
+    error = CARRIED_ERROR.format(name="acc", became="<['128'], fp32>", line=line)
+    parsed = Program.parse(text, error=error)
+    assert parsed is not None
+    (made,) = edits(parsed, ["carried-type"])
+    assert made.grounded and "    acc = tl.full((BLOCK,), 0, tl.float32)\n" in made.source
+    candidate = tmp_path / "carried.py"
+    candidate.write_text(text)
+    status, accepted, _ = repair(evaluator, tmp_path, candidate)
+    assert status == "repaired" and accepted == ["carried-type"], accepted
+
+
+def test_a_scalar_takes_the_messages_type_and_a_block_that_changes_shape_is_left_alone() -> None:
+    text = _carried("total = 0", "total += tl.sum(x * x, axis=0)", "total")
+    line = text.splitlines().index("    for step in range(2):") + 1
+    parsed = Program.parse(text, error=CARRIED_ERROR.format(name="total", became="fp32", line=line))
+    assert parsed is not None
+    (made,) = edits(parsed, ["carried-type"])
+    assert "    total = tl.full((), 0, tl.float32)\n" in made.source
+    reshaped = CARRIED_ERROR.format(name="acc", became="<['16', '16', '4'], fp32>", line=line).replace(
+        "initial type int32", "initial type <['16', '4'], fp32>"
+    )
+    block = Program.parse(_carried("acc = tl.zeros((16, 4), dtype=tl.float32)", "acc += x", "acc"), error=reshaped)
+    assert block is not None and edits(block, ["carried-type"]) == []  # a shape bug, not a type the start can take
+    elsewhere = Program.parse(text, error=CARRIED_ERROR.format(name="total", became="fp32", line=line + 1))
+    assert elsewhere is not None and edits(elsewhere, ["carried-type"]) == []  # no loop at the line it names
+
+
+def test_an_address_passed_as_an_integer_is_passed_as_the_tensor(evaluator: Evaluator, tmp_path: Path) -> None:
+    """`x.data_ptr()` reaches a Triton kernel as an int64, which it cannot load from ("Unsupported ptr type"); the
+    launch passes the tensor, also through a name the host bound it to."""
+    text = (
+        (API / "rownorm_good.py")
+        .read_text()
+        .replace(
+            "_row_norm[(n_rows,)](x, out,",
+            "out_addr = out.data_ptr()\n        _row_norm[(n_rows,)](x.data_ptr(), out_addr,",
+        )
+    )
+    parsed = Program.parse(text)
+    assert parsed is not None
+    (made,) = edits(parsed, OPERATORS)
+    assert made.operator == "data-ptr" and made.grounded
+    assert "out_addr = out\n        _row_norm[(n_rows,)](x, out_addr," in made.source
+    candidate = tmp_path / "addr.py"
+    candidate.write_text(text)
+    status, accepted, _ = repair(evaluator, tmp_path, candidate)
+    assert status == "repaired" and accepted == ["data-ptr"], accepted
+
+
+def test_a_reduction_without_its_required_axis_reduces_the_whole_block() -> None:
+    """`tl.reduce_or(mask)` lacks the axis Triton 3.7 requires of it; `tl.program_id(0)` gives its axis positionally
+    and `tl.sum(x)` has a default: neither is touched."""
+    text = (
+        (API / "rownorm_good.py")
+        .read_text()
+        .replace("    mask = offs < n_cols\n", "    mask = (offs < n_cols) & tl.reduce_or(offs < n_cols)\n")
+        .replace("tl.sum(x * x, axis=0)", "tl.sum(x * x)")
+    )
+    parsed = Program.parse(text)
+    assert parsed is not None
+    (made,) = edits(parsed, OPERATORS)
+    assert made.operator == "axis-required"
+    assert "tl.reduce_or(offs < n_cols, axis=None)" in made.source and "tl.program_id(0)\n" in made.source
+
+
+def test_pythons_casts_of_runtime_values_in_a_kernel_become_triton_casts() -> None:
+    text = (
+        (API / "rownorm_good.py")
+        .read_text()
+        .replace(
+            "x / norm, mask=mask)", "x / norm * float(n_cols) / float(n_cols) * float(BLOCK) / int(BLOCK), mask=mask)"
+        )
+    )
+    parsed = Program.parse(text)
+    assert parsed is not None
+    (made,) = edits(parsed, OPERATORS)
+    assert made.operator == "host-cast"
+    assert "tl.cast(n_cols, tl.float32) / tl.cast(n_cols, tl.float32) * float(BLOCK) / int(BLOCK)" in made.source

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import TAXONOMY
 
 from kope.bugs import cue, edit, mutation, recipe
@@ -98,3 +99,14 @@ def test_an_unknown_name_in_edits_fails_validation(tmp_path: Path) -> None:
     (tmp_path / "my-tail-bug.yaml").write_text(USER_PATTERN.replace("[masks, loop-bound]", "[maskz]"))
     problems = KnowledgeBase.load([tmp_path], include_user=False).validate()
     assert any("unknown edits 'maskz'" in p for p in problems)
+
+
+def test_two_kinds_cannot_register_one_operator_name() -> None:
+    """A second kind's operator of a taken name would replace the first, which then never runs: refused at import."""
+    from kope.bugs.edit import operator
+
+    def impostor(program: object) -> list[object]:
+        return []
+
+    with pytest.raises(ValueError, match=r"already kope\.bugs\.values"):
+        operator("reduce-axis", "api-misuse")(impostor)  # type: ignore[arg-type]

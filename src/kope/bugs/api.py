@@ -67,6 +67,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
 from collections.abc import Iterator
 
 import libcst as cst
@@ -1282,6 +1283,251 @@ def config_dict(program: Program) -> Iterator[Edit]:
             f"the autotune's {len(changes)} config dict(s) as `triton.Config`s",
             "autotune configs written as dicts, where Triton reads `triton.Config`s",
         )
+
+
+# -- types the compiler's message states -----------------------------------------------------------
+
+_CARRIED = re.compile(r"Loop-carried variable (\w+) has initial type (.+?) but is re-assigned to (.+?) in loop")
+_BRANCHED = re.compile(
+    r"initial value for `(\w+)` is of type (.+?), but the (?:then|else) block redefines it as (.+?)'"
+)
+_REFUSED = re.compile(r"refuses `(\w+)`")
+_AT_LINE = re.compile(r"\(candidate line (\d+):")
+_TYPE_NAMES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp64": "float64", "i1": "int1"}
+
+
+def _message_type(text: str) -> tuple[str, list[int]] | None:
+    """A Triton type as its messages print it (`fp32`, `<['128', '4'], fp32>`, `fp32[constexpr[16], constexpr[4]]`):
+    the `tl` dtype's name and the block's dims (none for a scalar); None for what is not such a type."""
+    text = text.strip()
+    block = re.fullmatch(r"<\[([^\]]*)\],\s*(\w+)>", text)
+    bracketed = re.fullmatch(r"(\w+)\[(.*)\]", text)
+    if block is not None:
+        dims_text, name = block.group(1), block.group(2)
+        dims = [int(d) for d in re.findall(r"\d+", dims_text)]
+    elif bracketed is not None:
+        name, dims = bracketed.group(1), [int(d) for d in re.findall(r"constexpr\[(\d+)\]", bracketed.group(2))]
+    else:
+        name, dims = text, []
+    name = _TYPE_NAMES.get(name, name)
+    return (name, dims) if name in _DTYPES or name == "int1" else None
+
+
+def _carried(program: Program) -> tuple[ast.FunctionDef, ast.stmt, str, tuple[str, list[int]], list[int]] | None:
+    """What the evaluation's error says of a loop-carried (or branch-redefined) variable: the kernel, the statement
+    the compiler names, the variable, the type it takes there, and the dims it started with."""
+    found = _CARRIED.search(program.error) or _BRANCHED.search(program.error)
+    kernel_name = _REFUSED.search(program.error)
+    at = _AT_LINE.search(program.error)
+    if found is None or kernel_name is None or at is None:
+        return None
+    start, became = _message_type(found.group(2)), _message_type(found.group(3))
+    kernel = next((k for k in program.parsed.kernels if k.name == kernel_name.group(1)), None)
+    line = int(at.group(1))
+    stmt = next(
+        (s for s in ast.walk(kernel) if isinstance(s, ast.For | ast.While | ast.If) and s.lineno == line), None
+    ) if kernel is not None else None  # fmt: skip
+    if start is None or became is None or kernel is None or stmt is None:
+        return None
+    return kernel, stmt, found.group(1), became, start[1]
+
+
+def _initial_value(kernel: ast.FunctionDef, stmt: ast.stmt, name: str) -> ast.expr | None:
+    """The value `name` last takes before `stmt` begins, outside it (its initial value there)."""
+    end = stmt.end_lineno or stmt.lineno
+    values = [
+        node.value
+        for node in ast.walk(kernel)
+        if isinstance(node, ast.Assign | ast.AnnAssign)
+        and node.value is not None
+        and node.lineno < stmt.lineno
+        and not (stmt.lineno <= node.lineno <= end)
+        and [t.id for t in (node.targets if isinstance(node, ast.Assign) else [node.target]) if isinstance(t, ast.Name)]
+        == [name]
+    ]
+    return max(values, key=lambda v: (v.lineno, v.col_offset)) if values else None
+
+
+def _launch_value(program: Program, kernel: ast.FunctionDef, size: str) -> int | None:
+    """The number a launch passes for a size parameter, where it passes a literal."""
+    passed = program.launch_arguments(kernel).get(size)
+    return passed.value if isinstance(passed, ast.Constant) and isinstance(passed.value, int) else None
+
+
+def _shapes(program: Program, kernel: ast.FunctionDef, dims: list[int]) -> list[str]:
+    """Shapes the kernel writes with its own sizes that can be these dims: the shapes of its `tl.zeros` / `tl.full`,
+    and for one dim each size a `tl.arange` ranges over (a size whose value a launch passes as a literal only where
+    that is the dim)."""
+    found: list[str] = []
+    for node in ast.walk(kernel):
+        if not isinstance(node, ast.Call):
+            continue
+        path = program.parsed.path_of(node.func)
+        if path in ("triton.language.zeros", "triton.language.full") and node.args:
+            shape = node.args[0]
+            if isinstance(shape, ast.Tuple | ast.List) and len(shape.elts) == len(dims):
+                items = ", ".join(program.parsed.code(e) for e in shape.elts)
+                found.append(f"({items},)" if len(dims) == 1 else f"({items})")
+        elif path == "triton.language.arange" and len(node.args) == 2 and len(dims) == 1:
+            size = node.args[1]
+            value = _launch_value(program, kernel, size.id) if isinstance(size, ast.Name) else None
+            literal = size.value if isinstance(size, ast.Constant) else value
+            if literal is None or literal == dims[0]:
+                found.append(f"({program.parsed.code(size)},)")
+    return list(dict.fromkeys(found))[:6]
+
+
+@operator("carried-type", "api-misuse")
+def carried_type(program: Program) -> Iterator[Edit]:
+    """The initial value of a variable a loop (or a branch) gives another type, made that type from the start, as
+    the compiler's message states it ("Loop-carried variable acc has initial type int32 but is re-assigned to
+    <['128'], fp32> in loop"): `acc = 0` becomes `acc = tl.full((BLOCK,), 0, tl.float32)`. A scalar's type is the
+    message's; a block's shape is one the kernel writes (each such shape one edit). A block that changes its shape
+    is a shape bug, not this."""
+    carried = _carried(program)
+    if carried is None:
+        return
+    kernel, stmt, name, (dtype, dims), start_dims = carried
+    value = _initial_value(kernel, stmt, name)
+    if value is None or (start_dims and start_dims != dims):
+        return
+    text = program.parsed.code(value)
+    literal = isinstance(value, ast.Constant) or (
+        isinstance(value, ast.UnaryOp) and isinstance(value.operand, ast.Constant)
+    )
+    if start_dims or not dims:
+        made = [f"tl.full((), {text}, tl.{dtype})" if literal and not dims else f"tl.cast({text}, tl.{dtype})"]
+    else:
+        made = [f"tl.full({shape}, {text}, tl.{dtype})" for shape in _shapes(program, kernel, dims)]
+    for new in made:
+        yield Edit(
+            "carried-type",
+            "api-misuse",
+            value.lineno,
+            f"start `{name}` as the {'block' if dims else 'scalar'} of tl.{dtype} it becomes: `{new}`",
+            program.replace(value, new),
+            f"{name}: the compiler says its type changes in the loop or branch at line {stmt.lineno}",
+            grounded=True,
+        )
+
+
+def _data_pointers(program: Program, value: ast.expr, site: LaunchSite) -> list[ast.Call]:
+    """`t.data_ptr()` calls a launch argument is, directly or through the names the host bound it to."""
+    if isinstance(value, ast.Name):
+        bound = host_assignments(site.host, value.id, before=site.call.lineno)
+        return [c for v in bound for c in _data_pointers(program, v, site) if not isinstance(v, ast.Name)]
+    return [
+        node
+        for node in ast.walk(value)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "data_ptr"
+        and not node.args
+        and not node.keywords
+    ]
+
+
+@operator("data-ptr", "api-misuse")
+def data_ptr(program: Program) -> Iterator[Edit]:
+    """Every `t.data_ptr()` a launch passes, passed as the tensor `t`: Triton takes a tensor for a pointer and an
+    integer for an integer ("Unsupported ptr type <['128'], int64> in `tl.load`"), one edit."""
+    changes: dict[int, tuple[ast.AST, str]] = {}
+    for site in program.parsed.launches:
+        for value in site_arguments(site).values():
+            for call in _data_pointers(program, value, site):
+                assert isinstance(call.func, ast.Attribute)
+                changes[id(call)] = (call, program.parsed.code(call.func.value))
+    named = sorted({text for _, text in changes.values()})[:3]
+    yield from _rewrite(
+        program,
+        "data-ptr",
+        list(changes.values()),
+        f"pass {', '.join(f'`{n}`' for n in named)} as tensors, not `.data_ptr()`",
+        f"{', '.join(named)}: an address passed as an integer, which a kernel cannot load from",
+    )
+
+
+def _needs_axis(path: str, given: int) -> bool:
+    """Whether the installed Triton's `tl.<name>` has an `axis` parameter without a default (`tl.reduce_or`) that
+    `given` positional arguments leave out."""
+    import inspect
+
+    import triton.language as language
+
+    if not path.startswith("triton.language."):
+        return False
+    function = getattr(language, path.rsplit(".", 1)[-1], None)
+    function = getattr(function, "fn", function)
+    try:
+        parameters = list(inspect.signature(function).parameters.values()) if callable(function) else []
+    except (TypeError, ValueError):
+        return False
+    at = next((i for i, p in enumerate(parameters) if p.name == "axis"), None)
+    return at is not None and at >= given and parameters[at].default is inspect.Parameter.empty
+
+
+@operator("axis-required", "api-misuse")
+def axis_required(program: Program) -> Iterator[Edit]:
+    """A reduction called without the `axis` Triton requires of it (`tl.reduce_or(mask)`: "missing a required
+    argument: 'axis'"), over the whole block: `axis=None` (one edit)."""
+    changes: list[tuple[ast.AST, str]] = []
+    for kernel in program.parsed.kernels:
+        for node in ast.walk(kernel):
+            if not (isinstance(node, ast.Call) and len(node.args) == 1) or any(k.arg == "axis" for k in node.keywords):
+                continue
+            if _needs_axis(program.parsed.path_of(node.func), len(node.args)):
+                inner = ", ".join([program.parsed.code(node.args[0]), *map(program.parsed.code, node.keywords)])
+                changes.append((node, f"{program.parsed.code(node.func)}({inner}, axis=None)"))
+    yield from _rewrite(
+        program,
+        "axis-required",
+        changes,
+        f"reduce over the whole block: {program.parsed.code(changes[0][0]) if changes else ''} with `axis=None`",
+        "a reduction called without the axis Triton requires",
+    )
+
+
+_HOST_CASTS = {"float": "tl.float32", "int": "tl.int32"}
+
+
+def _module_names(program: Program) -> set[str]:
+    """Names the file's top level binds (globals a kernel may read as constants, or that shadow a builtin)."""
+    names: set[str] = set()
+    for stmt in program.parsed.tree.body:
+        if isinstance(stmt, ast.FunctionDef | ast.ClassDef):
+            names.add(stmt.name)
+        elif isinstance(stmt, ast.Import | ast.ImportFrom):
+            names.update((a.asname or a.name).split(".")[0] for a in stmt.names)
+        elif isinstance(stmt, ast.Assign | ast.AnnAssign):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    return names
+
+
+@operator("host-cast", "api-misuse")
+def host_cast(program: Program) -> Iterator[Edit]:
+    """Python's `float(x)` / `int(x)` in a kernel over a runtime value ("float() argument must be a string or a real
+    number, not 'tensor'"), written `tl.cast(x, tl.float32)` / `tl.cast(x, tl.int32)`; one edit. Over literals and
+    `tl.constexpr` parameters alone Python's cast is what the compiler folds, and stays."""
+    changes: list[tuple[ast.AST, str]] = []
+    module = _module_names(program)
+    for kernel in program.parsed.kernels:
+        constants = set(constexprs_of(kernel)) | module
+        for node in ast.walk(kernel):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) == 1):
+                continue
+            if node.func.id not in _HOST_CASTS or node.keywords or node.func.id in module:
+                continue
+            names = {n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name)}
+            if names - constants:
+                changes.append((node, f"tl.cast({program.parsed.code(node.args[0])}, {_HOST_CASTS[node.func.id]})"))
+    yield from _rewrite(
+        program,
+        "host-cast",
+        changes,
+        f"cast with `tl.cast`: {program.parsed.code(changes[0][0]) if changes else ''}",
+        "Python's float() / int() over a value the kernel computes at run time",
+    )
 
 
 @recipe(

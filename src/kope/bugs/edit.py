@@ -59,16 +59,20 @@ class Program:
     """The diagnosis's `scale` (output = scale x reference), when it measured one."""
     reference: str = ""
     """The reference's source (the formula operators read its activations: kope.bugs.reference)."""
+    error: str = ""
+    """The error the candidate's evaluation stopped on (the diagnosis's `error`): operators that mend what a
+    compiler's message states exactly (kope.bugs.api's `carried-type`) read it; empty when it ran."""
     _per_kernel: dict[tuple[str, int], list[str]] = field(default_factory=dict, repr=False, compare=False)
     """`strides` and `scalars` by kernel: every operator asks for them, often once per site."""
 
     @classmethod
-    def parse(cls, text: str, reference: str = "", *, scale: float | None = None) -> Program | None:
+    def parse(cls, text: str, reference: str = "", *, scale: float | None = None, error: str = "") -> Program | None:
         """None when the source does not parse (no operator applies)."""
         parsed = ParsedSource.parse(text)
         if parsed is None:
             return None
-        return cls(parsed=parsed, reference_constants=formula_constants(reference), scale=scale, reference=reference)
+        constants = formula_constants(reference)
+        return cls(parsed=parsed, reference_constants=constants, scale=scale, reference=reference, error=error)
 
     def launch_arguments(self, kernel: ast.FunctionDef) -> dict[str, ast.expr]:
         """The kernel's parameters mapped to the arguments of its first launch that passes them."""
@@ -598,6 +602,9 @@ OPERATORS: dict[str, tuple[BugId, Operator]] = {}
 
 def operator(name: str, label: BugId) -> Callable[[Operator], Operator]:
     def register(fn: Operator) -> Operator:
+        held = OPERATORS.get(name)
+        if held is not None and held[1].__module__ != fn.__module__:  # two kinds, one name: one would go unheard
+            raise ValueError(f"repair operator {name!r} is already {held[1].__module__}.{held[1].__qualname__}")
         OPERATORS[name] = (label, fn)
         return fn
 
@@ -749,6 +756,10 @@ ORDER = (
     "scalar-tensor",
     "autotune-wrapper",
     "config-dict",
+    "carried-type",
+    "data-ptr",
+    "axis-required",
+    "host-cast",
     "compare-flip",
     "floor-to-cdiv",
     "loop-bound",

@@ -121,7 +121,8 @@ class OperatorEdits:
     name = "operators"
 
     def propose(self, source: str, diagnosis: Diagnosis | None, evidence: Evidence, reference: str) -> list[Candidate]:
-        program = Program.parse(source, reference, scale=evidence.scale)
+        error = diagnosis.error or "" if diagnosis is not None else ""
+        program = Program.parse(source, reference, scale=evidence.scale, error=error)
         if program is None:
             return []
         launches = _launch_lines(program)
