@@ -11,7 +11,7 @@ from kope.evaluate import EvalOptions
 from kope.triage.layout import Item
 from kope.triage.report import render
 from kope.triage.run import TriageSummary
-from kope.triage.worker import CLASSES, TriageJob, TriageRow, TriageWorker, classify, slug
+from kope.triage.worker import CLASSES, TriageJob, TriageRow, TriageWorker, classify, mendable, slug
 
 
 def test_a_plain_id_keeps_its_readable_name() -> None:
@@ -126,3 +126,24 @@ def test_the_row_names_its_profile_and_the_disagreement(worker: TriageWorker, tm
     assert row.profile_disagreement is not None and row.profile_disagreement.kernelbench == "pass"
     page = render(TriageSummary(out=tmp_path, total=1, rows=[row]))
     assert "profiles disagree: strict fail, kernelbench pass" in page and "judged strict" in page
+
+
+def test_a_broken_row_whose_compiler_message_an_edit_mends_is_repaired() -> None:
+    """`carried-type` reads the compiler's message: triage offers the repair only with the row's error at hand."""
+    kernel = (Path(__file__).parents[1] / "fixtures" / "api" / "rownorm_good.py").read_text()
+    source = kernel.replace(
+        "    norm = tl.sqrt(tl.sum(x * x, axis=0) + 1e-6)\n",
+        "    acc = 0\n    for step in range(2):\n        acc += x * x\n"
+        "    norm = tl.sqrt(tl.sum(acc, axis=0) / 2 + 1e-6)\n",
+    )
+    line = source.splitlines().index("    for step in range(2):") + 1
+    message = (
+        "forward failed on trial 0: GpuCompileError: Triton's GPU compiler refuses `_row_norm`: AssertionError("
+        "\"Loop-carried variable acc has initial type int32 but is re-assigned to <['128'], fp32> in loop! Please "
+        f'make sure that the type stays consistent.") (candidate line {line}: for step in range(2):)'
+    )
+    row = TriageRow(id="a.py", problem="p", task="t", candidate="a.py", before="broken", after="broken")
+    row.error_kind = "runtime"
+    assert not mendable(row, source)
+    row.error_message = message
+    assert mendable(row, source)

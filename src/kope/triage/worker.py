@@ -72,7 +72,7 @@ def mendable(row: TriageRow, source: str) -> bool:
         return False
     if row.error_kind == "shape":
         return True
-    program = Program.parse(source)
+    program = Program.parse(source, error=row.error_message or "")  # the compiler's message: `carried-type`
     return program is not None and bool(edits(program, list(kind("api").edits)))
 
 
