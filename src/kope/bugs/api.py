@@ -1291,7 +1291,6 @@ _CARRIED = re.compile(r"Loop-carried variable (\w+) has initial type (.+?) but i
 _BRANCHED = re.compile(
     r"initial value for `(\w+)` is of type (.+?), but the (?:then|else) block redefines it as (.+?)'"
 )
-_REFUSED = re.compile(r"refuses `(\w+)`")
 _AT_LINE = re.compile(r"\(candidate line (\d+):")
 _TYPE_NAMES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp64": "float64", "i1": "int1"}
 
@@ -1317,13 +1316,12 @@ def _carried(program: Program) -> tuple[ast.FunctionDef, ast.stmt, str, tuple[st
     """What the evaluation's error says of a loop-carried (or branch-redefined) variable: the kernel, the statement
     the compiler names, the variable, the type it takes there, and the dims it started with."""
     found = _CARRIED.search(program.error) or _BRANCHED.search(program.error)
-    kernel_name = _REFUSED.search(program.error)
     at = _AT_LINE.search(program.error)
-    if found is None or kernel_name is None or at is None:
+    if found is None or at is None:
         return None
     start, became = _message_type(found.group(2)), _message_type(found.group(3))
-    kernel = next((k for k in program.parsed.kernels if k.name == kernel_name.group(1)), None)
-    line = int(at.group(1))
+    line = int(at.group(1))  # the kernel is the one holding the line (the message may name an autotuned alias)
+    kernel = next((k for k in program.parsed.kernels if k.lineno <= line <= (k.end_lineno or k.lineno)), None)
     stmt = next(
         (s for s in ast.walk(kernel) if isinstance(s, ast.For | ast.While | ast.If) and s.lineno == line), None
     ) if kernel is not None else None  # fmt: skip
