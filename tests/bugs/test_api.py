@@ -620,6 +620,8 @@ def test_a_scalar_takes_the_messages_type_and_a_block_that_changes_shape_is_left
     assert parsed is not None
     (made,) = edits(parsed, ["carried-type"])
     assert "    total = tl.full((), 0, tl.float32)\n" in made.source
+    aliased = CARRIED_ERROR.format(name="total", became="fp32", line=line).replace("`_row_norm`", "`tuned`")
+    assert [e.source for e in edits(Program.parse(text, error=aliased) or parsed, ["carried-type"])] == [made.source]
     reshaped = CARRIED_ERROR.format(name="acc", became="<['16', '16', '4'], fp32>", line=line).replace(
         "initial type int32", "initial type <['16', '4'], fp32>"
     )
