@@ -40,6 +40,7 @@ OPERATORS = [
     "data-ptr",
     "axis-required",
     "host-cast",
+    "unset-block",
 ]
 
 
@@ -682,3 +683,25 @@ def test_pythons_casts_of_runtime_values_in_a_kernel_become_triton_casts() -> No
     (made,) = edits(parsed, OPERATORS)
     assert made.operator == "host-cast"
     assert "tl.cast(n_cols, tl.float32) / tl.cast(n_cols, tl.float32) * float(BLOCK) / int(BLOCK)" in made.source
+
+
+def test_a_block_size_no_launch_passes_is_passed(evaluator: Evaluator, tmp_path: Path) -> None:
+    """A launch that leaves `BLOCK` unset, with no default and no autotune config setting it ("missing 1 required
+    positional argument: 'BLOCK'"), passes a power of two; a kernel whose autotune sets it gets no such edit."""
+    text = (
+        (API / "rownorm_good.py")
+        .read_text()
+        .replace("(x, out, n_cols, BLOCK=triton.next_power_of_2(n_cols))", "(\n            x, out, n_cols,\n        )")
+    )
+    parsed = Program.parse(text)
+    assert parsed is not None
+    (made,) = edits(parsed, OPERATORS)
+    assert made.operator == "unset-block" and made.grounded
+    assert "(\n            x, out, n_cols, BLOCK=1024,\n        )" in made.source
+    candidate = tmp_path / "unset.py"
+    candidate.write_text(text)
+    status, accepted, _ = repair(evaluator, tmp_path, candidate)
+    assert status == "repaired" and accepted == ["unset-block"], accepted
+    again = (API / "rownorm_autotune_again.py").read_text()
+    tuned = Program.parse(again.replace(", BLOCK=triton.next_power_of_2(n_cols))", ")"))
+    assert tuned is not None and tuned.text != again and edits(tuned, ["unset-block"]) == []

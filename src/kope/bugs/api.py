@@ -528,6 +528,61 @@ def autotune_keyword(program: Program) -> Iterator[Edit]:
             )
 
 
+def _aranged(program: Program, kernel: ast.FunctionDef) -> list[str]:
+    """The kernel's `tl.constexpr` parameters that a `tl.arange` ranges over directly (its block sizes)."""
+    constants = set(constexprs_of(kernel))
+    return list(
+        dict.fromkeys(
+            node.args[1].id
+            for node in ast.walk(kernel)
+            if isinstance(node, ast.Call)
+            and program.parsed.path_of(node.func) == "triton.language.arange"
+            and len(node.args) == 2
+            and isinstance(node.args[1], ast.Name)
+            and node.args[1].id in constants
+        )
+    )
+
+
+@operator("unset-block", "api-misuse")
+def unset_block(program: Program) -> Iterator[Edit]:
+    """A block size (a `tl.constexpr` parameter a `tl.arange` ranges over) that a launch does not pass, no default
+    gives and no autotune config sets ("missing 1 required positional argument: 'BLOCK_SIZE'"): the launch passes
+    it, a power of two (64 where the kernel has several blocks or a `tl.dot`, else 1024); one edit."""
+    changes: list[tuple[ast.AST, str]] = []
+    passed: list[str] = []
+    for site in program.parsed.launches:
+        kernel = site.kernel
+        if any(k.arg is None for k in site.call.keywords) or any(isinstance(a, ast.Starred) for a in site.call.args):
+            continue  # `**meta`, `*args`: what they hold is not in the source
+        defaulted = set(params_of(kernel)[len(kernel.args.args) - len(kernel.args.defaults) :])
+        tuned = set().union(
+            *(_tuned_keys(d, program) for d in _decorators(program, kernel)), _alias_keys(program, site)
+        )
+        blocks = _aranged(program, kernel)
+        missing = [b for b in blocks if b not in site_arguments(site) and b not in defaulted | tuned]
+        if not missing:
+            continue
+        dots = any(isinstance(n, ast.Call) and call_name(n, last=True) == "dot" for n in ast.walk(kernel))
+        value = 64 if len(blocks) > 1 or dots else 1024
+        text = program.parsed.code(site.call)
+        head = text[: text.rindex(")")].rstrip()
+        tail = text[len(head) :]
+        given = ", ".join(f"{b}={value}" for b in missing)
+        joined = "" if head.endswith("(") else " " if head.endswith(",") else ", "
+        closing = "," if "\n" in tail else ""  # a call laid out one argument a line keeps its layout
+        changes.append((site.call, f"{head}{joined}{given}{closing}{tail}"))
+        passed.extend(missing)
+    named = sorted(set(passed))[:4]
+    yield from _rewrite(
+        program,
+        "unset-block",
+        changes,
+        f"pass the block size(s) the launch leaves unset: {', '.join(named)}",
+        "a block size that no launch, default or autotune config gives",
+    )
+
+
 def _alias_keys(program: Program, site: LaunchSite) -> set[str]:
     """What a launch through an alias that wraps its kernel (`tuned = triton.autotune(...)(kernel)`) tunes."""
     launched = site.call.func.value if isinstance(site.call.func, ast.Subscript) else None

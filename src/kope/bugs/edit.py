@@ -760,6 +760,7 @@ ORDER = (
     "data-ptr",
     "axis-required",
     "host-cast",
+    "unset-block",
     "compare-flip",
     "floor-to-cdiv",
     "loop-bound",
