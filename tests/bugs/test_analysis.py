@@ -70,3 +70,19 @@ def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 def test_padding_is_forgotten_across_loop_iterations() -> None:
     """The suite's online softmax: lanes of the running max start from a full first block."""
     assert padding_leaks(program("softmax").kernels["_softmax_kernel"]) == []
+
+
+def test_reading_a_kernel_leaves_the_positions_of_its_source_as_they_are() -> None:
+    """An augmented write to a subscript (`acc[i] += v`) was recorded by moving `v`'s position onto the statement's:
+    every edit spliced at `v` afterwards replaced the whole statement (a `block-index` edit that did not parse)."""
+    text = (
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef k(x_ptr, n, B: tl.constexpr):\n"
+        "    acc = tl.zeros((B,), dtype=tl.float32)\n    for i in range(B):\n        acc[i] += tl.load(x_ptr + i)\n"
+        "    total = 0.0\n    total += tl.sum(acc, axis=0)\n"
+    )
+    parsed = ParsedSource.parse(text)
+    assert parsed is not None
+    before = [(n.lineno, n.col_offset, n.end_col_offset) for n in ast.walk(parsed.tree) if isinstance(n, ast.expr)]
+    Dataflow(parsed).kernel_of(parsed.kernels[0])
+    after = [(n.lineno, n.col_offset, n.end_col_offset) for n in ast.walk(parsed.tree) if isinstance(n, ast.expr)]
+    assert after == before

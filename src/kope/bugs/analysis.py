@@ -281,12 +281,11 @@ def _analyse_kernel(node: ast.FunctionDef) -> Kernel:
             for name in assigned_names(stmt):
                 kernel.assigns.setdefault(name, []).append(stmt.value)
         elif isinstance(stmt, ast.AugAssign):
-            value = (
-                ast.BinOp(left=ast.Name(id=stmt.target.id, ctx=ast.Load()), op=stmt.op, right=stmt.value)
-                if isinstance(stmt.target, ast.Name)
-                else stmt.value
-            )
-            ast.copy_location(value, stmt)
+            value: ast.expr = stmt.value  # a subscript's augmented write: its value (kept where the source has it)
+            if isinstance(stmt.target, ast.Name):  # `x += v` as the new node `x + v`, placed at the statement
+                value = ast.copy_location(
+                    ast.BinOp(left=ast.Name(id=stmt.target.id, ctx=ast.Load()), op=stmt.op, right=stmt.value), stmt
+                )
             for name in assigned_names(stmt):
                 kernel.assigns.setdefault(name, []).append(value)
         elif isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name):
