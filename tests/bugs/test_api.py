@@ -705,3 +705,16 @@ def test_a_block_size_no_launch_passes_is_passed(evaluator: Evaluator, tmp_path:
     again = (API / "rownorm_autotune_again.py").read_text()
     tuned = Program.parse(again.replace(", BLOCK=triton.next_power_of_2(n_cols))", ")"))
     assert tuned is not None and tuned.text != again and edits(tuned, ["unset-block"]) == []
+
+
+def test_every_broken_rule_is_mended_in_one_version_too() -> None:
+    """A module never imported and a runtime block: besides each edit alone (the search's rounds), one version with
+    both, so that a kernel breaking several rules does not pay a full round for each."""
+    text = (API / "rownorm_no_import.py").read_text().replace("BLOCK: tl.constexpr", "BLOCK")
+    parsed = Program.parse(text)
+    assert parsed is not None
+    (together,) = edits(parsed, ["api-together"])
+    assert together.grounded and together.description.endswith("missing-import, constexpr-param")
+    assert "BLOCK: tl.constexpr" in together.source and together.source.count("import") == text.count("import") + 1
+    alone = Program.parse((API / "rownorm_runtime_block.py").read_text())
+    assert alone is not None and edits(alone, ["api-together"]) == []  # one rule: the edit alone is the version

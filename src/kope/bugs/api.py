@@ -1583,6 +1583,42 @@ def host_cast(program: Program) -> Iterator[Edit]:
     )
 
 
+_TOGETHER_ROUNDS = 6
+
+
+@operator("api-together", "api-misuse")
+def api_together(program: Program) -> Iterator[Edit]:
+    """Every rule of Triton's API the kernel breaks, mended in one version: the first edit of each of this kind's
+    operators, applied one after the other, the source read again after each, for a few rounds (a kernel that
+    breaks three rules would otherwise take three rounds of the search, each paying for a full evaluation of a
+    version that still does not run). `carried-type` first, while the compiler's message still names the lines it
+    read. Offered only where two edits or more go in."""
+    own = [name for name, (_, fn) in OPERATORS.items() if fn.__module__ == __name__ and name != "api-together"]
+    order = ["carried-type", *(name for name in own if name != "carried-type")]
+    current, made = program, []
+    for round_ in range(_TOGETHER_ROUNDS):
+        changed = False
+        for name in order if round_ == 0 else own:
+            found = next(iter(OPERATORS[name][1](current)), None)
+            edited = Program.parse(found.source) if found is not None else None
+            if found is None or edited is None or edited.text == current.text:
+                continue
+            current, changed = edited, True
+            made.append(name)
+        if not changed:
+            break
+    if len(made) >= 2:
+        yield Edit(
+            "api-together",
+            "api-misuse",
+            1,
+            f"mend every broken rule of Triton's API at once: {', '.join(made)}",
+            current.text,
+            f"{len(made)} rules of Triton's API broken in one kernel",
+            grounded=True,
+        )
+
+
 @recipe(
     "mend-api",
     "annotate tl.constexpr what must be constant, range over a power-of-two block, stop passing autotuned "
@@ -1591,7 +1627,7 @@ def host_cast(program: Program) -> Iterator[Edit]:
 def mend_api(source: str) -> Iterator[str]:
     program = Program.parse(source)
     if program is not None:
-        own = [name for name, (_, fn) in OPERATORS.items() if fn.__module__ == __name__]  # this kind's edits
+        own = [name for name, (_, fn) in OPERATORS.items() if fn.__module__ == __name__ and name != "api-together"]
         yield from (edit.source for edit in edits(program, own))
 
 

@@ -740,6 +740,7 @@ def launches_of(program: Program) -> Iterator[ast.Call]:
 
 
 ORDER = (
+    "api-together",
     "missing-import",
     "constexpr-param",
     "constexpr-local",
