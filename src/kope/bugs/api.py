@@ -59,6 +59,16 @@ rule is broken on every input, so the search tries these first):
   'arg_names'"): the autotune wraps the kernel itself (`tuned = triton.autotune(...)(kernel)`).
 - `config-dict`: an autotune's configs written as dicts (`{"BLOCK_M": 64, "num_warps": 4}`: "'dict' object has no
   attribute 'kwargs'"): each becomes `triton.Config({"BLOCK_M": 64}, num_warps=4)`.
+- `carried-type`: a variable a loop (or a branch) gives another type than it starts with ("Loop-carried variable acc
+  has initial type int32 but is re-assigned to <['128'], fp32> in loop"): read from the evaluation's error
+  (`Program.error`), the initial value made that type (`tl.full((BLOCK,), 0, tl.float32)`).
+- `data-ptr`: `t.data_ptr()` passed to a kernel, an int64 Triton cannot load from ("Unsupported ptr type"): `t`.
+- `axis-required`: a reduction called without the `axis` the installed Triton requires (`tl.reduce_or(m)`):
+  `axis=None`.
+- `host-cast`: Python's `float(x)` / `int(x)` over a runtime value in a kernel: `tl.cast(x, tl.float32)`.
+- `unset-block`: a block size no launch, default or autotune config gives ("missing 1 required positional
+  argument: 'BLOCK_SIZE'"): the launch passes a power of two.
+- `api-together`: every rule above that a kernel breaks, mended in one version (beside each edit alone).
 
 Its mutation, `constexpr-dropped`, removes the `tl.constexpr` annotation of a block a `tl.arange` ranges over.
 """
