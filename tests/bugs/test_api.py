@@ -630,6 +630,8 @@ def test_a_scalar_takes_the_messages_type_and_a_block_that_changes_shape_is_left
     assert block is not None and edits(block, ["carried-type"]) == []  # a shape bug, not a type the start can take
     elsewhere = Program.parse(text, error=CARRIED_ERROR.format(name="total", became="fp32", line=line + 1))
     assert elsewhere is not None and edits(elsewhere, ["carried-type"]) == []  # no loop at the line it names
+    written = "Loop-carried variable total has initial type " * 50_000  # a message the candidate's code raised
+    assert edits(Program.parse(text, error=written) or parsed, ["carried-type"]) == []
 
 
 def test_an_address_passed_as_an_integer_is_passed_as_the_tensor(evaluator: Evaluator, tmp_path: Path) -> None:

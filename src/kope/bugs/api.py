@@ -1357,6 +1357,7 @@ _BRANCHED = re.compile(
     r"initial value for `(\w+)` is of type (.+?), but the (?:then|else) block redefines it as (.+?)'"
 )
 _AT_LINE = re.compile(r"\(candidate line (\d+):")
+_MESSAGE_CHARS = 2000
 _TYPE_NAMES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp64": "float64", "i1": "int1"}
 
 
@@ -1380,8 +1381,9 @@ def _message_type(text: str) -> tuple[str, list[int]] | None:
 def _carried(program: Program) -> tuple[ast.FunctionDef, ast.stmt, str, tuple[str, list[int]], list[int]] | None:
     """What the evaluation's error says of a loop-carried (or branch-redefined) variable: the kernel, the statement
     the compiler names, the variable, the type it takes there, and the dims it started with."""
-    found = _CARRIED.search(program.error) or _BRANCHED.search(program.error)
-    at = _AT_LINE.search(program.error)
+    error = program.error[:_MESSAGE_CHARS]  # the candidate's code can write the message: read a bounded part
+    found = _CARRIED.search(error) or _BRANCHED.search(error)
+    at = _AT_LINE.search(error)
     if found is None or at is None:
         return None
     start, became = _message_type(found.group(2)), _message_type(found.group(3))
