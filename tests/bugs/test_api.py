@@ -175,11 +175,54 @@ def test_the_rewritten_functions_agree_with_pytorch() -> None:
     from kope.bugs.api import WRITTEN_AS
 
     x = torch.linspace(-30.0, 30.0, 2001, dtype=torch.float32)
-    names = {"tl": type("tl", (), {"sigmoid": torch.sigmoid, "log": torch.log, "exp": torch.exp}), "x": x}
-    for name, reference in (("tanh", torch.tanh), ("log1p", torch.log1p), ("expm1", torch.expm1)):
-        inputs = x.abs() if name == "log1p" else x.clamp(max=20.0)
-        written = eval(WRITTEN_AS[name].format(x="x"), {**names, "x": inputs})
-        torch.testing.assert_close(written, reference(inputs), atol=1e-5, rtol=1e-5)
+    functions = {"sigmoid": torch.sigmoid, "log": torch.log, "exp": torch.exp, "maximum": torch.clamp_min}
+    functions |= {"erf": torch.erf, "floor": torch.floor, "ceil": torch.ceil, "abs": torch.abs}
+    functions |= {"where": lambda c, a, b: torch.where(c, torch.as_tensor(a), torch.as_tensor(b))}
+    names = {"tl": type("tl", (), {k: staticmethod(v) for k, v in functions.items()})}
+    checked = {
+        "tanh": torch.tanh,
+        "log1p": torch.log1p,
+        "expm1": torch.expm1,
+        "relu": torch.relu,
+        "square": torch.square,
+        "silu": torch.nn.functional.silu,
+        "softplus": torch.nn.functional.softplus,
+        "gelu": torch.nn.functional.gelu,
+        "sign": torch.sign,
+        "trunc": torch.trunc,
+        "reciprocal": torch.reciprocal,
+        "log10": torch.log10,
+        "isnan": torch.isnan,
+        "isinf": torch.isinf,
+    }
+    for name, reference in checked.items():
+        inputs = x.abs() + 0.5 if name in ("log1p", "log10") else x.clamp(max=20.0)
+        if name in ("isnan", "isinf"):
+            inputs = torch.tensor([0.0, float("nan"), float("inf"), -float("inf"), 1.0])
+        written = eval(WRITTEN_AS[name].format("x"), {**names, "x": inputs})
+        torch.testing.assert_close(written, reference(inputs), atol=1e-5, rtol=1e-5, equal_nan=True, msg=name)
+
+
+def test_functions_of_two_arguments_and_libdevice_forms_run_right(evaluator: Evaluator, tmp_path: Path) -> None:
+    """`tl.floor_divide`, `tl.fmod`, `tl.pow`, `tl.round`: Triton 3.7 has none of them; written with `//`, `%` and
+    libdevice, the kernel passes through the real evaluator (interpreter and the GPU compiler's front end)."""
+    text = (
+        (API / "rownorm_good.py")
+        .read_text()
+        .replace("row = tl.program_id(0)", "row = tl.floor_divide(tl.fmod(tl.program_id(0), 1 << 20), 1)")
+        .replace("x / norm, mask=mask)", "tl.pow(x / norm, 1.0) + tl.round(x * 0.0), mask=mask)")
+    )
+    parsed = Program.parse(text)
+    assert parsed is not None
+    (made,) = edits(parsed, OPERATORS)
+    assert made.operator == "missing-function"
+    assert "row = ((tl.fmod(tl.program_id(0), 1 << 20)) // (1))" in made.source  # the outermost first
+    assert "tl.extra.libdevice.pow(x / norm, 1.0) + tl.extra.libdevice.rint(x * 0.0)" in made.source
+    candidate = tmp_path / "functions.py"
+    candidate.write_text(text)
+    status, accepted, fixed = repair(evaluator, tmp_path, candidate)
+    assert status == "repaired" and set(accepted) <= {"missing-function", "api-together"}, accepted
+    assert "(((tl.program_id(0)) % (1 << 20))) // (1))" in fixed
 
 
 def test_a_dtype_called_as_a_function_becomes_a_cast() -> None:

@@ -20,8 +20,9 @@ rule is broken on every input, so the search tries these first):
   `@triton.heuristics`) already set ("got multiple values for keyword argument 'BLOCK_SIZE'"). Two edits: the
   launch stops passing it, or the kernel stops being autotuned (the launch's value is used).
 - `missing-function`: a `tl.` function Triton does not have (`tl.tanh`, `tl.log1p`, `tl.expm1`, `tl.any`,
-  `tl.all`: "module 'triton.language' has no attribute 'tanh'"), written with the ones it has
-  (`2 * tl.sigmoid(2 * x) - 1`, `tl.max(tl.where(m, 1, 0)) > 0`).
+  `tl.all`, `tl.relu`, `tl.gelu`, `tl.softplus`, `tl.floor_divide`, `tl.pow`, ...: "module 'triton.language' has
+  no attribute 'tanh'"), written with the ones it has (`2 * tl.sigmoid(2 * x) - 1`, `tl.max(tl.where(m, 1, 0)) > 0`,
+  `a // b`, `tl.extra.libdevice.pow(a, b)`).
 - `hint-keyword`: a memory hint Triton cannot read: `cache_modifier=` / `eviction_policy=` given an attribute its
   language lacks (`tl.CacheModifier.CG`: "module 'triton.language' has no attribute 'CacheModifier'") or a string it
   does not accept (`".lu"`). A hint never changes a value: the edit drops it.
@@ -979,13 +980,34 @@ def hint_keyword(program: Program) -> Iterator[Edit]:
 # -- functions Triton does not have ---------------------------------------------------------------
 
 WRITTEN_AS = {
-    "tanh": "(2.0 * tl.sigmoid(2.0 * ({x})) - 1.0)",
-    "log1p": "tl.log(1.0 + ({x}))",
-    "expm1": "(tl.exp({x}) - 1.0)",
-    "any": "(tl.max(tl.where({x}, 1, 0)) > 0)",
-    "all": "(tl.min(tl.where({x}, 1, 0)) > 0)",
+    "tanh": "(2.0 * tl.sigmoid(2.0 * ({0})) - 1.0)",
+    "log1p": "tl.log(1.0 + ({0}))",
+    "expm1": "(tl.exp({0}) - 1.0)",
+    "any": "(tl.max(tl.where({0}, 1, 0)) > 0)",
+    "all": "(tl.min(tl.where({0}, 1, 0)) > 0)",
+    "relu": "tl.maximum({0}, 0.0)",
+    "square": "(({0}) * ({0}))",
+    "silu": "(({0}) * tl.sigmoid({0}))",
+    "softplus": "tl.where(({0}) > 20.0, ({0}), tl.log(1.0 + tl.exp({0})))",
+    "gelu": "(0.5 * ({0}) * (1.0 + tl.erf(({0}) * 0.7071067811865476)))",
+    "sign": "tl.where(({0}) > 0, 1.0, tl.where(({0}) < 0, -1.0, 0.0))",
+    "trunc": "tl.where(({0}) >= 0, tl.floor({0}), tl.ceil({0}))",
+    "reciprocal": "(1.0 / ({0}))",
+    "log10": "(tl.log({0}) * 0.4342944819032518)",
+    "isnan": "(({0}) != ({0}))",
+    "isinf": "(tl.abs({0}) == float('inf'))",
+    "round": "tl.extra.libdevice.rint({0})",
+    "floor_divide": "(({0}) // ({1}))",
+    "fmod": "(({0}) % ({1}))",
+    "pow": "tl.extra.libdevice.pow({0}, {1})",
+    "atan2": "tl.extra.libdevice.atan2({0}, {1})",
 }
 """Functions models call on `tl` (or `tl.math`) that Triton's language may not have, written with ones it has."""
+
+
+def _arity(written: str) -> int:
+    """How many arguments a written-out form takes (`{0}`, `{1}`)."""
+    return len(set(re.findall(r"\{(\d)\}", written)))
 
 
 def _absent(name: str) -> bool:
@@ -1001,19 +1023,19 @@ def missing_function(program: Program) -> Iterator[Edit]:
     calls: list[ast.Call] = []
     for kernel in program.parsed.kernels:
         for node in ast.walk(kernel):
-            if not (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords):
+            if not (isinstance(node, ast.Call) and node.args and not node.keywords):
                 continue
             path = program.parsed.path_of(node.func)
             name = path.rsplit(".", 1)[-1]
             known = path in (f"triton.language.{name}", f"triton.language.math.{name}") and name in WRITTEN_AS
-            if known and _absent(name):
+            if known and len(node.args) == _arity(WRITTEN_AS[name]) and _absent(name):
                 calls.append(node)
     kept = {id(node) for node, _ in _outermost(program, [(c, "") for c in calls])}
     outermost = [c for c in calls if id(c) in kept]
     if not outermost:
         return
     changes: list[tuple[ast.AST, str]] = [
-        (c, WRITTEN_AS[program.parsed.path_of(c.func).rsplit(".", 1)[-1]].format(x=program.parsed.code(c.args[0])))
+        (c, WRITTEN_AS[program.parsed.path_of(c.func).rsplit(".", 1)[-1]].format(*map(program.parsed.code, c.args)))
         for c in outermost
     ]
     named = sorted({program.parsed.code(c.func) for c in outermost})
