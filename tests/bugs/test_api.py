@@ -320,7 +320,7 @@ def test_tl_any_and_all_are_written_with_reductions_triton_has() -> None:
     tl = type("tl", (), {"where": staticmethod(where), "max": torch.max, "min": torch.min})
     for mask in (torch.tensor([False, False]), torch.tensor([True, False]), torch.tensor([True, True])):
         for name, reference in (("any", torch.any), ("all", torch.all)):
-            assert bool(eval(WRITTEN_AS[name].format(x="m"), {"tl": tl, "m": mask})) == bool(reference(mask))
+            assert bool(eval(WRITTEN_AS[name].format("m"), {"tl": tl, "m": mask})) == bool(reference(mask))
 
 
 def test_a_continue_in_a_kernels_loop_becomes_a_guard_around_the_rest() -> None:
@@ -763,3 +763,22 @@ def test_every_broken_rule_is_mended_in_one_version_too() -> None:
     assert "BLOCK: tl.constexpr" in together.source and together.source.count("import") == text.count("import") + 1
     alone = Program.parse((API / "rownorm_runtime_block.py").read_text())
     assert alone is not None and edits(alone, ["api-together"]) == []  # one rule: the edit alone is the version
+
+
+def test_functions_looked_for_in_the_wrong_module_are_called_where_triton_has_them() -> None:
+    """`tl.libdevice.erf` (an older Triton's), `tl.math.maximum` (on `tl`), `tl.math.trunc` (nowhere: written out);
+    `tl.math.rsqrt` and `tl.erf` exist as called and stay."""
+    text = (
+        (API / "rownorm_good.py")
+        .read_text()
+        .replace(
+            "x / norm, mask=mask)",
+            "tl.math.maximum(x / norm, -9.0) + tl.libdevice.erf(x) * tl.math.trunc(x * 0.0), mask=mask)",
+        )
+        .replace("norm = tl.sqrt(", "norm = tl.erf(x * 0.0) + 1.0 / tl.math.rsqrt(")
+    )
+    parsed = Program.parse(text)
+    assert parsed is not None
+    (made,) = edits(parsed, ["missing-function"])
+    assert "tl.maximum(x / norm, -9.0) + tl.erf(x) * tl.where((x * 0.0) >= 0" in made.source
+    assert "norm = tl.erf(x * 0.0) + 1.0 / tl.math.rsqrt(" in made.source

@@ -1001,6 +1001,9 @@ WRITTEN_AS = {
     "fmod": "(({0}) % ({1}))",
     "pow": "tl.extra.libdevice.pow({0}, {1})",
     "atan2": "tl.extra.libdevice.atan2({0}, {1})",
+    "floor_div": "(({0}) // ({1}))",
+    "fast_div": "(({0}) / ({1}))",
+    "rcp": "(1.0 / ({0}))",
 }
 """Functions models call on `tl` (or `tl.math`) that Triton's language may not have, written with ones it has."""
 
@@ -1010,11 +1013,30 @@ def _arity(written: str) -> int:
     return len(set(re.findall(r"\{(\d)\}", written)))
 
 
-def _absent(name: str) -> bool:
-    """Whether the installed Triton's language lacks this function (on `tl` and on `tl.math`)."""
-    import triton.language as language
+_MODULES = {"triton.language": "", "triton.language.math": "math", "triton.language.libdevice": "libdevice"}
+"""Where models look for a function: `tl.f`, `tl.math.f`, and `tl.libdevice.f` (an older Triton's)."""
 
-    return not hasattr(language, name) and not hasattr(getattr(language, "math", None), name)
+
+def _written(path: str, args: list[str]) -> str | None:
+    """A call of `path` the installed Triton lacks, written with what it has: a written-out form, the function where
+    `tl` has it (`tl.math.fdiv` -> `tl.fdiv`), or CUDA's libdevice's (`tl.libdevice.erf` -> `tl.extra.libdevice.erf`);
+    None where the call is fine as it is, or nothing has it."""
+    import triton.language as language
+    from triton.language.extra import libdevice
+
+    module, _, name = path.rpartition(".")
+    if module not in _MODULES:
+        return None
+    where = getattr(language, _MODULES[module], None) if _MODULES[module] else language
+    if where is not None and hasattr(where, name):
+        return None
+    if name in WRITTEN_AS and len(args) == _arity(WRITTEN_AS[name]) and not hasattr(language, name):
+        return WRITTEN_AS[name].format(*args)
+    if hasattr(language, name) and callable(getattr(language, name)):
+        return f"tl.{name}({', '.join(args)})"
+    if hasattr(libdevice, name):
+        return f"tl.extra.libdevice.{name}({', '.join(args)})"
+    return None
 
 
 @operator("missing-function", "api-misuse")
@@ -1025,19 +1047,17 @@ def missing_function(program: Program) -> Iterator[Edit]:
         for node in ast.walk(kernel):
             if not (isinstance(node, ast.Call) and node.args and not node.keywords):
                 continue
-            path = program.parsed.path_of(node.func)
-            name = path.rsplit(".", 1)[-1]
-            known = path in (f"triton.language.{name}", f"triton.language.math.{name}") and name in WRITTEN_AS
-            if known and len(node.args) == _arity(WRITTEN_AS[name]) and _absent(name):
+            if _written(program.parsed.path_of(node.func), [program.parsed.code(a) for a in node.args]) is not None:
                 calls.append(node)
     kept = {id(node) for node, _ in _outermost(program, [(c, "") for c in calls])}
     outermost = [c for c in calls if id(c) in kept]
     if not outermost:
         return
-    changes: list[tuple[ast.AST, str]] = [
-        (c, WRITTEN_AS[program.parsed.path_of(c.func).rsplit(".", 1)[-1]].format(*map(program.parsed.code, c.args)))
-        for c in outermost
-    ]
+    changes: list[tuple[ast.AST, str]] = []
+    for call in outermost:
+        written = _written(program.parsed.path_of(call.func), [program.parsed.code(a) for a in call.args])
+        if written is not None:
+            changes.append((call, written))
     named = sorted({program.parsed.code(c.func) for c in outermost})
     yield from _rewrite(
         program,
