@@ -693,6 +693,9 @@ def test_an_address_passed_as_an_integer_is_passed_as_the_tensor(evaluator: Eval
     (made,) = edits(parsed, OPERATORS)
     assert made.operator == "data-ptr" and made.grounded
     assert "out_addr = out\n        _row_norm[(n_rows,)](x, out_addr," in made.source
+    offset = Program.parse(text.replace("out_addr = out.data_ptr()", "out_addr = out.data_ptr() + 0"))
+    assert offset is not None  # an address in arithmetic: the tensor would be added to, not addressed
+    assert "out_addr = out.data_ptr() + 0" in next(e.source for e in edits(offset, ["data-ptr"]))
     candidate = tmp_path / "addr.py"
     candidate.write_text(text)
     status, accepted, _ = repair(evaluator, tmp_path, candidate)
@@ -743,6 +746,9 @@ def test_a_block_size_no_launch_passes_is_passed(evaluator: Evaluator, tmp_path:
     (made,) = edits(parsed, OPERATORS)
     assert made.operator == "unset-block" and made.grounded
     assert "(\n            x, out, n_cols, BLOCK=1024,\n        )" in made.source
+    commented = Program.parse(text.replace("n_cols,\n        )", "n_cols  # the row\n        )"))
+    assert commented is not None
+    assert "x, out, n_cols, BLOCK=1024  # the row\n" in edits(commented, ["unset-block"])[0].source
     candidate = tmp_path / "unset.py"
     candidate.write_text(text)
     status, accepted, _ = repair(evaluator, tmp_path, candidate)

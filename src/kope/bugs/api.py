@@ -576,13 +576,15 @@ def unset_block(program: Program) -> Iterator[Edit]:
             continue
         dots = any(isinstance(n, ast.Call) and call_name(n, last=True) == "dot" for n in ast.walk(kernel))
         value = 64 if len(blocks) > 1 or dots else 1024
-        text = program.parsed.code(site.call)
-        head = text[: text.rindex(")")].rstrip()
-        tail = text[len(head) :]
+        text, start = program.parsed.code(site.call), program.parsed.span(site.call)[0]
         given = ", ".join(f"{b}={value}" for b in missing)
-        joined = "" if head.endswith("(") else " " if head.endswith(",") else ", "
-        closing = "," if "\n" in tail else ""  # a call laid out one argument a line keeps its layout
-        changes.append((site.call, f"{head}{joined}{given}{closing}{tail}"))
+        arguments = [*site.call.args, *(k.value for k in site.call.keywords)]
+        if arguments:  # right after the last argument: a comment or a trailing comma after it stays where it is
+            at = max(program.parsed.span(a)[1] for a in arguments) - start
+            changes.append((site.call, f"{text[:at]}, {given}{text[at:]}"))
+        else:
+            at = program.parsed.span(site.call.func)[1] - start + 1  # just inside `(`
+            changes.append((site.call, f"{text[:at]}{given}{text[at:]}"))
         passed.extend(missing)
     named = sorted(set(passed))[:4]
     yield from _rewrite(
@@ -1518,20 +1520,17 @@ def carried_type(program: Program) -> Iterator[Edit]:
         )
 
 
-def _data_pointers(program: Program, value: ast.expr, site: LaunchSite) -> list[ast.Call]:
-    """`t.data_ptr()` calls a launch argument is, directly or through the names the host bound it to."""
+def _data_pointers(value: ast.expr, site: LaunchSite, depth: int = 3) -> list[ast.Call]:
+    """The `t.data_ptr()` calls a launch argument is: the call itself, either branch of a conditional
+    (`b.data_ptr() if b is not None else 0`), or a name the host bound to those. Not one inside arithmetic
+    (`x.data_ptr() + offset`): the tensor there would be added to, not addressed."""
     if isinstance(value, ast.Name):
-        bound = host_assignments(site.host, value.id, before=site.call.lineno)
-        return [c for v in bound for c in _data_pointers(program, v, site) if not isinstance(v, ast.Name)]
-    return [
-        node
-        for node in ast.walk(value)
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "data_ptr"
-        and not node.args
-        and not node.keywords
-    ]
+        bound = host_assignments(site.host, value.id, before=site.call.lineno) if depth > 0 else []
+        return [c for v in bound for c in _data_pointers(v, site, depth - 1)]
+    if isinstance(value, ast.IfExp):
+        return [*_data_pointers(value.body, site, depth), *_data_pointers(value.orelse, site, depth)]
+    called = isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "data_ptr"
+    return [value] if called and isinstance(value, ast.Call) and not value.args and not value.keywords else []
 
 
 @operator("data-ptr", "api-misuse")
@@ -1541,7 +1540,7 @@ def data_ptr(program: Program) -> Iterator[Edit]:
     changes: dict[int, tuple[ast.AST, str]] = {}
     for site in program.parsed.launches:
         for value in site_arguments(site).values():
-            for call in _data_pointers(program, value, site):
+            for call in _data_pointers(value, site):
                 assert isinstance(call.func, ast.Attribute)
                 changes[id(call)] = (call, program.parsed.code(call.func.value))
     named = sorted({text for _, text in changes.values()})[:3]
