@@ -41,6 +41,7 @@ OPERATORS = [
     "axis-required",
     "host-cast",
     "unset-block",
+    "grid-axes",
 ]
 
 
@@ -788,3 +789,20 @@ def test_functions_looked_for_in_the_wrong_module_are_called_where_triton_has_th
     (made,) = edits(parsed, ["missing-function"])
     assert "tl.maximum(x / norm, -9.0) + tl.erf(x) * tl.where((x * 0.0) >= 0" in made.source
     assert "norm = tl.erf(x * 0.0) + 1.0 / tl.math.rsqrt(" in made.source
+
+
+def test_a_grid_of_four_axes_is_folded_into_three(evaluator: Evaluator, tmp_path: Path) -> None:
+    """`tl.program_id(3)` over a four-axis grid: the interpreter runs it, Triton's GPU compiler refuses it ("program_id
+    axis must be 0, 1, or 2 but got 3"). Axis 3 folds into axis 0, its count written with the kernel's own names
+    (`triton.cdiv(width, META["BLOCK_W"])` is `tl.cdiv(W, BLOCK_W)` in the kernel), and the version runs right."""
+    parsed = program("scale4d_four_axes.py")
+    (made,) = edits(parsed, OPERATORS)
+    assert made.operator == "grid-axes" and made.grounded
+    assert "b = (tl.program_id(0) // (tl.cdiv(W, BLOCK_W)))" in made.source
+    assert "wb = (tl.program_id(0) % tl.cdiv(W, BLOCK_W))" in made.source
+    assert 'lambda META: ((batch) * (triton.cdiv(width, META["BLOCK_W"])), channels, triton.cdiv(' in made.source
+    status, accepted, fixed = repair(evaluator, tmp_path, "scale4d_four_axes.py", API / "scale4d_task.py")
+    assert status == "repaired" and accepted == ["grid-axes"], accepted
+    assert "program_id(3)" not in fixed
+    unknown = Program.parse(parsed.text.replace("height, width, BLOCK_H", "height, width + 0, BLOCK_H"))
+    assert unknown is not None and edits(unknown, ["grid-axes"]) == []  # `width` reaches the kernel as no name

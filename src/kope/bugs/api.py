@@ -69,6 +69,8 @@ rule is broken on every input, so the search tries these first):
 - `host-cast`: Python's `float(x)` / `int(x)` over a runtime value in a kernel: `tl.cast(x, tl.float32)`.
 - `unset-block`: a block size no launch, default or autotune config gives ("missing 1 required positional
   argument: 'BLOCK_SIZE'"): the launch passes a power of two.
+- `grid-axes`: a launch grid of four axes or more, read with `tl.program_id(3)` ("program_id axis must be 0, 1, or 2
+  but got 3"): axes 3.. folded into axis 0, each id recovered in the kernel from counts written in its parameters.
 - `api-together`: every rule above that a kernel breaks, mended in one version (beside each edit alone).
 
 Its mutation, `constexpr-dropped`, removes the `tl.constexpr` annotation of a block a `tl.arange` ranges over.
@@ -1633,6 +1635,138 @@ def host_cast(program: Program) -> Iterator[Edit]:
         changes,
         f"cast with `tl.cast`: {program.parsed.code(changes[0][0]) if changes else ''}",
         "Python's float() / int() over a value the kernel computes at run time",
+    )
+
+
+# -- a grid of more than three axes ---------------------------------------------------------------------
+
+_GRID_AXES = 3
+"""Triton launches at most three grid axes ("program_id axis must be 0, 1, or 2 but got 3")."""
+
+_MAX_DEPTH = 4
+
+_OPERATOR_TEXT: dict[type[ast.operator], str] = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//"}
+
+
+def _axis_call(program: Program, node: ast.AST) -> tuple[str, int] | None:
+    """(`program_id` or `num_programs`, axis) of a `tl.program_id(k)` / `tl.num_programs(k)` call."""
+    if not isinstance(node, ast.Call):
+        return None
+    name = program.parsed.path_of(node.func).rsplit(".", 1)[-1]
+    if name not in ("program_id", "num_programs"):
+        return None
+    value = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "axis"), None)
+    if isinstance(value, ast.Constant) and type(value.value) is int:
+        return name, value.value
+    return None
+
+
+def _wide_grid(site: LaunchSite) -> tuple[ast.Tuple | ast.List, str | None] | None:
+    """A launch's grid of four axes or more (written there, bound to its name, or a `lambda META: (...)`'s body),
+    with the lambda's parameter."""
+    grid = site.grid
+    if isinstance(grid, ast.Name):
+        bound = host_assignments(site.host, grid.id, before=site.call.lineno)
+        grid = bound[-1] if bound else None
+    meta = None
+    if isinstance(grid, ast.Lambda) and len(grid.args.args) == 1:
+        meta, grid = grid.args.args[0].arg, grid.body
+    wide = isinstance(grid, ast.Tuple | ast.List) and len(grid.elts) > _GRID_AXES
+    if wide and isinstance(grid, ast.Tuple | ast.List) and not any(isinstance(e, ast.Starred) for e in grid.elts):
+        return grid, meta
+    return None
+
+
+def _in_kernel(site: LaunchSite, expr: ast.expr, meta: str | None, depth: int = 0) -> str | None:
+    """A grid axis's count written with the kernel's own names: an argument the launch passes becomes the parameter
+    it is passed for, `META["BLOCK"]` the meta-parameter, a host name the value it was bound to; None where a part
+    has no counterpart in the kernel."""
+    passed = {ast.unparse(value): name for name, value in site_arguments(site).items()}
+    params = set(params_of(site.kernel))
+    if ast.unparse(expr) in passed:
+        return passed[ast.unparse(expr)]
+    if isinstance(expr, ast.Constant) and type(expr.value) is int:
+        return repr(expr.value)
+    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name) and expr.value.id == meta:
+        key = expr.slice
+        ok = isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value in params
+        return str(key.value) if ok and isinstance(key, ast.Constant) else None
+    if isinstance(expr, ast.Name) and depth < _MAX_DEPTH:
+        bound = host_assignments(site.host, expr.id, before=site.call.lineno)
+        return _in_kernel(site, bound[-1], meta, depth + 1) if bound else None
+    if isinstance(expr, ast.BinOp) and type(expr.op) in _OPERATOR_TEXT:
+        left, right = _in_kernel(site, expr.left, meta, depth), _in_kernel(site, expr.right, meta, depth)
+        if left is None or right is None:
+            return None
+        return f"({left} {_OPERATOR_TEXT[type(expr.op)]} {right})"
+    if isinstance(expr, ast.Call) and call_name(expr, last=True) == "cdiv" and len(expr.args) == 2:
+        parts = [_in_kernel(site, a, meta, depth) for a in expr.args]
+        return None if None in parts else f"tl.cdiv({parts[0]}, {parts[1]})"
+    return None
+
+
+def _folded(program: Program, kernel: ast.FunctionDef, counts: list[str]) -> list[tuple[ast.AST, str]]:
+    """The kernel's program ids and program counts with axes 3.. folded into axis 0 (axis 0 the outermost): axis
+    k >= 3 is `(pid0 // <counts after k>) % <count k>`, axis 0 is `pid0 // <every folded count>`. Each count is an
+    atom (`_in_kernel` parenthesises what it builds)."""
+    n = _GRID_AXES + len(counts)
+    changes: list[tuple[ast.AST, str]] = []
+    for node in ast.walk(kernel):
+        found = _axis_call(program, node)
+        if found is None or not isinstance(node, ast.Call):
+            continue
+        name, axis = found
+        pid = f"{program.parsed.code(node.func)}(0)"
+        after = " * ".join(counts[axis - _GRID_AXES + 1 :]) if axis >= _GRID_AXES else ""
+        if axis == 0:
+            changes.append((node, f"({pid} // ({' * '.join(counts)}))"))
+        elif axis >= n:
+            return []
+        elif axis >= _GRID_AXES and name == "num_programs":
+            changes.append((node, counts[axis - _GRID_AXES]))
+        elif axis >= _GRID_AXES:
+            inner = f"({pid} // ({after}))" if after else pid
+            changes.append((node, f"({inner} % {counts[axis - _GRID_AXES]})"))
+    return changes
+
+
+@operator("grid-axes", "api-misuse")
+def grid_axes(program: Program) -> Iterator[Edit]:
+    """A launch grid of four axes or more, read with `tl.program_id(3)`: Triton's GPU compiler refuses it ("program_id
+    axis must be 0, 1, or 2 but got 3"). Axes 3.. are folded into axis 0 (the one whose size a GPU allows to be
+    largest): the grid `(a, b, c, d, e)` becomes `(a * d * e, b, c)`, and the kernel recovers each id from
+    `tl.program_id(0)` with the folded axes' counts, written with its own parameters (`tl.cdiv(W, BLOCK_W)` for the
+    launch's `triton.cdiv(w_out, META["BLOCK_W"])`); one edit, where every launch of such a kernel gives the same
+    counts."""
+    changes: list[tuple[ast.AST, str]] = []
+    for kernel in program.parsed.kernels:
+        axes = [a for node in ast.walk(kernel) if (f := _axis_call(program, node)) and (a := f[1]) >= _GRID_AXES]
+        sites = [site for site in program.parsed.launches if site.kernel is kernel]
+        if not axes or not sites:
+            continue
+        grids = [_wide_grid(site) for site in sites]
+        counts = [
+            [_in_kernel(site, e, found[1]) for e in found[0].elts[_GRID_AXES:]] if found else None
+            for site, found in zip(sites, grids, strict=True)
+        ]
+        first = counts[0]
+        if first is None or None in first or any(c != first for c in counts) or max(axes) >= len(first) + _GRID_AXES:
+            continue
+        folded = _folded(program, kernel, [str(c) for c in first])
+        if not folded:
+            continue
+        changes += folded
+        for found in grids:
+            assert found is not None
+            elts = [program.parsed.code(e) for e in found[0].elts]
+            outer = " * ".join(f"({e})" for e in [elts[0], *elts[_GRID_AXES:]])
+            changes.append((found[0], f"({outer}, {', '.join(elts[1:_GRID_AXES])})"))
+    yield from _rewrite(
+        program,
+        "grid-axes",
+        list({id(node): (node, text) for node, text in changes}.values()),
+        "fold the grid's axes 3.. into axis 0 (Triton launches three axes)",
+        "a launch grid of more than three axes, read with tl.program_id(3)",
     )
 
 

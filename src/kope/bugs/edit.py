@@ -762,6 +762,7 @@ ORDER = (
     "axis-required",
     "host-cast",
     "unset-block",
+    "grid-axes",
     "compare-flip",
     "floor-to-cdiv",
     "loop-bound",
