@@ -193,14 +193,51 @@ def test_a_fixed_block_that_must_cover_the_row_becomes_the_rows_next_power_of_tw
     (made,) = edits(program, ["whole-block"])
     assert "_scaled_rows[(rows,)](x, out, n_cols, BLOCK=triton.next_power_of_2(n_cols))" in made.source
     assert "cols < n_cols" in made.cue
-    # a block that tiles the row (a program id or a loop over blocks) is not the row's whole
-    tiled = ONE_BLOCK.replace("cols = tl.arange(0, BLOCK)", "cols = tl.arange(0, BLOCK) + tl.program_id(1) * BLOCK")
+    # a block that tiles the row (a program id or a loop over blocks) is not the row's whole, unless each program
+    # reduces its own tile (scaled by the tile's maximum, not the row's): then it is offered, with that cue
+    tiled = ONE_BLOCK.replace("cols = tl.arange(0, BLOCK)", "cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)")
+    (reduced,) = edits(Program.parse(tiled, ROWS_TASK), ["whole-block"])  # type: ignore[arg-type]
+    assert "BLOCK=triton.next_power_of_2(n_cols)" in reduced.source and "reduces its own tile" in reduced.cue
+    elementwise = tiled.replace("top = tl.max(tl.abs(x), axis=0)", "top = 2.0")
     looped = ONE_BLOCK.replace(
         "row = tl.program_id(0)", "row = tl.program_id(0)\n    for c0 in range(0, n_cols, BLOCK):\n        pass"
     )
-    for other in (tiled, looped, ONE_BLOCK.replace("BLOCK=128", "BLOCK=triton.next_power_of_2(n_cols)")):
+    for other in (elementwise, looped, ONE_BLOCK.replace("BLOCK=128", "BLOCK=triton.next_power_of_2(n_cols)")):
         parsed = Program.parse(other, ROWS_TASK)
         assert parsed is not None and edits(parsed, ["whole-block"]) == []
+
+
+def test_a_block_masked_by_a_size_the_kernel_computes_covers_that_size() -> None:
+    """`n = rows_per * n_cols` in the kernel, masked by `cols < n`: the launch's block becomes the next power of two
+    of what it passes for those parameters."""
+    computed = (
+        ONE_BLOCK.replace("def _scaled_rows(x_ptr, out_ptr, n_cols,", "def _scaled_rows(x_ptr, out_ptr, n_cols, one,")
+        .replace("mask = cols < n_cols", "n = n_cols * one\n    mask = cols < n")
+        .replace("(x, out, n_cols, BLOCK=128)", "(x, out, n_cols, 1, BLOCK=128)")
+    )
+    parsed = Program.parse(computed, ROWS_TASK)
+    assert parsed is not None
+    (made,) = edits(parsed, ["whole-block"])
+    assert "(x, out, n_cols, 1, BLOCK=triton.next_power_of_2((n_cols) * (1)))" in made.source
+
+
+def test_rows_each_program_normalises_by_its_own_tile_are_repaired(evaluator: Evaluator, tmp_path: Path) -> None:
+    """A log-softmax whose programs tile the row and each take the max and sum of its own tile only (the grid
+    counts tiles with the block it is given): one block over the row, and the grid's axis is one program."""
+    task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
+    task.write_text(ROWS_TASK.replace("x / x.abs().amax(dim=1, keepdim=True)", "torch.log_softmax(x, dim=1)"))
+    candidate.write_text(
+        ONE_BLOCK.replace("cols = tl.arange(0, BLOCK)", "cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)")
+        .replace("other=0.0)", "other=-float('inf'))")
+        .replace("top = tl.max(tl.abs(x), axis=0)", "top = tl.log(tl.sum(tl.exp(x - tl.max(x, axis=0)), axis=0))")
+        .replace("x / top", "x - tl.max(x, axis=0) - top")
+        .replace("_scaled_rows[(rows,)](x, out, n_cols, BLOCK=128)",
+                 "_scaled_rows[lambda m: (rows, triton.cdiv(n_cols, m['BLOCK']))](x, out, n_cols, BLOCK=8)")
+    )  # fmt: skip
+    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=12))
+    report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
+    assert report.status == "repaired", report.search
+    assert "BLOCK=triton.next_power_of_2(n_cols)" in (tmp_path / "fixed.py").read_text()
 
 
 def test_a_row_cut_off_by_its_block_is_repaired(evaluator: Evaluator, tmp_path: Path) -> None:

@@ -11,7 +11,8 @@
   atomic add, with the output it adds into allocated as zeros.
 - `whole-block`: a block that is the only one along its dimension (`cols = tl.arange(0, BLOCK)`, masked by
   `cols < n_cols`, never offset by a program id or a loop over blocks) launched with a fixed size
-  (`BLOCK=1024`) -> `BLOCK=triton.next_power_of_2(n_cols)`: a row longer than the block is cut off.
+  (`BLOCK=1024`) -> `BLOCK=triton.next_power_of_2(n_cols)`: a row longer than the block is cut off. Also where
+  programs tile the row and each reduces its own tile (a softmax normalised by one tile's sum).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from kope.bugs.analysis import ceil_division
+from kope.bugs.analysis import ceil_division, names_in
 from kope.bugs.edit import (
     Edit,
     Program,
@@ -199,38 +200,100 @@ def drop_cap(program: Program) -> Iterator[Edit]:
             yield Edit(edit.operator, edit.label, edit.line, edit.description, edit.source, cue)
 
 
+def _lanes(value: ast.expr | None, blocks: set[str]) -> tuple[str, bool] | None:
+    """(block, tiled) of `tl.arange(0, BLOCK)` (tiled False) or `start + tl.arange(0, BLOCK)` (tiled True)."""
+    tiled = isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)
+    if isinstance(value, ast.BinOp) and tiled:
+        value = next((v for v in (value.left, value.right) if isinstance(v, ast.Call)), None)
+    if (
+        isinstance(value, ast.Call)
+        and call_name(value) == "tl.arange"
+        and len(value.args) == 2
+        and isinstance(value.args[0], ast.Constant)
+        and value.args[0].value == 0
+        and isinstance(value.args[1], ast.Name)
+        and value.args[1].id in blocks
+    ):
+        return value.args[1].id, tiled
+    return None
+
+
+_ARITHMETIC = (ast.Name, ast.BinOp, ast.Constant, ast.operator, ast.expr_context)
+
+
+def _size_locals(kernel: ast.FunctionDef, sizes: set[str]) -> dict[str, ast.expr]:
+    """Names the kernel assigns once from its size parameters alone (`n = height * width`)."""
+    found: dict[str, ast.expr] = {}
+    for name, assigns in assignments(kernel).items():
+        value = assigns[0].value
+        arithmetic = all(isinstance(n, _ARITHMETIC) for n in ast.walk(value))
+        if len(assigns) == 1 and isinstance(value, ast.BinOp) and arithmetic and names_in(value) <= sizes:
+            found[name] = value
+    return found
+
+
+def _at_launch(program: Program, size: ast.expr, given: dict[str, ast.expr]) -> str | None:
+    """A size the kernel writes with its parameters, written with what the launch passes for them."""
+    if isinstance(size, ast.Name):
+        return program.code(given[size.id]) if size.id in given else None
+    if not names_in(size) <= set(given):
+        return None
+    passed = {name: f"({program.code(value)})" for name, value in given.items()}
+
+    class _Passed(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            return ast.Name(id=passed[node.id], ctx=ast.Load())
+
+    return ast.unparse(_Passed().visit(ast.parse(ast.unparse(size), mode="eval")).body)
+
+
+def _reduced(kernel: ast.FunctionDef, name: str) -> bool:
+    """Whether the kernel reduces (`tl.sum`, `tl.max`, `tl.min`) a value that `name`'s lanes feed (through loads,
+    calls and arithmetic), the lanes a row of one axis (never widened: `name[:, None]` tiles one axis of several)."""
+    assigned = assignments(kernel)
+    fed, changed = {name}, True
+    while changed:
+        grown = {n for n, values in assigned.items() if any(names_in(v.value) & fed for v in values)}
+        changed, fed = not grown <= fed, fed | grown
+    widened = any(isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == name
+                  for n in ast.walk(kernel))  # fmt: skip
+    return not widened and any(
+        isinstance(node, ast.Call)
+        and call_name(node, last=True) in ("sum", "max", "min")
+        and bool(node.args)
+        and bool(names_in(node.args[0]) & fed)
+        for node in ast.walk(kernel)
+    )
+
+
 @operator("whole-block", "loop-bound")
 def whole_block(program: Program) -> Iterator[Edit]:
     """A launch's fixed size for a block that must cover a whole dimension -> the next power of two of that
     dimension's size: the kernel ranges over the block once (`cols = tl.arange(0, BLOCK)`), masks it by a size
-    parameter (`cols < n_cols`), and tiles no dimension by it (no program id or loop variable multiplied by it, no
-    loop whose range holds it), so lanes past the block are never computed. Cued: the mask
-    says the dimension can be longer than the block."""
+    (`cols < n_cols`: a parameter, or a name the kernel computes from parameters alone, `n = height * width`), and
+    tiles no dimension by it (no program id or loop variable multiplied by it, no loop whose range holds it), so
+    lanes past the block are never computed. Cued: the mask says the dimension can be longer than the block. Where
+    programs do tile it (`cols = pid * BLOCK + tl.arange(0, BLOCK)`) and the kernel reduces what the lanes load,
+    each program reduces its own tile only (a softmax normalised by one tile's sum): one block covering the
+    dimension is offered too, cued by that (the programs past the first then mask every lane)."""
     for site in program.parsed.launches:
         kernel, params = site.kernel, params_of(site.kernel)
         blocks = set(constexprs_of(kernel))
         given = site_arguments(site)
+        local = _size_locals(kernel, set(params) - blocks)
         for name, assigns in assignments(kernel).items():
-            value = assigns[0].value if len(assigns) == 1 else None
-            if not (
-                isinstance(value, ast.Call)
-                and call_name(value) == "tl.arange"
-                and len(value.args) == 2
-                and isinstance(value.args[0], ast.Constant)
-                and value.args[0].value == 0
-                and isinstance(value.args[1], ast.Name)
-                and value.args[1].id in blocks
-            ):
+            lanes = _lanes(assigns[0].value if len(assigns) == 1 else None, blocks)
+            if lanes is None:
                 continue
-            block = value.args[1].id
-            size = _bound(kernel, name, set(params) - blocks)
+            block, tiled = lanes
+            size = _bound(kernel, name, set(params) - blocks | set(local))
             keyword = next((k for k in site.call.keywords if k.arg == block), None)
-            passed = given.get(size) if size is not None else None
+            passed = _at_launch(program, local.get(size, ast.Name(id=size)), given) if size is not None else None
             if keyword is None or passed is None or "next_power_of_2" in ast.unparse(keyword.value):
                 continue
-            if _offset(kernel, block):
+            if tiled != _offset(kernel, block) or (tiled and not _reduced(kernel, name)):
                 continue
-            whole = f"triton.next_power_of_2({program.code(passed)})"
+            whole = f"triton.next_power_of_2({passed})"
             edit = edit_at(
                 program,
                 "whole-block",
@@ -238,7 +301,11 @@ def whole_block(program: Program) -> Iterator[Edit]:
                 whole,
                 f"`{block}={program.code(keyword.value)}` -> `{block}={whole}`: the one block `{name}` covers `{size}`",
             )
-            cue = f"`{name}` spans one block of `{block}` lanes, masked by `{name} < {size}`, and nothing tiles by it"
+            cue = (
+                f"programs tile `{name}` by `{block}` and each reduces its own tile of `{size}`"
+                if tiled
+                else f"`{name}` spans one block of `{block}` lanes, masked by `{name} < {size}`, nothing tiles by it"
+            )
             yield Edit(edit.operator, edit.label, edit.line, edit.description, edit.source, cue)
 
 
