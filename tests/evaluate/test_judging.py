@@ -12,7 +12,7 @@ import pytest
 from conftest import FIXTURES
 
 from kope.evaluate import EvalOptions, Evaluator
-from kope.evaluate.judging import BF16_DOT, TF32_DOT, limits
+from kope.evaluate.judging import BF16_DOT, TF32_DOT, limits, random_reference
 from kope.protocol.results import CaseResult, EvalResult, OutputDiff
 from kope.render import tolerance_line
 
@@ -117,3 +117,20 @@ def test_module_mode_eval_runs_both_models_as_inference_and_says_so(evaluator: E
     assert inference.status == "pass", [c.error for c in inference.cases]
     assert inference.module_mode == "eval" and json.loads(inference.model_dump_json())["module_mode"] == "eval"
     assert "eval mode" in tolerance_line(inference) and "eval mode" not in tolerance_line(trained)
+    # in train mode the reference's Dropout draws: two runs on one input differ, which no kernel can match
+    assert trained.limits == [random_reference("dropout")] and inference.limits == []
+
+
+def test_a_reference_that_draws_without_its_values_depending_on_it_is_no_limit(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """A forward that calls `torch.rand_like` and throws the draw away is judged by its values as ever: only a
+    reference whose two runs differ is random."""
+    task = tmp_path / "relu_draw.py"
+    task.write_text(
+        (TASKS / "relu_scale.py")
+        .read_text()
+        .replace("        return torch.relu(x) * 2.0", "        torch.rand_like(x)\n        return torch.relu(x) * 2.0")
+    )
+    result = evaluator.evaluate(task, KERNELS / "relu_torch_wrong_scale.py", options=OPTIONS)
+    assert result.status == "fail" and result.limits == []

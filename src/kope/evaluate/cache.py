@@ -15,10 +15,10 @@ import threading
 import uuid
 from pathlib import Path
 
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 """Bump when what a reference job records changes, or the inputs it makes (4: a shift keeps an input's structural
-zeros; 5: a model's plain tensor state is restored before each call, kope.evaluate.inside.state): older entries then
-stop matching."""
+zeros; 5: a model's plain tensor state is restored before each call, kope.evaluate.inside.state; 6: whether its values
+depend on a random draw, `WorkerResult.reference_random`): older entries then stop matching."""
 
 
 def reference_key(task_sha: str, case_key: str, seed: int, trials: int, device: str, mode: str = "train") -> str:

@@ -388,7 +388,7 @@ class Evaluator:
                 "tolerance_reason": reason,
                 "module_mode": options.module_mode,
                 "profile_disagreement": judging.disagreement(results),
-                "limits": judging.limits(result, source, compare.tensor_dtypes(first.inputs)),
+                "limits": judging.limits(result, source, compare.tensor_dtypes(first.inputs), first.reference_random),
                 "low_signal": low_signal_report(selected, all_cases),
             }
         )

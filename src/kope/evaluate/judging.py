@@ -3,7 +3,9 @@
 - Where the tolerance profiles disagree: every case is compared under each profile from the same
   outputs (`CaseResult.passed_under`), so a kernel that the benchmark would pass and kope's strict
   profile fails says so, with the error measured, without running anything again.
-- Platform limits that account for a failure, so that it does not read as a wrong kernel:
+- Limits that account for a failure, so that it does not read as a wrong kernel: a reference whose values depend
+  on random draws (dropout in training mode: two runs on the same inputs differ, so no kernel matches it); and
+  platform limits:
   `tl.dot` on bfloat16 in the Triton interpreter (Triton 3.7.1 returns results off by orders of
   magnitude: a 32x32x32 bf16 dot was off by 4.6e10 where the float16 one was off by 2e-6), and
   `tl.dot` in TF32 on a GPU (the default precision of float32 operands: a 10-bit mantissa, errors
@@ -32,6 +34,15 @@ TF32_DOT = (
 _TF32_PRECISIONS = frozenset({"tf32", "tf32x3"})
 
 
+def random_reference(operation: str) -> str:
+    """The limit of a task whose reference draws random numbers that its values depend on."""
+    return (
+        f"random-reference: the reference's `{operation}` draws random numbers its values depend on (two runs on the "
+        "same inputs differ), so no kernel's values can match them draw for draw; judge it with --module-mode eval "
+        "where that turns the draw off (dropout)"
+    )
+
+
 def disagreement(cases: Sequence[CaseResult]) -> ProfileDisagreement | None:
     """The strict and kernelbench verdicts over every case, when they differ (None when they agree, or
     when some case did not run to a comparison)."""
@@ -55,15 +66,18 @@ def _word(passed: bool) -> Literal["pass", "fail"]:
     return "pass" if passed else "fail"
 
 
-def limits(result: EvalResult, source: str, input_dtypes: Collection[str] = ()) -> list[str]:
-    """The platform limits that account for `result`'s failure (empty unless it is a `fail`): `source` is the
-    candidate's, `input_dtypes` the dtypes of the task's input tensors."""
+def limits(
+    result: EvalResult, source: str, input_dtypes: Collection[str] = (), random_draw: str | None = None
+) -> list[str]:
+    """The limits that account for `result`'s failure (empty unless it is a `fail`): `source` is the candidate's,
+    `input_dtypes` the dtypes of the task's input tensors, `random_draw` the random operation the reference's values
+    depend on (`WorkerResult.reference_random`)."""
     if result.status != "fail" or any(c.error is not None for c in result.cases):
         return []
+    found = [random_reference(random_draw)] if random_draw else []
     dots = _dots(source)
     if not dots:
-        return []
-    found: list[str] = []
+        return found
     cpu = result.device == "cpu"
     outputs = {o.dtype for c in result.cases for o in c.outputs}
     if cpu and ("bfloat16" in source or "bfloat16" in {*input_dtypes, *outputs}):

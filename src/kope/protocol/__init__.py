@@ -303,6 +303,9 @@ class WorkerResult(BaseModel):
     output_bytes: int = 0
     reference_ops: list[str] | None = None
     """Reference jobs: the PyTorch compute operations the reference's forward called (None: not traced)."""
+    reference_random: str | None = None
+    """Reference jobs: the random operation (`dropout` in training mode...) whose draw made two runs of the forward on
+    the same inputs and different seeds differ; None when they agree or it draws nothing."""
     reference_init_ops: list[str] = Field(default_factory=list)
     """Reference jobs: the PyTorch compute operations the reference's __init__ called."""
     reference_inputs_read: list[int] | None = None

@@ -212,6 +212,16 @@ HOST_BUILT = frozenset({"tensor", "as_tensor", "asarray", "frombuffer", "from_nu
 """Calls that build a tensor from Python data (lists, numbers, bytes, NumPy arrays)."""
 FILLS = ALLOCATION - HOST_BUILT | {"linspace", "logspace", "eye", "tril_indices", "triu_indices", "zero_", "fill_"}
 """Allocations and fills: constants, not data."""
+RANDOM_DRAWS = frozenset(
+    {
+        "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "native_dropout",
+        "bernoulli", "bernoulli_", "multinomial", "normal", "normal_", "poisson", "rrelu", "rrelu_", "rand",
+        "rand_like", "randn", "randn_like", "randint", "randint_like", "randperm", "uniform_", "exponential_",
+        "geometric_", "cauchy_", "log_normal_", "random_",
+    }
+)  # fmt: skip
+"""Operations that may draw random numbers (a dropout does only in training mode): a reference that calls one is run
+twice to see whether its values depend on the draw."""
 REARRANGES = frozenset(
     {
         "pad",

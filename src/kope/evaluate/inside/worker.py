@@ -216,6 +216,7 @@ def _reference(spec: JobSpec, job_dir: Path) -> WorkerResult:
                 with torch.no_grad(), _OperatorTrace(fed) as trace:
                     native = model(*fed)
                 result.reference_ops = trace.ops
+                result.reference_random = _random_draw(model, on_device, native, trace.random, seed)
                 result.reference_inputs_read = sorted(trace.inputs_read)
                 result.reference_init_ops = init_trace.ops
             else:
@@ -256,6 +257,7 @@ class _OperatorTrace(TorchFunctionMode):
     def __init__(self, inputs: list[Any] | None = None) -> None:
         super().__init__()
         self.ops: list[str] = []
+        self.random: list[str] = []
         self.inputs_read: set[int] = set()
         self._inputs = {id(v): i for i, v in enumerate(inputs or []) if isinstance(v, torch.Tensor)}
 
@@ -271,7 +273,25 @@ class _OperatorTrace(TorchFunctionMode):
                     self.inputs_read.add(index)
         if not policy.allowed(name) and name not in policy.FILLS and name not in self.ops:
             self.ops.append(name)
+        if name in policy.RANDOM_DRAWS and name not in self.random:
+            self.random.append(name)
         return func(*args, **kwargs)
+
+
+def _random_draw(model: torch.nn.Module, inputs: list[Any], native: Any, drawn: list[str], seed: int) -> str | None:
+    """The random operation a reference's forward called, when a second run on the same inputs, seeded otherwise,
+    gives other values (a dropout in training mode); None when it drew nothing or its values do not depend on it."""
+    if not drawn:
+        return None
+    torch.manual_seed(seed + 1_000_003)
+    with torch.no_grad():
+        again = model(*copy.deepcopy(inputs))
+    try:
+        (meta, first), (meta_again, second) = tensors.pack(native), tensors.pack(again)
+    except tensors.UnsupportedValueError:
+        return None
+    same = meta == meta_again and all(torch.equal(first[k].cpu(), second[k].cpu()) for k in first)
+    return None if same else drawn[0]
 
 
 def _nbytes(value: Any) -> int:
