@@ -207,6 +207,20 @@ def test_a_fixed_block_that_must_cover_the_row_becomes_the_rows_next_power_of_tw
         assert parsed is not None and edits(parsed, ["whole-block"]) == []
 
 
+def test_blocks_cut_off_at_several_launches_are_covered_in_one_version_too() -> None:
+    """Two launches with a fixed block (the statistics, then the normalisation): each alone leaves the other's rows
+    cut off, so the edit that covers both comes first, then each alone."""
+    twice = ONE_BLOCK.replace(
+        "        return out\n",
+        "        _scaled_rows[(rows,)](out, out, n_cols, BLOCK=128)\n        return out\n",
+    )
+    parsed = Program.parse(twice, ROWS_TASK)
+    assert parsed is not None
+    both, *alone = edits(parsed, ["whole-block"])
+    assert both.source.count("BLOCK=triton.next_power_of_2(n_cols)") == 2 and "2 launches" in both.description
+    assert [e.source.count("BLOCK=triton.next_power_of_2(n_cols)") for e in alone] == [1, 1]
+
+
 def test_a_block_masked_by_a_size_the_kernel_computes_covers_that_size() -> None:
     """`n = rows_per * n_cols` in the kernel, masked by `cols < n`: the launch's block becomes the next power of two
     of what it passes for those parameters."""

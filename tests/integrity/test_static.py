@@ -238,6 +238,19 @@ def test_tampering(body: str, rule: str) -> None:
     assert (rule, "reject") in findings(body)
 
 
+def test_inductors_entry_points_under_torch_c_are_not_tampering_and_the_rest_of_torch_c_still_is() -> None:
+    inductor = (
+        "assert_size_stride = torch._C._dynamo.guards.assert_size_stride\n"
+        "empty_strided_cuda = torch._C._dynamo.guards._empty_strided_cuda\n"
+        "from torch._C import _cuda_getCurrentRawStream as get_raw_stream\n"
+        "assert_size_stride(torch.empty(4), (4,), (1,))\nempty_strided_cuda((4,), (1,), torch.float32)\n"
+        "get_raw_stream(0)\n" + HONEST
+    )
+    assert "harness-tamper" not in rules(inductor)
+    for other in ("torch._C._dynamo.guards.install_no_tensor_aliasing_guard(1)", "torch._C._set_grad_enabled(True)"):
+        assert ("harness-tamper", "reject") in findings(f"{other}\n" + HONEST)
+
+
 def test_backend_flags_are_not_tampering_but_tf32_is_a_downcast() -> None:
     body = "torch.backends.cuda.matmul.allow_tf32 = True\n" + HONEST
     assert "harness-tamper" not in rules(body)

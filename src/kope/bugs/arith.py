@@ -276,6 +276,20 @@ def whole_block(program: Program) -> Iterator[Edit]:
     programs do tile it (`cols = pid * BLOCK + tl.arange(0, BLOCK)`) and the kernel reduces what the lanes load,
     each program reduces its own tile only (a softmax normalised by one tile's sum): one block covering the
     dimension is offered too, cued by that (the programs past the first then mask every lane)."""
+    found = list(_whole_blocks(program))
+    if len(found) > 1:  # several launches cut off: each alone leaves the others wrong
+        changes: list[tuple[ast.AST, str]] = [(node, text) for node, text, _, _ in found]
+        line = getattr(found[0][0], "lineno", 0)
+        description = f"every launch's fixed block covers its dimension ({len(found)} launches)"
+        cue = found[0][3]
+        yield Edit("whole-block", "loop-bound", line, description, program.replace_all(changes), cue)
+    for node, text, description, cue in found:
+        edit = edit_at(program, "whole-block", node, text, description)
+        yield Edit(edit.operator, edit.label, edit.line, edit.description, edit.source, cue)
+
+
+def _whole_blocks(program: Program) -> Iterator[tuple[ast.expr, str, str, str]]:
+    """(the launch's block value, the whole block, description, cue) of each block `whole-block` covers."""
     for site in program.parsed.launches:
         kernel, params = site.kernel, params_of(site.kernel)
         blocks = set(constexprs_of(kernel))
@@ -294,19 +308,15 @@ def whole_block(program: Program) -> Iterator[Edit]:
             if tiled != _offset(kernel, block) or (tiled and not _reduced(kernel, name)):
                 continue
             whole = f"triton.next_power_of_2({passed})"
-            edit = edit_at(
-                program,
-                "whole-block",
-                keyword.value,
-                whole,
-                f"`{block}={program.code(keyword.value)}` -> `{block}={whole}`: the one block `{name}` covers `{size}`",
+            description = (
+                f"`{block}={program.code(keyword.value)}` -> `{block}={whole}`: the one block `{name}` covers `{size}`"
             )
             cue = (
                 f"programs tile `{name}` by `{block}` and each reduces its own tile of `{size}`"
                 if tiled
                 else f"`{name}` spans one block of `{block}` lanes, masked by `{name} < {size}`, nothing tiles by it"
             )
-            yield Edit(edit.operator, edit.label, edit.line, edit.description, edit.source, cue)
+            yield keyword.value, whole, description, cue
 
 
 def _bound(kernel: ast.FunctionDef, name: str, sizes: set[str]) -> str | None:

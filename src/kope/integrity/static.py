@@ -20,6 +20,7 @@ from kope.integrity.vocabulary import (
     FILE_METHODS,
     FRAME_ATTRIBUTES,
     HALF_NAMES,
+    INDUCTOR_ENTRY_POINTS,
     NON_TORCH_ROOTS,
     OS_PROCESS_CALLS,
     PROCESS_MODULES,
@@ -365,7 +366,7 @@ def harness_tamper(module: _Module, ctx: StaticContext) -> Iterator[Finding]:
                         else "<attribute>"
                     )
                     yield _tamper_finding(f"{owner}.{name}", node)
-            elif path.startswith(TORCH_TAMPER_PREFIXES) or path in (
+            elif (path.startswith(TORCH_TAMPER_PREFIXES) and path not in INDUCTOR_ENTRY_POINTS) or path in (
                 "sys.settrace",
                 "sys.setprofile",
                 "threading.settrace",

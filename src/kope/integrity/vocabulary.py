@@ -49,6 +49,19 @@ TORCH_TAMPER_PREFIXES = (
     "torch.set_default_device",
 )
 
+INDUCTOR_ENTRY_POINTS = frozenset(
+    {
+        "torch._C._dynamo.guards.assert_size_stride",
+        "torch._C._dynamo.guards._empty_strided_cuda",
+        "torch._C._dynamo.guards._empty_strided_cpu",
+        "torch._C._dynamo.guards._reinterpret_tensor",
+        "torch._C._cuda_getCurrentRawStream",
+    }
+)
+"""Under `torch._C`, what code in the form PyTorch's inductor writes calls (and models fine-tuned on it write): a
+size and stride assertion, allocations, a view of a buffer, the stream's handle. None computes or tampers; the
+run-time rules watch what they return like any tensor."""
+
 COMPUTE_METHODS = frozenset(
     [
         "abs",

@@ -14,7 +14,7 @@ OPTIONS = EvalOptions(trials=2, timeout_s=60, memory_mb=2048)
 OFF = EvalOptions(trials=2, timeout_s=60, memory_mb=2048, cuda_emulation=False)
 
 
-@pytest.mark.parametrize("fixture", ["written_for_cuda.py", "driver_queries.py"])
+@pytest.mark.parametrize("fixture", ["written_for_cuda.py", "driver_queries.py", "inductor_style.py"])
 def test_a_kernel_written_for_cuda_runs_and_the_verdict_says_it_was_emulated(
     evaluator: Evaluator, fixture: str
 ) -> None:
@@ -74,3 +74,17 @@ def test_what_cannot_run_here_is_unsupported_with_the_reason(evaluator: Evaluato
     assert result.error is not None and result.error.kind == "unsupported"
     assert reason in result.error.message and result.error.hint and "--device cuda" in result.error.hint
     assert not result.integrity.findings or result.integrity.verdict == "clean"
+
+
+def test_inductor_style_code_gets_what_a_cuda_build_of_older_pytorch_gave_it(evaluator: Evaluator) -> None:
+    """The raw stream, allocations on the device and `triton_heuristics.grid` (gone since PyTorch 2.6), each listed as
+    used; without emulation the import fails as it would on this PyTorch."""
+    result = evaluator.evaluate(SCALE_TASK, CUDA / "inductor_style.py", options=OPTIONS)
+    assert result.status == "pass" and result.emulation is not None, result.error
+    assert {
+        "torch._C._cuda_getCurrentRawStream",
+        "torch._C._dynamo.guards._empty_strided_cuda",
+        "torch._inductor.runtime.triton_heuristics.grid (PyTorch < 2.6)",
+    } <= set(result.emulation.used)
+    off = evaluator.evaluate(SCALE_TASK, CUDA / "inductor_style.py", options=OFF)
+    assert off.status == "error" and off.error is not None and off.error.kind == "import"

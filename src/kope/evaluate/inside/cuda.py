@@ -372,6 +372,7 @@ class CudaEmulation:
         torch.compile = _unsupported("torch.compile", "compiled PyTorch graphs do not run under the interpreter")
         self._refuse_cuda_extensions()
         self._refuse_inline_asm()
+        self._inductor_entry_points()
         with contextlib.suppress(ImportError, AttributeError):
             config = importlib.import_module("triton.runtime.driver").driver
             config.set_active(_Driver(self._used))
@@ -388,6 +389,29 @@ class CudaEmulation:
             original = getattr(cpp_extension, name)
             setattr(cpp_extension, name, _cuda_source_refused(name, original))
 
+    def _inductor_entry_points(self) -> None:
+        """What code in the form PyTorch's inductor writes (as models fine-tuned on it write it) asks of a CUDA build
+        of PyTorch, whose CPU build lacks it: the raw stream, an allocation on the device, and the launch-grid helper
+        `triton_heuristics.grid` that PyTorch 2.6 removed (each recorded when called)."""
+        used = self._used
+
+        def raw_stream(device: int = 0) -> int:
+            used.add("torch._C._cuda_getCurrentRawStream")
+            return 0
+
+        def empty_strided_cuda(size: Any, stride: Any, dtype: torch.dtype) -> torch.Tensor:
+            used.add("torch._C._dynamo.guards._empty_strided_cuda")
+            return torch.empty_strided(size, stride, dtype=dtype, device="cuda")
+
+        if not hasattr(torch._C, "_cuda_getCurrentRawStream"):
+            torch._C._cuda_getCurrentRawStream = raw_stream
+        with contextlib.suppress(ImportError, AttributeError):
+            torch._C._dynamo.guards._empty_strided_cuda = empty_strided_cuda  # type: ignore[attr-defined]
+        with contextlib.suppress(ImportError):
+            heuristics = importlib.import_module("torch._inductor.runtime.triton_heuristics")
+            if not hasattr(heuristics, "grid"):
+                heuristics.grid = _legacy_grid(used)  # type: ignore[attr-defined]
+
     @staticmethod
     def _refuse_inline_asm() -> None:
         import triton.language as tl
@@ -396,6 +420,33 @@ class CudaEmulation:
         for module in (tl, tl.core):
             if hasattr(module, "inline_asm_elementwise"):
                 module.inline_asm_elementwise = refuse
+
+
+def _legacy_grid(used: set[str]) -> Callable[..., Callable[[dict[str, Any]], tuple[int, int, int]]]:
+    """Inductor's launch-grid helper as PyTorch 2.5 had it: `grid(xnumel)`, `grid(ynumel, xnumel)`,
+    `grid(znumel, ynumel, xnumel)` give a function of the launch's meta-parameters that counts `XBLOCK` (1 when the
+    launch has none) / `YBLOCK` / `ZBLOCK` blocks of each size along axes 0, 1, 2 (a size without its block: one
+    program per element; an axis without a size: one program)."""
+
+    def grid(*numels: int) -> Callable[[dict[str, Any]], tuple[int, int, int]]:
+        used.add("torch._inductor.runtime.triton_heuristics.grid (PyTorch < 2.6)")
+        if not 1 <= len(numels) <= 3:
+            raise ValueError(f"grid() takes one to three sizes, not {len(numels)}")
+        sizes = [*reversed(numels), None, None][:3]
+
+        def count(numel: int | None, block: int | None) -> int:
+            if numel is None:
+                return 1
+            return numel if block is None else -(-int(numel) // int(block))
+
+        def of(meta: dict[str, Any]) -> tuple[int, int, int]:
+            blocks = (meta.get("XBLOCK", 1), meta.get("YBLOCK"), meta.get("ZBLOCK"))
+            x, y, z = (count(numel, block) for numel, block in zip(sizes, blocks, strict=True))
+            return x, y, z
+
+        return of
+
+    return grid
 
 
 def _cuda_source_refused(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
