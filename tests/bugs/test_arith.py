@@ -262,3 +262,51 @@ def test_a_row_cut_off_by_its_block_is_repaired(evaluator: Evaluator, tmp_path: 
     report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
     assert report.status == "repaired", report.search
     assert "BLOCK=triton.next_power_of_2(n_cols)" in (tmp_path / "fixed.py").read_text()
+
+
+SPLIT_ROWS = textwrap.dedent(
+    """
+    import torch
+    import torch.nn as nn
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _row_sum(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        start = tl.program_id(1) * BLOCK
+        acc = tl.zeros((BLOCK,), dtype=tl.float32)
+        for k in range(start, n_cols, BLOCK):
+            cols = k + tl.arange(0, BLOCK)
+            acc += tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0)
+        tl.store(out_ptr + row, tl.sum(acc, axis=0))
+
+
+    class ModelNew(nn.Module):
+        def forward(self, x):
+            x = x.contiguous()
+            rows, n_cols = x.shape
+            out = torch.empty(rows, device=x.device, dtype=x.dtype)
+            _row_sum[(rows, triton.cdiv(n_cols, 32))](x, out, n_cols, BLOCK=32)
+            return out
+    """
+)
+"""Row sums split across a second grid axis with no atomic add: every program of a row writes its own suffix sum,
+the last one's winning."""
+
+
+def test_a_grid_axis_no_store_reaches_is_launched_once(evaluator: Evaluator, tmp_path: Path) -> None:
+    parsed = Program.parse(SPLIT_ROWS, ROWS_TASK)
+    assert parsed is not None
+    (made,) = edits(parsed, ["axis-once"])
+    assert "_row_sum[(rows, 1)](x, out, n_cols, BLOCK=32)" in made.source and "program_id(1)" in made.cue
+    kept = Program.parse(SPLIT_ROWS.replace("out_ptr + row,", "out_ptr + row + start * 0,"), ROWS_TASK)
+    assert kept is not None and edits(kept, ["axis-once"]) == []  # the store reads the axis: not this bug
+    task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
+    task.write_text(ROWS_TASK.replace("x / x.abs().amax(dim=1, keepdim=True)", "x.sum(dim=1)"))
+    candidate.write_text(SPLIT_ROWS)
+    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=12))
+    report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
+    assert report.status == "repaired", report.search
+    assert "_row_sum[(rows, 1)]" in (tmp_path / "fixed.py").read_text()

@@ -15,7 +15,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from kope.source import ParsedSource, call_name, names_in
+from kope.source import LaunchSite, ParsedSource, call_name, names_in
 
 TRITON_MODULES = {"tl", "triton.language", "libdevice", "tl.math", "tl.extra.cuda.libdevice"}
 INT_DTYPES = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "long", "int", "short"}
@@ -257,6 +257,18 @@ def host_assignments(
                     elif unpacked:
                         values.append(ast.Subscript(value=stmt.value, slice=ast.Constant(i), ctx=ast.Load()))
     return values
+
+
+def launch_grid(site: LaunchSite, *, body: bool = False) -> ast.expr | None:
+    """A launch's grid, through the name it is bound to before the launch (`grid = (...)`; `kernel[grid](...)`); with
+    `body`, a `lambda META: (...)`'s tuple. None for a launch without a grid."""
+    grid = site.grid
+    if isinstance(grid, ast.Name):
+        bound = host_assignments(site.host, grid.id, before=site.call.lineno)
+        grid = bound[-1] if bound else grid
+    if body and isinstance(grid, ast.Lambda):
+        return grid.body
+    return grid
 
 
 def _grid_axes(grid: ast.expr, host: ast.FunctionDef | None) -> list[ast.expr] | None:

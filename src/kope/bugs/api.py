@@ -85,7 +85,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from kope.bugs.analysis import Dataflow, Kernel, constexprs_of, host_assignments, params_of
+from kope.bugs.analysis import Dataflow, Kernel, constexprs_of, host_assignments, launch_grid, params_of
 from kope.bugs.cue import Source, cue
 from kope.bugs.edit import OPERATORS, Edit, Program, edits, operator, pointers_of, site_arguments
 from kope.bugs.mutation import Context, Mutation, mutation
@@ -1664,10 +1664,7 @@ def _axis_call(program: Program, node: ast.AST) -> tuple[str, int] | None:
 def _wide_grid(site: LaunchSite) -> tuple[ast.Tuple | ast.List, str | None] | None:
     """A launch's grid of four axes or more (written there, bound to its name, or a `lambda META: (...)`'s body),
     with the lambda's parameter."""
-    grid = site.grid
-    if isinstance(grid, ast.Name):
-        bound = host_assignments(site.host, grid.id, before=site.call.lineno)
-        grid = bound[-1] if bound else None
+    grid = launch_grid(site)
     meta = None
     if isinstance(grid, ast.Lambda) and len(grid.args.args) == 1:
         meta, grid = grid.args.args[0].arg, grid.body

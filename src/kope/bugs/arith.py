@@ -9,6 +9,8 @@
 - `cross-program-atomic`: a store whose address does not depend on the program id, in a kernel launched over
   more than one program (several programs write one element: each its partial sum, the last one wins) made an
   atomic add, with the output it adds into allocated as zeros.
+- `axis-once`: a grid axis no store's address reaches (`pid_k` offsets what a program reads, never where it
+  writes): every program along it writes the same elements; the axis launched once.
 - `whole-block`: a block that is the only one along its dimension (`cols = tl.arange(0, BLOCK)`, masked by
   `cols < n_cols`, never offset by a program id or a loop over blocks) launched with a fixed size
   (`BLOCK=1024`) -> `BLOCK=triton.next_power_of_2(n_cols)`: a row longer than the block is cut off. Also where
@@ -18,9 +20,9 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
-from kope.bugs.analysis import ceil_division, names_in
+from kope.bugs.analysis import ceil_division, launch_grid, names_in
 from kope.bugs.edit import (
     Edit,
     Program,
@@ -185,6 +187,69 @@ def cross_program_atomic(program: Program) -> Iterator[Edit]:
             )
 
 
+def _derived(kernel: ast.FunctionDef, names: set[str], seed: Callable[[ast.expr], bool] = lambda _: False) -> set[str]:
+    """`names` and the names the kernel assigns (transitively) from them, or from a value `seed` holds for."""
+    assigned = assignments(kernel)
+    found, changed = set(names), True
+    while changed:
+        grown = {n for n, values in assigned.items() if any(seed(v.value) or names_in(v.value) & found for v in values)}
+        changed, found = not grown <= found, found | grown
+    return found
+
+
+def _axis_names(kernel: ast.FunctionDef, axis: int) -> set[str]:
+    """Names the kernel derives (through assignments) from `tl.program_id(axis)`."""
+
+    def reads(value: ast.expr) -> bool:
+        return any(
+            isinstance(n, ast.Call)
+            and call_name(n, last=True) == "program_id"
+            and bool(n.args)
+            and isinstance(n.args[0], ast.Constant)
+            and n.args[0].value == axis
+            for n in ast.walk(value)
+        )
+
+    return _derived(kernel, set(), reads)
+
+
+@operator("axis-once", "missing-atomic")
+def axis_once(program: Program) -> Iterator[Edit]:
+    """A grid axis that no store's address reaches (`pid_k` offsets what a program reads, never where it writes):
+    every program along it writes the same elements, the last one's values winning (a K split across programs with
+    no atomic add, each program still looping from its own start). The axis launched once (its grid count `1`), so
+    the one program left along it computes the whole. Cued: the kernel reads the axis's id, its stores never do."""
+    for kernel in program.kernels:
+        stores = [
+            node
+            for node in ast.walk(kernel)
+            if isinstance(node, ast.Call) and call_name(node) == "tl.store" and node.args
+        ]
+        addresses = [{n for e in feeding(kernel, s.args[0]) for n in names_in(e)} for s in stores]
+        for axis in range(3):
+            names = _axis_names(kernel, axis)
+            if not names or not stores or any(address & names for address in addresses):
+                continue
+            if any(f"program_id({axis})" in ast.unparse(s.args[0]) for s in stores):
+                continue
+            changes: list[tuple[ast.AST, str]] = []
+            for site in program.parsed.launches:
+                grid = launch_grid(site, body=True) if site.kernel is kernel else None
+                if isinstance(grid, ast.Tuple | ast.List) and len(grid.elts) > axis:
+                    element = grid.elts[axis]
+                    if not (isinstance(element, ast.Constant) and element.value == 1):
+                        changes.append((element, "1"))
+            if changes:
+                yield Edit(
+                    "axis-once",
+                    "missing-atomic",
+                    getattr(changes[0][0], "lineno", 0),
+                    f"grid axis {axis} launched once: no store's address depends on `tl.program_id({axis})`",
+                    program.replace_all(changes),
+                    f"the kernel reads `tl.program_id({axis})` ({', '.join(sorted(names)[:3])}), its stores never do",
+                )
+
+
 @operator("drop-cap", "loop-bound")
 def drop_cap(program: Program) -> Iterator[Edit]:
     """A host `min(a, b)` / `max(a, b)` replaced by one of its arguments: a block size capped below the row it must
@@ -250,11 +315,7 @@ def _at_launch(program: Program, size: ast.expr, given: dict[str, ast.expr]) -> 
 def _reduced(kernel: ast.FunctionDef, name: str) -> bool:
     """Whether the kernel reduces (`tl.sum`, `tl.max`, `tl.min`) a value that `name`'s lanes feed (through loads,
     calls and arithmetic), the lanes a row of one axis (never widened: `name[:, None]` tiles one axis of several)."""
-    assigned = assignments(kernel)
-    fed, changed = {name}, True
-    while changed:
-        grown = {n for n, values in assigned.items() if any(names_in(v.value) & fed for v in values)}
-        changed, fed = not grown <= fed, fed | grown
+    fed = _derived(kernel, {name})
     widened = any(isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == name
                   for n in ast.walk(kernel))  # fmt: skip
     return not widened and any(

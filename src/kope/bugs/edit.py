@@ -858,6 +858,7 @@ ORDER = (
     "param-shape",
     "missing-advance",
     "guarded-atomic",
+    "axis-once",
     "own-output",
     "dead-pointer",
     "capped-block",

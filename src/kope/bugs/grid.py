@@ -23,6 +23,7 @@ from kope.bugs.analysis import (
     constant_value,
     expand,
     host_assignments,
+    launch_grid,
     names_in,
 )
 from kope.bugs.cue import Source, _kernel_loops, _kernels, cue, range_call
@@ -500,12 +501,8 @@ def _program_axis(node: ast.AST) -> int | None:
 
 def _grid_value(site: LaunchSite) -> ast.expr:
     """A launch's grid, through the name it is bound to before the launch (`grid = (...)`; `kernel[grid](...)`)."""
-    grid = site.grid
+    grid = launch_grid(site)
     assert grid is not None
-    if isinstance(grid, ast.Name):
-        bound = host_assignments(site.host, grid.id, before=site.call.lineno)
-        if bound:
-            return bound[-1]
     return grid
 
 
