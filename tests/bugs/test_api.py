@@ -42,6 +42,7 @@ OPERATORS = [
     "host-cast",
     "unset-block",
     "grid-axes",
+    "host-jit-call",
 ]
 
 
@@ -806,3 +807,26 @@ def test_a_grid_of_four_axes_is_folded_into_three(evaluator: Evaluator, tmp_path
     assert "program_id(3)" not in fixed
     unknown = Program.parse(parsed.text.replace("height, width, BLOCK_H", "height, width + 0, BLOCK_H"))
     assert unknown is not None and edits(unknown, ["grid-axes"]) == []  # `width` reaches the kernel as no name
+
+
+def test_a_device_function_called_on_the_host_is_called_in_its_host_form(evaluator: Evaluator, tmp_path: Path) -> None:
+    """`tl.cdiv(...)` in the launch's grid ("Cannot call @triton.jit'd outside of the scope of a kernel" on a GPU, and
+    in kope's interpreter): `triton.cdiv(...)`; `tl.maximum` on the host is Python's `max`; a `tl.` call in a kernel
+    stays."""
+    text = (
+        (API / "rownorm_good.py")
+        .read_text()
+        .replace("_row_norm[(n_rows,)]", "_row_norm[(tl.cdiv(n_rows, 1),)]")
+        .replace("BLOCK=triton.next_power_of_2(n_cols))", "BLOCK=tl.maximum(triton.next_power_of_2(n_cols), 16))")
+    )
+    parsed = Program.parse(text)
+    assert parsed is not None
+    (made,) = edits(parsed, OPERATORS)
+    assert made.operator == "host-jit-call" and made.grounded
+    assert "_row_norm[(triton.cdiv(n_rows, 1),)]" in made.source
+    assert "BLOCK=max(triton.next_power_of_2(n_cols), 16))" in made.source
+    assert "tl.sqrt(tl.sum(x * x, axis=0) + 1e-6)" in made.source
+    candidate = tmp_path / "host.py"
+    candidate.write_text(text)
+    status, accepted, _ = repair(evaluator, tmp_path, candidate)
+    assert status == "repaired" and accepted == ["host-jit-call"], accepted

@@ -71,6 +71,8 @@ rule is broken on every input, so the search tries these first):
   argument: 'BLOCK_SIZE'"): the launch passes a power of two.
 - `grid-axes`: a launch grid of four axes or more, read with `tl.program_id(3)` ("program_id axis must be 0, 1, or 2
   but got 3"): axes 3.. folded into axis 0, each id recovered in the kernel from counts written in its parameters.
+- `host-jit-call`: a device function called in host code (`tl.cdiv(M, BLOCK)`: "Cannot call @triton.jit'd outside
+  of the scope of a kernel"): its host form, `triton.cdiv(M, BLOCK)`.
 - `api-together`: every rule above that a kernel breaks, mended in one version (beside each edit alone).
 
 Its mutation, `constexpr-dropped`, removes the `tl.constexpr` annotation of a block a `tl.arange` ranges over.
@@ -1764,6 +1766,48 @@ def grid_axes(program: Program) -> Iterator[Edit]:
         list({id(node): (node, text) for node, text in changes}.values()),
         "fold the grid's axes 3.. into axis 0 (Triton launches three axes)",
         "a launch grid of more than three axes, read with tl.program_id(3)",
+    )
+
+
+# -- Triton's device functions called on the host -------------------------------------------------------
+
+_HOST_FORMS = {"maximum": "max", "minimum": "min"}
+"""Device functions whose host counterpart is Python's own, not `triton`'s."""
+
+
+def _host_form(name: str) -> str | None:
+    """What host code calls for `tl.<name>`: `triton.<name>` where Triton has it as a plain function (`cdiv`,
+    `next_power_of_2`), a builtin for the few in `_HOST_FORMS`; None for the rest (a load has no host form)."""
+    import triton
+    from triton.runtime.jit import JITFunction
+
+    if name in _HOST_FORMS:
+        return _HOST_FORMS[name]
+    found = getattr(triton, name, None)
+    return f"triton.{name}" if callable(found) and not isinstance(found, JITFunction) else None
+
+
+@operator("host-jit-call", "api-misuse")
+def host_jit_call(program: Program) -> Iterator[Edit]:
+    """`tl.cdiv(M, BLOCK_M)` in host code: a `@triton.jit` function called outside a kernel ("Cannot call @triton.jit'd
+    outside of the scope of a kernel"), written with its host form (`triton.cdiv(M, BLOCK_M)`, `max(a, b)` for
+    `tl.maximum`); one edit."""
+    changes: list[tuple[ast.AST, str]] = []
+    for node in program.host_nodes():
+        if not isinstance(node, ast.Call):
+            continue
+        path = program.parsed.path_of(node.func)
+        if not path.startswith("triton.language."):
+            continue
+        form = _host_form(path.rsplit(".", 1)[-1])
+        if form is not None:
+            changes.append((node.func, form))
+    yield from _rewrite(
+        program,
+        "host-jit-call",
+        changes,
+        f"call Triton's device functions' host forms: {', '.join(sorted({t for _, t in changes})[:4])}",
+        "a tl. function (a device function) called in host code",
     )
 
 

@@ -763,6 +763,7 @@ ORDER = (
     "host-cast",
     "unset-block",
     "grid-axes",
+    "host-jit-call",
     "compare-flip",
     "floor-to-cdiv",
     "loop-bound",

@@ -4,12 +4,13 @@ and GPU-only calls that must become a clear `interpreter` error (kope.evaluate.i
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, SCALE_TASK
 
 from kope.evaluate import EvalOptions, Evaluator
-from kope.evaluate.inside.interpreter import HINT, _function
+from kope.evaluate.inside.interpreter import HINT, HOST_CALL, _function
 from kope.render import autotune_summary
 
 KERNELS = FIXTURES / "interpreter"
@@ -96,3 +97,17 @@ def test_int32_arithmetic_that_wraps_as_on_a_gpu_is_not_an_error(evaluator: Eval
     error = result.cases[0].error
     assert result.status == "error" and error is not None and error.kind == "runtime"
     assert "int32 overflow" in error.message
+
+
+def test_a_device_function_called_on_the_host_fails_as_on_a_gpu(evaluator: Evaluator, tmp_path: Path) -> None:
+    """`tl.cdiv` in host code: a GPU refuses it ("Cannot call @triton.jit'd outside of the scope of a kernel"); the
+    interpreter would run it and leave its patches of the language behind, which then broke the next launch's GPU
+    lowering with an interpreter error. The host form runs."""
+    good = (FIXTURES / "good" / "scale.py").read_text()
+    assert "triton.cdiv(" in good
+    candidate = tmp_path / "host_cdiv.py"
+    candidate.write_text(good.replace("triton.cdiv(", "tl.cdiv("))
+    refused = evaluator.evaluate(SCALE_TASK, candidate, options=THREE_TRIALS)
+    assert refused.status == "error" and refused.error is not None
+    assert HOST_CALL in refused.error.message and "InterpreterBuilder" not in refused.error.message
+    assert evaluator.evaluate(SCALE_TASK, FIXTURES / "good" / "scale.py", options=THREE_TRIALS).status == "pass"

@@ -167,7 +167,8 @@ def _patch_autotuner() -> None:
 
 
 def _patch_frontend() -> None:
-    """Each launch lowered by the GPU compiler's front end first (kope.evaluate.inside.frontend)."""
+    """Each launch lowered by the GPU compiler's front end first (kope.evaluate.inside.frontend); a jitted function
+    called outside any launch refused as a GPU refuses it (`HOST_CALL`)."""
     from triton.runtime.interpreter import InterpretedFunction
 
     from kope.evaluate.inside import frontend
@@ -181,6 +182,20 @@ def _patch_frontend() -> None:
         return original(self, *args, grid=grid, warmup=warmup, **kwargs)
 
     InterpretedFunction.run = run
+    called = InterpretedFunction.__call__
+
+    @functools.wraps(called)
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if _frontend and not _scopes:
+            raise RuntimeError(HOST_CALL)
+        return called(self, *args, **kwargs)
+
+    InterpretedFunction.__call__ = call
+
+
+HOST_CALL = "Cannot call @triton.jit'd outside of the scope of a kernel"
+"""What Triton says of a `@triton.jit` function (`tl.cdiv`, a helper) called from host code on a GPU. The interpreter
+would run it there, and its patches of the language would outlive the call (no launch restores them)."""
 
 
 def _set_options(overflow_check: bool) -> None:
