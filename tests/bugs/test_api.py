@@ -830,3 +830,24 @@ def test_a_device_function_called_on_the_host_is_called_in_its_host_form(evaluat
     candidate.write_text(text)
     status, accepted, _ = repair(evaluator, tmp_path, candidate)
     assert status == "repaired" and accepted == ["host-jit-call"], accepted
+
+
+def test_numpy_spellings_triton_lacks_are_written_with_tritons() -> None:
+    """`tl.clip`, `tl.astype`, `tl.newaxis` (NumPy's names) and `tl.math.recip`: `tl.clamp`, `.to`, `None`, `1 / x`."""
+    text = (
+        (API / "rownorm_good.py")
+        .read_text()
+        .replace(
+            "    norm = tl.sqrt(tl.sum(x * x, axis=0) + 1e-6)\n",
+            "    x = tl.astype(tl.clip(x, -1e6, 1e6), tl.float32)\n"
+            "    norm = tl.math.recip(tl.math.rsqrt(tl.sum((x[tl.newaxis, :] * x[tl.newaxis, :]), axis=1) + 1e-6))\n",
+        )
+    )
+    parsed = Program.parse(text)
+    for _ in range(3):  # nested calls are mended outermost first, one round each
+        assert parsed is not None
+        made = edits(parsed, ["missing-function"])
+        parsed = Program.parse(made[0].source) if made else parsed
+    assert parsed is not None and edits(parsed, ["missing-function"]) == []
+    assert "x = (tl.clamp(x, -1e6, 1e6)).to(tl.float32)" in parsed.text
+    assert "(1.0 / (tl.math.rsqrt(tl.sum((x[None, :] * x[None, :]), axis=1) + 1e-6)))" in parsed.text

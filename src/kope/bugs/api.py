@@ -1010,6 +1010,9 @@ WRITTEN_AS = {
     "floor_div": "(({0}) // ({1}))",
     "fast_div": "(({0}) / ({1}))",
     "rcp": "(1.0 / ({0}))",
+    "recip": "(1.0 / ({0}))",
+    "clip": "tl.clamp({0}, {1}, {2})",
+    "astype": "({0}).to({1})",
 }
 """Functions models call on `tl` (or `tl.math`) that Triton's language may not have, written with ones it has."""
 
@@ -1057,14 +1060,20 @@ def missing_function(program: Program) -> Iterator[Edit]:
                 calls.append(node)
     kept = {id(node) for node, _ in _outermost(program, [(c, "") for c in calls])}
     outermost = [c for c in calls if id(c) in kept]
-    if not outermost:
+    axes = [  # NumPy's `x[np.newaxis, :]` written `tl.newaxis`: Triton's is `None`
+        node
+        for kernel in program.parsed.kernels
+        for node in ast.walk(kernel)
+        if isinstance(node, ast.Attribute) and program.parsed.path_of(node) == "triton.language.newaxis"
+    ]
+    if not outermost and not axes:
         return
-    changes: list[tuple[ast.AST, str]] = []
+    changes: list[tuple[ast.AST, str]] = [(node, "None") for node in axes]
     for call in outermost:
         written = _written(program.parsed.path_of(call.func), [program.parsed.code(a) for a in call.args])
         if written is not None:
             changes.append((call, written))
-    named = sorted({program.parsed.code(c.func) for c in outermost})
+    named = sorted({program.parsed.code(c.func) for c in outermost} | {program.parsed.code(a) for a in axes})
     yield from _rewrite(
         program,
         "missing-function",
