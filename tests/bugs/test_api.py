@@ -43,6 +43,7 @@ OPERATORS = [
     "unset-block",
     "grid-axes",
     "host-jit-call",
+    "register-clash",
 ]
 
 
@@ -851,3 +852,24 @@ def test_numpy_spellings_triton_lacks_are_written_with_tritons() -> None:
     assert parsed is not None and edits(parsed, ["missing-function"]) == []
     assert "x = (tl.clamp(x, -1e6, 1e6)).to(tl.float32)" in parsed.text
     assert "(1.0 / (tl.math.rsqrt(tl.sum((x[None, :] * x[None, :]), axis=1) + 1e-6)))" in parsed.text
+
+
+def test_a_flag_then_a_parameter_of_its_name_keeps_the_parameter(evaluator: Evaluator, tmp_path: Path) -> None:
+    """`self.bias = bias` then `self.register_parameter("bias", None)`: PyTorch refuses ("attribute 'bias' already
+    exists"), the plain assignment goes; two tensors of one name are left alone."""
+    init = (
+        "class ModelNew(nn.Module):\n    def __init__(self, bias=False):\n        super().__init__()\n"
+        "        self.bias = bias\n        if bias:\n            self.bias = nn.Parameter(torch.zeros(1))\n"
+        "        else:\n            self.register_parameter('bias', None)\n\n"
+    )
+    text = (API / "rownorm_good.py").read_text().replace("class ModelNew(nn.Module):\n", init)
+    parsed = Program.parse(text)
+    assert parsed is not None
+    (made,) = edits(parsed, OPERATORS)
+    assert made.operator == "register-clash" and "        pass\n        if bias:" in made.source
+    tensors = Program.parse(text.replace("self.bias = bias\n", "self.bias = torch.zeros(1)\n"))
+    assert tensors is not None and edits(tensors, ["register-clash"]) == []
+    candidate = tmp_path / "clash.py"
+    candidate.write_text(text)
+    status, accepted, _ = repair(evaluator, tmp_path, candidate)
+    assert status == "repaired" and accepted == ["register-clash"], accepted

@@ -71,6 +71,8 @@ rule is broken on every input, so the search tries these first):
   argument: 'BLOCK_SIZE'"): the launch passes a power of two.
 - `grid-axes`: a launch grid of four axes or more, read with `tl.program_id(3)` ("program_id axis must be 0, 1, or 2
   but got 3"): axes 3.. folded into axis 0, each id recovered in the kernel from counts written in its parameters.
+- `register-clash`: `self.bias = bias` (a flag), then `self.register_parameter("bias", None)` ("attribute 'bias'
+  already exists"): the plain assignment goes.
 - `host-jit-call`: a device function called in host code (`tl.cdiv(M, BLOCK)`: "Cannot call @triton.jit'd outside
   of the scope of a kernel"): its host form, `triton.cdiv(M, BLOCK)`.
 - `api-together`: every rule above that a kernel breaks, mended in one version (beside each edit alone).
@@ -1817,6 +1819,57 @@ def host_jit_call(program: Program) -> Iterator[Edit]:
         changes,
         f"call Triton's device functions' host forms: {', '.join(sorted({t for _, t in changes})[:4])}",
         "a tl. function (a device function) called in host code",
+    )
+
+
+# -- a module attribute registered over a plain one -----------------------------------------------------
+
+
+def _self_target(node: ast.AST) -> str | None:
+    """`NAME` of an assignment `self.NAME = ...` (one target)."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target = node.targets[0]
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+            return target.attr
+    return None
+
+
+def _plain(value: ast.expr) -> bool:
+    """A value that is no tensor: a name, a constant, a comparison or boolean of them."""
+    return all(isinstance(n, ast.Name | ast.Constant | ast.BoolOp | ast.Compare | ast.UnaryOp | ast.boolop | ast.cmpop
+                          | ast.unaryop | ast.expr_context) for n in ast.walk(value))  # fmt: skip
+
+
+@operator("register-clash", "api-misuse")
+def register_clash(program: Program) -> Iterator[Edit]:
+    """`self.bias = bias` (a flag), then `self.register_parameter("bias", None)` (or `register_buffer`) in the same
+    `__init__`: PyTorch refuses to register a name a plain attribute holds ("attribute 'bias' already exists"). The
+    plain assignment goes: where the flag is true the parameter replaces it anyway, where false the name holds None,
+    which reads false as the flag did. A tensor assigned first (a real clash of two tensors) is left alone."""
+    changes: list[tuple[ast.AST, str]] = []
+    for function in ast.walk(program.parsed.tree):
+        if not (isinstance(function, ast.FunctionDef) and function.name == "__init__"):
+            continue
+        plain: dict[str, ast.stmt] = {}
+        for stmt in function.body:
+            target = _self_target(stmt)
+            if target is not None and isinstance(stmt, ast.Assign) and _plain(stmt.value):
+                plain[target] = stmt
+        for node in ast.walk(function):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args):
+                continue
+            name = node.args[0]
+            registers = node.func.attr in ("register_parameter", "register_buffer")
+            if registers and isinstance(name, ast.Constant) and name.value in plain:
+                earlier = plain.pop(name.value)
+                if earlier.lineno < node.lineno:
+                    changes.append((earlier, "pass"))
+    yield from _rewrite(
+        program,
+        "register-clash",
+        changes,
+        "drop the plain attribute a registered parameter or buffer of the same name replaces",
+        "a name set as a plain attribute, then registered as a parameter or buffer",
     )
 
 

@@ -764,6 +764,7 @@ ORDER = (
     "unset-block",
     "grid-axes",
     "host-jit-call",
+    "register-clash",
     "compare-flip",
     "floor-to-cdiv",
     "loop-bound",
