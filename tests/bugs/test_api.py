@@ -873,3 +873,27 @@ def test_a_flag_then_a_parameter_of_its_name_keeps_the_parameter(evaluator: Eval
     candidate.write_text(text)
     status, accepted, _ = repair(evaluator, tmp_path, candidate)
     assert status == "repaired" and accepted == ["register-clash"], accepted
+
+
+def test_an_autotune_over_a_host_function_that_does_more_than_launch_is_dropped(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """`@triton.autotune` on a host function that prepares its tensors and launches with its own block ("'function'
+    object has no attribute 'arg_names'"): the decorator goes, the launch's values stay."""
+    host = (
+        "@triton.autotune(configs=[triton.Config({'BLOCK': 32})], key=['n_cols'])\n"
+        "def row_norm(x):\n    x = x.contiguous()\n    out = torch.empty_like(x)\n    n_rows, n_cols = x.shape\n"
+        "    _row_norm[(n_rows,)](x, out, n_cols, BLOCK=triton.next_power_of_2(n_cols))\n    return out\n\n\n"
+        "class ModelNew(nn.Module):\n    def forward(self, x):\n        return row_norm(x)\n"
+    )
+    good = (API / "rownorm_good.py").read_text()
+    text = good[: good.index("class ModelNew")] + host
+    parsed = Program.parse(text)
+    assert parsed is not None
+    (made,) = edits(parsed, OPERATORS)
+    assert made.operator == "autotune-wrapper" and "@triton.autotune" not in made.source
+    assert "\n\n\ndef row_norm(x):\n" in made.source
+    candidate = tmp_path / "host_tuned.py"
+    candidate.write_text(text)
+    status, accepted, _ = repair(evaluator, tmp_path, candidate)
+    assert status == "repaired" and accepted == ["autotune-wrapper"], accepted

@@ -57,7 +57,8 @@ rule is broken on every input, so the search tries these first):
   of type pointer<fp32> and triton.language.float32"). The launch passes `.item()` of it.
 - `autotune-wrapper`: `@triton.autotune(...)` on a plain function whose body only launches a kernel
   (`def tuned(grid, **kw): return kernel[grid](**kw)`, then `tuned[grid](...)`: "'function' object has no attribute
-  'arg_names'"): the autotune wraps the kernel itself (`tuned = triton.autotune(...)(kernel)`).
+  'arg_names'"): the autotune wraps the kernel itself (`tuned = triton.autotune(...)(kernel)`); on a plain function
+  that does more than launch, the decorator goes (its launches pass their own values).
 - `config-dict`: an autotune's configs written as dicts (`{"BLOCK_M": 64, "num_warps": 4}`: "'dict' object has no
   attribute 'kwargs'"): each becomes `triton.Config({"BLOCK_M": 64}, num_warps=4)`.
 - `carried-type`: a variable a loop (or a branch) gives another type than it starts with ("Loop-carried variable acc
@@ -649,14 +650,27 @@ def _launched_kernel(program: Program, function: ast.FunctionDef) -> str | None:
 
 @operator("autotune-wrapper", "api-misuse")
 def autotune_wrapper(program: Program) -> Iterator[Edit]:
-    """`@triton.autotune(...) def tuned(...): return kernel[grid](...)` -> `tuned = triton.autotune(...)(kernel)`."""
+    """`@triton.autotune(...) def tuned(...): return kernel[grid](...)` -> `tuned = triton.autotune(...)(kernel)`; on a
+    plain function that does more than launch a kernel, the decorator dropped (its launches pass their own values)."""
     jitted = {id(k) for k in program.parsed.kernels}
     for function in ast.walk(program.parsed.tree):
         if not isinstance(function, ast.FunctionDef) or id(function) in jitted or len(function.decorator_list) != 1:
             continue
         tune = program.parsed.autotune(function)
-        kernel = _launched_kernel(program, function) if tune is not None else None
-        if tune is None or kernel is None:
+        if tune is None:
+            continue
+        kernel = _launched_kernel(program, function)
+        if kernel is None:  # a host function that does more than launch: its launches give their own values
+            start, end = _decorator_span(program, tune)
+            yield Edit(
+                "autotune-wrapper",
+                "api-misuse",
+                tune.lineno,
+                f"drop `@triton.autotune` from `{function.name}`, a plain function (its launches pass their values)",
+                program.text[: program.text.rfind("\n", 0, start) + 1] + program.text[end:],
+                f"`@triton.autotune` on `{function.name}`, a plain function: Triton autotunes jitted kernels",
+                grounded=True,
+            )
             continue
         start = _decorator_span(program, tune)[0]
         end = program.parsed.span(function)[1]
