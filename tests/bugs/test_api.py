@@ -44,6 +44,7 @@ OPERATORS = [
     "grid-axes",
     "host-jit-call",
     "register-clash",
+    "arange-loop",
 ]
 
 
@@ -897,3 +898,26 @@ def test_an_autotune_over_a_host_function_that_does_more_than_launch_is_dropped(
     candidate.write_text(text)
     status, accepted, _ = repair(evaluator, tmp_path, candidate)
     assert status == "repaired" and accepted == ["autotune-wrapper"], accepted
+
+
+def test_a_loop_over_a_blocks_lanes_loops_over_a_range(evaluator: Evaluator, tmp_path: Path) -> None:
+    """`for c in tl.arange(0, BLOCK):` (the GPU compiler takes only `range` and `static_range` iterators): the loop
+    runs over `range(0, BLOCK)`, and the version runs right."""
+    text = (
+        (API / "rownorm_good.py")
+        .read_text()
+        .replace(
+            "    norm = tl.sqrt(tl.sum(x * x, axis=0) + 1e-6)\n",
+            "    total = 0.0\n    for c in tl.arange(0, BLOCK):\n"
+            "        v = tl.load(x_ptr + row * n_cols + c, mask=c < n_cols, other=0.0)\n        total += v * v\n"
+            "    norm = tl.sqrt(total + 1e-6)\n",
+        )
+    )
+    parsed = Program.parse(text)
+    assert parsed is not None
+    (made,) = edits(parsed, OPERATORS)
+    assert made.operator == "arange-loop" and "    for c in range(0, BLOCK):\n" in made.source
+    candidate = tmp_path / "lanes.py"
+    candidate.write_text(text)
+    status, accepted, _ = repair(evaluator, tmp_path, candidate)
+    assert status == "repaired" and accepted == ["arange-loop"], accepted

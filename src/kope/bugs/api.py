@@ -72,6 +72,8 @@ rule is broken on every input, so the search tries these first):
   argument: 'BLOCK_SIZE'"): the launch passes a power of two.
 - `grid-axes`: a launch grid of four axes or more, read with `tl.program_id(3)` ("program_id axis must be 0, 1, or 2
   but got 3"): axes 3.. folded into axis 0, each id recovered in the kernel from counts written in its parameters.
+- `arange-loop`: a kernel's loop over a block's lanes (`for c in tl.arange(0, n):`: "Only `range` and
+  `static_range` iterators are currently supported"): `range(0, n)`.
 - `register-clash`: `self.bias = bias` (a flag), then `self.register_parameter("bias", None)` ("attribute 'bias'
   already exists"): the plain assignment goes.
 - `host-jit-call`: a device function called in host code (`tl.cdiv(M, BLOCK)`: "Cannot call @triton.jit'd outside
@@ -1833,6 +1835,31 @@ def host_jit_call(program: Program) -> Iterator[Edit]:
         changes,
         f"call Triton's device functions' host forms: {', '.join(sorted({t for _, t in changes})[:4])}",
         "a tl. function (a device function) called in host code",
+    )
+
+
+# -- a loop over a block ----------------------------------------------------------------------------------
+
+
+@operator("arange-loop", "api-misuse")
+def arange_loop(program: Program) -> Iterator[Edit]:
+    """`for c in tl.arange(0, n):` in a kernel: the interpreter iterates the block's lanes, Triton's GPU compiler
+    refuses it ("Only `range` and `static_range` iterators are currently supported"). The loop runs over `range(0, n)`,
+    the same numbers one at a time; one edit."""
+    changes: list[tuple[ast.AST, str]] = []
+    for kernel in program.parsed.kernels:
+        for node in ast.walk(kernel):
+            if not (isinstance(node, ast.For) and isinstance(node.iter, ast.Call)):
+                continue
+            call = node.iter
+            if program.parsed.path_of(call.func) == "triton.language.arange" and len(call.args) == 2:
+                changes.append((call.func, "range"))
+    yield from _rewrite(
+        program,
+        "arange-loop",
+        changes,
+        "loop over `range(...)`, not over a block's lanes `tl.arange(...)`",
+        "a kernel's loop iterates a tl.arange block",
     )
 
 

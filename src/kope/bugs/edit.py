@@ -765,6 +765,7 @@ ORDER = (
     "grid-axes",
     "host-jit-call",
     "register-clash",
+    "arange-loop",
     "compare-flip",
     "floor-to-cdiv",
     "loop-bound",
