@@ -104,6 +104,11 @@ def build(mirrors: Path, out: Path, pool: str = "dev2") -> int:
                     "source": repo, "source_verdict": "fail" if pool == "dev2" else "error",
                     "split": _split(pool, task), "module_mode": "eval",
                 })  # fmt: skip
+    return write_manifest(out, rows)
+
+
+def write_manifest(out: Path, rows: list[dict[str, str]]) -> int:
+    """`out/manifest.csv` in manifest.csv's layout; the number of rows."""
     with (out / "manifest.csv").open("w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=FIELDS)
         writer.writeheader()

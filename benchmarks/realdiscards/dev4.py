@@ -21,7 +21,7 @@ import json
 import sys
 from pathlib import Path
 
-from dev2 import FIELDS, KERNELBENCH, _git
+from dev2 import KERNELBENCH, _git, write_manifest
 
 HERE = Path(__file__).resolve().parent
 TRITONLLM = ("adityakotha03/tritonLLM", "0e70fe59d07bd0f419ae116e53e9c8e3f3165706")
@@ -69,11 +69,11 @@ def _kernels(mirrors: Path) -> list[tuple[str, str, str, str, str]]:
                 found.append((task, path, f"{repo}/{path}", ZEROSHOT[parts[2]], "unknown"))
         elif len(parts) == 5 and parts[1] == "search_results" and parts[4].startswith("round_"):
             record = json.loads(_git(mirrors, repo, "show", f"{commit}:{path}"))
-            task = tasks.get(str(record["metadata"]["problem_name"]))
-            for kernel in record["kernels"] if task else ():
+            searched = tasks.get(str(record["metadata"]["problem_name"]))
+            for kernel in record["kernels"] if searched else ():
                 kid = f"{repo}/{path}#{kernel['kernel_id']}"
                 model = parts[2].removeprefix("openai-")
-                found.append((str(task), f"{path}#{kernel['kernel_id']}", kid, model, _verdict(kernel["eval_result"])))
+                found.append((str(searched), f"{path}#{kernel['kernel_id']}", kid, model, _verdict(kernel["eval_result"])))
     return found
 
 
@@ -108,11 +108,7 @@ def build(mirrors: Path, out: Path) -> int:
             "task": task, "candidate": local, "id": kid, "model": model, "source": TRITONLLM[0],
             "source_verdict": verdict, "split": _split(task), "module_mode": "train",
         })  # fmt: skip
-    with (out / "manifest.csv").open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=FIELDS)
-        writer.writeheader()
-        writer.writerows(rows)
-    return len(rows)
+    return write_manifest(out, rows)
 
 
 def main() -> None:
