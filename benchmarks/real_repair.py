@@ -75,7 +75,8 @@ def repair(row: dict[str, str], out: Path, seconds: float, root: Path = SET) -> 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("ids", type=Path)
-    parser.add_argument("--split", default="dev", choices=("dev", "heldout", "dev2", "dev3", "dev3-held", "dev4", "dev4-held"))
+    splits = ("dev", "heldout", "dev2", "dev3", "dev3-held", "dev4", "dev4-held")
+    parser.add_argument("--split", default="dev", choices=splits)
     parser.add_argument("--manifest", type=Path, default=SET / "manifest.csv", help="the set (default: manifest.csv)")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--seconds", type=float, default=180.0)

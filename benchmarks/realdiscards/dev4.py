@@ -72,8 +72,8 @@ def _kernels(mirrors: Path) -> list[tuple[str, str, str, str, str]]:
             searched = tasks.get(str(record["metadata"]["problem_name"]))
             for kernel in record["kernels"] if searched else ():
                 kid = f"{repo}/{path}#{kernel['kernel_id']}"
-                model = parts[2].removeprefix("openai-")
-                found.append((str(searched), f"{path}#{kernel['kernel_id']}", kid, model, _verdict(kernel["eval_result"])))
+                model, verdict = parts[2].removeprefix("openai-"), _verdict(kernel["eval_result"])
+                found.append((str(searched), f"{path}#{kernel['kernel_id']}", kid, model, verdict))
     return found
 
 
