@@ -449,3 +449,32 @@ def test_a_broken_grouped_order_is_repaired_offline(evaluator: Evaluator, tmp_pa
     assert status == "repaired", accepted
     assert PLAIN in fixed
     assert accepted == ["plain-order"]
+
+
+def test_an_output_of_the_dtype_the_error_states_is_allocated_as_the_references(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """A helper allocates the output as float16 ("output: dtype float16 where the reference has float32"), after a
+    first rule (`tl.cdiv` on the host) hid it: the edit that mends the rule moves the error, and the second edit
+    reads the moved error and allocates float32; the version runs right."""
+    api = FIXTURES / "api"
+    good = (api / "rownorm_good.py").read_text()
+    text = (
+        good.replace("_row_norm[(n_rows,)]", "_row_norm[(tl.cdiv(n_rows, 1),)]").replace(
+            "out = torch.empty_like(x)", "out = make(x)"
+        )
+        + "\n\ndef make(x):\n    return torch.empty(x.shape, device=x.device, dtype=torch.float16)\n"
+    )
+    parsed = Program.parse(text.replace("tl.cdiv(n_rows, 1)", "n_rows"), error="output: dtype float16 where the "
+                           "reference has float32")  # fmt: skip
+    assert parsed is not None
+    stated = edits(parsed, ["alloc-dtype"])[0]
+    assert stated.grounded and "dtype=torch.float32)" in stated.source
+    task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
+    task.write_text((api / "rownorm_task.py").read_text())
+    candidate.write_text(text)
+    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=8))
+    report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
+    assert report.status == "repaired", report.search
+    fixed = (tmp_path / "fixed.py").read_text()
+    assert "triton.cdiv(n_rows, 1)" in fixed and "dtype=torch.float32)" in fixed

@@ -10,6 +10,7 @@ import ast
 import copy
 import itertools
 import math
+import re
 from collections.abc import Iterator
 
 import libcst as cst
@@ -368,10 +369,42 @@ def zero_init(program: Program) -> Iterator[Edit]:
 _ALLOCATIONS = ("torch.empty", "torch.zeros", "torch.empty_like", "torch.zeros_like", "torch.ones_like")
 
 
+_DTYPE_MESSAGE = re.compile(r"dtype (\w+) where the reference has (\w+)")
+"""The evaluation's words for an output of another dtype (kope.evaluate.compare)."""
+
+
+def _stated_dtypes(program: Program) -> Iterator[Edit]:
+    """Every host allocation given the dtype the evaluation's error says the output has (`dtype float16 where the
+    reference has float32`) given the reference's instead: one grounded edit."""
+    found = _DTYPE_MESSAGE.search(program.error[:2000])
+    if found is None:
+        return
+    wrong, right = found.groups()
+    changes: list[tuple[ast.AST, str]] = []
+    for node in program.host_nodes():
+        if isinstance(node, ast.Call) and call_name(node) in _ALLOCATIONS:
+            given = next((k for k in node.keywords if k.arg == "dtype"), None)
+            if given is not None and program.code(given.value).rsplit(".", 1)[-1] == wrong:
+                changes.append((given.value, f"torch.{right}"))
+    if changes:
+        yield Edit(
+            "alloc-dtype",
+            "dtype-mismatch",
+            getattr(changes[0][0], "lineno", 0),
+            f"allocate the output as torch.{right}, the reference's dtype, not torch.{wrong}",
+            program.replace_all(changes),
+            f"the output is {wrong} where the reference's is {right}",
+            grounded=True,
+        )
+
+
 @operator("alloc-dtype", "dtype-mismatch")
 def alloc_dtype(program: Program) -> Iterator[Edit]:
     """An output allocated with another tensor's dtype given the dtype it must have: `torch.empty_like(target)` (an
-    index tensor) -> `torch.empty_like(target, dtype=x.dtype)` for the forward's other inputs, or float32."""
+    index tensor) -> `torch.empty_like(target, dtype=x.dtype)` for the forward's other inputs, or float32. Where the
+    evaluation's error states the output's dtype and the reference's, every host allocation of that dtype takes the
+    reference's first (grounded)."""
+    yield from _stated_dtypes(program)
     for function in (n for n in ast.walk(program.tree) if isinstance(n, ast.FunctionDef) and n.name == "forward"):
         inputs = [a.arg for a in function.args.args if a.arg != "self"]
         for node in ast.walk(function):

@@ -68,6 +68,8 @@ class Candidate:
     """The description of the edit this one was made on top of (depth 2)."""
     grounded: bool = False
     """Its cue is a contradiction the source shows (`Edit.grounded`): a rule broken on every input."""
+    error: str = ""
+    """The error its version stopped on, once evaluated (what edits that read the error read for its second edits)."""
 
 
 class EditSource(Protocol):
@@ -668,7 +670,7 @@ class RepairSearch:
                             or _error_moved(evaluation, result, candidate.grounded)
                         )
                     ):
-                        informative.append(candidate)
+                        informative.append(replace(candidate, error=result.error.message if result.error else ""))
                         verdict = "kept"
                         reason = f"{reason}; {change}: a base for a second edit"
                     elif candidate.depth == 1 and _active(score, base, result, start_cases):
@@ -788,6 +790,8 @@ class RepairSearch:
         """Queue the best `limit` edits of `parent`'s source as second edits, `bonus` over their own rank: taking turns,
         the best of all and the best away from the parent's own lines (a second bug independent of the first is
         often elsewhere, while the evidence still points at the first's lines)."""
+        if parent.error and diagnosis is not None:  # the version stops elsewhere now: its edits read that error
+            diagnosis = diagnosis.model_copy(update={"error": parent.error})
         ranked = self.candidates(parent.source, diagnosis, task.source)
         away = [c for c in ranked if abs(c.line - parent.line) > _NEAR]
         children: list[Candidate] = []
