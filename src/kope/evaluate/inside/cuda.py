@@ -28,6 +28,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
 import sys
 import time
 import types
@@ -407,10 +410,11 @@ class CudaEmulation:
             torch._C._cuda_getCurrentRawStream = raw_stream
         with contextlib.suppress(ImportError, AttributeError):
             torch._C._dynamo.guards._empty_strided_cuda = empty_strided_cuda  # type: ignore[attr-defined]
-        with contextlib.suppress(ImportError):
-            heuristics = importlib.import_module("torch._inductor.runtime.triton_heuristics")
-            if not hasattr(heuristics, "grid"):
-                heuristics.grid = _legacy_grid(used)  # type: ignore[attr-defined]
+        loaded = sys.modules.get(_HEURISTICS)
+        if loaded is not None:
+            _add_grid(loaded, used)
+        else:  # importing inductor costs a second a job: only when the candidate imports it
+            sys.meta_path.insert(0, _GridFinder(used))
 
     @staticmethod
     def _refuse_inline_asm() -> None:
@@ -420,6 +424,41 @@ class CudaEmulation:
         for module in (tl, tl.core):
             if hasattr(module, "inline_asm_elementwise"):
                 module.inline_asm_elementwise = refuse
+
+
+_HEURISTICS = "torch._inductor.runtime.triton_heuristics"
+
+
+def _add_grid(module: types.ModuleType, used: set[str]) -> None:
+    if not hasattr(module, "grid"):
+        module.grid = _legacy_grid(used)  # type: ignore[attr-defined]
+
+
+class _GridFinder(importlib.abc.MetaPathFinder):
+    """Finds inductor's `triton_heuristics` as Python does, and gives the module `grid` once it has run."""
+
+    def __init__(self, used: set[str]) -> None:
+        self.used = used
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if name != _HEURISTICS:
+            return None
+        sys.meta_path.remove(self)
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            sys.meta_path.insert(0, self)
+        loader = spec.loader if spec is not None else None
+        if spec is None or loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        used, run = self.used, loader.exec_module
+
+        def exec_module(module: types.ModuleType) -> None:
+            run(module)
+            _add_grid(module, used)
+
+        loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
 
 
 def _legacy_grid(used: set[str]) -> Callable[..., Callable[[dict[str, Any]], tuple[int, int, int]]]:
