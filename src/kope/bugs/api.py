@@ -1820,8 +1820,9 @@ def host_jit_call(program: Program) -> Iterator[Edit]:
     outside of the scope of a kernel"), written with its host form (`triton.cdiv(M, BLOCK_M)`, `max(a, b)` for
     `tl.maximum`); one edit."""
     changes: list[tuple[ast.AST, str]] = []
+    helpers = [(h.lineno, h.end_lineno or h.lineno) for h in _unjitted_helpers(program)]  # device code, unjitted
     for node in program.host_nodes():
-        if not isinstance(node, ast.Call):
+        if not isinstance(node, ast.Call) or any(a <= node.lineno <= b for a, b in helpers):
             continue
         path = program.parsed.path_of(node.func)
         if not path.startswith("triton.language."):
