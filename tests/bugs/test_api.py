@@ -45,6 +45,8 @@ OPERATORS = [
     "host-jit-call",
     "register-clash",
     "arange-loop",
+    "unknown-keyword",
+    "hint-call",
 ]
 
 
@@ -921,3 +923,66 @@ def test_a_loop_over_a_blocks_lanes_loops_over_a_range(evaluator: Evaluator, tmp
     candidate.write_text(text)
     status, accepted, _ = repair(evaluator, tmp_path, candidate)
     assert status == "repaired" and accepted == ["arange-loop"], accepted
+
+
+def test_a_keyword_the_callee_does_not_take_is_dropped_from_its_calls(evaluator: Evaluator, tmp_path: Path) -> None:
+    """`triton.Config(..., num_consumer_groups=2)` in every config ("Config.__init__() got an unexpected keyword
+    argument 'num_consumer_groups'"): dropped from each config, read from the error; no error, no edit; the search
+    repairs it."""
+    text = (
+        (API / "rownorm_good.py")
+        .read_text()
+        .replace(
+            "@triton.jit\n",
+            "@triton.autotune(\n    configs=[\n        triton.Config({}, num_warps=4, num_consumer_groups=2),\n"
+            "        triton.Config({}, num_consumer_groups=0,\n                      num_warps=2),\n    ],\n"
+            "    key=['n_cols'],\n)\n@triton.jit\n",
+        )
+    )
+    error = (
+        "executing the candidate module failed: TypeError: Config.__init__() got an unexpected keyword argument "
+        "'num_consumer_groups' (candidate line 9: triton.Config({}, num_warps=4, num_consumer_groups=2),)"
+    )
+    silent = Program.parse(text)
+    assert silent is not None and edits(silent, ["unknown-keyword"]) == []
+    parsed = Program.parse(text, error=error)
+    assert parsed is not None
+    (made,) = edits(parsed, ["unknown-keyword"])
+    assert made.grounded and "num_consumer_groups" not in made.source
+    assert "triton.Config({}, num_warps=4)," in made.source and "triton.Config({},\n    " in made.source
+    candidate = tmp_path / "consumer.py"
+    candidate.write_text(text)
+    status, accepted, _ = repair(evaluator, tmp_path, candidate)
+    assert status == "repaired" and accepted == ["unknown-keyword"], accepted
+
+
+def test_hints_triton_refuses_become_their_argument_and_unread_calls_it_lacks_go(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """`tl.multiple_of(BLOCK, 8)` over a constant (Triton's GPU compiler refuses it) and `tl.assume_aligned(x_ptr,
+    16)`, a statement calling what Triton does not have: the hint becomes its argument, the statement `pass`; a hint
+    Triton takes where the error is not stays; the search repairs it (`width`, now `BLOCK`, also wants its
+    `tl.constexpr`: the two edits together)."""
+    text = (
+        (API / "rownorm_good.py")
+        .read_text()
+        .replace(
+            "    offs = tl.arange(0, BLOCK)\n",
+            "    tl.assume_aligned(x_ptr, 16)\n    width = tl.multiple_of(BLOCK, 8)\n"
+            "    offs = tl.max_contiguous(tl.arange(0, width), BLOCK)\n",
+        )
+    )
+    parsed = Program.parse(
+        text,
+        error="AttributeError(\"'constexpr' object has no attribute 'shape'\") "
+        "(candidate line 10: width = tl.multiple_of(BLOCK, 8))",
+    )
+    assert parsed is not None
+    (made,) = edits(parsed, ["hint-call"])
+    assert made.grounded and "    pass\n    width = BLOCK\n" in made.source
+    assert "tl.max_contiguous(tl.arange(0, width), BLOCK)" in made.source
+    candidate = tmp_path / "hinted.py"
+    candidate.write_text(text)
+    status, accepted, fixed = repair(evaluator, tmp_path, candidate)
+    assert status == "repaired" and accepted in (["hint-call"], ["api-together"]), accepted  # with constexpr-local
+    assert "assume_aligned" not in fixed and "multiple_of" not in fixed

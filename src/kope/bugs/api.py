@@ -76,6 +76,12 @@ rule is broken on every input, so the search tries these first):
   `static_range` iterators are currently supported"): `range(0, n)`.
 - `register-clash`: `self.bias = bias` (a flag), then `self.register_parameter("bias", None)` ("attribute 'bias'
   already exists"): the plain assignment goes.
+- `unknown-keyword`: a keyword argument its callee does not take, named by the error ("Config.__init__() got an
+  unexpected keyword argument 'num_consumer_groups'", `tl.zeros(..., scope="shared")`): dropped from that callee's
+  calls.
+- `hint-call`: a compiler hint Triton refuses where it stands (`tl.multiple_of(ptrs, 16)` over a 2-D block), made its
+  argument; a statement calling a `tl.` function Triton lacks, its value unread (`tl.assume_aligned(p, 128)`),
+  dropped.
 - `host-jit-call`: a device function called in host code (`tl.cdiv(M, BLOCK)`: "Cannot call @triton.jit'd outside
   of the scope of a kernel"): its host form, `triton.cdiv(M, BLOCK)`.
 - `api-together`: every rule above that a kernel breaks, mended in one version (beside each edit alone).
@@ -1001,6 +1007,109 @@ def hint_keyword(program: Program) -> Iterator[Edit]:
     )
 
 
+# -- keywords a callee does not take, and hints Triton cannot compile -----------------------------------
+
+_UNEXPECTED = re.compile(r"got an unexpected keyword argument '(\w+)'")
+_COMPILER_HINTS = frozenset({"multiple_of", "max_contiguous", "max_constancy", "assume"})
+"""`tl` functions that tell the compiler a fact and return their first argument (or nothing): never a value."""
+
+
+def _error_line(program: Program) -> int | None:
+    """The candidate line the evaluation's error names, if it names one."""
+    at = _AT_LINE.search(program.error[:_MESSAGE_CHARS])  # the candidate's code can write the message: bounded
+    return int(at.group(1)) if at is not None else None
+
+
+def _spans_line(node: ast.AST, line: int | None) -> bool:
+    start = getattr(node, "lineno", 0)
+    return line is not None and start <= line <= (getattr(node, "end_lineno", None) or start)
+
+
+@operator("unknown-keyword", "api-misuse")
+def unknown_keyword(program: Program) -> Iterator[Edit]:
+    """A keyword argument its callee does not take, as the evaluation's error names it ("Config.__init__() got an
+    unexpected keyword argument 'num_consumer_groups'", `tl.zeros(..., scope="shared")`, `tl.load(...,
+    cache_read=True)`), dropped from the call on the error's line and from every other call of that callee passing
+    it (an autotune's configs all do); without a line, from the calls of Triton's and PyTorch's functions passing
+    it. No call ever ran with that keyword: the values it computes are what the kernel is judged on."""
+    found = _UNEXPECTED.search(program.error[:_MESSAGE_CHARS])
+    if found is None:
+        return
+    keyword, line = found.group(1), _error_line(program)
+    calls = [
+        node
+        for node in ast.walk(program.parsed.tree)
+        if isinstance(node, ast.Call) and any(k.arg == keyword for k in node.keywords)
+    ]
+    here = {program.parsed.path_of(c.func) for c in calls if _spans_line(c, line)} - {""}
+    chosen = [
+        c
+        for c in calls
+        if _spans_line(c, line)
+        or program.parsed.path_of(c.func) in here
+        or (not here and program.parsed.path_of(c.func).startswith(("triton.", "torch.")))
+    ]
+    if not chosen:
+        return
+    spans = {_keyword_span(program, c, k) for c in chosen for k in c.keywords if k.arg == keyword}
+    text = program.text
+    for start, end in sorted(spans, reverse=True):
+        text = text[:start] + text[end:]
+    callees = ", ".join(sorted({program.parsed.code(c.func) for c in chosen}))
+    yield Edit(
+        "unknown-keyword",
+        "api-misuse",
+        chosen[0].lineno,
+        f"drop `{keyword}=` from {callees}: a keyword it does not take",
+        text,
+        f"{keyword}: the error says {callees} takes no such keyword",
+        grounded=True,
+    )
+
+
+def _lacks(path: str) -> bool:
+    """Whether a `triton.language` path names nothing in the installed Triton."""
+    import triton.language as language
+
+    node: object = language
+    for part in path.removeprefix("triton.language.").split("."):
+        if not hasattr(node, part):
+            return True
+        node = getattr(node, part)
+    return False
+
+
+@operator("hint-call", "api-misuse")
+def hint_call(program: Program) -> Iterator[Edit]:
+    """A compiler hint Triton refuses where the kernel writes it (`tl.multiple_of(ptrs, 16)` over a 2-D block: "Shape
+    of input to multiple_of does not match the length of values"; `tl.multiple_of(BLOCK_K, 8)` over a constant),
+    made its first argument; and a statement calling a `tl.` function the installed Triton lacks whose value nothing
+    reads (`tl.assume_aligned(x_ptr, 128)`, `tl.syncthreads()`), dropped (`pass`). A hint returns its argument; a
+    statement nothing reads changes no value: one edit, every such call."""
+    line, error = _error_line(program), program.error[:_MESSAGE_CHARS]
+    changes: list[tuple[ast.AST, str]] = []
+    for node in program.parsed.kernel_nodes():
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            path = program.parsed.path_of(node.value.func)
+            if path.startswith("triton.language.") and _lacks(path):
+                changes.append((node, "pass"))
+                continue
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        name = program.parsed.path_of(node.func).removeprefix("triton.language.")
+        if name in _COMPILER_HINTS and (_spans_line(node, line) or f"{name} " in error or f"{name}(" in error):
+            changes.append((node, program.parsed.code(node.args[0])))
+    calls = [n.value if isinstance(n, ast.Expr) else n for n, _ in changes]
+    named = sorted({program.parsed.code(c.func) for c in calls if isinstance(c, ast.Call)})
+    yield from _rewrite(
+        program,
+        "hint-call",
+        changes,
+        f"drop the hints and unread calls Triton cannot compile: {', '.join(f'`{n}`' for n in named)}",
+        f"{', '.join(named)}: a hint Triton refuses there, or a call of a function it lacks whose value is unused",
+    )
+
+
 # -- functions Triton does not have ---------------------------------------------------------------
 
 WRITTEN_AS = {
@@ -1923,10 +2032,12 @@ def api_together(program: Program) -> Iterator[Edit]:
     """Every rule of Triton's API the kernel breaks, mended in one version: the first edit of each of this kind's
     operators, applied one after the other, the source read again after each, for a few rounds (a kernel that
     breaks three rules would otherwise take three rounds of the search, each paying for a full evaluation of a
-    version that still does not run). `carried-type` first, while the compiler's message still names the lines it
-    read. Offered only where two edits or more go in."""
+    version that still does not run). The edits that read the compiler's message first (`carried-type`,
+    `unknown-keyword`, `hint-call`: one applies to a message), while it still names the lines it read. Offered only
+    where two edits or more go in."""
     own = [name for name, (_, fn) in OPERATORS.items() if fn.__module__ == __name__ and name != "api-together"]
-    order = ["carried-type", *(name for name in own if name != "carried-type")]
+    first = ("carried-type", "unknown-keyword", "hint-call")  # they read the error's lines
+    order = [*first, *(name for name in own if name not in first)]
     current, made = program, []
     for round_ in range(_TOGETHER_ROUNDS):
         changed = False

@@ -766,6 +766,8 @@ ORDER = (
     "host-jit-call",
     "register-clash",
     "arange-loop",
+    "unknown-keyword",
+    "hint-call",
     "compare-flip",
     "floor-to-cdiv",
     "loop-bound",
