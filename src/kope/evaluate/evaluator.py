@@ -253,6 +253,7 @@ class Evaluator:
             shape_probes=list(probes),
             deadline_s=options.timeout_s if reference else None,
             module_mode=options.module_mode,
+            cuda_emulation=options.emulates_cuda,
         )
         limits = dataclasses.replace(self._limits(options), timeout_s=options.timeout_s * (2 if reference else 1))
         with self._job(spec, limits) as (result, outcome, _):
@@ -722,6 +723,7 @@ class Evaluator:
                     input_shift=case.inputs.shift if case.inputs else 0.0,
                     input_pattern=case.inputs.pattern if case.inputs else None,
                     module_mode=options.module_mode,
+                    cuda_emulation=options.emulates_cuda,
                 )
                 with self._job(spec, self._limits(options)) as (result, outcome, job_dir):
                     if result is None or result.error is not None or len(result.trials) != options.trials:

@@ -136,7 +136,8 @@ class JobSpec(BaseModel):
     module_mode: Literal["train", "eval"] = "train"
     """Reference, shapes and candidate jobs: the mode both models are put in before their first forward."""
     cuda_emulation: bool = False
-    """Candidate jobs on the CPU: CUDA emulated for code written for a GPU (`kope.evaluate.inside.cuda`)."""
+    """Jobs on the CPU: CUDA emulated for code written for a GPU (`kope.evaluate.inside.cuda`): a candidate's, and a
+    task file's own CUDA allocations (reference and shapes jobs)."""
     overflow_check: bool = False
     """Candidate jobs on the CPU: the interpreter checks 32-bit integer arithmetic for overflow (`EvalOptions`)."""
     gpu_frontend: bool = True

@@ -3,6 +3,8 @@ their kernels, what cannot run here says so, and a fallback off the GPU is the p
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from conftest import FIXTURES, SCALE_GOOD, SCALE_TASK
 
@@ -88,3 +90,39 @@ def test_inductor_style_code_gets_what_a_cuda_build_of_older_pytorch_gave_it(eva
     } <= set(result.emulation.used)
     off = evaluator.evaluate(SCALE_TASK, CUDA / "inductor_style.py", options=OFF)
     assert off.status == "error" and off.error is not None and off.error.kind == "import"
+
+
+GPU_TASK = """
+import torch
+import torch.nn as nn
+
+N = 5000
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x * 2.0 + torch.zeros(x.shape, device="cuda")
+
+
+def get_inputs():
+    return [torch.randn(N, device="cuda").cuda().to("cuda", non_blocking=True)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_task_written_for_a_gpu_runs_its_reference_where_the_job_computes(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """A task file asking for CUDA itself (`device="cuda"` in get_inputs and in forward, `.cuda()`, `.to("cuda")`):
+    its reference runs on the CPU with emulation, its cases are derived (meta probes included); without emulation it
+    fails as before."""
+    task = tmp_path / "gpu_task.py"
+    task.write_text(GPU_TASK)
+    result = evaluator.evaluate(task, CUDA / "written_for_cuda.py", options=OPTIONS)
+    assert result.status == "pass", result.error
+    assert len(result.cases) > 1, "cases derived from the task's sizes"
+    off = evaluator.evaluate(task, CUDA / "written_for_cuda.py", options=OFF)
+    assert off.status == "error" and off.error is not None and "CUDA" in off.error.message

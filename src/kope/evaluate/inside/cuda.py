@@ -166,6 +166,36 @@ class _Emulation(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
+class _TaskDevice(TorchFunctionMode):
+    """A task file's own CUDA allocations and moves (`torch.rand(..., device='cuda')` in `get_inputs`, `.cuda()`,
+    `.to('cuda')`) made on the ambient device: the CPU, or the meta device of a shapes probe when entered inside
+    it. Trusted task code only: the reference answers nothing about devices, it computes where the job does."""
+
+    def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        kwargs = dict(kwargs or {})
+        name = getattr(func, "__name__", "")
+        tensor = args[0] if args and isinstance(args[0], torch.Tensor) else None
+        if name == "cuda" and tensor is not None:
+            return tensor
+        if _cuda_like(kwargs.get("device")):
+            del kwargs["device"]
+        if name == "to" and tensor is not None:
+            args = (tensor, *(a for a in args[1:] if isinstance(a, bool) or not _cuda_like(a)))
+            if len(args) == 1 and "dtype" not in kwargs:  # moved nowhere (`non_blocking=` and the like alone)
+                return tensor
+        return func(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def task_device(enabled: bool) -> Iterator[None]:
+    """`_TaskDevice` while `enabled` (a job on the CPU that emulates CUDA); nothing otherwise."""
+    if not enabled:
+        yield
+        return
+    with _TaskDevice():
+        yield
+
+
 class _Stream:
     """A CUDA stream that is always idle: work on the CPU is done when the call returns."""
 

@@ -27,6 +27,7 @@ from typing import Any
 import torch
 
 from kope import protocol
+from kope.evaluate.inside import cuda
 from kope.protocol import JobSpec, WorkerResult
 from kope.protocol.probing import OutputSignal, ProbedInput, ShapeProbe, ShapeProbeResult
 
@@ -154,7 +155,7 @@ def _probe(probe: ShapeProbe, spec: JobSpec, out_of_time: bool) -> ShapeProbeRes
     try:
         torch.manual_seed(_SEED)
         if probe.meta:
-            with torch.device("meta"):
+            with torch.device("meta"), cuda.task_device(spec.cuda_emulation):  # inside: `cuda` becomes `meta`
                 inputs = list(module.get_inputs())
         else:
             inputs = list(module.get_inputs())
@@ -164,7 +165,7 @@ def _probe(probe: ShapeProbe, spec: JobSpec, out_of_time: bool) -> ShapeProbeRes
     report.inputs = [_describe(value) for value in inputs]
     report.numel = sum(_numel(value) for value in inputs)
     if probe.meta and probe.outputs:
-        _meta_outputs(module, inputs, path, report)
+        _meta_outputs(module, inputs, path, report, spec.cuda_emulation)
     if not probe.reference:
         report.seconds = time.perf_counter() - began
         return report
@@ -178,9 +179,11 @@ def _probe(probe: ShapeProbe, spec: JobSpec, out_of_time: bool) -> ShapeProbeRes
     return report
 
 
-def _meta_outputs(module: types.ModuleType, inputs: list[Any], path: str, report: ShapeProbeResult) -> None:
+def _meta_outputs(
+    module: types.ModuleType, inputs: list[Any], path: str, report: ShapeProbeResult, gpu_task: bool
+) -> None:
     try:
-        with torch.device("meta"), torch.no_grad(), _recurrent_shapes():
+        with torch.device("meta"), cuda.task_device(gpu_task), torch.no_grad(), _recurrent_shapes():
             torch.manual_seed(_SEED)
             model = module.Model(*module.get_init_inputs())
             report.param_numel = _state_numel(model)

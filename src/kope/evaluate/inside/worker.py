@@ -84,7 +84,8 @@ def run_job(job_dir: Path) -> int:
             raise RuntimeError("candidate jobs run only in a supervised worker, which sends results sealed")
         sealed.seal(_candidate(spec, job_dir, sealed), protocol.RESULT_FILE)
     runner = {"plan": _plan, "reference": _reference, "shapes": shapes.run}[spec.mode]
-    result = runner(spec, job_dir)
+    with cuda.task_device(spec.cuda_emulation):  # a task written for a GPU (`device='cuda'` in get_inputs)
+        result = runner(spec, job_dir)
     _write_result(job_dir, result)
     return 0
 
