@@ -47,6 +47,7 @@ OPERATORS = [
     "arange-loop",
     "unknown-keyword",
     "hint-call",
+    "null-pointer",
 ]
 
 
@@ -986,3 +987,46 @@ def test_hints_triton_refuses_become_their_argument_and_unread_calls_it_lacks_go
     status, accepted, fixed = repair(evaluator, tmp_path, candidate)
     assert status == "repaired" and accepted in (["hint-call"], ["api-together"]), accepted  # with constexpr-local
     assert "assume_aligned" not in fixed and "multiple_of" not in fixed
+
+
+def test_a_pointer_compared_with_zero_is_tested_against_none_and_passed_none(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """`if b_ptr != 0:` in the kernel (Triton's compiler refuses a pointer compared with an int) and `0` passed for
+    the missing tensor: `b_ptr is not None`, and the launch passes `None`; the search repairs it."""
+    text = (
+        (API / "rownorm_good.py")
+        .read_text()
+        .replace("(x_ptr, out_ptr, n_cols,", "(x_ptr, b_ptr, out_ptr, n_cols,")
+        .replace(
+            "    norm = tl.sqrt(",
+            "    if b_ptr != 0:\n        x = x + tl.load(b_ptr + offs, mask=mask, other=0.0)\n    norm = tl.sqrt(",
+        )
+        .replace("        n_rows, n_cols = x.shape\n", "        n_rows, n_cols = x.shape\n        b = None\n")
+        .replace("](x, out, n_cols,", "](x, b if b is not None else 0, out, n_cols,")
+    )
+    parsed = Program.parse(text)
+    assert parsed is not None
+    (made,) = edits(parsed, ["null-pointer"])
+    assert made.grounded and "    if b_ptr is not None:\n" in made.source
+    assert "](x, b if b is not None else None, out, n_cols," in made.source
+    candidate = tmp_path / "null.py"
+    candidate.write_text(text)
+    status, accepted, _ = repair(evaluator, tmp_path, candidate)
+    assert status == "repaired" and accepted == ["null-pointer"], accepted
+
+
+def test_a_function_with_a_form_per_number_of_arguments_takes_the_one_that_fits() -> None:
+    """`tl.expand_mask(m)` is `m`, `tl.expand_mask(m, shape)` is `tl.broadcast_to(m, shape)`; `tl.dtype_like(p)` is
+    the pointer's element type."""
+    text = (
+        (API / "rownorm_good.py")
+        .read_text()
+        .replace("mask=mask, other=0.0)", "mask=tl.expand_mask(mask, (BLOCK,)), other=0.0).to(tl.dtype_like(x_ptr))")
+        .replace("x / norm, mask=mask)", "x / norm, mask=tl.expand_mask(mask))")
+    )
+    parsed = Program.parse(text)
+    assert parsed is not None
+    (made,) = edits(parsed, ["missing-function"])
+    assert "mask=tl.broadcast_to(mask, (BLOCK,)), other=0.0).to((x_ptr).dtype.element_ty)" in made.source
+    assert "x / norm, mask=(mask))" in made.source

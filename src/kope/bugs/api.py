@@ -82,6 +82,9 @@ rule is broken on every input, so the search tries these first):
 - `hint-call`: a compiler hint Triton refuses where it stands (`tl.multiple_of(ptrs, 16)` over a 2-D block), made its
   argument; a statement calling a `tl.` function Triton lacks, its value unread (`tl.assume_aligned(p, 128)`),
   dropped.
+- `null-pointer`: a pointer parameter tested against null (`if b_ptr != 0:`, `tl.pointer_is_null(b_ptr)`: "invalid
+  operands of type pointer<fp32> and triton.language.int32") where the launch passes `0` for a missing tensor: the
+  test `b_ptr is not None`, the launch's `0` `None` (Triton specializes it).
 - `host-jit-call`: a device function called in host code (`tl.cdiv(M, BLOCK)`: "Cannot call @triton.jit'd outside
   of the scope of a kernel"): its host form, `triton.cdiv(M, BLOCK)`.
 - `api-together`: every rule above that a kernel breaks, mended in one version (beside each edit alone).
@@ -1110,6 +1113,77 @@ def hint_call(program: Program) -> Iterator[Edit]:
     )
 
 
+# -- a pointer compared with 0 ------------------------------------------------------------------------
+
+
+def _null_test(program: Program, node: ast.AST, pointers: frozenset[str]) -> tuple[str, bool] | None:
+    """A kernel's test of a pointer parameter against null (`b_ptr != 0`, `b_ptr == 0`, `b_ptr != None`,
+    `tl.pointer_is_null(b_ptr)`): the pointer and whether the test is true when it is null."""
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq | ast.NotEq):
+        left, right = node.left, node.comparators[0]
+        pointer, null = (left, right) if isinstance(left, ast.Name) else (right, left)
+        if (
+            isinstance(pointer, ast.Name)
+            and pointer.id in pointers
+            and isinstance(null, ast.Constant)
+            and (null.value is None or (null.value == 0 and not isinstance(null.value, bool)))
+        ):
+            return pointer.id, isinstance(node.ops[0], ast.Eq)
+    if (
+        isinstance(node, ast.Call)
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Name)
+        and node.args[0].id in pointers
+        and program.parsed.path_of(node.func).rpartition(".")[2] in ("pointer_is_null", "is_null")
+    ):
+        return node.args[0].id, True
+    return None
+
+
+def _null_arguments(value: ast.expr, site: LaunchSite, depth: int = 2) -> list[ast.Constant]:
+    """The `0`s a launch argument passes for a missing tensor: a branch of a conditional (`bias if bias is not None
+    else 0`), or of what a name the host bound holds."""
+    if isinstance(value, ast.Name) and depth > 0:
+        bound = host_assignments(site.host, value.id, before=site.call.lineno)
+        return [c for v in bound for c in _null_arguments(v, site, depth - 1)]
+    if isinstance(value, ast.IfExp):
+        return [
+            branch
+            for branch in (value.body, value.orelse)
+            if isinstance(branch, ast.Constant) and branch.value == 0 and not isinstance(branch.value, bool)
+        ] + [c for branch in (value.body, value.orelse) for c in _null_arguments(branch, site, depth - 1)]
+    return []
+
+
+@operator("null-pointer", "api-misuse")
+def null_pointer(program: Program) -> Iterator[Edit]:
+    """A kernel that tests a pointer parameter against null (`if b_ptr != 0:`, `tl.pointer_is_null(b_ptr)`: "invalid
+    operands of type pointer<fp32> and triton.language.int32", on every input), and a launch that passes `0` for a
+    missing tensor: Triton's way is `None`, which it specializes at compile time. The test becomes `b_ptr is not None`
+    (`is None`), the launch's `0` becomes `None`; where a tensor is always passed the branch is always taken, as the
+    test meant."""
+    changes: list[tuple[ast.AST, str]] = []
+    tested: set[str] = set()
+    for kernel in program.parsed.kernels:
+        pointers = pointers_of(kernel)
+        for node in ast.walk(kernel):
+            found = _null_test(program, node, pointers)
+            if found is not None:
+                changes.append((node, f"{found[0]} is {'' if found[1] else 'not '}None"))
+                tested.add(found[0])
+        for site in (s for s in program.parsed.launches if s.kernel is kernel):
+            for name, value in site_arguments(site).items():
+                if name in tested:
+                    changes += [(zero, "None") for zero in _null_arguments(value, site)]
+    yield from _rewrite(
+        program,
+        "null-pointer",
+        changes,
+        f"test {', '.join(f'`{n}`' for n in sorted(tested))} against None, as Triton specializes a missing tensor",
+        f"{', '.join(sorted(tested))}: a pointer compared with null, which Triton's compiler refuses",
+    )
+
+
 # -- functions Triton does not have ---------------------------------------------------------------
 
 WRITTEN_AS = {
@@ -1140,8 +1214,12 @@ WRITTEN_AS = {
     "recip": "(1.0 / ({0}))",
     "clip": "tl.clamp({0}, {1}, {2})",
     "astype": "({0}).to({1})",
+    "dtype_like": "({0}).dtype.element_ty",
+    "expand_mask": "({0})",
+    "expand_mask/2": "tl.broadcast_to({0}, {1})",
 }
-"""Functions models call on `tl` (or `tl.math`) that Triton's language may not have, written with ones it has."""
+"""Functions models call on `tl` (or `tl.math`) that Triton's language may not have, written with ones it has
+(`name/n`: its form for n arguments, where it has several)."""
 
 
 def _arity(written: str) -> int:
@@ -1166,8 +1244,16 @@ def _written(path: str, args: list[str]) -> str | None:
     where = getattr(language, _MODULES[module], None) if _MODULES[module] else language
     if where is not None and hasattr(where, name):
         return None
-    if name in WRITTEN_AS and len(args) == _arity(WRITTEN_AS[name]) and not hasattr(language, name):
-        return WRITTEN_AS[name].format(*args)
+    form = next(
+        (
+            WRITTEN_AS[k]
+            for k in (name, f"{name}/{len(args)}")
+            if k in WRITTEN_AS and _arity(WRITTEN_AS[k]) == len(args)
+        ),
+        None,
+    )
+    if form is not None and not hasattr(language, name):
+        return form.format(*args)
     if hasattr(language, name) and callable(getattr(language, name)):
         return f"tl.{name}({', '.join(args)})"
     if hasattr(libdevice, name):

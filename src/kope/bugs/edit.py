@@ -768,6 +768,7 @@ ORDER = (
     "arange-loop",
     "unknown-keyword",
     "hint-call",
+    "null-pointer",
     "compare-flip",
     "floor-to-cdiv",
     "loop-bound",
