@@ -126,3 +126,25 @@ def test_a_task_written_for_a_gpu_runs_its_reference_where_the_job_computes(
     assert len(result.cases) > 1, "cases derived from the task's sizes"
     off = evaluator.evaluate(task, CUDA / "written_for_cuda.py", options=OFF)
     assert off.status == "error" and off.error is not None and "CUDA" in off.error.message
+
+
+def test_a_kernel_guarding_the_tasks_own_sizes_is_unsupported_on_other_sizes(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """Inductor-style code whose `assert_size_stride` holds the task's own size (N = 1000): right there, stopped by
+    its guard on the case N = 1, which says nothing of its values: `unsupported`, with the hint to judge it at the
+    task's own sizes; the same guard on the own-size case, failing, stays the candidate's runtime error."""
+    guarded = tmp_path / "guarded.py"
+    guarded.write_text(
+        (CUDA / "inductor_style.py")
+        .read_text()
+        .replace("assert_size_stride(x, (n,), (1,))", "assert_size_stride(x, (1000,), (1,))")
+    )
+    result = evaluator.evaluate(SCALE_TASK, guarded, options=OPTIONS)
+    assert result.status == "error" and result.error is not None, result.status
+    assert result.error.kind == "unsupported" and "own sizes" in (result.error.hint or ""), result.error
+    assert result.cases[0].passed, "right at the task's own size"
+    wrong = tmp_path / "wrong_guard.py"
+    wrong.write_text(guarded.read_text().replace("(1000,), (1,))", "(999,), (1,))"))
+    failed = evaluator.evaluate(SCALE_TASK, wrong, options=OPTIONS)
+    assert failed.error is not None and failed.error.kind == "runtime", failed.error

@@ -22,6 +22,7 @@ import contextlib
 import copy
 import errno
 import os
+import re
 import sys
 import time
 import traceback
@@ -394,6 +395,29 @@ def _classified(kind: str, exc: BaseException, stage: str) -> WorkerResult:
     return _candidate_error(kind, f"{stage}: {text}{where}")
 
 
+_SIZE_GUARD = re.compile(r"expected size \d+==\d+, stride \d+==\d+|wrong number of dimensions\d+")
+"""What PyTorch's `assert_size_stride` says (the guard inductor-style code opens each call with) when a tensor does
+not have the sizes and strides the code was generated for."""
+
+
+def _own_sizes_only(failure: WorkerResult, exc: BaseException, spec: JobSpec) -> None:
+    """A candidate that guards the task's own sizes (`assert_size_stride(x, (16, 4096), (4096, 1))`) stopped by its
+    guard on a case of other sizes: it cannot be judged on that case, which says nothing of its values. The error
+    becomes `unsupported`, with the hint to judge it at the task's own sizes (on the task's own sizes the guard holds,
+    and a failure there stays the candidate's)."""
+    other_sizes = any(_as_tuples(own) != _as_tuples(case) for own, case in spec.size_globals.values())
+    if failure.error is None or not other_sizes or not isinstance(exc, AssertionError):
+        return
+    if _SIZE_GUARD.search(str(exc)[:2000]) is None:
+        return
+    failure.error.kind = "unsupported"
+    failure.error.message = f"{failure.error.message} (a guard of the task's own sizes, on a case of other sizes)"
+    failure.error.hint = (
+        "the kernel runs at the task's own sizes only (its size guard): judge it at them, on a GPU with --device "
+        "cuda where they do not fit the CPU's budget"
+    )
+
+
 def _candidate_line(exc: BaseException) -> str:
     """` (candidate line N: <code>)`: the deepest line of the candidate's file the failure passed through, in the
     innermost exception of its chain that has one (the interpreter re-raises a kernel's error from the launch, so
@@ -673,6 +697,7 @@ def _candidate(spec: JobSpec, job_dir: Path, sealed: Channel) -> WorkerResult:
             seconds = time.perf_counter() - began
         except Exception as exc:
             failure = _classified("runtime", exc, f"forward failed on trial {index}")
+            _own_sizes_only(failure, exc, spec)
             failure.trials = result.trials
             failure.autotune = interpreter.runs()
             return _with_observations(failure, monitor, diagnostics)
