@@ -963,6 +963,18 @@ HINTS = {
 """The hint keywords of `tl.load` / `tl.store` and the values Triton's code generator accepts for each."""
 
 
+def _lacks(path: str) -> bool:
+    """Whether a `triton.language` path names nothing in the installed Triton."""
+    import triton.language as language
+
+    node: object = language
+    for part in path.removeprefix("triton.language.").split("."):
+        if not hasattr(node, part):
+            return True
+        node = getattr(node, part)
+    return False
+
+
 def _unreadable_hint(program: Program, call: str, keyword: ast.keyword) -> bool:
     """Whether a hint's value is a string Triton refuses, or an attribute of `triton.language` it does not have."""
     accepted = HINTS.get((call, keyword.arg or ""))
@@ -972,16 +984,7 @@ def _unreadable_hint(program: Program, call: str, keyword: ast.keyword) -> bool:
     if isinstance(value, ast.Constant):
         return isinstance(value.value, str) and value.value not in accepted
     path = program.parsed.path_of(value) if isinstance(value, ast.Attribute) else ""
-    if not path.startswith("triton.language."):
-        return False
-    import triton.language as language
-
-    node: object = language
-    for part in path.removeprefix("triton.language.").split("."):
-        if not hasattr(node, part):
-            return True
-        node = getattr(node, part)
-    return False
+    return path.startswith("triton.language.") and _lacks(path)
 
 
 @operator("hint-keyword", "api-misuse")
@@ -1068,18 +1071,6 @@ def unknown_keyword(program: Program) -> Iterator[Edit]:
         f"{keyword}: the error says {callees} takes no such keyword",
         grounded=True,
     )
-
-
-def _lacks(path: str) -> bool:
-    """Whether a `triton.language` path names nothing in the installed Triton."""
-    import triton.language as language
-
-    node: object = language
-    for part in path.removeprefix("triton.language.").split("."):
-        if not hasattr(node, part):
-            return True
-        node = getattr(node, part)
-    return False
 
 
 @operator("hint-call", "api-misuse")
