@@ -192,3 +192,31 @@ def test_layernorm_over_the_channels_is_repaired_offline(evaluator: Evaluator, t
     assert status == "repaired", accepted
     assert SWAPPED_CALL in fixed
     assert accepted == ["axis-swap"]
+
+
+LOADED_NK = MATMUL.replace(
+    "b = tl.load(b_ptr + kk[:, None] * s_bk + cols[None, :] * s_bn,\n"
+    "                    mask=(kk[:, None] < K) & (cols[None, :] < N), other=0.0)",
+    "b = tl.load(b_ptr + cols[:, None] * s_bn + kk[None, :] * s_bk,\n"
+    "                    mask=(cols[:, None] < N) & (kk[None, :] < K), other=0.0)",
+)
+
+
+def test_a_dot_operand_loaded_in_the_other_order_is_transposed(evaluator: Evaluator, tmp_path: Path) -> None:
+    """B's tile loaded as (BN, BK) where the dot wants (BK, BN): in square blocks the values are wrong and the edit is
+    one of the dot's two (not grounded); where the compiler says the reduction dimensions differ at the dot's line,
+    grounded; the search repairs the square one."""
+    assert LOADED_NK != MATMUL
+    square = parsed(LOADED_NK, MATMUL_TASK)
+    made = edits(square, ["dot-transpose"])
+    assert [e.grounded for e in made] == [False, False]
+    assert 'acc += tl.dot(a, tl.trans(b), input_precision="ieee")' in made[0].source
+    assert 'acc += tl.dot(tl.trans(a), b, input_precision="ieee")' in made[1].source
+    line = next(i for i, text in enumerate(LOADED_NK.splitlines(), 1) if "tl.dot(" in text)
+    error = f"input and other must have equal reduction dimensions (candidate line {line}: acc += tl.dot(a, b))"
+    refused = Program.parse(LOADED_NK, MATMUL_TASK, error=error)
+    assert refused is not None and all(e.grounded for e in edits(refused, ["dot-transpose"]))
+    assert edits(parsed(MATMUL.replace("tl.dot(a, b,", "tl.dot(a, tl.trans(b),"), MATMUL_TASK), ["dot-transpose"]) == []
+    status, fixed, accepted = offline_repair(evaluator, tmp_path, MATMUL_TASK, LOADED_NK, 40)
+    assert status == "repaired" and accepted == ["dot-transpose"], accepted
+    assert "tl.trans(b)" in fixed

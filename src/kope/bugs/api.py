@@ -1020,12 +1020,6 @@ _COMPILER_HINTS = frozenset({"multiple_of", "max_contiguous", "max_constancy", "
 """`tl` functions that tell the compiler a fact and return their first argument (or nothing): never a value."""
 
 
-def _error_line(program: Program) -> int | None:
-    """The candidate line the evaluation's error names, if it names one."""
-    at = _AT_LINE.search(program.error[:_MESSAGE_CHARS])  # the candidate's code can write the message: bounded
-    return int(at.group(1)) if at is not None else None
-
-
 def _spans_line(node: ast.AST, line: int | None) -> bool:
     start = getattr(node, "lineno", 0)
     return line is not None and start <= line <= (getattr(node, "end_lineno", None) or start)
@@ -1041,7 +1035,7 @@ def unknown_keyword(program: Program) -> Iterator[Edit]:
     found = _UNEXPECTED.search(program.error[:_MESSAGE_CHARS])
     if found is None:
         return
-    keyword, line = found.group(1), _error_line(program)
+    keyword, line = found.group(1), program.error_line()
     calls = [
         node
         for node in ast.walk(program.parsed.tree)
@@ -1080,7 +1074,7 @@ def hint_call(program: Program) -> Iterator[Edit]:
     made its first argument; and a statement calling a `tl.` function the installed Triton lacks whose value nothing
     reads (`tl.assume_aligned(x_ptr, 128)`, `tl.syncthreads()`), dropped (`pass`). A hint returns its argument; a
     statement nothing reads changes no value: one edit, every such call."""
-    line, error = _error_line(program), program.error[:_MESSAGE_CHARS]
+    line, error = program.error_line(), program.error[:_MESSAGE_CHARS]
     changes: list[tuple[ast.AST, str]] = []
     for node in program.parsed.kernel_nodes():
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):

@@ -16,6 +16,11 @@ tensor's sizes in another order than it has:
   `LayerNorm(out_channels)` after a convolution), or the reverse, called on the layout with the two exchanged and
   its output exchanged back.
 
+- `dot-transpose`: a `tl.dot` whose operand was loaded in the other order (a Linear's weight read as its `(N, K)`
+  tile where the product wants `(K, N)`: "input and other must have equal reduction dimensions" where the blocks
+  differ, wrong values where they are square): `tl.dot(a, tl.trans(b))`, and `tl.dot(tl.trans(a), b)`. Grounded
+  on the compiler's message at the dot's line.
+
 Their bench mutation is `operands-untransposed`: a launch that passes a transposed operand's strides in falling
 order (`A.stride(1), A.stride(0)`) passes them as stored.
 """
@@ -461,6 +466,47 @@ def _size_arguments(program: Program, site: LaunchSite) -> list[ast.Name]:
         seen.add(arg.id)
         found.append(arg)
     return found
+
+
+_DOT_SHAPES = "must have equal reduction dimensions"
+MAX_DOTS = 3
+"""The `tl.dot` calls `dot-transpose` offers edits for when no error names one (two edits each)."""
+
+
+@operator("dot-transpose", "wrong-stride")
+def dot_transpose(program: Program) -> Iterator[Edit]:
+    """Each `tl.dot(a, b)` with one operand transposed (`tl.trans(b)`, then `tl.trans(a)`): where the compiler's
+    message says the reduction dimensions differ, the dot on the line it names (grounded); else the first few dots
+    of the kernels, for operands loaded in the other order in square blocks (values wrong, nothing refused)."""
+    dots = [
+        node
+        for node in program.parsed.kernel_nodes()
+        if isinstance(node, ast.Call)
+        and program.parsed.path_of(node.func) == "triton.language.dot"
+        and len(node.args) >= 2
+        and not any(_transposed(program, a) for a in node.args[:2])
+    ]
+    line = program.error_line() if _DOT_SHAPES in program.error[:2000] else None
+    named = [d for d in dots if d.lineno <= (line or 0) <= (d.end_lineno or d.lineno)]
+    for dot in named or dots[:MAX_DOTS]:
+        for index, side in ((1, "second"), (0, "first")):
+            operand = dot.args[index]
+            yield Edit(
+                "dot-transpose",
+                "wrong-stride",
+                dot.lineno,
+                f"transpose the dot's {side} operand: `tl.trans({program.parsed.code(operand)})`",
+                program.replace(operand, f"tl.trans({program.parsed.code(operand)})"),
+                "the compiler says the dot's reduction dimensions differ" if named else "a dot of two loaded tiles",
+                grounded=bool(named),
+            )
+
+
+def _transposed(program: Program, node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and program.parsed.path_of(node.func) in (
+        "triton.language.trans",
+        "triton.language.permute",
+    )
 
 
 @operator("size-swap", "wrong-normalizer")

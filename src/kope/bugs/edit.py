@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 import textwrap
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -49,6 +50,10 @@ class Edit:
     ranks it before the hypotheses' recipes."""
 
 
+_ERROR_LINE = re.compile(r"\(candidate line (\d+):")
+_ERROR_CHARS = 2000
+
+
 @dataclass
 class Program:
     """A parsed candidate (kope.source) with the reference's constants."""
@@ -73,6 +78,12 @@ class Program:
             return None
         constants = formula_constants(reference)
         return cls(parsed=parsed, reference_constants=constants, scale=scale, reference=reference, error=error)
+
+    def error_line(self) -> int | None:
+        """The candidate line the evaluation's error names (`(candidate line N: ...)`), if it names one (a bounded
+        part of the message is read: the candidate's code can write it)."""
+        at = _ERROR_LINE.search(self.error[:_ERROR_CHARS])
+        return int(at.group(1)) if at is not None else None
 
     def launch_arguments(self, kernel: ast.FunctionDef) -> dict[str, ast.expr]:
         """The kernel's parameters mapped to the arguments of its first launch that passes them."""
@@ -775,6 +786,7 @@ ORDER = (
     "loop-step",
     "stride-argument",
     "transposed-operands",
+    "dot-transpose",
     "stride-name",
     "stride-swap",
     "grid-axis",
