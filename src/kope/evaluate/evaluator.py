@@ -602,6 +602,10 @@ class Evaluator:
             overflow_check=options.overflow_check,
             gpu_frontend=options.gpu_frontend,
             module_mode=options.module_mode,
+            other_sizes=any(  # a size the case sets to other than the task's own literal (or a size not one)
+                name not in run.task.literal_sizes or _as_tuple(run.task.literal_sizes[name]) != _as_tuple(value)
+                for name, value in case.overrides.items()
+            ),
             size_globals={
                 name: (run.task.literal_sizes[name], value)
                 for name, value in case.overrides.items()
@@ -801,6 +805,11 @@ def _read_candidate(path: Path) -> str:
         raise CandidateFileError(f"candidate file not found: {path}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise CandidateFileError(f"cannot read candidate file {path}: {exc}") from None
+
+
+def _as_tuple(value: object) -> object:
+    """A size that crossed JSON (a list) compared as the tuple it was."""
+    return tuple(_as_tuple(v) for v in value) if isinstance(value, list | tuple) else value
 
 
 def _seed(base: int, case: Case, purpose: str) -> int:

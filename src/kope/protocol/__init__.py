@@ -142,6 +142,8 @@ class JobSpec(BaseModel):
     """Candidate jobs on the CPU: the interpreter checks 32-bit integer arithmetic for overflow (`EvalOptions`)."""
     gpu_frontend: bool = True
     """Candidate jobs on the CPU: each launch lowered by Triton's GPU front end first (`EvalOptions`)."""
+    other_sizes: bool = False
+    """Candidate jobs: the case's sizes are not the task's own (a derived case that overrides them)."""
     size_globals: dict[str, tuple[Any, Any]] = Field(default_factory=dict)
     """Candidate jobs: the task's module-level sizes the case changes, (the task's own value, the case's). A candidate
     module that assigns one of them the task's own value (a copy of the task's globals, which a `ModelNew.__init__`

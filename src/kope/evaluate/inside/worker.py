@@ -405,8 +405,7 @@ def _own_sizes_only(failure: WorkerResult, exc: BaseException, spec: JobSpec) ->
     guard on a case of other sizes: it cannot be judged on that case, which says nothing of its values. The error
     becomes `unsupported`, with the hint to judge it at the task's own sizes (on the task's own sizes the guard holds,
     and a failure there stays the candidate's)."""
-    other_sizes = any(_as_tuples(own) != _as_tuples(case) for own, case in spec.size_globals.values())
-    if failure.error is None or not other_sizes or not isinstance(exc, AssertionError):
+    if failure.error is None or not spec.other_sizes or not isinstance(exc, AssertionError):
         return
     if _SIZE_GUARD.search(str(exc)[:2000]) is None:
         return
