@@ -370,3 +370,16 @@ def test_a_written_out_gate_and_a_wrong_padding_are_repaired_together(evaluator:
     status, fixed, accepted = offline_repair(evaluator, tmp_path, task, kernel, 40)
     assert status == "repaired", accepted
     assert "tl.exp(-(((lse) + 3.0)))" in fixed and "-float(" in fixed
+
+
+def test_no_formula_is_offered_of_a_name_bound_to_a_number() -> None:
+    """`zero = 0.0; y = tl.where(x > zero, x, zero)`: the reference's relu of `x`, never of `zero` (a constant store,
+    which can score better than a wrong value and then mislead every later round)."""
+    source = KERNEL.format(formula="tl.where(x > zero, x * 0.5, zero)").replace(
+        "    offs = tl.program_id(0)", "    zero = 0.0\n    offs = tl.program_id(0)"
+    )
+    program = Program.parse(source, TASK.format(doc="", call="torch.relu(x)"))
+    assert program is not None and "zero = 0.0" in source
+    made = edits(program, ["formula-store", "formula-swap"])
+    assert made and not any("of `zero`" in e.description for e in made), [e.description for e in made]
+    assert any("relu" in e.description and "of `x`" in e.description for e in made)

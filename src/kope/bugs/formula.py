@@ -90,10 +90,28 @@ def _inputs(kernel: ast.FunctionDef, program: Program, line: int, first: list[st
                     order.append(name)
             tested += _tested(expr)
     order += [n for n in dict.fromkeys(tested) if n not in order]
-    usable = [n for n in order if n not in params and any(d.lineno < line for d in defined.get(n, []))]
+    usable = [
+        n
+        for n in order
+        if n not in params and any(d.lineno < line for d in defined.get(n, [])) and not _constant(n, defined, line)
+    ]
     renamed = [n for n in usable if isinstance(_last(n, defined, line), ast.Name)]
     plain = [n for n in usable if n not in renamed and _plain(n, defined, line)]
     return [*renamed, *plain, *[n for n in usable if n not in renamed and n not in plain]][:_MAX_INPUTS]
+
+
+def _constant(name: str, defined: dict[str, list[ast.Assign | ast.AugAssign]], line: int) -> bool:
+    """A name bound only to a number before `line` (`zero = 0.0`): an activation of it is a constant, never the
+    formula of a value computed from the inputs (and a constant store can score better than a wrong one)."""
+    earlier = [d for d in defined.get(name, []) if d.lineno < line]
+    return bool(earlier) and all(
+        isinstance(d, ast.Assign)
+        and (
+            isinstance(d.value, ast.Constant)
+            or (isinstance(d.value, ast.UnaryOp) and isinstance(d.value.operand, ast.Constant))
+        )
+        for d in earlier
+    )
 
 
 def _tested(expr: ast.expr) -> list[str]:
