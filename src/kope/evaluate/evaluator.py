@@ -253,7 +253,7 @@ class Evaluator:
             shape_probes=list(probes),
             deadline_s=options.timeout_s if reference else None,
             module_mode=options.module_mode,
-            cuda_emulation=options.emulates_cuda,
+            cuda_emulation=options.emulates_cuda and _asks_for_cuda(task),
         )
         limits = dataclasses.replace(self._limits(options), timeout_s=options.timeout_s * (2 if reference else 1))
         with self._job(spec, limits) as (result, outcome, _):
@@ -727,7 +727,7 @@ class Evaluator:
                     input_shift=case.inputs.shift if case.inputs else 0.0,
                     input_pattern=case.inputs.pattern if case.inputs else None,
                     module_mode=options.module_mode,
-                    cuda_emulation=options.emulates_cuda,
+                    cuda_emulation=options.emulates_cuda and _asks_for_cuda(task),
                 )
                 with self._job(spec, self._limits(options)) as (result, outcome, job_dir):
                     if result is None or result.error is not None or len(result.trials) != options.trials:
@@ -805,6 +805,13 @@ def _read_candidate(path: Path) -> str:
         raise CandidateFileError(f"candidate file not found: {path}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise CandidateFileError(f"cannot read candidate file {path}: {exc}") from None
+
+
+def _asks_for_cuda(task: Task) -> bool:
+    """Whether a task file names CUDA itself (`device='cuda'` in `get_inputs`): only then do its reference and shapes
+    jobs run under `cuda.task_device`, whose per-call hook would otherwise sit on every reference's hot path (and in
+    its timing)."""
+    return "cuda" in task.source
 
 
 def _as_tuple(value: object) -> object:
