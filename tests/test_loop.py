@@ -81,3 +81,21 @@ def test_a_version_with_misplaced_nans_ranks_below_a_finite_wrong_one() -> None:
                       max_rel_err=0.0, nan_mismatch=4, atol=1e-5, rtol=1e-5)  # fmt: skip
     nans.cases[0].outputs = [diff]
     assert version_score(nans) > version_score(finite)
+
+
+def test_a_version_whose_output_holds_one_value_counts_every_element_wrong() -> None:
+    """ReLU of a zeroed accumulator is right wherever the reference's ReLU is zero: 45% wrong, but it computes
+    nothing, and must rank below a version that computes with the inputs, wrong on 55% of them."""
+    from kope.protocol.results import OutputDiff
+
+    def diff(wrong: int, constant: float | None) -> OutputDiff:
+        return OutputDiff(index=0, shape=[100], dtype="float32", numel=100, mismatch_count=wrong, max_abs_err=1.0,
+                          max_rel_err=1.0, atol=1e-5, rtol=1e-5, constant=constant)  # fmt: skip
+
+    computing, zeroed = result("fail", 0.55), result("fail", 0.45)
+    computing.cases[0].outputs = [diff(55, None)]
+    zeroed.cases[0].outputs = [diff(45, 0.0)]
+    assert version_score(zeroed)[:2] == (2, 1.0) and version_score(zeroed) > version_score(computing)
+    two = result("fail", 0.3)  # two outputs of 100: the first right, the second zeroed (30 of its 100 wrong)
+    two.cases[0].outputs = [diff(0, None), diff(30, 0.0).model_copy(update={"index": 1})]
+    assert version_score(two)[1] == 0.5  # the zeroed output counts whole, the right one not at all

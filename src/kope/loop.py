@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 if TYPE_CHECKING:
-    from kope.protocol.results import EvalResult
+    from kope.protocol.results import CaseResult, EvalResult
 
 StopReason = Literal[
     "repaired",
@@ -74,10 +74,22 @@ def version_score(result: EvalResult) -> Score:
         return (3, 1.0, 0.0)
     failing = [c for c in result.cases if not c.passed]
     if failing:
-        mismatch = sum(c.mismatch_fraction or 1.0 for c in failing) / len(result.cases)
+        mismatch = sum(_wrong_fraction(c) for c in failing) / len(result.cases)
         worst = max(1e12 if any(o.nan_mismatch for o in c.outputs) else (c.max_rel_err or 0.0) for c in failing)
         return (2, round(mismatch, 6), round(min(worst, 1e12), 6))
     return (1, 0.0, 0.0) if result.status == "reject" else (0, 0.0, 0.0)
+
+
+def _wrong_fraction(case: CaseResult) -> float:
+    """A failing case's fraction of wrong elements, where an output holding one value (`OutputDiff.constant`)
+    counts whole: its elements that happen to equal the reference's (a zeroed output where a ReLU is zero) are not
+    progress, and a search that took them as such would build on a version that ignores its inputs."""
+    fraction = case.mismatch_fraction or 1.0
+    if not any(o.constant is not None for o in case.outputs):
+        return fraction
+    total = sum(o.numel for o in case.outputs)
+    wrong = sum(o.numel if o.constant is not None else o.mismatch_count for o in case.outputs)
+    return max(fraction, wrong / total) if total else fraction
 
 
 @dataclass

@@ -60,17 +60,33 @@ def test_missing_advance_offsets_loads_whose_mask_moves_with_the_loop_and_whose_
     assert unmoved is not None and edits(unmoved, ["missing-advance"]) == [], "no mask says where the loop is"
 
 
-@pytest.mark.parametrize("kernel", ["second-operand-stuck", "neither-moves"])
+SHARED_STEP = STUCK.replace("    acc = tl.zeros(", "    step = BK * s_ak\n    acc = tl.zeros(").replace(
+    "        a_base += BK * s_ak\n", "        a_base += step\n        b_base += step\n"
+)
+"""One step for both pointers, bound once before the loop (`k_step = BLOCK_K * stride_ak`, a form real models
+write): right for `a`, wrong for `b`, whose loads pair the loop's lanes with `s_bk`."""
+
+
+def test_advance_axis_sees_through_a_step_bound_once() -> None:
+    program = Program.parse(SHARED_STEP, TASK)
+    assert program is not None and "b_base += step" in SHARED_STEP
+    (edit,) = edits(program, ["advance-axis"])
+    assert edit.grounded and "a_base += step\n        b_base += BK * s_bk\n" in edit.source
+    fixed = Program.parse(edit.source, TASK)
+    assert fixed is not None and edits(fixed, ["advance-axis"]) == []
+
+
+@pytest.mark.parametrize("kernel", ["second-operand-stuck", "neither-moves", "shared-step"])
 def test_a_product_whose_operand_never_moves_is_repaired(kernel: str, evaluator: Evaluator, tmp_path: Path) -> None:
     task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
     task.write_text(TASK)
-    candidate.write_text(STUCK if kernel == "second-operand-stuck" else NEITHER_MOVES)
+    candidate.write_text({"second-operand-stuck": STUCK, "neither-moves": NEITHER_MOVES}.get(kernel, SHARED_STEP))
     assert evaluator.evaluate(task, candidate).status == "fail"
     config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=16))
     report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
     assert report.status == "repaired", report.search
     accepted = [t.operator for r in report.search for t in r.trials if t.verdict == "accepted"]
-    assert accepted == ["missing-advance"], accepted
+    assert accepted == ["advance-axis" if kernel == "shared-step" else "missing-advance"], accepted
 
 
 def test_advance_axis_moves_a_pointer_by_the_stride_of_the_lanes_its_loop_walks() -> None:

@@ -165,3 +165,20 @@ def test_other_profiles_are_counted_in_the_same_pass() -> None:
                               {"kernelbench": PROFILES["kernelbench"]})  # fmt: skip
     assert diff.mismatch_count == 50 and diff.mismatches_under == {"kernelbench": 0}
     assert "mismatches_under" not in diff.model_dump()
+
+
+def test_an_output_holding_one_value_where_the_reference_varies_is_named() -> None:
+    """A zeroed output is right wherever a ReLU is zero: the comparison says it holds one value, so that a search
+    does not take its half-right elements for progress. A constant reference, or a right output, is not flagged."""
+    reference = np.maximum(np.linspace(-1.0, 1.0, 64), 0.0)
+    zeros = np.zeros(64, dtype=np.float32)
+    diff = run(reference, zeros)
+    assert diff.mismatch_count == 32 and diff.constant == 0.0 and diff.max_rel_err == pytest.approx(1.0)
+    notes = summarize([[diff]])["notes"]
+    assert len(notes) == 1 and "every element is 0 where the reference's values vary" in notes[0]
+    assert run(np.zeros(64), np.full(64, 2.0, dtype=np.float32)).constant is None  # the reference is one value too
+    assert run(reference, reference.astype(np.float32)).constant is None  # right: nothing to say
+    assert run(reference, np.full(64, 0.5, dtype=np.float32)).constant == 0.5
+    almost = zeros.copy()
+    almost[-1] = 3.0
+    assert run(reference, almost).constant is None  # one element that varies: it reads something

@@ -438,7 +438,7 @@ def missing_advance(program: Program) -> Iterator[Edit]:
             loads = [n for n in ast.walk(loop) if isinstance(n, ast.Call) and call_name(n) == "tl.load" and n.args]
             pairs = {id(load): _lane_strides(kernel, load.args[0], strides) for load in loads}
             for advance in _advances(loop):
-                moved = names_in(advance.value) & strides
+                moved = names_in(_step(kernel, advance.value)) & strides
                 if len(moved) != 1:
                     continue
                 stride = moved.pop()
@@ -450,7 +450,7 @@ def missing_advance(program: Program) -> Iterator[Edit]:
                         base = _loop_invariant_pointer(kernel, loop, load.args[0])
                         if lane not in lanes or other == stride or base is None:
                             continue
-                        step = _renamed(advance.value, stride, other)
+                        step = _renamed(_step(kernel, advance.value), stride, other)
                         yield _advance_after(program, loop, advance, base, step, load)
             yield from _offset_loads(program, kernel, loop, varying, loads, pairs)
 
@@ -472,7 +472,7 @@ def advance_axis(program: Program) -> Iterator[Edit]:
             bounded = {lane for mask in masks for lane in _bounded_by(_computed_from(kernel, mask), varying)}
             moved: list[tuple[ast.AugAssign, str, list[tuple[str, str]]]] = []
             for advance in _advances(loop):
-                names = names_in(advance.value) & strides
+                names = names_in(_step(kernel, advance.value)) & strides
                 target = ast.unparse(advance.target)
                 fed = [
                     pair for load in loads if target in _address_names(kernel, load.args[0]) for pair in pairs[id(load)]
@@ -485,7 +485,7 @@ def advance_axis(program: Program) -> Iterator[Edit]:
                     continue
                 pointer = ast.unparse(advance.target)
                 for lane, other in sorted({(lane, s) for lane, s in fed if lane in walked and s != stride}):
-                    new = _renamed(advance.value, stride, other)
+                    new = _renamed(_step(kernel, advance.value), stride, other)
                     cue = f"`{pointer}` walks `{lane}` (stride `{other}`) in this loop but advances by `{stride}`"
                     description = f"advance `{program.code(advance.value)}` -> `{new}`"
                     yield replace(
@@ -614,6 +614,16 @@ def _advances(loop: ast.For) -> list[ast.AugAssign]:
         for n in ast.walk(loop)
         if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add) and isinstance(n.target, ast.Name)
     ]
+
+
+def _step(kernel: ast.FunctionDef, value: ast.expr) -> ast.expr:
+    """An advance's step, seen through a name the kernel binds once (`k_step = BLOCK_K * stride_ak` before the loop,
+    then `a_ptrs += k_step` and `b_ptrs += k_step`: one shared step, right for one pointer of the two at most)."""
+    if isinstance(value, ast.Name):
+        bound = assignments(kernel).get(value.id, [])
+        if len(bound) == 1:
+            return bound[0].value
+    return value
 
 
 def _address_names(kernel: ast.FunctionDef, address: ast.expr) -> set[str]:

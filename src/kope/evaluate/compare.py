@@ -325,7 +325,18 @@ def _compare_arrays(
         atol=tol.atol,
         rtol=tol.rtol,
         mismatches_under=under,
+        constant=_constant(reference, candidate) if count else None,
     )
+
+
+def _constant(reference: np.ndarray, candidate: np.ndarray) -> float | None:
+    """The one value of the candidate's elements, where the reference's values vary; else None."""
+    if candidate.size < 2 or candidate.dtype.kind not in "biuf" or reference.dtype.kind not in "biuf":
+        return None
+    first = candidate.flat[0]
+    if not np.all(candidate == first) or np.all(reference == reference.flat[0]):
+        return None
+    return float(first)
 
 
 def _unravel(flat: int, shape: tuple[int, ...]) -> list[int]:
@@ -345,6 +356,7 @@ def summarize(diffs_per_trial: list[list[OutputDiff]]) -> dict[str, Any]:
         default=[],
     )
     fix, notes = _shape_fix(all_diffs)
+    notes = notes + _constant_notes(worst_trial)
     return {
         "shape_fix": fix,
         "notes": notes,
@@ -356,6 +368,16 @@ def summarize(diffs_per_trial: list[list[OutputDiff]]) -> dict[str, Any]:
         "mismatch_fraction": count / numel if numel else 0.0,
         "outputs": worst_trial,
     }
+
+
+def _constant_notes(diffs: list[OutputDiff]) -> list[str]:
+    """The outputs that hold one value where the reference's vary, said so (the result never reaches them)."""
+    return [
+        f"output {d.index}: every element is {d.constant:g} where the reference's values vary: "
+        "what the kernel computes does not reach this output"
+        for d in diffs
+        if d.constant is not None
+    ]
 
 
 def _shape_fix(diffs: list[OutputDiff]) -> tuple[str | None, list[str]]:

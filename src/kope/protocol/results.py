@@ -100,6 +100,10 @@ class OutputDiff(BaseModel):
     rtol: float
     mismatches_under: dict[ToleranceProfile, int] = Field(default_factory=dict, exclude=True)
     """Mismatches under the other tolerance profiles, counted in the same pass (for `CaseResult.passed_under`)."""
+    constant: float | None = None
+    """The one value every element of the candidate's output holds, where the reference's values vary (set only on a
+    mismatch): the output no longer depends on the inputs (a zeroed buffer, a store of a constant). Such values are
+    not near the reference's whatever their error: `kope.loop.version_score` counts every element as wrong."""
     candidate_shape: list[int] | None = None
     """The candidate's shape, where it differs from the reference's (`shape`) and `shape_fix` reconciles them."""
     shape_fix: str | None = None

@@ -966,6 +966,11 @@ def _tells(result: EvalResult) -> bool:
     )
 
 
+def _constant(case: CaseResult) -> int:
+    """How many of the case's outputs hold one value where the reference's vary (`OutputDiff.constant`)."""
+    return sum(o.constant is not None for o in case.outputs)
+
+
 def _nans(case: CaseResult) -> int:
     return sum(o.nan_mismatch for o in case.outputs)
 
@@ -982,8 +987,8 @@ def _informative_change(start: dict[str, CaseResult], result: EvalResult) -> str
             continue
         if not before.passed and case.passed:
             return f"the case {case.name} is right now"
-        if before.error is not None or (before.passed and not case.passed):
-            continue
+        if before.error is not None or (before.passed and not case.passed) or _constant(case) > _constant(before):
+            continue  # an output that came to hold one value: its error shrank because it ignores its inputs
         if _nans(before) > 0 and 2 * _nans(case) <= _nans(before):
             return f"the NaN/infinite elements of the case {case.name}: {_nans(before)} -> {_nans(case)}"
         was, now = before.max_rel_err or 0.0, case.max_rel_err
