@@ -105,6 +105,19 @@ def test_a_fix_that_only_removes_nans_is_a_base_for_the_second_fix(evaluator: Ev
     assert "if row >= stride_row" not in fixed
 
 
+def test_a_round_whose_candidates_run_out_widens_its_second_edits(evaluator: Evaluator, tmp_path: Path) -> None:
+    """One second edit per base is too few here: the loads' fix ranks low on the base that drops the early return.
+    Without widening the round ends exhausted; widened (1, then 2, 4, 8 second edits per base, and the informative
+    edit past the one base allowed becomes a base), it reaches the fix."""
+    narrow = dict(max_evaluations=200, max_seconds=600, pairs=0, second_edits=1, leading_edits=1)
+    narrow |= dict(informative_bases=1, informative_edits=1)
+    status, used = repair(evaluator, tmp_path, TWO_BUGS, SearchConfig(**narrow, widen=0), "a")  # type: ignore[arg-type]
+    assert status == "unrepaired"
+    status, more = repair(evaluator, tmp_path, TWO_BUGS, SearchConfig(**narrow, widen=3), "b")  # type: ignore[arg-type]
+    assert status == "repaired" and more > used
+    assert "if row >= stride_row" not in (tmp_path / "b.fixed.py").read_text()
+
+
 def test_one_bug_costs_no_more_evaluations_than_before(evaluator: Evaluator, tmp_path: Path) -> None:
     one_bug = TWO_BUGS.replace("row >= stride_row", "row >= n_cols + 1000")  # a harmless guard: only the loads
     config = SearchConfig(max_evaluations=24, max_seconds=600)

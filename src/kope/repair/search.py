@@ -380,6 +380,11 @@ class SearchConfig:
     """A version right on the shown case(s) that fails the acceptance check: the times (per round) the task's other
     cases it fails (as the screen finds them) join the shown ones, so that versions made on top of it by edits that
     change nothing there are not each given an acceptance check of their own. 0: never."""
+    widen: int = 3
+    """A round whose candidates run out with time and evaluations left, and no version better than its start, widens
+    up to this many times: each version
+    that got second edits gets its next ones (twice as many as before, each time), and the single edits that changed
+    the failure informatively past `informative_bases` become bases too. 0: the round ends there (exhausted)."""
 
 
 class RepairSearch:
@@ -553,11 +558,31 @@ class RepairSearch:
         unchecked = False
         accepted: str | None = None
         stop = "exhausted"
+        expansions: list[tuple[Candidate, int, float, str]] = []
+        """The versions given second edits: (version, how many, their bonus, what it is), for `widen`."""
+        reserve: list[Candidate] = []
+        """Informative single edits past `informative_bases`: bases once the round widens."""
+        widened = 0
         bars: dict[frozenset[str], Score] = {}
         """Per set of first cases (`defer_ratio`): the best score there of the start and the versions evaluated on every
         shown case. A version evaluated on the deferred cases too must beat it (or be right on the first ones)."""
         with ThreadPoolExecutor(max_workers=max(1, config.batch), thread_name_prefix="kope-search") as pool:
-            while queue:
+            while True:
+                if not queue:
+                    if best is not None or widened >= config.widen or time.monotonic() - began > config.max_seconds:
+                        break  # a better version: the next round searches from it, all its edits first
+                    widened += 1
+                    for parent in reserve[: config.informative_bases]:
+                        expansions.append((parent, config.informative_edits, config.informative_bonus, _CHANGED))
+                    reserve.clear()
+                    generated += sum(
+                        self._second_edits(
+                            parent, diagnosis, task, queue, counter, limit * 2**widened, bonus, what, skip=seen
+                        )
+                        for parent, limit, bonus, what in expansions
+                    )
+                    if not queue:
+                        break
                 if len(trials) >= config.max_evaluations:
                     stop = "evaluation budget"
                     break
@@ -573,7 +598,7 @@ class RepairSearch:
                     seen.add(key)
                     batch.append(candidate)
                 if not batch:
-                    break
+                    continue  # every candidate left was evaluated already: the round widens or ends
                 paths = [scratch / f"variant_{len(trials) + i}.py" for i in range(len(batch))]
                 for path, candidate in zip(paths, batch, strict=True):
                     path.write_text(candidate.source)
@@ -677,6 +702,19 @@ class RepairSearch:
                         active.append(candidate)
                         if score[1] < base[1] and (leading is None or score < leading[0]):
                             leading = (score, candidate)
+                    if (
+                        verdict == "dropped"
+                        and accepted is None
+                        and candidate.depth == 1
+                        and config.widen
+                        and len(informative) >= config.informative_bases
+                        and len(reserve) < config.informative_bases
+                        and (
+                            _informative_change(start_cases, result)
+                            or _error_moved(evaluation, result, candidate.grounded)
+                        )
+                    ):
+                        reserve.append(replace(candidate, error=result.error.message if result.error else ""))
                     trials.append(
                         Trial(
                             order=len(trials) + 1,
@@ -708,6 +746,7 @@ class RepairSearch:
                     and content_hash(best[1].source) not in expanded
                 ):
                     expanded.add(content_hash(best[1].source))
+                    expansions.append((best[1], config.second_edits, 1.0, "a kept edit"))
                     generated += self._second_edits(
                         best[1], diagnosis, task, queue, counter, config.second_edits, 1.0, "a kept edit"
                     )
@@ -735,6 +774,7 @@ class RepairSearch:
                     if content_hash(parent.source) in expanded:
                         continue
                     expanded.add(content_hash(parent.source))
+                    expansions.append((parent, config.informative_edits, config.informative_bonus, _CHANGED))
                     generated += self._second_edits(
                         parent,
                         diagnosis,
@@ -743,7 +783,7 @@ class RepairSearch:
                         counter,
                         config.informative_edits,
                         config.informative_bonus,
-                        "an edit that changed the failure",
+                        _CHANGED,
                     )
                 if (
                     best is None
@@ -754,6 +794,7 @@ class RepairSearch:
                 ):
                     led += 1
                     expanded.add(content_hash(leading[1].source))
+                    expansions.append((leading[1], config.leading_edits, 0.0, "the leading edit"))
                     generated += self._second_edits(
                         leading[1], diagnosis, task, queue, counter, config.leading_edits, 0.0, "the leading edit"
                     )
@@ -786,10 +827,12 @@ class RepairSearch:
         limit: int,
         bonus: float,
         base: str,
+        skip: set[str] | None = None,
     ) -> int:
         """Queue the best `limit` edits of `parent`'s source as second edits, `bonus` over their own rank: taking turns,
         the best of all and the best away from the parent's own lines (a second bug independent of the first is
-        often elsewhere, while the evidence still points at the first's lines)."""
+        often elsewhere, while the evidence still points at the first's lines). `skip`: the versions evaluated
+        already (a widened round's next edits of a parent: those it got before are not queued again)."""
         if parent.error and diagnosis is not None:  # the version stops elsewhere now: its edits read that error
             diagnosis = diagnosis.model_copy(update={"error": parent.error})
         ranked = self.candidates(parent.source, diagnosis, task.source)
@@ -798,6 +841,8 @@ class RepairSearch:
         for child in itertools.chain.from_iterable(itertools.zip_longest(ranked, away)):
             if child is not None and child not in children and len(children) < limit:
                 children.append(child)
+        if skip is not None:
+            children = [c for c in children if content_hash(c.source) not in skip]
         for child in children:
             child = replace(
                 child,
@@ -1010,6 +1055,8 @@ def _informative_change(start: dict[str, CaseResult], result: EvalResult) -> str
             return f"the mean error of the case {case.name}: {was:.3g} -> {now:.3g}"
     return ""
 
+
+_CHANGED = "an edit that changed the failure"
 
 _MEAN_DROP = 1.5
 """A case's mean absolute error down by a third: every element closer, the sign of one bug of two fixed (the worst
