@@ -6,6 +6,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from kope.agents import DebugConfig, DebugLoop
 from kope.bugs.edit import Program, edits
 from kope.evaluate import Evaluator
@@ -116,6 +118,39 @@ def test_a_round_whose_candidates_run_out_widens_its_second_edits(evaluator: Eva
     status, more = repair(evaluator, tmp_path, TWO_BUGS, SearchConfig(**narrow, widen=3), "b")  # type: ignore[arg-type]
     assert status == "repaired" and more > used
     assert "if row >= stride_row" not in (tmp_path / "b.fixed.py").read_text()
+
+
+def test_a_round_that_goes_on_from_the_same_start_widens_what_the_last_one_kept(
+    evaluator: Evaluator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rounds of 30 evaluations: the first finds the informative base and runs out of its budget, the next goes on
+    from the same start with its evaluated versions skipped, so it cannot find that base again. It widens the base
+    the first kept (`Bases`); a search that forgets it between rounds ends exhausted."""
+    from kope.repair import search
+
+    narrow = dict(max_evaluations=30, max_seconds=600, pairs=0, second_edits=1, leading_edits=1)
+    narrow |= dict(informative_bases=1, informative_edits=1, widen=3)
+    config = DebugConfig(probes=False, max_search_rounds=8, search_config=SearchConfig(**narrow))  # type: ignore[arg-type]
+
+    def run(name: str) -> tuple[str, list[search.SearchResult]]:
+        candidate = tmp_path / f"{name}.py"
+        candidate.write_text(TWO_BUGS)
+        report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / f"{name}.fixed.py")
+        return report.status, report.search
+
+    task = tmp_path / "task.py"
+    task.write_text(TASK)
+    status, rounds = run("kept")
+    assert status == "repaired" and len(rounds) >= 2 and rounds[0].informative and not rounds[-1].informative
+    remember = search.Bases.of
+
+    def forget(self: search.Bases, source: str) -> search.Bases:
+        self.start = ""
+        return remember(self, source)
+
+    monkeypatch.setattr(search.Bases, "of", forget)
+    status, rounds = run("forgotten")
+    assert status == "unrepaired" and rounds[-1].stop_reason == "exhausted"
 
 
 def test_one_bug_costs_no_more_evaluations_than_before(evaluator: Evaluator, tmp_path: Path) -> None:

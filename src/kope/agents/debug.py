@@ -36,7 +36,7 @@ from kope.loop import Guards, LoopLimits, StopReason, Transcript, version_score
 from kope.models.base import Model, Usage
 from kope.protocol.results import EvalResult
 from kope.protocol.sandbox import SandboxReport
-from kope.repair.search import SearchConfig, SearchResult
+from kope.repair.search import Bases, SearchConfig, SearchResult
 
 if TYPE_CHECKING:
     from kope.memory.recording import DebugRecorder
@@ -194,6 +194,8 @@ class _State:
     accept_checked: set[str] = field(default_factory=set)
     searched: set[str] = field(default_factory=set)
     searches: list[SearchResult] = field(default_factory=list)
+    bases: Bases = field(default_factory=Bases)
+    """What the last search round kept for the next one from the same version (`kope.repair.search.Bases`)."""
     evaluations: int = 0
     failed_hidden: dict[str, list[str]] = field(default_factory=dict)
     """By content hash: the hidden cases a version's full check found it wrong on (wrong values, or an error it made
@@ -550,6 +552,7 @@ class DebugLoop:
             start_score=None if diagnosis.fails_elsewhere else version_score(state.evaluation),
             seconds=seconds,
             refused=state.refused,
+            bases=state.bases,
         )
         state.searches.append(result)
         state.evaluations += result.evaluations

@@ -26,7 +26,7 @@ from kope.knowledge.retrieval import Hypothesis
 from kope.loop import Score
 from kope.protocol import TraceSpec
 from kope.protocol.results import CaseResult, EvalError, EvalResult, EvalStatus, Finding, Integrity
-from kope.repair.search import Refused, RepairSearch, SearchConfig, SearchResult
+from kope.repair.search import Bases, Refused, RepairSearch, SearchConfig, SearchResult
 
 Accept = Callable[[str], bool]
 
@@ -77,10 +77,11 @@ class Environment(Protocol):
         start_score: Score | None,
         seconds: float | None = None,
         refused: Refused | None = None,
+        bases: Bases | None = None,
     ) -> SearchResult:
         """One round of the offline repair search from `source` (kope.repair.search); `seconds`: the most
         it may take (the loop's time budget left), below the search's own limit; `refused`: the cases a version's
-        failed acceptance check found wrong values on."""
+        failed acceptance check found wrong values on; `bases`: what the last round kept for the next one."""
 
     def finish(self) -> None:
         """Remove the scratch files."""
@@ -207,6 +208,7 @@ class SandboxEnvironment:
         start_score: Score | None,
         seconds: float | None = None,
         refused: Refused | None = None,
+        bases: Bases | None = None,
     ) -> SearchResult:
         task, work = self._write(source)
         config = self.search_config
@@ -223,6 +225,7 @@ class SandboxEnvironment:
             tried=tried,
             start_score=start_score,
             refused=refused,
+            bases=bases,
         )
 
     def finish(self) -> None:

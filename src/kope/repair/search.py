@@ -387,6 +387,28 @@ class SearchConfig:
     the failure informatively past `informative_bases` become bases too. 0: the round ends there (exhausted)."""
 
 
+@dataclass
+class Bases:
+    """What a round learnt of its start's edits, kept for the next round from the same start (one that ran out of its
+    own budget goes on there, its evaluated versions skipped): the versions it gave second edits, the informative
+    single edits past the cap, and how often it widened. Without it, those rounds could not widen (`widen`): the
+    single edits that made the bases are not evaluated again, so the bases are not found again."""
+
+    start: str = ""
+    """The content hash of the start they belong to; another start begins afresh."""
+    expansions: list[tuple[Candidate, int, float, str]] = field(default_factory=list)
+    """(version, how many second edits it got, their bonus, what it is)."""
+    reserve: list[Candidate] = field(default_factory=list)
+    widened: int = 0
+
+    def of(self, source: str) -> Bases:
+        """Itself, emptied first where it belonged to another start."""
+        key = content_hash(source)
+        if self.start != key:
+            self.start, self.expansions, self.reserve, self.widened = key, [], [], 0
+        return self
+
+
 class RepairSearch:
     """The bounded best-first search; `run` returns what was tried and the accepted version, if any."""
 
@@ -471,10 +493,12 @@ class RepairSearch:
         start_score: Score | None = None,
         tried: set[str] | None = None,
         refused: Refused | None = None,
+        bases: Bases | None = None,
     ) -> SearchResult:
         """Search from `source`; `tried` (content hashes, updated in place) are versions not to evaluate again;
         `refused`: the cases a version's failed acceptance check found wrong (`SearchConfig.rescreen`; without it,
-        an evaluation of the version on the task's cheapest other cases looks for them)."""
+        an evaluation of the version on the task's cheapest other cases looks for them); `bases` (updated in place):
+        what an earlier round from the same start kept for widening."""
         began = time.monotonic()
         config = self.config
         quick = replace(
@@ -558,29 +582,24 @@ class RepairSearch:
         unchecked = False
         accepted: str | None = None
         stop = "exhausted"
-        expansions: list[tuple[Candidate, int, float, str]] = []
-        """The versions given second edits: (version, how many, their bonus, what it is), for `widen`."""
-        reserve: list[Candidate] = []
-        """Informative single edits past `informative_bases`: bases once the round widens."""
-        widened = 0
+        carried = (bases or Bases()).of(source)
+        expansions, reserve = carried.expansions, carried.reserve
+        """The versions given second edits, and the informative single edits past `informative_bases` (for `widen`)."""
+        if carried.widened:  # an earlier round widened and ran out of its budget: its second edits not yet evaluated
+            generated += self._widened(expansions, carried.widened, diagnosis, task, queue, counter, seen)
         bars: dict[frozenset[str], Score] = {}
         """Per set of first cases (`defer_ratio`): the best score there of the start and the versions evaluated on every
         shown case. A version evaluated on the deferred cases too must beat it (or be right on the first ones)."""
         with ThreadPoolExecutor(max_workers=max(1, config.batch), thread_name_prefix="kope-search") as pool:
             while True:
                 if not queue:
-                    if best is not None or widened >= config.widen or time.monotonic() - began > config.max_seconds:
+                    late = time.monotonic() - began > config.max_seconds
+                    if best is not None or carried.widened >= config.widen or late:
                         break  # a better version: the next round searches from it, all its edits first
-                    widened += 1
-                    for parent in reserve[: config.informative_bases]:
-                        expansions.append((parent, config.informative_edits, config.informative_bonus, _CHANGED))
+                    carried.widened += 1
+                    expansions += [(p, config.informative_edits, config.informative_bonus, _CHANGED) for p in reserve]
                     reserve.clear()
-                    generated += sum(
-                        self._second_edits(
-                            parent, diagnosis, task, queue, counter, limit * 2**widened, bonus, what, skip=seen
-                        )
-                        for parent, limit, bonus, what in expansions
-                    )
+                    generated += self._widened(expansions, carried.widened, diagnosis, task, queue, counter, seen)
                     if not queue:
                         break
                 if len(trials) >= config.max_evaluations:
@@ -815,6 +834,23 @@ class RepairSearch:
             candidates=generated,
             seconds=round(time.monotonic() - began, 3),
             stop_reason=stop,
+        )
+
+    def _widened(
+        self,
+        expansions: list[tuple[Candidate, int, float, str]],
+        level: int,
+        diagnosis: Diagnosis | None,
+        task: Task,
+        queue: list[tuple[float, int, Candidate]],
+        counter: Iterator[int],
+        seen: set[str],
+    ) -> int:
+        """Queue each expanded version's second edits at a widening `level` (2**level times as many as it first got),
+        those not evaluated yet."""
+        return sum(
+            self._second_edits(parent, diagnosis, task, queue, counter, limit * 2**level, bonus, what, skip=seen)
+            for parent, limit, bonus, what in expansions
         )
 
     def _second_edits(
