@@ -381,10 +381,9 @@ class SearchConfig:
     cases it fails (as the screen finds them) join the shown ones, so that versions made on top of it by edits that
     change nothing there are not each given an acceptance check of their own. 0: never."""
     widen: int = 3
-    """A round whose candidates run out with time and evaluations left, and no version better than its start, widens
-    up to this many times: each version
-    that got second edits gets its next ones (twice as many as before, each time), and the single edits that changed
-    the failure informatively past `informative_bases` become bases too. 0: the round ends there (exhausted)."""
+    """A round whose candidates run out with no version better than its start widens up to this many times: each
+    version that got second edits gets its next ones (twice as many as before, each time), and the single edits that
+    changed the failure informatively past `informative_bases` become bases too. 0: the round ends there (exhausted)."""
 
 
 @dataclass
@@ -593,8 +592,7 @@ class RepairSearch:
         with ThreadPoolExecutor(max_workers=max(1, config.batch), thread_name_prefix="kope-search") as pool:
             while True:
                 if not queue:
-                    late = time.monotonic() - began > config.max_seconds
-                    if best is not None or carried.widened >= config.widen or late:
+                    if best is not None or carried.widened >= config.widen:
                         break  # a better version: the next round searches from it, all its edits first
                     carried.widened += 1
                     expansions += [(p, config.informative_edits, config.informative_bonus, _CHANGED) for p in reserve]
@@ -709,10 +707,7 @@ class RepairSearch:
                         accepted is None
                         and candidate.depth == 1
                         and len(informative) < config.informative_bases
-                        and (
-                            change := _informative_change(start_cases, result)
-                            or _error_moved(evaluation, result, candidate.grounded)
-                        )
+                        and (change := _changed(start_cases, evaluation, result, candidate))
                     ):
                         informative.append(replace(candidate, error=result.error.message if result.error else ""))
                         verdict = "kept"
@@ -728,10 +723,7 @@ class RepairSearch:
                         and config.widen
                         and len(informative) >= config.informative_bases
                         and len(reserve) < config.informative_bases
-                        and (
-                            _informative_change(start_cases, result)
-                            or _error_moved(evaluation, result, candidate.grounded)
-                        )
+                        and _changed(start_cases, evaluation, result, candidate)
                     ):
                         reserve.append(replace(candidate, error=result.error.message if result.error else ""))
                     trials.append(
@@ -1045,6 +1037,14 @@ def _tells(result: EvalResult) -> bool:
     return result.status != "error" or (
         result.error is not None and result.error.kind not in MACHINE_ERRORS and bool(result.cases)
     )
+
+
+def _changed(
+    start: dict[str, CaseResult], evaluation: EvalResult | None, result: EvalResult, candidate: Candidate
+) -> str:
+    """How a single edit changed the start's failure, making it a base for second edits (`_informative_change`, or
+    for a grounded edit of a version that does not run, `_error_moved`); "" when it did not."""
+    return _informative_change(start, result) or _error_moved(evaluation, result, candidate.grounded)
 
 
 def _constant(case: CaseResult) -> int:
