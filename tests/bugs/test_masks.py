@@ -230,3 +230,55 @@ def test_a_triangle_kept_the_wrong_way_round_is_repaired_offline(evaluator: Eval
     assert status == "repaired", accepted
     assert "(rows[:, None] <= ks[None, :])" in fixed
     assert accepted == ["compare-reverse"]
+
+
+MM_TASK = (Path(__file__).parents[1] / "fixtures" / "findings" / "mm_task.py").read_text()
+MM_MOVING = (
+    (Path(__file__).parents[1] / "fixtures" / "findings" / "mm_stuck.py")
+    .read_text()
+    .replace("        a_base += BK * s_ak\n", "        a_base += BK * s_ak\n        b_base += BK * s_bk\n")
+)
+"""A matrix product whose pointers move along K on every block: its lanes `ks` start at 0 on each block."""
+WHOLE_K = MM_MOVING.replace("K - k)", "K)")
+"""`ks < K`: right on the first block, and past K on the last where K is not a multiple of the block."""
+LOOP_ONLY = MM_MOVING.replace("range(0, K, BK)", "range(0, tl.cdiv(K, BK))").replace("K - k)", "(k + 1) * BK)")
+"""A loop counted in blocks whose masks read only the loop (`ks < (k + 1) * BK`: always true)."""
+
+
+def test_block_tail_bounds_a_block_lanes_by_what_is_left_of_the_size() -> None:
+    program = Program.parse(WHOLE_K, MM_TASK)
+    assert program is not None and "K - k" not in WHOLE_K
+    (edit,) = edits(program, ["block-tail"])
+    assert edit.grounded and edit.source == MM_MOVING.replace("K - k)", "K - k)")
+    counted = Program.parse(LOOP_ONLY, MM_TASK)
+    assert counted is not None
+    (edit,) = edits(counted, ["block-tail"])
+    assert edit.source.count("< K - k * BK)") == 2 and "(k + 1) * BK" not in edit.source
+    for right in (MM_MOVING, edit.source):
+        assert edits(Program.parse(right, MM_TASK) or program, ["block-tail"]) == [], "what is left is right"
+
+
+def test_block_tail_leaves_lanes_the_loop_moves_and_inlines_a_mask_bound_before_the_loop() -> None:
+    loop = "    for k in range(0, K, BK):\n"
+    absolute = WHOLE_K.replace(loop, loop + "        ks = k + ks\n")
+    assert edits(Program.parse(absolute, MM_TASK) or Program.parse(WHOLE_K), ["block-tail"]) == []
+    before = WHOLE_K.replace("    acc = tl.zeros(", "    k_ok = ks[None, :] < K\n    acc = tl.zeros(").replace(
+        "(ks[None, :] < K)", "k_ok"
+    )
+    program = Program.parse(before, MM_TASK)
+    assert program is not None
+    (edit,) = edits(program, ["block-tail"])
+    assert "mask=(rows[:, None] < M) & (ks[None, :] < K - k)" in edit.source, "this block's own bound, inline"
+    assert "(ks[:, None] < K - k) & (cols[None, :] < N)" in edit.source and "k_ok = ks[None, :] < K\n" in edit.source
+
+
+def test_a_product_reading_past_k_on_its_last_block_is_repaired(evaluator: Evaluator, tmp_path: Path) -> None:
+    task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
+    task.write_text(MM_TASK)
+    candidate.write_text(LOOP_ONLY)
+    assert evaluator.evaluate(task, candidate).status == "fail"  # K = 33 in blocks of 8
+    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=16))
+    report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
+    assert report.status == "repaired", report.search
+    accepted = [t.operator for r in report.search for t in r.trials if t.verdict == "accepted"]
+    assert accepted == ["block-tail"], accepted

@@ -868,6 +868,7 @@ ORDER = (
     "whole-block",
     "pool-floor",
     "loop-tail",
+    "block-tail",
     "layer-bias",
     "scale-scope",
     "epilogue-order",

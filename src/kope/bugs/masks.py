@@ -10,7 +10,7 @@ import ast
 import itertools
 import math
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import libcst as cst
 import libcst.matchers as m
@@ -631,6 +631,126 @@ def loop_tail(program: Program) -> Iterator[Edit]:
                     f"mask `{text}` & `{clause}`: the last block of the loop stops at `{stop}`",
                     program.replace(node.value, f"({text}) & {clause}"),
                     cue,
+                )
+
+
+def _block_loop(loop: ast.For, lanes: dict[str, str]) -> tuple[str, str, str] | None:
+    """A loop over the blocks of a size: `for k in range(0, tl.cdiv(K, B))` (counted: what is left of K at block
+    `k` is `K - k * B`) or `for k in range(0, K, B)` (stepped: `K - k`), with B the width of some lanes. Returns
+    (block width, the size, what is left of it), else None."""
+    if not (isinstance(loop.target, ast.Name) and isinstance(loop.iter, ast.Call)):
+        return None
+    if call_name(loop.iter, last=True) not in ("range", "static_range") or loop.iter.keywords:
+        return None
+    args, var, widths = loop.iter.args, loop.target.id, set(lanes.values())
+    if len(args) == 3 and ast.unparse(args[2]) in widths and var not in names_in(args[1]):
+        return ast.unparse(args[2]), ast.unparse(args[1]), f"{ast.unparse(args[1])} - {var}"
+    if len(args) == 2 and not (isinstance(args[0], ast.Constant) and args[0].value == 0):
+        return None
+    count = args[-1] if len(args) in (1, 2) else None
+    if isinstance(count, ast.Call) and call_name(count, last=True) == "cdiv" and len(count.args) == 2:
+        width, size = ast.unparse(count.args[1]), count.args[0]
+        if width in widths and var not in names_in(size):
+            return width, ast.unparse(size), f"{ast.unparse(size)} - {var} * {width}"
+    return None
+
+
+@dataclass(frozen=True)
+class _Tail:
+    """A loop over the blocks of a size, as `block-tail` reads it."""
+
+    program: Program
+    loop: ast.For
+    lanes: frozenset[str]
+    """The lanes of the loop's block (`tl.arange(0, BLOCK_K)`) that the loop does not move."""
+    size: frozenset[str]
+    left: str
+    """What is left of the size at this block: `K - k * BLOCK_K` (counted), `K - k` (stepped)."""
+    assigned: dict[str, list[ast.Assign]]
+
+    def wrong(self, holder: ast.AST) -> list[tuple[ast.AST, str]]:
+        """The comparisons in `holder` that bound the lanes by a size that ignores the block, each with its fix."""
+        found: list[tuple[ast.AST, str]] = []
+        var = ast.unparse(self.loop.target)
+        for compare in ast.walk(holder):
+            if not (isinstance(compare, ast.Compare) and len(compare.ops) == 1):
+                continue
+            lane = compare.left
+            while isinstance(lane, ast.Subscript):
+                lane = lane.value
+            if not (isinstance(compare.ops[0], ast.Lt | ast.LtE) and isinstance(lane, ast.Name)):
+                continue
+            read = _names_behind(compare.comparators[0], self.assigned)
+            if lane.id in self.lanes and not (var in read and read & self.size):  # else already what is left
+                found.append((compare, f"{self.program.code(compare.left)} < {self.left}"))
+        return found
+
+    def changes(self) -> list[tuple[ast.AST, str]]:
+        """Every wrong bound of the loop's loads and stores fixed: in the mask, in a mask bound in the loop, or, for a
+        mask bound before the loop, written into the access."""
+        changes: dict[int, tuple[ast.AST, str]] = {}
+        inside = {id(n) for n in ast.walk(self.loop)}
+        for call in ast.walk(self.loop):
+            kind = call_name(call, last=True) if isinstance(call, ast.Call) else None
+            mask = argument(call, 2 if kind == "store" else 1, "mask") if isinstance(call, ast.Call) else None
+            if kind not in ("load", "store") or mask is None:
+                continue
+            changes.update((id(c), (c, text)) for c, text in self.wrong(mask))
+            for name in [n for n in ast.walk(mask) if isinstance(n, ast.Name)]:
+                bound = self.assigned[name.id][0].value if len(self.assigned.get(name.id, [])) == 1 else None
+                fixed = self.wrong(bound) if bound is not None else []
+                if bound is not None and fixed and id(bound) in inside:
+                    changes.update((id(c), (c, text)) for c, text in fixed)
+                elif bound is not None and fixed:
+                    text = self.program.code(bound)
+                    for compare, new in fixed:
+                        text = text.replace(self.program.code(compare), new, 1)
+                    changes[id(name)] = (name, f"({text})")
+        return sorted(changes.values(), key=lambda change: self.program.span(change[0]))
+
+
+@operator("block-tail", "missing-mask")
+def block_tail(program: Program) -> Iterator[Edit]:
+    """A loop over the blocks of a size (`for k in range(0, tl.cdiv(K, BLOCK_K))`) whose masks bound the block's
+    own lanes (`offs_k = tl.arange(0, BLOCK_K)`, not moved by the loop) by the whole size (`offs_k < K`) or by
+    the loop alone (`offs_k < (k + 1) * BLOCK_K`): at the last block, where K is not a multiple of the block, they
+    read past the size. Every such bound in the loop becomes what is left of the size at this block (`K - k *
+    BLOCK_K`), in one edit; a mask bound outside the loop is written into the access. Grounded: lanes that start
+    at 0 on every block cannot be bounded by a size that ignores the block."""
+    for kernel in program.kernels:
+        assigned = assignments(kernel)
+        lanes = {
+            name: ast.unparse(call.args[1])
+            for name, values in assigned.items()
+            if len(values) == 1
+            for call in [values[0].value]
+            if isinstance(call, ast.Call) and call_name(call, last=True) == "arange" and len(call.args) == 2
+        }
+        for loop in ast.walk(kernel):
+            if not isinstance(loop, ast.For) or (found := _block_loop(loop, lanes)) is None:
+                continue
+            width, whole, left = found
+            moved = {
+                target.id
+                for node in ast.walk(loop)
+                if isinstance(node, ast.AugAssign | ast.Assign)
+                for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                if isinstance(target, ast.Name)
+            }
+            own = frozenset(name for name, w in lanes.items() if w == width and name not in moved)
+            tail = _Tail(program, loop, own, frozenset(names_in(ast.parse(whole, mode="eval"))), left, assigned)
+            made = tail.changes()
+            if made:
+                shown = ", ".join(f"`{program.code(n)}` -> `{t}`" for n, t in made[:2])
+                yield Edit(
+                    "block-tail",
+                    "missing-mask",
+                    getattr(made[0][0], "lineno", loop.lineno),
+                    f"mask {shown}{' and more' if len(made) > 2 else ''}: at block `{ast.unparse(loop.target)}` only "
+                    f"`{left}` is left",
+                    program.replace_all(made),
+                    "a loop over blocks whose masks bound the block's lanes by a size that ignores the block",
+                    grounded=True,
                 )
 
 
