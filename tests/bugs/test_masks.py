@@ -270,6 +270,14 @@ def test_block_tail_leaves_lanes_the_loop_moves_and_inlines_a_mask_bound_before_
     (edit,) = edits(program, ["block-tail"])
     assert "mask=(rows[:, None] < M) & (ks[None, :] < K - k)" in edit.source, "this block's own bound, inline"
     assert "(ks[:, None] < K - k) & (cols[None, :] < N)" in edit.source and "k_ok = ks[None, :] < K\n" in edit.source
+    doubled = WHOLE_K.replace("(ks[None, :] < K)", "(ks[None, :] < K) & (ks[None, :] < K - k)")
+    (edit,) = edits(Program.parse(doubled, MM_TASK) or program, ["block-tail"])
+    assert "(ks[None, :] < K) & (ks[None, :] < K - k)" in edit.source, "a mask that holds a right bound is left"
+    ends = WHOLE_K.replace(loop, loop + "        k_end = min(k + BK, K)\n").replace("< K)", "< k_end)")
+    (edit,) = edits(Program.parse(ends, MM_TASK) or program, ["block-tail"])
+    assert edit.source.count("< K - k)") == 2, "an end of the block is a position, not what is left of K"
+    left = WHOLE_K.replace(loop, loop + "        k_left = min(BK, K - k)\n").replace("< K)", "< k_left)")
+    assert edits(Program.parse(left, MM_TASK) or program, ["block-tail"]) == [], "read on numbers: right"
 
 
 def test_a_product_reading_past_k_on_its_last_block_is_repaired(evaluator: Evaluator, tmp_path: Path) -> None:

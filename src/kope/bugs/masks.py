@@ -655,6 +655,32 @@ def _block_loop(loop: ast.For, lanes: dict[str, str]) -> tuple[str, str, str] | 
     return None
 
 
+def _fold(expr: ast.AST, env: dict[str, int], assigned: dict[str, list[ast.Assign]], depth: int = 0) -> int:
+    """An integer expression of names, literals, + - * // %, min and max, folded with `env` and the kernel's single
+    bindings (`k_end = min(k_start + BLOCK, K)`); KeyError or ValueError where it does not fold."""
+    if depth > 8:
+        raise ValueError("too deep")
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, int) and not isinstance(expr.value, bool):
+        return expr.value
+    if isinstance(expr, ast.Name):
+        if expr.id in env:
+            return env[expr.id]
+        bindings = assigned.get(expr.id, [])
+        if len(bindings) != 1:
+            raise KeyError(expr.id)
+        return _fold(bindings[0].value, env, assigned, depth + 1)
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+        return -_fold(expr.operand, env, assigned, depth + 1)
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add | ast.Sub | ast.Mult | ast.FloorDiv | ast.Mod):
+        a, b = _fold(expr.left, env, assigned, depth + 1), _fold(expr.right, env, assigned, depth + 1)
+        ops = {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b}
+        return ops[type(expr.op)] if type(expr.op) in ops else (a // b if isinstance(expr.op, ast.FloorDiv) else a % b)
+    if isinstance(expr, ast.Call) and call_name(expr, last=True) in ("min", "max", "minimum", "maximum") and expr.args:
+        values = [_fold(arg, env, assigned, depth + 1) for arg in expr.args]
+        return min(values) if call_name(expr, last=True) in ("min", "minimum") else max(values)
+    raise ValueError(ast.unparse(expr))
+
+
 @dataclass(frozen=True)
 class _Tail:
     """A loop over the blocks of a size, as `block-tail` reads it."""
@@ -664,30 +690,55 @@ class _Tail:
     lanes: frozenset[str]
     """The lanes of the loop's block (`tl.arange(0, BLOCK_K)`) that the loop does not move."""
     size: frozenset[str]
+    width: str
     left: str
     """What is left of the size at this block: `K - k * BLOCK_K` (counted), `K - k` (stepped)."""
+    stepped: bool
     assigned: dict[str, list[ast.Assign]]
 
-    def wrong(self, holder: ast.AST) -> list[tuple[ast.AST, str]]:
-        """The comparisons in `holder` that bound the lanes by a size that ignores the block, each with its fix."""
-        found: list[tuple[ast.AST, str]] = []
-        var = ast.unparse(self.loop.target)
+    def bounds(self, holder: ast.AST) -> list[tuple[ast.Compare, bool]]:
+        """The comparisons in `holder` that bound the lanes (`lanes < bound`), each with whether it is right."""
+        found: list[tuple[ast.Compare, bool]] = []
         for compare in ast.walk(holder):
             if not (isinstance(compare, ast.Compare) and len(compare.ops) == 1):
                 continue
             lane = compare.left
             while isinstance(lane, ast.Subscript):
                 lane = lane.value
-            if not (isinstance(compare.ops[0], ast.Lt | ast.LtE) and isinstance(lane, ast.Name)):
-                continue
-            read = _names_behind(compare.comparators[0], self.assigned)
-            if lane.id in self.lanes and not (var in read and read & self.size):  # else already what is left
-                found.append((compare, f"{self.program.code(compare.left)} < {self.left}"))
+            inclusive = isinstance(compare.ops[0], ast.LtE)
+            if isinstance(compare.ops[0], ast.Lt | ast.LtE) and isinstance(lane, ast.Name) and lane.id in self.lanes:
+                found.append((compare, self.right(compare.comparators[0], inclusive)))
         return found
+
+    def right(self, bound: ast.expr, inclusive: bool) -> bool:
+        """Whether `lanes < bound` keeps exactly the lanes left of the size on every block: checked on numbers
+        (a size of 100 and of 37; the kernel's bindings read through) where the bound folds to integers, else read:
+        a bound that reads both the loop and the size is taken as right."""
+        var, whole = ast.unparse(self.loop.target), ast.parse(self.left, mode="eval").body
+        width = int(self.width) if self.width.isdigit() else 16
+        others = {n.id for n in ast.walk(whole) if isinstance(n, ast.Name)} - self.size - {var}
+        if len(self.size) == 1 and others <= {self.width}:
+            for size in (100, 37):
+                env = {next(iter(self.size)): size, self.width: width}
+                steps = range(0, size, width) if self.stepped else range(-(-size // width))
+                try:
+                    for step in steps:
+                        env[var] = step
+                        want = _fold(whole, env, self.assigned)
+                        got = _fold(bound, env, self.assigned) + (1 if inclusive else 0)
+                        if max(0, min(width, want)) != max(0, min(width, got)):
+                            return False
+                except (KeyError, ValueError, ZeroDivisionError, RecursionError):
+                    break
+            else:
+                return True
+        read = _names_behind(bound, self.assigned)
+        return var in read and bool(read & self.size)
 
     def changes(self) -> list[tuple[ast.AST, str]]:
         """Every wrong bound of the loop's loads and stores fixed: in the mask, in a mask bound in the loop, or, for a
-        mask bound before the loop, written into the access."""
+        mask bound before the loop, written into the access. A mask that holds a right bound of the lanes (`a_mask
+        & (offs_k < K - k * BLOCK_K)`, with `offs_k < K` in `a_mask`) is left as it is."""
         changes: dict[int, tuple[ast.AST, str]] = {}
         inside = {id(n) for n in ast.walk(self.loop)}
         for call in ast.walk(self.loop):
@@ -695,17 +746,24 @@ class _Tail:
             mask = argument(call, 2 if kind == "store" else 1, "mask") if isinstance(call, ast.Call) else None
             if kind not in ("load", "store") or mask is None:
                 continue
-            changes.update((id(c), (c, text)) for c, text in self.wrong(mask))
-            for name in [n for n in ast.walk(mask) if isinstance(n, ast.Name)]:
-                bound = self.assigned[name.id][0].value if len(self.assigned.get(name.id, [])) == 1 else None
-                fixed = self.wrong(bound) if bound is not None else []
-                if bound is not None and fixed and id(bound) in inside:
-                    changes.update((id(c), (c, text)) for c, text in fixed)
-                elif bound is not None and fixed:
-                    text = self.program.code(bound)
-                    for compare, new in fixed:
+            bound: dict[ast.expr, ast.expr] = {
+                name: self.assigned[name.id][0].value
+                for name in ast.walk(mask)
+                if isinstance(name, ast.Name) and len(self.assigned.get(name.id, [])) == 1
+            }
+            found: list[tuple[ast.expr, list[tuple[ast.Compare, bool]]]] = [(mask, self.bounds(mask))]
+            found += [(name, self.bounds(value)) for name, value in bound.items()]
+            if any(ok for _, held in found for _, ok in held):
+                continue
+            for holder, held in found:
+                wrong = [(c, f"{self.program.code(c.left)} < {self.left}") for c, _ in held]
+                if holder is mask or id(bound[holder]) in inside:
+                    changes.update((id(c), (c, text)) for c, text in wrong)
+                elif wrong:  # a mask bound before the loop: the access gets this block's own
+                    text = self.program.code(bound[holder])
+                    for compare, new in wrong:
                         text = text.replace(self.program.code(compare), new, 1)
-                    changes[id(name)] = (name, f"({text})")
+                    changes[id(holder)] = (holder, f"({text})")
         return sorted(changes.values(), key=lambda change: self.program.span(change[0]))
 
 
@@ -738,7 +796,8 @@ def block_tail(program: Program) -> Iterator[Edit]:
                 if isinstance(target, ast.Name)
             }
             own = frozenset(name for name, w in lanes.items() if w == width and name not in moved)
-            tail = _Tail(program, loop, own, frozenset(names_in(ast.parse(whole, mode="eval"))), left, assigned)
+            size = frozenset(names_in(ast.parse(whole, mode="eval")))
+            tail = _Tail(program, loop, own, size, width, left, len(loop.iter.args) == 3, assigned)  # type: ignore[attr-defined]
             made = tail.changes()
             if made:
                 shown = ", ".join(f"`{program.code(n)}` -> `{t}`" for n, t in made[:2])
