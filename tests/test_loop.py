@@ -42,6 +42,17 @@ def test_version_score_orders_error_wrong_rejected_right() -> None:
     assert scores[2] == (2, 0.05, 0.1), "the mismatch is averaged over every case, the error is the worst"
 
 
+def test_a_version_that_runs_to_outputs_of_the_wrong_shape_outranks_one_that_stops_before() -> None:
+    """A search mending one rule of several (a compile refusal, then an output's dtype, then its shape) builds on
+    each: a version whose outputs came back of the wrong dtype is closer than one that raised on the way, and one
+    whose outputs' shape alone is off (the dtype is checked first) closer still."""
+    raised, typed, shaped = result("error", 1.0), result("error", 1.0), result("error", 1.0)
+    typed.error = EvalError(kind="shape", message="output: dtype torch.bfloat16 where the reference has torch.float32")
+    shaped.error = EvalError(kind="shape", message="output: shape (320, 160) where the reference has (160, 320)")
+    assert version_score(raised) == (3, 1.0, 0.0) and version_score(typed) == (3, 0.5, 0.0)
+    assert version_score(result("fail", 1.0)) < version_score(shaped) < version_score(typed) < version_score(raised)
+
+
 def test_guards_give_each_stop_reason() -> None:
     guards = Guards(LoopLimits(max_iterations=2, max_tokens=100, patience=2, repeat_limit=2))
     assert guards.before_call(1, 99) is None

@@ -18,13 +18,14 @@ loop: the version is refused or reverted and the model is told; they count as no
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 if TYPE_CHECKING:
-    from kope.protocol.results import CaseResult, EvalResult
+    from kope.protocol.results import CaseResult, EvalError, EvalResult
 
 StopReason = Literal[
     "repaired",
@@ -62,22 +63,41 @@ class LoopLimits:
 
 
 Score = tuple[int, float, float]
-"""(tier, mismatch, error) — lower is better: tier 3 does not run, 2 wrong on the shown cases,
-1 right there but wrong on hidden cases or rejected by the gates, 0 accepted."""
+"""(tier, mismatch, error) — lower is better: tier 3 does not run (1.0, or 0.5 where it ran to outputs of the wrong
+shape or dtype), 2 wrong on the shown cases, 1 right there but wrong on hidden cases or rejected by the gates, 0
+accepted."""
+
+RAN_TO_OUTPUTS = 0.5
+"""The second part of an error's score where the version ran to the end and returned outputs whose structure or
+dtype is not the reference's (0.4 where only their shape is off: the comparison checks the dtype first): closer to
+right than one that stops before (an import, a compile refusal, a launch), so a search that mends one rule of
+several (a missing function, then the output's dtype, then its layout) keeps each version and builds on it."""
 
 
 def version_score(result: EvalResult) -> Score:
-    """Lower is better: (0 right, 1 rejected by the gates, 2 wrong, 3 error), the mismatch fraction, the
+    """Lower is better: (0 right, 1 rejected by the gates, 2 wrong, 3 error), the mismatch fraction (for an error,
+    `RAN_TO_OUTPUTS` where the outputs came back of the wrong shape or dtype, else 1.0), the
     worst relative error (the largest, 1e12, where NaN or infinite elements stand where the reference's are finite:
     the measured errors skip them). The debug loop and the repair search rank versions with this one measure."""
     if result.status == "error":
-        return (3, 1.0, 0.0)
+        return (3, _how_far(result.error), 0.0)
     failing = [c for c in result.cases if not c.passed]
     if failing:
         mismatch = sum(_wrong_fraction(c) for c in failing) / len(result.cases)
         worst = max(1e12 if any(o.nan_mismatch for o in c.outputs) else (c.max_rel_err or 0.0) for c in failing)
         return (2, round(mismatch, 6), round(min(worst, 1e12), 6))
     return (1, 0.0, 0.0) if result.status == "reject" else (0, 0.0, 0.0)
+
+
+def _how_far(error: EvalError | None) -> float:
+    """An error's place in the score: 1.0 before any output, `RAN_TO_OUTPUTS` for outputs of the wrong structure or
+    dtype, a tenth less for outputs whose shape alone is off."""
+    if error is None or error.kind != "shape":
+        return 1.0
+    return RAN_TO_OUTPUTS - 0.1 if _SHAPE_ONLY.search(error.message) else RAN_TO_OUTPUTS
+
+
+_SHAPE_ONLY = re.compile(r": shape \([\d, ]*\) where the reference has")
 
 
 def _wrong_fraction(case: CaseResult) -> float:

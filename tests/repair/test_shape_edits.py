@@ -102,7 +102,9 @@ def test_a_kept_unit_dimension_over_wrong_values_is_squeezed_first_then_the_valu
 
     assert isinstance(evaluator, Evaluator)
     assert unit_shape_fix("output: shape (6, 1) where the reference has (6,)") == ".squeeze(-1)"
-    assert unit_shape_fix("output: shape (3, 2) where the reference has (2, 3)") is None
+    assert unit_shape_fix("output: shape (3, 2) where the reference has (2, 3)") == ".transpose(-2, -1)"
+    assert unit_shape_fix("output: shape (3, 2) where the reference has (2, 4)") is None
+    assert unit_shape_fix("output: shape (5, 3, 2) where the reference has (3, 5, 2)") is None
     task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
     task.write_text(ROW_MEAN_TASK)
     candidate.write_text(ROW_MEAN_KEPT_AND_OFF)
@@ -111,3 +113,35 @@ def test_a_kept_unit_dimension_over_wrong_values_is_squeezed_first_then_the_valu
     assert report.status == "repaired", [(t.description, t.reason) for r in report.search for t in r.trials]
     fixed = (tmp_path / "fixed.py").read_text()
     assert "return out.squeeze(-1)" in fixed and "(n_cols + 1)" not in fixed
+
+
+def test_a_product_returned_transposed_and_halved_is_transposed_first_then_repaired(
+    evaluator: object, tmp_path: Path
+) -> None:
+    """`c.T` returned where the reference gives `c`, and every element halved: no layout of the output is right,
+    so the comparison measures no fix, and the shape error hides the values from every value edit. The exchanged
+    dimensions name the fix; the version it makes returns wrong values instead of the wrong shape (closer:
+    `kope.loop.version_score`), and the factor goes on top."""
+    from kope.agents import DebugConfig, DebugLoop
+    from kope.evaluate import Evaluator
+    from kope.repair.search import SearchConfig
+
+    assert isinstance(evaluator, Evaluator)
+    findings = Path(__file__).parents[1] / "fixtures" / "findings"
+    kernel = (findings / "mm_stuck.py").read_text()
+    both = kernel.replace("        a_base += BK * s_ak\n", "        a_base += BK * s_ak\n        b_base += BK * s_bk\n")
+    halved = both.replace(
+        "c_ptr + rows[:, None] * s_cm + cols[None, :] * s_cn, acc,",
+        "c_ptr + rows[:, None] * s_cm + cols[None, :] * s_cn, acc * 0.5,",
+    )
+    task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
+    task.write_text((findings / "mm_task.py").read_text())
+    candidate.write_text(halved.replace("        return c\n", "        return c.T\n"))
+    assert "acc * 0.5" in candidate.read_text() and "return c.T" in candidate.read_text()
+    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=30))
+    report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
+    assert report.status == "repaired", [(t.description, t.reason) for r in report.search for t in r.trials]
+    trials = [(t.operator, t.verdict) for r in report.search for t in r.trials]
+    assert trials[0] == ("shape-fix", "kept"), trials
+    fixed = (tmp_path / "fixed.py").read_text()
+    assert "return c.T.transpose(-2, -1)" in fixed, fixed

@@ -221,12 +221,21 @@ _UNIT_FIX = re.compile(r"^\.(reshape\(\(\)\)|squeeze\(\)|squeeze\(-?\d+\)|unsque
 
 def unit_shape_fix(message: str) -> str | None:
     """For a shape error this module raised (`output: shape (19, 1) where the reference has (19,)`), the change of
-    unit dimensions that makes the shapes agree at every size (`.squeeze(-1)`, `.unsqueeze(0)`, `.reshape(())`);
-    None for other errors and other differences. Says nothing of the values: those were not compared."""
+    unit dimensions that makes the shapes agree at every size (`.squeeze(-1)`, `.unsqueeze(0)`, `.reshape(())`), or
+    the exchange of the last two dimensions where they are exchanged (`(320, 160)` for `(160, 320)`:
+    `.transpose(-2, -1)`); None for other errors and other differences. Says nothing of the values: those were not
+    compared (a product returned transposed whose K loop is also wrong is right in neither layout)."""
     found = _SHAPE_MISMATCH.search(message)
     if found is None:
         return None
     candidate, reference = (tuple(int(d) for d in group.replace(" ", "").split(",") if d) for group in found.groups())
+    if (
+        len(candidate) == len(reference) >= 2
+        and candidate[:-2] == reference[:-2]
+        and candidate[-2:] == reference[-2:][::-1]
+        and candidate[-1] != candidate[-2]
+    ):
+        return _TRANSPOSE
     if len(candidate) == len(reference) + 1 and (axis := _unit_axis(candidate, reference)) is not None:
         return f".squeeze({axis})"  # one named axis: `.squeeze()` would also drop a size that is 1 on another case
     if len(candidate) + 1 == len(reference) and (axis := _unit_axis(reference, candidate)) is not None:
