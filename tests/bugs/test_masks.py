@@ -278,6 +278,8 @@ def test_block_tail_leaves_lanes_the_loop_moves_and_inlines_a_mask_bound_before_
     assert edit.source.count("< K - k)") == 2, "an end of the block is a position, not what is left of K"
     left = WHOLE_K.replace(loop, loop + "        k_left = min(BK, K - k)\n").replace("< K)", "< k_left)")
     assert edits(Program.parse(left, MM_TASK) or program, ["block-tail"]) == [], "read on numbers: right"
+    empty = WHOLE_K.replace("tl.arange(0, BK)", "tl.arange(0, 0)").replace("range(0, K, BK)", "range(0, K, 0)")
+    assert [e.operator for e in edits(Program.parse(empty, MM_TASK) or program, ["block-tail"])] == ["block-tail"]
 
 
 def test_a_product_reading_past_k_on_its_last_block_is_repaired(evaluator: Evaluator, tmp_path: Path) -> None:

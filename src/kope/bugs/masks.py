@@ -717,7 +717,7 @@ class _Tail:
         var, whole = ast.unparse(self.loop.target), ast.parse(self.left, mode="eval").body
         width = int(self.width) if self.width.isdigit() else 16
         others = {n.id for n in ast.walk(whole) if isinstance(n, ast.Name)} - self.size - {var}
-        if len(self.size) == 1 and others <= {self.width}:
+        if len(self.size) == 1 and others <= {self.width} and width > 0:
             for size in (100, 37):
                 env = {next(iter(self.size)): size, self.width: width}
                 steps = range(0, size, width) if self.stepped else range(-(-size // width))
