@@ -18,7 +18,6 @@ loop: the version is refused or reverted and the model is told; they count as no
 from __future__ import annotations
 
 import json
-import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,12 +91,11 @@ def version_score(result: EvalResult) -> Score:
 def _how_far(error: EvalError | None) -> float:
     """An error's place in the score: 1.0 before any output, `RAN_TO_OUTPUTS` for outputs of the wrong structure or
     dtype, a tenth less for outputs whose shape alone is off."""
+    from kope.evaluate.compare import shape_only
+
     if error is None or error.kind != "shape":
         return 1.0
-    return RAN_TO_OUTPUTS - 0.1 if _SHAPE_ONLY.search(error.message) else RAN_TO_OUTPUTS
-
-
-_SHAPE_ONLY = re.compile(r": shape \([\d, ]*\) where the reference has")
+    return RAN_TO_OUTPUTS - 0.1 if shape_only(error.message) else RAN_TO_OUTPUTS
 
 
 def _wrong_fraction(case: CaseResult) -> float:

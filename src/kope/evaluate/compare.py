@@ -219,6 +219,11 @@ _SHAPE_MISMATCH = re.compile(r"shape \(([\d, ]*)\)" + _WHERE_REFERENCE + r"\(([\
 _UNIT_FIX = re.compile(r"^\.(reshape\(\(\)\)|squeeze\(\)|squeeze\(-?\d+\)|unsqueeze\(-?\d+\))$")
 
 
+def shape_only(message: str) -> bool:
+    """Whether a structure error this module raised names a shape (the dtype, checked first, was right)."""
+    return _SHAPE_MISMATCH.search(message) is not None
+
+
 def unit_shape_fix(message: str) -> str | None:
     """For a shape error this module raised (`output: shape (19, 1) where the reference has (19,)`), the change of
     unit dimensions that makes the shapes agree at every size (`.squeeze(-1)`, `.unsqueeze(0)`, `.reshape(())`), or
