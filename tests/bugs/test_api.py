@@ -41,6 +41,7 @@ OPERATORS = [
     "axis-required",
     "host-cast",
     "unset-block",
+    "grid-arity",
     "grid-axes",
     "host-jit-call",
     "register-clash",
@@ -763,6 +764,33 @@ def test_a_block_size_no_launch_passes_is_passed(evaluator: Evaluator, tmp_path:
     again = (API / "rownorm_autotune_again.py").read_text()
     tuned = Program.parse(again.replace(", BLOCK=triton.next_power_of_2(n_cols))", ")"))
     assert tuned is not None and tuned.text != again and edits(tuned, ["unset-block"]) == []
+
+
+def test_a_grid_function_of_sizes_is_called_with_the_launchs_own(evaluator: Evaluator, tmp_path: Path) -> None:
+    """A launch grid written as a function of the meta-parameters and a size (`def grid(meta, N_COLS)`; Triton passes
+    the meta-parameters alone) is called with the launch's argument for the kernel parameter of that name, case
+    aside; a grid whose extra name matches no parameter gets no edit."""
+    text = (
+        (API / "rownorm_good.py")
+        .read_text()
+        .replace(
+            "        _row_norm[(n_rows,)](x, out, n_cols,",
+            "        def tiles(meta, N_COLS):\n"
+            "            return (n_rows + 0 * triton.cdiv(N_COLS, meta['BLOCK']),)\n\n"
+            "        _row_norm[tiles](x, out, n_cols,",
+        )
+    )
+    parsed = Program.parse(text)
+    assert parsed is not None and "[tiles]" in text
+    (made,) = edits(parsed, OPERATORS)
+    assert made.operator == "grid-arity" and made.grounded
+    assert "_row_norm[(lambda meta: tiles(meta, n_cols))](x, out, n_cols," in made.source
+    unmatched = Program.parse(text.replace("meta, N_COLS)", "meta, width)"))
+    assert unmatched is not None and edits(unmatched, ["grid-arity"]) == []
+    candidate = tmp_path / "arity.py"
+    candidate.write_text(text)
+    status, accepted, _ = repair(evaluator, tmp_path, candidate)
+    assert status == "repaired" and accepted == ["grid-arity"], accepted
 
 
 def test_every_broken_rule_is_mended_in_one_version_too() -> None:

@@ -81,3 +81,24 @@ def test_the_corpora_block_loops_are_not_offered() -> None:
         if (program := Program.parse(path.read_text())) is not None and edits(program, ["loop-step"])
     ]
     assert found == []
+
+
+def test_a_chunk_count_from_the_host_becomes_the_kernels_own(evaluator: Evaluator, tmp_path: Path) -> None:
+    """Loops over a row's chunks that run a count the host worked out for the widest autotune config (too few
+    chunks under the narrower one) count the chunks at the kernel's own width in one grounded edit; a loop whose
+    count is its own `tl.cdiv` is left."""
+    task = LOOPS / "center_task.py"
+    program = Program.parse((LOOPS / "center_chunks.py").read_text(), task.read_text())
+    assert program is not None
+    (made,) = edits(program, ["block-count"])
+    assert made.grounded and "(2 loop(s))" in made.description
+    assert made.source.count("range(0, tl.cdiv(n, BLOCK))") == 1 and "range(tl.cdiv(n, BLOCK))" in made.source
+    right = Program.parse(made.source)
+    assert right is not None and edits(right, ["block-count"]) == []
+    options = EvalOptions(trials=1, timeout_s=60, memory_mb=2048)
+    verdicts = []
+    for text in (program.text, made.source):
+        path = tmp_path / f"{len(verdicts)}.py"
+        path.write_text(text)
+        verdicts.append(evaluator.evaluate(task, path, options=options, which="visible").status)
+    assert verdicts == ["fail", "pass"]

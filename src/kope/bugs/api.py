@@ -70,6 +70,8 @@ rule is broken on every input, so the search tries these first):
 - `host-cast`: Python's `float(x)` / `int(x)` over a runtime value in a kernel: `tl.cast(x, tl.float32)`.
 - `unset-block`: a block size no launch, default or autotune config gives ("missing 1 required positional
   argument: 'BLOCK_SIZE'"): the launch passes a power of two.
+- `grid-arity`: a launch grid that is a function of more than the meta-parameters (`def grid(meta, M, N)`: "grid()
+  missing 2 required positional arguments"): the launch calls it with its own arguments of those names.
 - `grid-axes`: a launch grid of four axes or more, read with `tl.program_id(3)` ("program_id axis must be 0, 1, or 2
   but got 3"): axes 3.. folded into axis 0, each id recovered in the kernel from counts written in its parameters.
 - `arange-loop`: a kernel's loop over a block's lanes (`for c in tl.arange(0, n):`: "Only `range` and
@@ -611,6 +613,52 @@ def unset_block(program: Program) -> Iterator[Edit]:
         changes,
         f"pass the block size(s) the launch leaves unset: {', '.join(named)}",
         "a block size that no launch, default or autotune config gives",
+    )
+
+
+def _grid_functions(program: Program) -> dict[str, list[str]]:
+    """Host functions (a `def` or a name bound to a `lambda`) by name, with their parameters that have no default."""
+    found: dict[str, list[str]] = {}
+    for node in program.host_nodes():
+        if isinstance(node, ast.FunctionDef) and not program.parsed.is_kernel(node):
+            arguments = node.args
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda) and len(node.targets) == 1:
+            arguments = node.value.args
+        else:
+            continue
+        name = node.name if isinstance(node, ast.FunctionDef) else ast.unparse(node.targets[0])
+        required = arguments.posonlyargs + arguments.args
+        found[name] = [a.arg for a in required[: len(required) - len(arguments.defaults)]]
+    return found
+
+
+@operator("grid-arity", "api-misuse")
+def grid_arity(program: Program) -> Iterator[Edit]:
+    """A launch grid that is a function of more than the meta-parameters (`def grid(meta, M, N)`; Triton calls it
+    with the meta-parameters alone: "grid() missing 2 required positional arguments: 'M' and 'N'"): the launch
+    passes the rest, each the launch's argument for the kernel parameter of that name (case aside),
+    `kernel[lambda meta: grid(meta, M, N)](...)`; a grid whose extra names do not all name one parameter is left."""
+    functions = _grid_functions(program)
+    changes: list[tuple[ast.AST, str]] = []
+    for site in program.parsed.launches:
+        grid = site.call.func.slice if isinstance(site.call.func, ast.Subscript) else None
+        needed = functions.get(ast.unparse(grid), []) if isinstance(grid, ast.Name) else []
+        if grid is None or len(needed) < 2:
+            continue
+        passed = {
+            name.lower(): [v for k, v in site_arguments(site).items() if k.lower() == name.lower()]
+            for name in needed[1:]
+        }
+        if not all(len(values) == 1 for values in passed.values()):
+            continue
+        given = ", ".join(program.parsed.code(values[0]) for values in passed.values())
+        changes.append((grid, f"(lambda meta: {ast.unparse(grid)}(meta, {given}))"))
+    yield from _rewrite(
+        program,
+        "grid-arity",
+        changes,
+        "call the launch grid's function with the sizes it takes beside the meta-parameters",
+        "a launch grid that is a function of more than the meta-parameters",
     )
 
 

@@ -12,7 +12,8 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from kope.bugs.analysis import constant_value, names_made_from, statements
+from kope.bugs.analysis import constant_value, names_in, names_made_from, params_of, statements
+from kope.bugs.api import _tuned_keys
 from kope.bugs.cue import Source, _kernel_loops, _kernels, cue, range_call
 from kope.bugs.edit import Edit, Program, arange_names, edit_at, operator, program_id_names
 from kope.bugs.mutation import Context, Mutation, binary, mutation, positional, range_args
@@ -125,6 +126,80 @@ def loop_bound(program: Program) -> Iterator[Edit]:
         yield edit_at(program, "loop-bound", stop, new, f"loop stop `{program.code(stop)}` -> `{new}`")
         if len(args) >= 2 and not (isinstance(args[0], ast.Constant) and args[0].value == 0):
             yield edit_at(program, "loop-bound", args[0], "0", f"loop start `{program.code(args[0])}` -> `0`")
+
+
+def _arange_widths(kernel: ast.FunctionDef) -> set[str]:
+    """The widths of the kernel's `tl.arange(0, W)` lanes, as written."""
+    return {
+        ast.unparse(n.args[1])
+        for n in ast.walk(kernel)
+        if isinstance(n, ast.Call) and call_name(n, last=True) == "arange" and len(n.args) == 2
+    }
+
+
+def _chunked_size(loop: ast.For, widths: set[str]) -> tuple[str, str] | None:
+    """The (size, block width) a loop over chunks walks: its body places a block at `c * BLOCK` (`idx = c * BLOCK +
+    offs`) and bounds it by one size (`idx < S`) that the loop does not move; None where it bounds several or none."""
+    var = loop.target.id if isinstance(loop.target, ast.Name) else None
+    placed: dict[str, str] = {}
+    for stmt in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            for node in ast.walk(stmt.value):
+                if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+                    sides = {ast.unparse(node.left), ast.unparse(node.right)}
+                    if var in sides and len(sides - {var}) == 1 and (sides - {var}) <= widths:
+                        placed[stmt.targets[0].id] = (sides - {var}).pop()
+    bounds = {
+        (ast.unparse(node.comparators[0]), placed[node.left.id])
+        for node in ast.walk(ast.Module(body=loop.body, type_ignores=[]))
+        if isinstance(node, ast.Compare)
+        and len(node.ops) == 1
+        and isinstance(node.ops[0], ast.Lt)
+        and isinstance(node.left, ast.Name)
+        and node.left.id in placed
+        and var not in names_in(node.comparators[0])
+        and not (names_in(node.comparators[0]) & set(placed))
+    }
+    return bounds.pop() if len(bounds) == 1 else None
+
+
+@operator("block-count", "loop-bound")
+def block_count(program: Program) -> Iterator[Edit]:
+    """A loop over the chunks of a size that runs a count passed in (`for c in range(0, NUM_CHUNKS)`, the count
+    worked out on the host from one block width) while its body places and masks a block of the kernel's own width
+    (`idx = c * BLOCK + offs`, `idx < S`): the count becomes `tl.cdiv(S, BLOCK)`, right for every width, in every
+    such loop of the kernel at once; grounded where the kernel's autotune varies that width (a count from the host
+    matches one of its configs at most)."""
+    for kernel in program.kernels:
+        changes: list[tuple[ast.AST, str]] = []
+        grounded = False
+        tune = program.parsed.autotune(kernel)
+        for node in ast.walk(kernel):
+            if not (isinstance(node, ast.For) and isinstance(node.iter, ast.Call)):
+                continue
+            args = node.iter.args
+            if call_name(node.iter, last=True) != "range" or node.iter.keywords or not 1 <= len(args) <= 2:
+                continue
+            count = args[-1]
+            if len(args) == 2 and constant_value(args[0]) != 0.0:
+                continue
+            if not (isinstance(count, ast.Name) and count.id in params_of(kernel)):
+                continue
+            found = _chunked_size(node, _arange_widths(kernel))
+            if found is not None:
+                changes.append((count, f"tl.cdiv({found[0]}, {found[1]})"))
+                grounded = grounded or (tune is not None and found[1] in _tuned_keys(tune, program))
+        if changes:
+            old, new = program.code(changes[0][0]), changes[0][1]
+            yield Edit(
+                "block-count",
+                "loop-bound",
+                getattr(changes[0][0], "lineno", 0),
+                f"loop count `{old}` -> `{new}` ({len(changes)} loop(s)): the chunks at the kernel's own block width",
+                program.replace_all(changes),
+                "a loop over chunks whose count comes from the host, not from the block width",
+                grounded=grounded,
+            )
 
 
 def _simple_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
