@@ -795,6 +795,7 @@ ORDER = (
     "early-return",
     "stride-factor",
     "offset-term",
+    "index-decode",
     "index-shift",
     "other-identity",
     "reduction-init",

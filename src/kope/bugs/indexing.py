@@ -10,7 +10,7 @@ import ast
 import re
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import libcst as cst
 import libcst.matchers as m
@@ -788,3 +788,133 @@ class DropRowOffset(Mutation):
         if cst_names_in(node.left) & pointer_names and is_offset(node.right):
             return [node.left.with_changes(lpar=node.lpar, rpar=node.rpar) if node.lpar else node.left]
         return []
+
+
+# -- a flat index decoded into coordinates -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Decoded:
+    """A value of the form `(root // (d1 * d2 ...)) % size` (`size` None: no modulo), sizes as written."""
+
+    root: str
+    divisors: tuple[str, ...]
+    size: str | None
+
+
+def _factors(node: ast.expr) -> tuple[str, ...]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return _factors(node.left) + _factors(node.right)
+    return (ast.unparse(node),)
+
+
+def _decoded(node: ast.expr, env: dict[str, _Decoded]) -> _Decoded | None:
+    """What an expression of `//` and `%` over one name is, through the decodes bound before it; None otherwise."""
+    if isinstance(node, ast.Name):
+        return env.get(node.id, _Decoded(node.id, (), None))
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv | ast.Mod)):
+        return None
+    inner = _decoded(node.left, env)
+    if inner is None or inner.size is not None:
+        return None
+    if isinstance(node.op, ast.FloorDiv):
+        return _Decoded(inner.root, inner.divisors + _factors(node.right), None)
+    if not isinstance(node.right, ast.Name | ast.Constant):
+        return None
+    return _Decoded(inner.root, inner.divisors, ast.unparse(node.right))
+
+
+def _decodes(kernel: ast.FunctionDef) -> dict[str, list[tuple[ast.Assign, _Decoded]]]:
+    """The coordinates decoded from each flat index, by root: names bound once, to a value with a `//` or a `%`."""
+    env: dict[str, _Decoded] = {}
+    counts: dict[str, int] = {}
+    bound: list[tuple[str, ast.Assign, _Decoded]] = []
+    for stmt in statements(kernel.body):
+        targets = assigned_names(stmt)
+        if isinstance(stmt, ast.For):
+            targets = [n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)]
+        for name in targets:
+            counts[name] = counts.get(name, 0) + 1
+        if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+            for name in targets:
+                env.pop(name, None)
+            continue
+        name = stmt.targets[0].id
+        value = _decoded(stmt.value, env)
+        if value is None or value.root == name or not (value.divisors or value.size):
+            env.pop(name, None)
+            continue
+        env[name] = value
+        bound.append((name, stmt, value))
+    found: dict[str, list[tuple[ast.Assign, _Decoded]]] = {}
+    for name, stmt, value in bound:
+        if counts[name] == 1 and counts.get(value.root, 0) <= 1:
+            found.setdefault(value.root, []).append((stmt, value))
+    return found
+
+
+def _canonical(coordinates: list[tuple[ast.Assign, _Decoded]]) -> list[tuple[ast.Assign, _Decoded]] | None:
+    """The coordinates in mixed-radix order (innermost first, by how much each divides out) with the divisors that
+    order gives each; None where they are not the coordinates of one decode (two of one size, ties, foreign
+    divisors, more than one without a modulo)."""
+    modded = sorted((c for c in coordinates if c[1].size is not None), key=lambda c: len(c[1].divisors))
+    outer = [c for c in coordinates if c[1].size is None]
+    sizes = [value.size for _, value in modded]
+    if len(modded) < 2 or len(outer) > 1 or len(set(sizes)) != len(sizes):
+        return None
+    depths = [len(value.divisors) for _, value in modded]
+    if len(set(depths)) != len(depths) or (outer and len(outer[0][1].divisors) < depths[-1]):
+        return None
+    if any(not set(value.divisors) <= set(sizes) for _, value in coordinates):
+        return None
+    if not all(t.isidentifier() for _, value in coordinates for t in (*value.divisors, value.size or "_")):
+        return None  # sizes written as numbers (`x // 10240 % 32`): a number may be several sizes' product
+    ordered = [str(size) for size in sizes]
+    made = [(stmt, _Decoded(value.root, tuple(ordered[:i]), value.size)) for i, (stmt, value) in enumerate(modded)]
+    for stmt, value in outer:  # the dimensions outside some of the sizes, taken together, are a coordinate too
+        prefixes = [sorted(ordered[:j]) for j in range(1, len(ordered) + 1)]
+        kept = sorted(value.divisors) in prefixes
+        made.append((stmt, value if kept else _Decoded(value.root, tuple(ordered), None)))
+    return made
+
+
+def _decode_text(value: _Decoded) -> str:
+    divided = value.root
+    if value.divisors:
+        divisor = value.divisors[0] if len(value.divisors) == 1 else f"({' * '.join(value.divisors)})"
+        divided = f"{value.root} // {divisor}"
+    if value.size is None:
+        return divided
+    return f"({divided}) % {value.size}" if value.divisors else f"{divided} % {value.size}"
+
+
+@operator("index-decode", "index-shift")
+def index_decode(program: Program) -> Iterator[Edit]:
+    """A flat index decoded into coordinates whose divisors do not make one mixed-radix decode (`kh = (k // (kH *
+    kW)) % kH` beside `kw = k % kW`: the coordinate just outside `kW` divided by `kW` alone): each coordinate's
+    divisor made the product of the sizes inside it, ordered by how much each divides out; one edit per decode.
+    Grounded where a coordinate divides by its own size or by one size twice (no decode order does that)."""
+    for kernel in program.kernels:
+        for coordinates in _decodes(kernel).values():
+            made = _canonical(coordinates)
+            if made is None:
+                continue
+            old = {id(stmt): value for stmt, value in coordinates}
+            changes: list[tuple[ast.expr, str]] = [
+                (stmt.value, _decode_text(value))
+                for stmt, value in made
+                if sorted(old[id(stmt)].divisors) != sorted(value.divisors)
+            ]
+            if not changes:
+                continue
+            grounded = any(len(set(v.divisors)) != len(v.divisors) or (v.size in v.divisors) for v in old.values())
+            first = min(changes, key=lambda c: c[0].lineno)
+            yield Edit(
+                "index-decode",
+                "index-shift",
+                first[0].lineno,
+                f"decode `{made[0][1].root}` in one order: {', '.join(t for _, t in changes)}",
+                program.replace_all([(node, text) for node, text in changes]),
+                "coordinates of one flat index whose divisors are not the sizes inside them",
+                grounded=grounded,
+            )

@@ -1,0 +1,65 @@
+"""Indexing (kope.bugs.indexing): a flat index decoded into coordinates in no one order (`index-decode`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES
+
+from kope.bugs.edit import Program, edits
+from kope.evaluate import EvalOptions, Evaluator
+
+INDEXING = FIXTURES / "indexing"
+
+
+def _decodes(body: str) -> list[str]:
+    text = "import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef k(x, A, B, C, BLOCK: tl.constexpr):\n"
+    text += "    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+    text += "".join(f"    {line}\n" for line in body.splitlines())
+    program = Program.parse(text)
+    assert program is not None
+    return [e.description for e in edits(program, ["index-decode"])]
+
+
+def test_a_decode_that_divides_a_coordinate_by_its_own_size_is_put_in_one_order(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    task = INDEXING / "permute_task.py"
+    program = Program.parse((INDEXING / "permute_decode.py").read_text(), task.read_text())
+    assert program is not None
+    (made,) = edits(program, ["index-decode"])
+    assert made.grounded
+    assert "b = (i // A) % B" in made.source and "c = i // (A * B)" in made.source and "a = i % A" in made.source
+    fixed = Program.parse(made.source)
+    assert fixed is not None and edits(fixed, ["index-decode"]) == []
+    options = EvalOptions(trials=1, timeout_s=60, memory_mb=2048)
+    verdicts = []
+    for text in (program.text, made.source):
+        path = tmp_path / f"{len(verdicts)}.py"
+        path.write_text(text)
+        verdicts.append(evaluator.evaluate(task, path, options=options, which="visible").status)
+    assert verdicts == ["fail", "pass"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "a = i % A\nb = (i // A) % B\nc = i // (A * B)",  # innermost first
+        "c = i // (B * A)\nb = (i // A) % B\na = i % A",  # outermost first, whole products
+        "a = i % A\nt = i // A\nb = t % B\nc = t // B",  # through a running quotient
+        "a = i % A\nbc = i // A",  # the outer dimensions together
+        "x0 = i % 10240\nx1 = i // 10240 % 32\nx2 = i // 10240",  # numbers: one may be several sizes' product
+        "a = i % A\nb = i % B",  # two indices of one flat position, not a decode
+    ],
+)
+def test_decodes_in_one_order_are_left(body: str) -> None:
+    assert _decodes(body) == []
+
+
+def test_a_coordinate_divided_by_another_size_than_the_one_inside_it_is_divided_by_that_one() -> None:
+    """The second coordinate divided by the third's size: by the first's; two coordinates as deep (no order to
+    read) get no edit."""
+    (made,) = _decodes("a = i % A\nb = (i // C) % B\nc = (i // (A * B)) % C\nd = i // (A * B * C)")
+    assert made.endswith("(i // A) % B")
+    assert _decodes("a = i % A\nb = (i // A) % B\nc = (i // B) % C") == []
