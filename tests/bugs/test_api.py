@@ -741,6 +741,22 @@ def test_pythons_casts_of_runtime_values_in_a_kernel_become_triton_casts() -> No
     assert "tl.cast(n_cols, tl.float32) / tl.cast(n_cols, tl.float32) * float(BLOCK) / int(BLOCK)" in made.source
 
 
+def test_a_scalar_parameters_to_becomes_a_cast_where_an_argument_of_one_had_no_to() -> None:
+    """`n_cols.to(tl.float32)` runs while `n_cols` is a runtime integer; Triton makes an argument of 1 a constant,
+    which has no `.to`: where the run stopped on that, the call becomes `tl.cast`; before any such error, nothing."""
+    text = (
+        (API / "rownorm_good.py")
+        .read_text()
+        .replace("x / norm, mask", "x / norm * n_cols.to(tl.float32) / n_cols, mask")
+    )
+    stopped = Program.parse(text, error="AttributeError(\"'int' object has no attribute 'to'\")")
+    assert stopped is not None
+    (made,) = edits(stopped, ["host-cast"])
+    assert "x / norm * tl.cast(n_cols, tl.float32) / n_cols" in made.source and made.grounded
+    ran = Program.parse(text)
+    assert ran is not None and edits(ran, ["host-cast"]) == []
+
+
 def test_a_block_size_no_launch_passes_is_passed(evaluator: Evaluator, tmp_path: Path) -> None:
     """A launch that leaves `BLOCK` unset, with no default and no autotune config setting it ("missing 1 required
     positional argument: 'BLOCK'"), passes a power of two; a kernel whose autotune sets it gets no such edit."""

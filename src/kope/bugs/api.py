@@ -67,7 +67,8 @@ rule is broken on every input, so the search tries these first):
 - `data-ptr`: `t.data_ptr()` passed to a kernel, an int64 Triton cannot load from ("Unsupported ptr type"): `t`.
 - `axis-required`: a reduction called without the `axis` the installed Triton requires (`tl.reduce_or(m)`):
   `axis=None`.
-- `host-cast`: Python's `float(x)` / `int(x)` over a runtime value in a kernel: `tl.cast(x, tl.float32)`.
+- `host-cast`: Python's `float(x)` / `int(x)` over a runtime value in a kernel: `tl.cast(x, tl.float32)`; a scalar
+  parameter's `n.to(tl.float32)`, where an argument of 1 (a constant to Triton) has no `.to`: `tl.cast(n, tl.float32)`.
 - `unset-block`: a block size no launch, default or autotune config gives ("missing 1 required positional
   argument: 'BLOCK_SIZE'"): the launch passes a power of two.
 - `grid-arity`: a launch grid that is a function of more than the meta-parameters (`def grid(meta, M, N)`: "grid()
@@ -1873,7 +1874,9 @@ def _module_names(program: Program) -> set[str]:
 def host_cast(program: Program) -> Iterator[Edit]:
     """Python's `float(x)` / `int(x)` in a kernel over a runtime value ("float() argument must be a string or a real
     number, not 'tensor'"), written `tl.cast(x, tl.float32)` / `tl.cast(x, tl.int32)`; one edit. Over literals and
-    `tl.constexpr` parameters alone Python's cast is what the compiler folds, and stays."""
+    `tl.constexpr` parameters alone Python's cast is what the compiler folds, and stays. Where the run stopped on
+    "'int' object has no attribute 'to'" (Triton makes an integer argument of 1 a constant), a scalar parameter's
+    `n.to(tl.float32)` is written `tl.cast(n, tl.float32)` too."""
     changes: list[tuple[ast.AST, str]] = []
     module = _module_names(program)
     for kernel in program.parsed.kernels:
@@ -1886,6 +1889,14 @@ def host_cast(program: Program) -> Iterator[Edit]:
             names = {n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name)}
             if names - constants:
                 changes.append((node, f"tl.cast({program.parsed.code(node.args[0])}, {_HOST_CASTS[node.func.id]})"))
+        if "object has no attribute 'to'" in program.error:  # an integer argument of 1 is a constant to Triton
+            scalars = set(program.scalars(kernel))
+            for node in ast.walk(kernel):
+                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to"):
+                    continue
+                value = node.func.value
+                if isinstance(value, ast.Name) and value.id in scalars and len(node.args) == 1 and not node.keywords:
+                    changes.append((node, f"tl.cast({value.id}, {program.parsed.code(node.args[0])})"))
     yield from _rewrite(
         program,
         "host-cast",
