@@ -38,6 +38,7 @@ OPERATORS = [
     "config-dict",
     "carried-type",
     "data-ptr",
+    "store-lane",
     "axis-required",
     "host-cast",
     "unset-block",
@@ -755,6 +756,31 @@ def test_a_scalar_parameters_to_becomes_a_cast_where_an_argument_of_one_had_no_t
     assert "x / norm * tl.cast(n_cols, tl.float32) / n_cols" in made.source and made.grounded
     ran = Program.parse(text)
     assert ran is not None and edits(ran, ["host-cast"]) == []
+
+
+def test_a_block_of_one_stored_through_one_address_is_stored_through_one_lane() -> None:
+    """A running maximum kept as a block of one (`tl.full((1,), ...)`) stored to `out_ptr + row`: where the run
+    stopped on the compiler's "Value argument cannot be block type if pointer argument is not a block" at that
+    store, its address becomes a block of one lane; without that error, nothing."""
+    text = (
+        (API / "rownorm_good.py")
+        .read_text()
+        .replace(
+            "    tl.store(out_ptr + row * n_cols + offs, x / norm, mask=mask)",
+            "    tl.store(out_ptr + row * n_cols + offs, x / norm, mask=mask)\n"
+            "    top = tl.full((1,), 0.0, tl.float32)\n"
+            "    top = tl.maximum(top, tl.max(x, axis=0))\n"
+            "    tl.store(out_ptr + row, top)",
+        )
+    )
+    line = text.splitlines().index("    tl.store(out_ptr + row, top)") + 1
+    message = f"Value argument cannot be block type if pointer argument is not a block (candidate line {line}: tl.store"
+    stopped = Program.parse(text, error=message)
+    assert stopped is not None
+    (made,) = edits(stopped, ["store-lane"])
+    assert "    tl.store(out_ptr + row + tl.arange(0, 1), top)" in made.source and made.grounded
+    ran = Program.parse(text)
+    assert ran is not None and edits(ran, ["store-lane"]) == []
 
 
 def test_a_block_size_no_launch_passes_is_passed(evaluator: Evaluator, tmp_path: Path) -> None:

@@ -67,6 +67,8 @@ rule is broken on every input, so the search tries these first):
 - `data-ptr`: `t.data_ptr()` passed to a kernel, an int64 Triton cannot load from ("Unsupported ptr type"): `t`.
 - `axis-required`: a reduction called without the `axis` the installed Triton requires (`tl.reduce_or(m)`):
   `axis=None`.
+- `store-lane`: a block of one stored through one address ("Value argument cannot be block type if pointer argument
+  is not a block"): the address becomes a block of one lane.
 - `host-cast`: Python's `float(x)` / `int(x)` over a runtime value in a kernel: `tl.cast(x, tl.float32)`; a scalar
   parameter's `n.to(tl.float32)`, where an argument of 1 (a constant to Triton) has no `.to`: `tl.cast(n, tl.float32)`.
 - `unset-block`: a block size no launch, default or autotune config gives ("missing 1 required positional
@@ -1810,6 +1812,32 @@ def data_ptr(program: Program) -> Iterator[Edit]:
         list(changes.values()),
         f"pass {', '.join(f'`{n}`' for n in named)} as tensors, not `.data_ptr()`",
         f"{', '.join(named)}: an address passed as an integer, which a kernel cannot load from",
+    )
+
+
+@operator("store-lane", "api-misuse")
+def store_lane(program: Program) -> Iterator[Edit]:
+    """A block stored through one address ("Value argument cannot be block type if pointer argument is not a
+    block": a running value kept as a block of one, `tl.full((1,), ...)`, written to `out_ptr + row`): the store's
+    address becomes a block of one lane, `out_ptr + row + tl.arange(0, 1)`; read from the error's line."""
+    line = program.error_line()
+    if line is None or "cannot be block type if pointer argument is not a block" not in program.error:
+        return
+    changes: list[tuple[ast.AST, str]] = []
+    for _, node in program.kernel_nodes():
+        if not (isinstance(node, ast.Call) and call_name(node, last=True) == "store"):
+            continue
+        if not node.lineno <= line <= (node.end_lineno or node.lineno):
+            continue
+        pointer = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "pointer"), None)
+        if pointer is not None:
+            changes.append((pointer, f"{program.parsed.code(pointer)} + tl.arange(0, 1)"))
+    yield from _rewrite(
+        program,
+        "store-lane",
+        changes[:1],
+        "store through a block of one lane: the value is a block of one",
+        "a block stored through a single address",
     )
 
 

@@ -770,6 +770,7 @@ ORDER = (
     "config-dict",
     "carried-type",
     "data-ptr",
+    "store-lane",
     "axis-required",
     "host-cast",
     "unset-block",
