@@ -106,6 +106,17 @@ def workdir(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def verdicts(evaluator: Evaluator, task: Path, texts: list[str], tmp_path: Path) -> list[str]:
+    """The status of each candidate text on the task's visible cases (one trial each)."""
+    options = EvalOptions(trials=1, timeout_s=60, memory_mb=2048)
+    found = []
+    for text in texts:
+        path = tmp_path / f"version{len(found)}.py"
+        path.write_text(text)
+        found.append(evaluator.evaluate(task, path, options=options, which="visible").status)
+    return found
+
+
 def offline_repair(
     evaluator: Evaluator, tmp_path: Path, task: str, candidate: str, max_evaluations: int
 ) -> tuple[str, str, list[str]]:

@@ -49,8 +49,16 @@ def _taken_problems() -> set[str]:
 
 def _kernels(mirrors: Path, level: str, problem: str) -> list[tuple[str, str]]:
     """(kernel path, eval verdict message) pairs of one problem folder, or none where the pairing is unsure."""
-    repo, commit = LLMKERNEL
-    base = f"results/{level}/{problem}"
+    return [
+        (kernel, "" if record.get("runnable") else str(record.get("message", "")))
+        for kernel, record in paired(mirrors, LLMKERNEL[1], f"results/{level}/{problem}")
+    ]
+
+
+def paired(mirrors: Path, commit: str, base: str) -> list[tuple[str, dict[str, object]]]:
+    """(kernel path, eval record) pairs of one LLMKernel problem folder at `commit`, in time order, or none where the
+    pairing is unsure (counts differ, or an eval names another kernel file)."""
+    repo = LLMKERNEL[0]
     files = _git(mirrors, repo, "ls-tree", "-r", "--name-only", commit, base).split()
     kernels = sorted(f for f in files if re.fullmatch(rf"{re.escape(base)}/code/kernel_\d+_\d+\.py", f))
     evals = sorted(f for f in files if re.fullmatch(rf"{re.escape(base)}/evaluation/eval_\d+\.json", f))
@@ -60,9 +68,9 @@ def _kernels(mirrors: Path, level: str, problem: str) -> list[tuple[str, str]]:
     for kernel, evaluation in zip(kernels, evals, strict=True):
         record = json.loads(_git(mirrors, repo, "show", f"{commit}:{evaluation}"))
         named = record.get("candidate_file")
-        if named and Path(named).name != Path(kernel).name:
+        if named and Path(str(named)).name != Path(kernel).name:
             return []
-        pairs.append((kernel, "" if record.get("runnable") else str(record.get("message", ""))))
+        pairs.append((kernel, record))
     return pairs
 
 

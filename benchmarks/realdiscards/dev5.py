@@ -21,12 +21,10 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
-import re
 import sys
 from pathlib import Path
 
-from dev2 import KERNELBENCH, LEFT_OUT, LLMKERNEL, _git, write_manifest
+from dev2 import KERNELBENCH, LEFT_OUT, LLMKERNEL, _git, paired, write_manifest
 from dev4 import _heldout_problems
 
 HERE = Path(__file__).resolve().parent
@@ -45,40 +43,23 @@ def _verdict(record: dict[str, object]) -> str:
     return "fail" if isinstance(error, int | float) and error > WRONG else "pass"
 
 
-def _pairs(mirrors: Path, folder: str, files: list[str]) -> list[tuple[str, dict[str, object]]]:
-    """(kernel path, eval record) of one problem folder on the branch, or none where the pairing is unsure."""
-    repo = LLMKERNEL[0]
-    kernels = sorted(f for f in files if re.fullmatch(rf"{re.escape(folder)}/code/kernel_\d+_\d+\.py", f))
-    evals = sorted(f for f in files if re.fullmatch(rf"{re.escape(folder)}/evaluation/eval_\d+\.json", f))
-    if not kernels or len(kernels) != len(evals):
-        return []
-    pairs = []
-    for kernel, evaluation in zip(kernels, evals, strict=True):
-        record = json.loads(_git(mirrors, repo, "show", f"{BRANCH}:{evaluation}"))
-        named = record.get("candidate_file")
-        if named and Path(str(named)).name != Path(kernel).name:
-            return []
-        pairs.append((kernel, record))
-    return pairs
-
-
 def build(mirrors: Path, out: Path) -> int:
     repo, main = LLMKERNEL
     on_main = set(_git(mirrors, repo, "ls-tree", "-r", "--name-only", main, "results/").split())
     files = _git(mirrors, repo, "ls-tree", "-r", "--name-only", BRANCH, "results/").split()
-    folders: dict[str, list[str]] = {}
+    folders: set[str] = set()
     for path in files:
         parts = path.split("/")
         if len(parts) >= 4 and parts[1].startswith("level"):
-            folders.setdefault("/".join(parts[:3]), []).append(path)
+            folders.add("/".join(parts[:3]))
     held = _heldout_problems()
     rows = []
-    for folder, inside in sorted(folders.items()):
+    for folder in sorted(folders):
         _, level, name = folder.split("/")
         if f"{level}:{name.split('_', 1)[0]}" in held | LEFT_OUT:
             continue
         task = f"{level}/{name}.py"
-        for kernel, record in _pairs(mirrors, folder, inside):
+        for kernel, record in paired(mirrors, BRANCH, folder):
             if kernel in on_main:
                 continue
             if not (out / "tasks" / task).is_file():

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, verdicts
 
 from kope.bugs.edit import Program, edits
-from kope.evaluate import EvalOptions, Evaluator
+from kope.evaluate import Evaluator
 
 INDEXING = FIXTURES / "indexing"
 
@@ -33,13 +33,7 @@ def test_a_decode_that_divides_a_coordinate_by_its_own_size_is_put_in_one_order(
     assert "b = (i // A) % B" in made.source and "c = i // (A * B)" in made.source and "a = i % A" in made.source
     fixed = Program.parse(made.source)
     assert fixed is not None and edits(fixed, ["index-decode"]) == []
-    options = EvalOptions(trials=1, timeout_s=60, memory_mb=2048)
-    verdicts = []
-    for text in (program.text, made.source):
-        path = tmp_path / f"{len(verdicts)}.py"
-        path.write_text(text)
-        verdicts.append(evaluator.evaluate(task, path, options=options, which="visible").status)
-    assert verdicts == ["fail", "pass"]
+    assert verdicts(evaluator, task, [program.text, made.source], tmp_path) == ["fail", "pass"]
 
 
 @pytest.mark.parametrize(

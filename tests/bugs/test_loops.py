@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import CORPORA, FIXTURES
+from conftest import CORPORA, FIXTURES, verdicts
 
 from kope.bugs.edit import Program, edits
-from kope.evaluate import EvalOptions, Evaluator
+from kope.evaluate import Evaluator
 
 LOOPS = FIXTURES / "loops"
 
@@ -30,13 +30,7 @@ def test_a_window_walked_by_block_steps_is_fixed_only_by_stepping_every_such_loo
     both, *singles = made
     assert both.description.endswith("(2 loops)") and "range(0, 2, BLOCK_D)" not in both.source
     assert all("one element a step" in e.cue for e in made)
-    options = EvalOptions(trials=1, timeout_s=60, memory_mb=2048)
-    verdicts = []
-    for edit in (both, *singles):
-        path = tmp_path / f"{len(verdicts)}.py"
-        path.write_text(edit.source)
-        verdicts.append(evaluator.evaluate(task, path, options=options, which="visible").status)
-    assert verdicts == ["pass", "fail", "fail"]
+    assert verdicts(evaluator, task, [e.source for e in (both, *singles)], tmp_path) == ["pass", "fail", "fail"]
 
 
 @pytest.mark.parametrize(
@@ -95,10 +89,4 @@ def test_a_chunk_count_from_the_host_becomes_the_kernels_own(evaluator: Evaluato
     assert made.source.count("range(0, tl.cdiv(n, BLOCK))") == 1 and "range(tl.cdiv(n, BLOCK))" in made.source
     right = Program.parse(made.source)
     assert right is not None and edits(right, ["block-count"]) == []
-    options = EvalOptions(trials=1, timeout_s=60, memory_mb=2048)
-    verdicts = []
-    for text in (program.text, made.source):
-        path = tmp_path / f"{len(verdicts)}.py"
-        path.write_text(text)
-        verdicts.append(evaluator.evaluate(task, path, options=options, which="visible").status)
-    assert verdicts == ["fail", "pass"]
+    assert verdicts(evaluator, task, [program.text, made.source], tmp_path) == ["fail", "pass"]
