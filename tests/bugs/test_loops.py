@@ -90,3 +90,14 @@ def test_a_chunk_count_from_the_host_becomes_the_kernels_own(evaluator: Evaluato
     right = Program.parse(made.source)
     assert right is not None and edits(right, ["block-count"]) == []
     assert verdicts(evaluator, task, [program.text, made.source], tmp_path) == ["fail", "pass"]
+
+
+def test_a_programs_own_tile_of_blocks_and_a_tuned_count_are_not_chunks_of_the_size() -> None:
+    """`for u in range(UNROLL)` over a program's tile (`pid * BLOCK * UNROLL + u * BLOCK`) walks a part of the size,
+    not all of it; nor is a count the autotune sets one the host worked out: neither gets `block-count`."""
+    text = (LOOPS / "center_chunks.py").read_text()
+    tile = text.replace("idx = c * BLOCK + lanes", "idx = row * BLOCK * chunks + c * BLOCK + lanes")
+    tuned = text.replace('{"BLOCK": 16}', '{"BLOCK": 16, "chunks": 8}')
+    for source in (tile, tuned):
+        program = Program.parse(source)
+        assert program is not None and source != text and edits(program, ["block-count"]) == []

@@ -137,13 +137,17 @@ def _arange_widths(kernel: ast.FunctionDef) -> set[str]:
     }
 
 
-def _chunked_size(loop: ast.For, widths: set[str]) -> tuple[str, str] | None:
+def _chunked_size(loop: ast.For, widths: set[str], positions: set[str]) -> tuple[str, str] | None:
     """The (size, block width) a loop over chunks walks: its body places a block at `c * BLOCK` (`idx = c * BLOCK +
-    offs`) and bounds it by one size (`idx < S`) that the loop does not move; None where it bounds several or none."""
+    offs`), from no program's position (a program's own tile of several blocks, `pid * BLOCK * UNROLL + c * BLOCK`,
+    is not the whole size), and bounds it by one size (`idx < S`) that the loop does not move; None where it bounds
+    several or none."""
     var = loop.target.id if isinstance(loop.target, ast.Name) else None
     placed: dict[str, str] = {}
     for stmt in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            if names_in(stmt.value) & positions:
+                continue
             for node in ast.walk(stmt.value):
                 if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
                     sides = {ast.unparse(node.left), ast.unparse(node.right)}
@@ -174,6 +178,7 @@ def block_count(program: Program) -> Iterator[Edit]:
         changes: list[tuple[ast.AST, str]] = []
         grounded = False
         tune = program.parsed.autotune(kernel)
+        positions = names_made_from(kernel.body, program_id_names(kernel))
         for node in ast.walk(kernel):
             if not (isinstance(node, ast.For) and isinstance(node.iter, ast.Call)):
                 continue
@@ -185,7 +190,9 @@ def block_count(program: Program) -> Iterator[Edit]:
                 continue
             if not (isinstance(count, ast.Name) and count.id in params_of(kernel)):
                 continue
-            found = _chunked_size(node, _arange_widths(kernel))
+            if tune is not None and count.id in _tuned_keys(tune, program):
+                continue  # a count the tuner sets, not one the host works out
+            found = _chunked_size(node, _arange_widths(kernel), positions)
             if found is not None:
                 changes.append((count, f"tl.cdiv({found[0]}, {found[1]})"))
                 grounded = grounded or (tune is not None and found[1] in _tuned_keys(tune, program))
