@@ -648,10 +648,8 @@ def grid_arity(program: Program) -> Iterator[Edit]:
         needed = functions.get(ast.unparse(grid), []) if isinstance(grid, ast.Name) else []
         if grid is None or len(needed) < 2:
             continue
-        passed = {
-            name.lower(): [v for k, v in site_arguments(site).items() if k.lower() == name.lower()]
-            for name in needed[1:]
-        }
+        arguments = site_arguments(site)
+        passed = {name.lower(): [v for k, v in arguments.items() if k.lower() == name.lower()] for name in needed[1:]}
         if not all(len(values) == 1 for values in passed.values()):
             continue
         given = ", ".join(program.parsed.code(values[0]) for values in passed.values())
