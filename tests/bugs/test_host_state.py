@@ -1,9 +1,17 @@
-"""`ModelNew`'s state against the reference's (`layer-bias-flag`, `param-shape`) and an activation assembled from a
-hand-written helper (`formula-swap`), on small hand-written sources; honest ones get no such edit."""
+"""`ModelNew`'s state against the reference's (`layer-bias-flag`, `param-shape`, `param-transpose`) and an
+activation assembled from a hand-written helper (`formula-swap`), on small hand-written sources; honest ones get no
+such edit."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from conftest import FIXTURES, verdicts
+
 from kope.bugs.edit import Program, edits
+from kope.evaluate import Evaluator
+
+HOST = FIXTURES / "host"
 
 TASK = """
 import torch
@@ -108,3 +116,27 @@ def test_honest_sources_get_no_state_edit() -> None:
     unbiased = TASK.replace("nn.Conv2d(in_channels, out_channels, kernel_size)", "nn.Conv2d(1, 1, 1, bias=False)")
     assert edits(_program(CANDIDATE, unbiased), ["layer-bias-flag"]) == []
     assert edits(_program(CANDIDATE, ""), ["layer-bias-flag", "param-shape"]) == []
+
+
+def test_a_weight_laid_out_in_by_out_for_a_square_linear_is_laid_out_as_the_reference_and_read_transposed(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    task = HOST / "linear_task.py"
+    program = _program((HOST / "linear_weight_in_out.py").read_text(), task.read_text())
+    (edit,) = edits(program, ["param-transpose"])
+    assert edit.grounded  # the task's in_features and out_features are equal
+    assert "nn.Parameter(torch.empty(out_features, in_features))" in edit.source
+    assert "w = self.weight.t().contiguous()" in edit.source
+    assert "self.weight.uniform_(" in edit.source  # reads in `__init__` keep the parameter itself
+    assert verdicts(evaluator, task, [program.text, edit.source], tmp_path) == ["fail", "pass"]
+
+
+def test_a_weight_in_the_reference_layout_or_a_rectangular_one_is_left_or_only_offered() -> None:
+    task = (HOST / "linear_task.py").read_text()
+    candidate = (HOST / "linear_weight_in_out.py").read_text()
+    honest = candidate.replace("torch.empty(in_features, out_features)", "torch.empty(out_features, in_features)")
+    assert edits(_program(honest, task), ["param-transpose"]) == []
+    rectangular = task.replace("out_features = 48", "out_features = 32")
+    (edit,) = edits(_program(candidate, rectangular), ["param-transpose"])
+    assert not edit.grounded  # kope's copy of the reference's weight tells the layouts apart there
+    assert edits(_program(candidate, ""), ["param-transpose"]) == []

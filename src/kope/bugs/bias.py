@@ -16,7 +16,9 @@ module-level function that launches the kernel (a new keyword parameter) where t
 Two host-side kin, where `ModelNew`'s state is not the reference's: `layer-bias-flag` (a layer built `bias=False`
 where the reference's is biased, often "handled in the fused kernel" that adds another bias) and `param-shape` (a
 parameter made with a hard-coded shape, `torch.randn(1)` for the reference's `torch.randn(bias_shape)`, so the
-reference's value is not the one the candidate runs with).
+reference's value is not the one the candidate runs with). And `param-transpose`: a weight `ModelNew` keeps as
+(in, out) for the reference's `nn.Linear`, whose weight is (out, in); where the sizes are equal the layouts look alike
+and the reference's weight is read transposed: made (out, in) and read `.t()`.
 """
 
 from __future__ import annotations
@@ -498,3 +500,70 @@ def param_shape(program: Program) -> Iterator[Edit]:
             cue=f"the reference's `self.{name}` has the shape `{ast.unparse(ref_call.args[0])}`",
             grounded=literal and bool(names),
         )
+
+
+def _shape_args(call: ast.Call) -> list[ast.expr]:
+    """A creator's shape arguments: `torch.empty(a, b)` or `torch.empty((a, b))`."""
+    if len(call.args) == 1 and isinstance(call.args[0], ast.Tuple | ast.List):
+        return list(call.args[0].elts)
+    return [a for a in call.args if not isinstance(a, ast.Starred)]
+
+
+@operator("param-transpose", "broadcast-error")
+def param_transpose(program: Program) -> Iterator[Edit]:
+    """A 2-D parameter `ModelNew` lays out (in, out) for the reference's `nn.Linear(in, out)`, whose weight is
+    (out, in) (`nn.Parameter(torch.empty(in_features, out_features))`, read as `x @ self.weight`). Where the two
+    sizes are equal nothing tells the layouts apart: the reference's weight (copied by shape, or drawn from the
+    same seed) is read transposed. The parameter is made (out, in) and each read of it in `ModelNew`'s other
+    methods becomes `self.<name>.t()`: the candidate computes as before, on the reference's layout. Grounded where
+    the task makes the two sizes equal."""
+    init, _ = _candidate_model(program)
+    model = _classes(program).get("ModelNew")
+    if init is None or model is None:
+        return
+    own = [a.arg for a in init.args.args[1:]]
+    for layer in layers(program.reference):
+        if layer.kind != "linear" or not layer.inp:
+            continue
+        renamed = dict(zip(layer.params, own, strict=False))
+        sides = []
+        for text in (layer.inp, layer.out):
+            try:
+                node = ast.parse(text, mode="eval").body
+            except SyntaxError:
+                break
+            for n in ast.walk(node):
+                if isinstance(n, ast.Name):
+                    n.id = renamed.get(n.id, n.id)
+            sides.append(ast.unparse(node))
+        if len(sides) != 2 or sides[0] == sides[1]:
+            continue
+        for name, call in _parameters(init).items():
+            shape = _shape_args(call)
+            if len(shape) != 2 or [ast.unparse(a).removeprefix("self.") for a in shape] != sides:
+                continue
+            reads = [
+                n
+                for method in model.body
+                if isinstance(method, ast.FunctionDef) and method is not init
+                for n in ast.walk(method)
+                if isinstance(n, ast.Attribute)
+                and isinstance(n.ctx, ast.Load)
+                and n.attr == name
+                and isinstance(n.value, ast.Name)
+                and n.value.id == "self"
+            ]
+            if not reads:
+                continue
+            first, second = shape
+            splices = [(*program.span(first), program.code(second)), (*program.span(second), program.code(first))]
+            splices += [(*program.span(n), f"self.{name}.t()") for n in reads]
+            yield Edit(
+                "param-transpose",
+                "broadcast-error",
+                call.lineno,
+                f"`self.{name}` laid out as the reference's `{layer.attribute}.weight` (out, in), read as `.t()`",
+                _spliced(program.text, splices),
+                cue=f"`self.{name}` is ({sides[0]}, {sides[1]}); the reference's `nn.Linear` weight is (out, in)",
+                grounded=layer.square,
+            )

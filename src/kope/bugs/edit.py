@@ -879,6 +879,7 @@ ORDER = (
     "flat-tap",
     "layer-bias-flag",
     "param-shape",
+    "param-transpose",
     "missing-advance",
     "guarded-atomic",
     "axis-once",

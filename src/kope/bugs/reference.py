@@ -536,6 +536,10 @@ class Layer:
     out: str
     params: tuple[str, ...] = ()
     """`Model.__init__`'s parameters, in order (`ModelNew` has the same signature, perhaps other names)."""
+    inp: str = ""
+    """The text of its input size (`in_features`), as `out` is of its output size."""
+    square: bool = False
+    """Whether the task makes its input and output sizes the same number (a weight's two layouts then look alike)."""
 
 
 def layers(reference: str) -> list[Layer]:
@@ -549,6 +553,7 @@ def layers(reference: str) -> list[Layer]:
     if init is None:
         return []
     params = tuple(a.arg for a in init.args.args[1:])
+    bound = _bindings(tree, init)
     found: list[Layer] = []
     for node in sorted(ast.walk(init), key=lambda n: getattr(n, "lineno", 0)):
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call)):
@@ -561,13 +566,19 @@ def layers(reference: str) -> list[Layer]:
         out = next((k.value for k in call.keywords if k.arg in ("out_features", "out_channels")), None)
         if out is None and len(call.args) >= 2:
             out = call.args[1]
+        inp = next((k.value for k in call.keywords if k.arg in ("in_features", "in_channels")), None)
+        if inp is None and call.args and cls != "lazylinear":
+            inp = call.args[0]
         if not kind or out is None:
             continue
         position = 2 if kind == "linear" else 8 if cls.startswith("convtranspose") else 7
         flag = next((k.value for k in call.keywords if k.arg == "bias"), None)
         if flag is None and position < len(call.args):
             flag = call.args[position]
-        found.append(Layer(target.attr, kind, _true(flag, tree, init), ast.unparse(out), params))
+        sizes = [_number(side, bound) for side in (inp, out) if side is not None]
+        square = len(sizes) == 2 and sizes[0] is not None and sizes[0] == sizes[1]
+        text = ast.unparse(inp) if inp is not None else ""
+        found.append(Layer(target.attr, kind, _true(flag, tree, init), ast.unparse(out), params, text, square))
     return found
 
 
