@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import verdicts
 
 from kope.agents import DebugConfig, DebugLoop
 from kope.bugs.edit import Program, edits
@@ -106,3 +107,55 @@ def test_advance_axis_moves_a_pointer_by_the_stride_of_the_lanes_its_loop_walks(
     assert fixed is not None and edits(fixed, ["advance-axis"]) == []
     right = Program.parse(STUCK.replace("a_base += BK * s_ak", "a_base += BK * s_ak\n        b_base += BK * s_bk"))
     assert right is not None and edits(right, ["advance-axis"]) == []
+
+
+DRIFT = Path(__file__).parents[1] / "fixtures" / "strides"
+
+
+def test_pointers_advanced_by_a_growing_offset_advance_by_its_change_per_iteration_together(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    task = DRIFT / "drift_task.py"
+    program = Program.parse((DRIFT / "matmul_drift.py").read_text(), task.read_text())
+    assert program is not None
+    both, single_a, single_b = edits(program, ["pointer-drift"])
+    assert "a_ptrs += BLOCK_K * stride_ak" in both.source and "b_ptrs += BLOCK_K * stride_bk" in both.source
+    assert "k_next * stride_bk" in single_a.source and "k_next * stride_ak" in single_b.source
+    assert "grows with `k`" in both.cue
+    assert verdicts(evaluator, task, [program.text, both.source, single_a.source], tmp_path) == ["fail", "pass", "fail"]
+
+
+def test_an_offset_added_to_a_pointer_inside_a_loop_is_also_read_as_an_offset_from_its_base() -> None:
+    source = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def rows_kernel(x_ptr, out_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    for row in range(0, n_rows):
+        x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0)
+        out_ptr += row
+        tl.store(out_ptr, tl.sum(x, axis=0))
+"""
+    program = Program.parse(source)
+    assert program is not None
+    descriptions = {e.description: e.source for e in edits(program, ["pointer-drift"])}
+    rebased = next(text for d, text in descriptions.items() if "out_ptr_at = out_ptr + ..." in d)
+    assert "out_ptr_at = out_ptr + row\n        tl.store(out_ptr_at, tl.sum(x, axis=0))" in rebased
+    assert any("out_ptr += 1" in text for text in descriptions.values())
+
+
+@pytest.mark.parametrize(
+    "advance",
+    [
+        "a_ptrs += BLOCK_K * stride_ak",  # a fixed step
+        "a_ptrs = a_ptr + k_next * stride_ak",  # re-based on every iteration
+    ],
+)
+def test_pointers_advanced_by_a_fixed_step_or_rebased_are_left(advance: str) -> None:
+    source = (DRIFT / "matmul_drift.py").read_text().replace("a_ptrs += k_next * stride_ak", advance)
+    source = source.replace("b_ptrs += k_next * stride_bk", "b_ptrs += BLOCK_K * stride_bk")
+    program = Program.parse(source)
+    assert program is not None
+    assert edits(program, ["pointer-drift"]) == []

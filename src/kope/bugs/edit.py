@@ -881,6 +881,7 @@ ORDER = (
     "param-shape",
     "param-transpose",
     "missing-advance",
+    "pointer-drift",
     "guarded-atomic",
     "axis-once",
     "own-output",

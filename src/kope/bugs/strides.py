@@ -691,6 +691,229 @@ def _advance_after(
     return Edit("missing-advance", "wrong-stride", load.lineno, f"`{statement}` added to the loop", text, cue, True)
 
 
+Polynomial = dict[tuple[str, ...], int]
+"""A sum of products of names with integer coefficients: (sorted names) -> coefficient."""
+
+
+def _polynomial(node: ast.expr, values: dict[str, ast.expr], depth: int = 0) -> Polynomial | None:
+    """`node` as a polynomial over names, where it is made of `+`, `-`, `*`, integers and names (a name in
+    `values` read through its value); None for anything else (a division, a call, a float)."""
+    if depth > 8:
+        return None
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return {(): node.value} if node.value else {}
+    if isinstance(node, ast.Name):
+        if node.id in values:
+            return _polynomial(values[node.id], values, depth + 1)
+        return {(node.id,): 1}
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _polynomial(node.operand, values, depth + 1)
+        return None if inner is None else {k: -v for k, v in inner.items()}
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub | ast.Mult):
+        left, right = _polynomial(node.left, values, depth + 1), _polynomial(node.right, values, depth + 1)
+        if left is None or right is None:
+            return None
+        found: Polynomial = {}
+        if isinstance(node.op, ast.Mult):
+            for (a, x), (b, y) in itertools.product(left.items(), right.items()):
+                key = tuple(sorted(a + b))
+                found[key] = found.get(key, 0) + x * y
+        else:
+            sign = 1 if isinstance(node.op, ast.Add) else -1
+            found = dict(left)
+            for key, value in right.items():
+                found[key] = found.get(key, 0) + sign * value
+        return {k: v for k, v in found.items() if v}
+    return None
+
+
+def _per_step(poly: Polynomial, index: str, step: Polynomial | None) -> Polynomial | None:
+    """How much `poly` grows when `index` grows by `step`, where `index` appears at most once in each product
+    (linear in it) and the growth does not involve it; None otherwise."""
+    if step is None:
+        return None
+    found: Polynomial = {}
+    for names, coefficient in poly.items():
+        if names.count(index) > 1:
+            return None
+        if index not in names:
+            continue
+        rest = list(names)
+        rest.remove(index)
+        for more, factor in step.items():
+            key = tuple(sorted((*rest, *more)))
+            found[key] = found.get(key, 0) + coefficient * factor
+    found = {k: v for k, v in found.items() if v}
+    return found if found and not any(index in names for names in found) else None
+
+
+def _poly_text(poly: Polynomial) -> str:
+    terms = []
+    for names, coefficient in sorted(poly.items(), key=lambda t: (len(t[0]) == 0, t[0])):
+        body = " * ".join(names)
+        magnitude = abs(coefficient)
+        text = body if magnitude == 1 and body else f"{magnitude} * {body}" if body else str(magnitude)
+        terms.append(("- " if coefficient < 0 else "+ ") + text)
+    joined = " ".join(terms) if terms else "0"
+    return joined[2:] if joined.startswith("+ ") else "-" + joined[2:] if joined.startswith("- ") else joined
+
+
+def _loop_values(loop: ast.For, name: str) -> tuple[dict[str, ast.expr], set[str]]:
+    """The names the loop's body assigns once (their values) and those of them that follow the loop's index."""
+    made: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(loop):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            made.setdefault(node.targets[0].id, []).append(node.value)
+    values = {k: v[0] for k, v in made.items() if len(v) == 1}
+    following = {name}
+    grew = True
+    while grew:
+        grew = False
+        for key, value in values.items():
+            if key not in following and names_in(value) & following:
+                following.add(key)
+                grew = True
+    return values, following
+
+
+def _drifts(kernel: ast.FunctionDef, loop: ast.For) -> Iterator[tuple[str, ast.expr, ast.stmt]]:
+    """(pointer, increment, statement) for each pointer the loop carries from one iteration to the next by an
+    increment that follows the loop's index: `p += k * s`, or `p = p + next_k * s` (also through a name:
+    `p_next = p + next_k * s`, then `p = p_next`). The pointer is assigned before the loop and nowhere else in it."""
+    if not isinstance(loop.target, ast.Name):
+        return
+    values, following = _loop_values(loop, loop.target.id)
+    assigned = assignments(kernel)
+    inside = {id(n) for n in ast.walk(loop)}
+    for node in ast.walk(loop):
+        statement: ast.stmt
+        if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name):
+            pointer, increment, statement = node.target.id, node.value, node
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            pointer = node.targets[0].id
+            value = node.value
+            if isinstance(value, ast.Name) and value.id in values and value.id != pointer:
+                carried = next(
+                    (a for a in assigned.get(value.id, []) if id(a) in inside and isinstance(a, ast.Assign)), None
+                )
+                if carried is None:
+                    continue
+                value, statement = carried.value, carried
+            else:
+                statement = node
+            if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)):
+                continue
+            if not (isinstance(value.left, ast.Name) and value.left.id == pointer):
+                continue
+            increment = value.right
+        else:
+            continue
+        before = [a for a in assigned.get(pointer, []) if id(a) not in inside and a.lineno < loop.lineno]
+        rebound = [
+            a
+            for a in assigned.get(pointer, [])
+            if id(a) in inside and a is not node and isinstance(a, ast.Assign) and a is not statement
+        ]
+        if (before or pointer in params_of(kernel)) and not rebound and names_in(increment) & following:
+            yield pointer, increment, statement
+
+
+@operator("pointer-drift", "wrong-stride")
+def pointer_drift(program: Program) -> Iterator[Edit]:
+    """A pointer a loop carries from one iteration to the next, advanced by an amount that follows the loop's index
+    (`p += k * s`; `p_next = p + next_k * s`, `p = p_next`, with `next_k = k + BLOCK`): each iteration adds the whole
+    offset again, so the pointer runs ahead of the index. Two readings: the amount is the offset from the loop's
+    start (the advance becomes the change of that offset from one iteration to the next, `BLOCK * s`, where it is
+    a polynomial of the index), or the offset from the pointer's base for the statements that follow
+    (`p += off` becomes `p_at = p + off`, read by the rest of its block). Every carried pointer of a loop changed
+    at once first, then each alone. Cued: the source shows the index added again on every iteration."""
+    for kernel in program.kernels:
+        used = {
+            name
+            for call in ast.walk(kernel)
+            if isinstance(call, ast.Call) and call_name(call) in ("tl.load", "tl.store") and call.args
+            for name in _address_names(kernel, call.args[0])
+        }
+        for loop in (n for n in ast.walk(kernel) if isinstance(n, ast.For)):
+            call = range_call(loop)
+            if call is None or not isinstance(loop.target, ast.Name):
+                continue
+            index = loop.target.id
+            step = call.args[2] if len(call.args) > 2 else ast.Constant(1)
+            values, following = _loop_values(loop, index)
+            changes: list[tuple[int, int, str]] = []
+            singles: list[Edit] = []
+            for pointer, increment, statement in _drifts(kernel, loop):
+                if pointer not in used:
+                    continue
+                expanded = {k: v for k, v in values.items() if k in following}
+                now = _polynomial(increment, expanded)
+                if now is None:
+                    continue
+                change = _per_step(now, index, _polynomial(step, {}))
+                if not change:
+                    continue
+                text = _poly_text(change)
+                grows = f"`{program.code(increment)}`, which grows with `{index}`"
+                cue = f"`{program.code(statement)}` adds {grows}, on every iteration"
+                start, end = program.span(increment)
+                wrapped = f"({text})" if isinstance(statement, ast.Assign) and " " in text else text
+                changes.append((start, end, wrapped))
+                description = f"advance `{pointer}` by `{text}` (the offset's change per iteration)"
+                singles.append(
+                    Edit(
+                        "pointer-drift",
+                        "wrong-stride",
+                        statement.lineno,
+                        description,
+                        program.text[:start] + wrapped + program.text[end:],
+                        cue,
+                        False,
+                    )
+                )
+                if isinstance(statement, ast.AugAssign):
+                    singles.extend(_rebased(program, kernel, statement, pointer, cue))
+            if len(changes) > 1:
+                text = program.text
+                for start, end, new in sorted(changes, reverse=True):
+                    text = text[:start] + new + text[end:]
+                description = f"advance {len(changes)} pointers by their offsets' change per iteration"
+                yield Edit("pointer-drift", "wrong-stride", loop.lineno, description, text, singles[0].cue, False)
+            yield from singles
+
+
+def _rebased(
+    program: Program, kernel: ast.FunctionDef, statement: ast.AugAssign, pointer: str, cue: str
+) -> Iterator[Edit]:
+    """`p += off` as `p_at = p + off`, the statements after it in its block reading `p_at`."""
+    block = next(
+        (
+            body
+            for node in ast.walk(kernel)
+            for body in (getattr(node, "body", None), getattr(node, "orelse", None))
+            if isinstance(body, list) and any(s is statement for s in body)
+        ),
+        None,
+    )
+    if block is None:
+        return
+    after = block[block.index(statement) + 1 :]
+    reads = [n for s in after for n in ast.walk(s) if isinstance(n, ast.Name) and n.id == pointer]
+    if not reads or any(isinstance(n.ctx, ast.Store) for n in reads):
+        return
+    taken = {n.id for n in ast.walk(kernel) if isinstance(n, ast.Name)}
+    fresh = f"{pointer}_at"
+    while fresh in taken:
+        fresh += "_"
+    splices = [(*program.span(n), fresh) for n in reads]
+    splices.append((*program.span(statement), f"{fresh} = {pointer} + {program.code(statement.value)}"))
+    text = program.text
+    for start, end, new in sorted(splices, reverse=True):
+        text = text[:start] + new + text[end:]
+    description = f"`{program.code(statement)}` -> `{fresh} = {pointer} + ...`, read by the rest of its block"
+    yield Edit("pointer-drift", "wrong-stride", statement.lineno, description, text, cue, False)
+
+
 # -- how the bench injects it (mutations) ------------------------------------------------------
 
 
