@@ -880,6 +880,7 @@ ORDER = (
     "layer-bias-flag",
     "param-shape",
     "param-transpose",
+    "eval-statistics",
     "missing-advance",
     "pointer-drift",
     "guarded-atomic",

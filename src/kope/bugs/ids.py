@@ -28,6 +28,7 @@ KindId = Literal[
     "bias",
     "epilogue",
     "dims",
+    "norms",
     "api",
     "conv",
 ]

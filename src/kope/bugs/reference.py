@@ -640,6 +640,46 @@ def _model_calls(reference: str, prefixes: tuple[str, ...]) -> list[tuple[str, a
     return [(name, node) for _, _, name, node in sorted(found, key=lambda f: f[:2])]
 
 
+@dataclass(frozen=True)
+class BatchNorm:
+    """A batch norm the reference's `__init__` builds (`self.bn = nn.BatchNorm2d(out_channels, eps=1e-3)`): its
+    attribute, the text of its feature count, its epsilon, and `Model.__init__`'s parameters in order (to read the
+    count in `ModelNew`'s)."""
+
+    attribute: str
+    features: str
+    eps: float
+    params: tuple[str, ...] = ()
+
+
+def batch_norms(reference: str) -> list[BatchNorm]:
+    """The `nn.BatchNorm1d/2d/3d` layers `Model.__init__` assigns to an attribute, in source order; [] when it does
+    not parse or has none."""
+    tree = _parsed(reference)
+    init = _model_method(tree, "__init__") if tree is not None else None
+    if tree is None or init is None:
+        return []
+    params = tuple(a.arg for a in init.args.args[1:])
+    names = _bindings(tree, init)
+    found: list[BatchNorm] = []
+    for node in sorted(ast.walk(init), key=lambda n: getattr(n, "lineno", 0)):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call)):
+            continue
+        target, call = node.targets[0], node.value
+        if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
+            continue
+        if not ast.unparse(call.func).split(".")[-1].lower().startswith("batchnorm"):
+            continue
+        features = next((k.value for k in call.keywords if k.arg == "num_features"), None)
+        features = features if features is not None else call.args[0] if call.args else None
+        eps_node = next((k.value for k in call.keywords if k.arg == "eps"), None)
+        eps_node = eps_node if eps_node is not None else call.args[1] if len(call.args) > 1 else None
+        eps = _number(eps_node, names) if eps_node is not None else 1e-5
+        if features is not None and eps is not None:
+            found.append(BatchNorm(target.attr, ast.unparse(features), eps, params))
+    return found
+
+
 _POOLS = ("maxpool", "avgpool", "max_pool", "avg_pool", "lppool", "lp_pool")
 """Pooling layers and functions by lower-cased name prefix (`nn.MaxPool3d`, `F.avg_pool2d`); adaptive pools,
 whose windows are not a fixed size, are not among them."""

@@ -40,6 +40,7 @@ from kope.bugs import (
     loops,
     masks,
     mutation,
+    norms,
     numerics,
     precision,
     recipe,
@@ -116,6 +117,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("bias", bias),
     Kind("epilogue", epilogue),
     Kind("dims", dims),
+    Kind("norms", norms),
     Kind("api", api, ("api-misuse",)),
     Kind("conv", conv),
 )
