@@ -33,6 +33,8 @@ def test_batch_statistics_read_the_running_ones_when_the_model_is_not_training(
     program = _program((NORMS / "bn_batch_stats.py").read_text(), task)
     (edit,) = edits(program, ["eval-statistics"])
     assert not edit.grounded and "`bn` normalises with its running statistics" in edit.cue
+    evaluated = Program.parse(program.text, task.read_text(), module_mode="eval")
+    assert evaluated is not None and edits(evaluated, ["eval-statistics"])[0].grounded  # wrong on every input there
     assert "self.register_buffer('running_mean', torch.zeros(features))" in edit.source
     assert "if not self.training:\n            mean = self.running_mean\n" in edit.source
     assert "rstd = torch.rsqrt(self.running_var + 1e-05)" in edit.source

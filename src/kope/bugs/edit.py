@@ -67,17 +67,21 @@ class Program:
     error: str = ""
     """The error the candidate's evaluation stopped on (the diagnosis's `error`): operators that mend what a
     compiler's message states exactly (kope.bugs.api's `carried-type`) read it; empty when it ran."""
+    module_mode: str = "train"
+    """The mode the evaluation runs both models in (`EvalOptions.module_mode`): kope.bugs.norms reads it."""
     _per_kernel: dict[tuple[str, int], list[str]] = field(default_factory=dict, repr=False, compare=False)
     """`strides` and `scalars` by kernel: every operator asks for them, often once per site."""
 
     @classmethod
-    def parse(cls, text: str, reference: str = "", *, scale: float | None = None, error: str = "") -> Program | None:
+    def parse(
+        cls, text: str, reference: str = "", *, scale: float | None = None, error: str = "", module_mode: str = "train"
+    ) -> Program | None:
         """None when the source does not parse (no operator applies)."""
         parsed = ParsedSource.parse(text)
         if parsed is None:
             return None
         constants = formula_constants(reference)
-        return cls(parsed=parsed, reference_constants=constants, scale=scale, reference=reference, error=error)
+        return cls(parsed, constants, scale=scale, reference=reference, error=error, module_mode=module_mode)
 
     def error_line(self) -> int | None:
         """The candidate line the evaluation's error names (`(candidate line N: ...)`), if it names one (a bounded

@@ -15,8 +15,9 @@ the reference's running statistics instead, right after the statement that makes
 The running statistics are those of the batch norm `ModelNew` keeps, else two new buffers `running_mean` /
 `running_var` of the reference's feature count (kope copies the reference's buffers into them by name); in a
 module-level function they arrive as a new keyword argument that each call passes
-(`bn_running=None if self.training else (...)`). Offered where the reference builds one batch norm; never grounded
-(in training mode the batch's statistics are right).
+(`bn_running=None if self.training else (...)`). Offered where the reference builds one batch norm; grounded where
+the evaluation runs the models in eval mode (`Program.module_mode`: the batch's statistics are then wrong on every
+input; in training mode they are right).
 """
 
 from __future__ import annotations
@@ -166,4 +167,5 @@ def eval_statistics(program: Program) -> Iterator[Edit]:
             _spliced(program.text, splices),
             cue=f"line {statement.lineno} makes the batch's `{mean}` / `{spread}`; the reference's "
             f"`{norm.attribute}` normalises with its running statistics in eval mode",
+            grounded=program.module_mode == "eval",
         )

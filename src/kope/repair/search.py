@@ -124,7 +124,9 @@ class OperatorEdits:
 
     def propose(self, source: str, diagnosis: Diagnosis | None, evidence: Evidence, reference: str) -> list[Candidate]:
         error = diagnosis.error or "" if diagnosis is not None else ""
-        program = Program.parse(source, reference, scale=evidence.scale, error=error)
+        evaluation = diagnosis.evaluation if diagnosis is not None else None
+        mode = evaluation.module_mode if evaluation is not None else "train"
+        program = Program.parse(source, reference, scale=evidence.scale, error=error, module_mode=mode)
         if program is None:
             return []
         launches = _launch_lines(program)
