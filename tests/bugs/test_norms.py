@@ -67,3 +67,27 @@ def test_running_statistics_or_a_reference_without_a_batch_norm_get_no_edit() ->
     assert edits(_program(running, NORMS / "bn_task.py"), ["eval-statistics"]) == []
     plain = FIXTURES / "host" / "linear_task.py"
     assert edits(_program(source, plain), ["eval-statistics"]) == []
+
+
+def test_the_offline_search_mends_the_statistics_then_the_error_a_case_of_one_raises_on_top(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """The running statistics are right on the shown case but the kept version stops on a batch of one
+    (`M.to(...)`: Triton makes an argument of 1 a constant): its second edits read that error (`host-cast`)."""
+    from kope.agents import DebugConfig, DebugLoop
+    from kope.repair.search import SearchConfig
+
+    task = NORMS / "bn_task.py"
+    candidate = tmp_path / "candidate.py"
+    text = (NORMS / "bn_batch_stats.py").read_text()
+    candidate.write_text(text.replace("mean = tl.sum(x, axis=0) / M", "mean = tl.sum(x, axis=0) / M.to(tl.float32)"))
+    config = DebugConfig(
+        probes=False,
+        search_config=SearchConfig(max_evaluations=12),
+        options=EvalOptions(module_mode="eval"),
+    )
+    report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
+    accepted = [t.operator for r in report.search for t in r.trials if t.verdict == "accepted"]
+    assert report.status == "repaired" and accepted == ["host-cast"]
+    fixed = (tmp_path / "fixed.py").read_text()
+    assert "mean = self.running_mean" in fixed and "tl.cast(M, tl.float32)" in fixed

@@ -278,9 +278,10 @@ def test_a_version_that_fails_its_acceptance_check_shows_the_search_the_cases_it
     for shown in (told, screened):  # the cases the check found wrong, or those an evaluation on others finds
         assert shown.accepted is not None and "* 1.5" not in shown.accepted and "// BLOCK" not in shown.accepted
         assert shown.screen and any("shown too" in t.reason for t in shown.trials), shown.summary()
-    # the start evaluated once more on the cases that joined (what later versions are scored against), and the
-    # screen's evaluation where the caller does not say which cases the check found wrong
-    assert told.evaluations == len(told.trials) + 1 and screened.evaluations == len(screened.trials) + 2
+    # the start evaluated once more on the cases that joined (what later versions are scored against), the version on
+    # them (where it stops now is what its second edits read), and the screen's evaluation where the caller does not
+    # say which cases the check found wrong
+    assert told.evaluations == len(told.trials) + 2 and screened.evaluations == len(screened.trials) + 3
     assert plain.accepted is None and plain.acceptance_checks == 2, plain.summary()
     # its checks spent, the round ended at the first version right on the shown case it could not check; that version
     # was not marked tried, so the next round (from the best version, with fresh checks) evaluates it again

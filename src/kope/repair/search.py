@@ -689,6 +689,12 @@ class RepairSearch:
                                         screen += [c.name for c in failing]
                                         listed = ", ".join(c.name for c in failing)
                                         reason += f"; the search goes on with the case(s) it fails shown too ({listed})"
+                                        stopped = self._evaluated(
+                                            task, candidate.source, "kept.py", quick, shown, scratch
+                                        )
+                                        extra += 1
+                                        if stopped.error is not None:  # its second edits read where it stops now
+                                            candidate = replace(candidate, error=stopped.error.message)
                                     if rebased is not None:
                                         base = version_score(rebased)
                                         start_cases = {c.name: c for c in rebased.cases}
