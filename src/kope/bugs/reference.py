@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from kope import syntax
@@ -542,6 +542,16 @@ class Layer:
     """Whether the task makes its input and output sizes the same number (a weight's two layouts then look alike)."""
 
 
+def _self_calls(init: ast.FunctionDef) -> Iterator[tuple[str, ast.Call]]:
+    """`self.<attribute> = <call>` in `__init__`, in source order: (attribute, call)."""
+    for node in sorted(ast.walk(init), key=lambda n: getattr(n, "lineno", 0)):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call)):
+            continue
+        target = node.targets[0]
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+            yield target.attr, node.value
+
+
 def layers(reference: str) -> list[Layer]:
     """The Linear and convolution layers `Model.__init__` builds, in source order; [] when it does not parse or has
     none. A layer has a bias unless its `bias=` argument is False (a literal, or an `__init__` parameter that
@@ -555,12 +565,7 @@ def layers(reference: str) -> list[Layer]:
     params = tuple(a.arg for a in init.args.args[1:])
     bound = _bindings(tree, init)
     found: list[Layer] = []
-    for node in sorted(ast.walk(init), key=lambda n: getattr(n, "lineno", 0)):
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call)):
-            continue
-        target, call = node.targets[0], node.value
-        if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
-            continue
+    for attribute, call in _self_calls(init):
         cls = ast.unparse(call.func).split(".")[-1].lower()
         kind = "linear" if cls in _LINEAR else "conv" if cls.startswith("conv") else ""
         out = next((k.value for k in call.keywords if k.arg in ("out_features", "out_channels")), None)
@@ -578,7 +583,7 @@ def layers(reference: str) -> list[Layer]:
         sizes = [_number(side, bound) for side in (inp, out) if side is not None]
         square = len(sizes) == 2 and sizes[0] is not None and sizes[0] == sizes[1]
         text = ast.unparse(inp) if inp is not None else ""
-        found.append(Layer(target.attr, kind, _true(flag, tree, init), ast.unparse(out), params, text, square))
+        found.append(Layer(attribute, kind, _true(flag, tree, init), ast.unparse(out), params, text, square))
     return found
 
 
@@ -662,12 +667,7 @@ def batch_norms(reference: str) -> list[BatchNorm]:
     params = tuple(a.arg for a in init.args.args[1:])
     names = _bindings(tree, init)
     found: list[BatchNorm] = []
-    for node in sorted(ast.walk(init), key=lambda n: getattr(n, "lineno", 0)):
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call)):
-            continue
-        target, call = node.targets[0], node.value
-        if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
-            continue
+    for attribute, call in _self_calls(init):
         if not ast.unparse(call.func).split(".")[-1].lower().startswith("batchnorm"):
             continue
         features = next((k.value for k in call.keywords if k.arg == "num_features"), None)
@@ -676,7 +676,7 @@ def batch_norms(reference: str) -> list[BatchNorm]:
         eps_node = eps_node if eps_node is not None else call.args[1] if len(call.args) > 1 else None
         eps = _number(eps_node, names) if eps_node is not None else 1e-5
         if features is not None and eps is not None:
-            found.append(BatchNorm(target.attr, ast.unparse(features), eps, params))
+            found.append(BatchNorm(attribute, ast.unparse(features), eps, params))
     return found
 
 
