@@ -1027,6 +1027,24 @@ def test_a_keyword_the_callee_does_not_take_is_dropped_from_its_calls(evaluator:
     assert status == "repaired" and accepted == ["unknown-keyword"], accepted
 
 
+def test_a_keyword_given_a_value_of_the_wrong_type_is_dropped_where_the_error_names_it() -> None:
+    text = (API / "rownorm_good.py").read_text()
+    assert "out = torch.empty_like(x)" in text
+    text = text.replace("out = torch.empty_like(x)", "out = torch.empty_like(x, layout=torch.contiguous_format)")
+    line = next(i for i, row in enumerate(text.splitlines(), 1) if "layout=" in row)
+    error = (
+        "forward failed on trial 0: TypeError: empty_like(): argument 'layout' must be torch.layout, not "
+        f"torch.memory_format (candidate line {line}: out = torch.empty_like(x, layout=torch.contiguous_format))"
+    )
+    parsed = Program.parse(text, error=error)
+    assert parsed is not None
+    (made,) = edits(parsed, ["unknown-keyword"])
+    assert made.grounded and "out = torch.empty_like(x)\n" in made.source
+    assert "a value of a type it does not take" in made.description
+    silent = Program.parse(text)
+    assert silent is not None and edits(silent, ["unknown-keyword"]) == []
+
+
 def test_hints_triton_refuses_become_their_argument_and_unread_calls_it_lacks_go(
     evaluator: Evaluator, tmp_path: Path
 ) -> None:

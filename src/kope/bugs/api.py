@@ -1064,7 +1064,9 @@ def hint_keyword(program: Program) -> Iterator[Edit]:
 
 # -- keywords a callee does not take, and hints Triton cannot compile -----------------------------------
 
-_UNEXPECTED = re.compile(r"got an unexpected keyword argument '(\w+)'")
+_UNEXPECTED = re.compile(r"got an unexpected keyword argument '(\w+)'|argument '(\w+)' must be [\w.]+, not ")
+"""A keyword its callee does not take, or one given a value of a type it does not take (`torch.empty(...,
+layout=torch.contiguous_format)`: "argument 'layout' must be torch.layout, not torch.memory_format")."""
 _COMPILER_HINTS = frozenset({"multiple_of", "max_contiguous", "max_constancy", "assume"})
 """`tl` functions that tell the compiler a fact and return their first argument (or nothing): never a value."""
 
@@ -1080,11 +1082,14 @@ def unknown_keyword(program: Program) -> Iterator[Edit]:
     unexpected keyword argument 'num_consumer_groups'", `tl.zeros(..., scope="shared")`, `tl.load(...,
     cache_read=True)`), dropped from the call on the error's line and from every other call of that callee passing
     it (an autotune's configs all do); without a line, from the calls of Triton's and PyTorch's functions passing
-    it. No call ever ran with that keyword: the values it computes are what the kernel is judged on."""
+    it. A keyword given a value of a type the callee does not take ("argument 'layout' must be torch.layout, not
+    torch.memory_format") is dropped the same way: the callee's default. No call ever ran with that keyword: the
+    values it computes are what the kernel is judged on."""
     found = _UNEXPECTED.search(program.error[:_MESSAGE_CHARS])
     if found is None:
         return
-    keyword, line = found.group(1), program.error_line()
+    keyword, line = found.group(1) or found.group(2), program.error_line()
+    taken = "a keyword it does not take" if found.group(1) else "a value of a type it does not take"
     calls = [
         node
         for node in ast.walk(program.parsed.tree)
@@ -1109,9 +1114,9 @@ def unknown_keyword(program: Program) -> Iterator[Edit]:
         "unknown-keyword",
         "api-misuse",
         chosen[0].lineno,
-        f"drop `{keyword}=` from {callees}: a keyword it does not take",
+        f"drop `{keyword}=` from {callees}: {taken}",
         text,
-        f"{keyword}: the error says {callees} takes no such keyword",
+        f"{keyword}: the error says {callees} takes no such keyword" if found.group(1) else f"{keyword}: {taken}",
         grounded=True,
     )
 
