@@ -748,14 +748,13 @@ def _per_step(poly: Polynomial, index: str, step: Polynomial | None) -> Polynomi
 
 
 def _poly_text(poly: Polynomial) -> str:
-    terms = []
+    """`BLOCK_K * stride_ak - 2 * s`: products with more names first, the constant last."""
+    text = ""
     for names, coefficient in sorted(poly.items(), key=lambda t: (len(t[0]) == 0, t[0])):
-        body = " * ".join(names)
-        magnitude = abs(coefficient)
-        text = body if magnitude == 1 and body else f"{magnitude} * {body}" if body else str(magnitude)
-        terms.append(("- " if coefficient < 0 else "+ ") + text)
-    joined = " ".join(terms) if terms else "0"
-    return joined[2:] if joined.startswith("+ ") else "-" + joined[2:] if joined.startswith("- ") else joined
+        factors = [*([str(abs(coefficient))] if abs(coefficient) != 1 or not names else []), *names]
+        term = " * ".join(factors)
+        text += (" - " if coefficient < 0 else " + ") + term if text else ("-" if coefficient < 0 else "") + term
+    return text or "0"
 
 
 def _loop_values(loop: ast.For, name: str) -> tuple[dict[str, ast.expr], set[str]]:
@@ -776,7 +775,9 @@ def _loop_values(loop: ast.For, name: str) -> tuple[dict[str, ast.expr], set[str
     return values, following
 
 
-def _drifts(kernel: ast.FunctionDef, loop: ast.For) -> Iterator[tuple[str, ast.expr, ast.stmt]]:
+def _drifts(
+    kernel: ast.FunctionDef, loop: ast.For, values: dict[str, ast.expr], following: set[str]
+) -> Iterator[tuple[str, ast.expr, ast.stmt]]:
     """(pointer, increment, statement) for each pointer the loop carries from one iteration to the next by an
     increment that follows the loop's index: `p += k * s`, or `p = p + next_k * s` (also through a name:
     `p_next = p + next_k * s`, then `p = p_next`). The pointer is assigned before the loop and nowhere else in it."""
@@ -841,9 +842,9 @@ def pointer_drift(program: Program) -> Iterator[Edit]:
             index = loop.target.id
             step = call.args[2] if len(call.args) > 2 else ast.Constant(1)
             values, following = _loop_values(loop, index)
-            changes: list[tuple[int, int, str]] = []
+            changes: list[tuple[ast.AST, str]] = []
             singles: list[Edit] = []
-            for pointer, increment, statement in _drifts(kernel, loop):
+            for pointer, increment, statement in _drifts(kernel, loop, values, following):
                 if pointer not in used:
                     continue
                 expanded = {k: v for k, v in values.items() if k in following}
@@ -856,9 +857,8 @@ def pointer_drift(program: Program) -> Iterator[Edit]:
                 text = _poly_text(change)
                 grows = f"`{program.code(increment)}`, which grows with `{index}`"
                 cue = f"`{program.code(statement)}` adds {grows}, on every iteration"
-                start, end = program.span(increment)
                 wrapped = f"({text})" if isinstance(statement, ast.Assign) and " " in text else text
-                changes.append((start, end, wrapped))
+                changes.append((increment, wrapped))
                 description = f"advance `{pointer}` by `{text}` (the offset's change per iteration)"
                 singles.append(
                     Edit(
@@ -866,7 +866,7 @@ def pointer_drift(program: Program) -> Iterator[Edit]:
                         "wrong-stride",
                         statement.lineno,
                         description,
-                        program.text[:start] + wrapped + program.text[end:],
+                        program.replace(increment, wrapped),
                         cue,
                         False,
                     )
@@ -874,10 +874,8 @@ def pointer_drift(program: Program) -> Iterator[Edit]:
                 if isinstance(statement, ast.AugAssign):
                     singles.extend(_rebased(program, kernel, statement, pointer, cue))
             if len(changes) > 1:
-                text = program.text
-                for start, end, new in sorted(changes, reverse=True):
-                    text = text[:start] + new + text[end:]
                 description = f"advance {len(changes)} pointers by their offsets' change per iteration"
+                text = program.replace_all(changes)
                 yield Edit("pointer-drift", "wrong-stride", loop.lineno, description, text, singles[0].cue, False)
             yield from singles
 
@@ -905,11 +903,9 @@ def _rebased(
     fresh = f"{pointer}_at"
     while fresh in taken:
         fresh += "_"
-    splices = [(*program.span(n), fresh) for n in reads]
-    splices.append((*program.span(statement), f"{fresh} = {pointer} + {program.code(statement.value)}"))
-    text = program.text
-    for start, end, new in sorted(splices, reverse=True):
-        text = text[:start] + new + text[end:]
+    changes: list[tuple[ast.AST, str]] = [(n, fresh) for n in reads]
+    changes.append((statement, f"{fresh} = {pointer} + {program.code(statement.value)}"))
+    text = program.replace_all(changes)
     description = f"`{program.code(statement)}` -> `{fresh} = {pointer} + ...`, read by the rest of its block"
     yield Edit("pointer-drift", "wrong-stride", statement.lineno, description, text, cue, False)
 
