@@ -21,6 +21,7 @@ from kope.repair.search import SearchConfig
 API = FIXTURES / "api"
 OPERATORS = [
     "missing-import",
+    "task-global",
     "constexpr-param",
     "constexpr-local",
     "autotune-keyword",
@@ -127,6 +128,23 @@ def test_a_module_used_but_never_imported_is_imported() -> None:
     assert parsed is not None and missing_imports(parsed) == []
 
 
+def test_a_task_constant_read_as_a_global_is_bound_as_the_task_binds_it() -> None:
+    text = (API / "rownorm_task_global.py").read_text()
+    task = (API / "rownorm_task.py").read_text()
+    bare = Program.parse(text)
+    assert bare is not None and edits(bare, OPERATORS) == []  # without the task, nothing says what `cols` is
+    parsed = Program.parse(text, task)
+    assert parsed is not None
+    (made,) = edits(parsed, OPERATORS)
+    assert made.operator == "task-global" and made.grounded
+    assert "import triton.language as tl\ncols = 20\n" in made.source
+    for unfit in ("cols = 20\ncols = 30\n", "cols = int('20')\n"):  # bound twice, or not to a literal
+        other = Program.parse(text, task.replace("cols = 20\n", unfit))
+        assert other is not None and edits(other, ["task-global"]) == []
+    bound = Program.parse(text.replace("import torch\n", "import torch\ncols = 7\n"), task)
+    assert bound is not None and edits(bound, ["task-global"]) == []
+
+
 def test_the_mutation_drops_the_constexpr_of_an_aranged_block_and_the_edit_restores_it() -> None:
     good = (API / "rownorm_good.py").read_text()
     (mutant,) = mutants(good, "constexpr-dropped")
@@ -155,6 +173,7 @@ def repair(
         ("rownorm_width_range.py", "arange-block"),
         ("rownorm_autotune_again.py", "autotune-keyword"),
         ("rownorm_helper_unjitted.py", "helper-jit"),
+        ("rownorm_task_global.py", "task-global"),
     ],
 )
 def test_the_search_repairs_a_kernel_that_never_ran(

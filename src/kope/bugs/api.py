@@ -111,6 +111,7 @@ from kope.bugs.cue import Source, cue
 from kope.bugs.edit import OPERATORS, Edit, Program, edits, operator, pointers_of, site_arguments
 from kope.bugs.mutation import Context, Mutation, mutation
 from kope.bugs.recipe import recipe
+from kope.cases.task import binding_counts, module_bindings
 from kope.source import LaunchSite, call_name
 
 _SHAPE_CALLS = {"zeros": (0,), "full": (0,), "reshape": (1,), "view": (1,), "broadcast_to": (1,)}
@@ -1433,8 +1434,8 @@ def grid_tuple(program: Program) -> Iterator[Edit]:
 # -- imports ------------------------------------------------------------------------------------
 
 
-def missing_imports(program: Program) -> list[str]:
-    """Conventional module names the file reads but never binds, in `_IMPORTS`' order."""
+def _unbound_reads(program: Program) -> set[str]:
+    """Names the file reads and binds nowhere (no assignment, definition, parameter or import), builtins aside."""
     parsed = program.parsed
     bound = set(parsed.aliases)
     for node in ast.walk(parsed.tree):
@@ -1445,7 +1446,27 @@ def missing_imports(program: Program) -> list[str]:
         elif isinstance(node, ast.arg):
             bound.add(node.arg)
     read = {n.id for n in ast.walk(parsed.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    return [name for name in _IMPORTS if name in read and name not in bound and not hasattr(builtins, name)]
+    return {name for name in read - bound if not hasattr(builtins, name)}
+
+
+def missing_imports(program: Program) -> list[str]:
+    """Conventional module names the file reads but never binds, in `_IMPORTS`' order."""
+    unbound = _unbound_reads(program)
+    return [name for name in _IMPORTS if name in unbound]
+
+
+def _after_imports(program: Program, lines: str) -> tuple[int, str]:
+    """The file with `lines` put after its last top-level import (or its docstring), and that statement's line."""
+    body = program.parsed.tree.body
+    imports = [s for s in body if isinstance(s, ast.Import | ast.ImportFrom)]
+    docstring = body[:1] if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else []
+    after = (imports or docstring or [None])[-1]
+    if after is None:
+        return 1, lines + program.text
+    end = program.parsed.span(after)[1]
+    newline = program.text.find("\n", end)
+    at = newline + 1 if newline >= 0 else len(program.text)
+    return after.lineno, program.text[:at] + ("" if newline >= 0 else "\n") + lines + program.text[at:]
 
 
 @operator("missing-import", "api-misuse")
@@ -1454,28 +1475,62 @@ def missing_import(program: Program) -> Iterator[Edit]:
     names = missing_imports(program)
     if not names:
         return
-    body = program.parsed.tree.body
-    imports = [s for s in body if isinstance(s, ast.Import | ast.ImportFrom)]
-    docstring = body[:1] if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else []
-    after = (imports or docstring or [None])[-1]
-    lines = "".join(f"{_IMPORTS[n]}\n" for n in names)
-    if after is None:
-        text = lines + program.text
-    else:
-        end = program.parsed.span(after)[1]
-        newline = program.text.find("\n", end)
-        at = newline + 1 if newline >= 0 else len(program.text)
-        text = program.text[:at] + ("" if newline >= 0 else "\n") + lines + program.text[at:]
+    line, text = _after_imports(program, "".join(f"{_IMPORTS[n]}\n" for n in names))
     yield Edit(
         "missing-import",
         "api-misuse",
-        getattr(after, "lineno", 1),
+        line,
         f"import {', '.join(names)}: the file uses {'them' if len(names) > 1 else 'it'} and never imports it",
         text,
         f"`{'`, `'.join(names)}` read but never imported",
         grounded=True,
     )
 
+
+def task_globals(program: Program) -> dict[str, str]:
+    """The task's module-level constants the file reads and never binds (`batch_size`, which the reference's own
+    `__init__` may read as a global), each with the task's statement that binds it, in the task's order: names bound
+    once, to a literal (`256`, `(3, 5)`, `0.5`)."""
+    unbound = _unbound_reads(program) - set(_IMPORTS)
+    if not unbound or not program.reference:
+        return {}
+    try:
+        tree = ast.parse(program.reference)
+    except (SyntaxError, ValueError, RecursionError):
+        return {}
+    counts = binding_counts(tree)
+    found: dict[str, str] = {}
+    for name, value in module_bindings(tree):
+        if name not in unbound or counts[name] != 1:
+            continue
+        try:
+            ast.literal_eval(value)
+        except (ValueError, SyntaxError, TypeError, RecursionError):
+            continue
+        found[name] = f"{name} = {ast.unparse(value)}"
+    return found
+
+
+@operator("task-global", "api-misuse")
+def task_global(program: Program) -> Iterator[Edit]:
+    """Bind each task constant the file reads and never binds the way the task does (`batch_size = 256`, after the
+    imports: "name 'batch_size' is not defined"). Kope's cases give a copy of the task's own value the case's value,
+    so the copy follows every case's sizes."""
+    found = task_globals(program)
+    if not found:
+        return
+    line, text = _after_imports(program, "".join(f"{statement}\n" for statement in found.values()))
+    names = list(found)
+    yield Edit(
+        "task-global",
+        "api-misuse",
+        line,
+        f"bind {', '.join(names)} as the task does: the file reads {'them' if len(names) > 1 else 'it'} as a global "
+        "and never binds it",
+        text,
+        f"`{'`, `'.join(names)}` read but bound only in the task",
+        grounded=True,
+    )
 
 # -- helpers the kernels call without @triton.jit ----------------------------------------------------
 

@@ -757,6 +757,7 @@ def launches_of(program: Program) -> Iterator[ast.Call]:
 ORDER = (
     "api-together",
     "missing-import",
+    "task-global",
     "constexpr-param",
     "constexpr-local",
     "autotune-keyword",
