@@ -1532,6 +1532,7 @@ def task_global(program: Program) -> Iterator[Edit]:
         grounded=True,
     )
 
+
 # -- helpers the kernels call without @triton.jit ----------------------------------------------------
 
 
