@@ -33,6 +33,8 @@ rule is broken on every input, so the search tries these first):
   made the one-axis tuple Triton takes (`kernel[(n_blocks,)](...)`).
 - `missing-import`: a module the file uses under its conventional name (`math`, `triton`, `tl`, `torch`, `F`,
   `nn`, `np`) that it never imports or binds ("name 'math' is not defined"). The edit imports it.
+- `task-global`: a constant of the task's module (`batch_size`) that the file reads as a global and never binds, as
+  the reference's own `__init__` may ("name 'batch_size' is not defined"). The edit binds it as the task does.
 - `capped-block`: a block a `tl.arange` ranges over that the host caps by a size (`BLOCK = min(64, batch)`): a
   power of two while the size is large, any number below it ("arange's range must be a power of 2"). Every such
   cap becomes `min(64, triton.next_power_of_2(batch))`.
