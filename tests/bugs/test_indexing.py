@@ -1,4 +1,5 @@
-"""Indexing (kope.bugs.indexing): a flat index decoded into coordinates in no one order (`index-decode`)."""
+"""Indexing (kope.bugs.indexing): a flat index decoded into coordinates in no one order (`index-decode`), a
+remainder taken whole as a coordinate (`remainder-coordinate`)."""
 
 from __future__ import annotations
 
@@ -57,3 +58,34 @@ def test_a_coordinate_divided_by_another_size_than_the_one_inside_it_is_divided_
     (made,) = _decodes("a = i % A\nb = (i // C) % B\nc = (i // (A * B)) % C\nd = i // (A * B * C)")
     assert made.endswith("(i // A) % B")
     assert _decodes("a = i % A\nb = (i // A) % B\nc = (i // B) % C") == []
+
+
+def test_a_remainder_taken_whole_beside_the_coordinate_that_divides_it_is_taken_modulo_that_size(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    task = INDEXING / "permute_task.py"
+    program = Program.parse((INDEXING / "permute_remainder.py").read_text(), task.read_text())
+    assert program is not None
+    (made,) = edits(program, ["remainder-coordinate", "index-decode"])
+    assert made.operator == "remainder-coordinate" and not made.grounded
+    assert "    a = rem % A\n" in made.source
+    fixed = Program.parse(made.source)
+    assert fixed is not None and edits(fixed, ["remainder-coordinate"]) == []
+    assert verdicts(evaluator, task, [program.text, made.source], tmp_path) == ["fail", "pass"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "r = i % (A * B)\nb = r // A\na = r % A",  # the coordinate inside taken modulo its size
+        "r = i % (A * B)\na = r",  # never split: the remainder is a coordinate of its own
+        "r = i % (A * B)\nb = r // A\nq = r // B\na = r",  # split by two sizes: no one reading
+        "r = i // A\nb = r // B\na = r",  # a quotient, not a remainder
+    ],
+)
+def test_remainders_not_taken_whole_beside_one_split_are_left(body: str) -> None:
+    text = "import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef k(x, A, B, BLOCK: tl.constexpr):\n"
+    text += "    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+    text += "".join(f"    {line}\n" for line in body.splitlines())
+    program = Program.parse(text)
+    assert program is not None and edits(program, ["remainder-coordinate"]) == []

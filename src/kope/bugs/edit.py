@@ -802,6 +802,7 @@ ORDER = (
     "stride-factor",
     "offset-term",
     "index-decode",
+    "remainder-coordinate",
     "index-shift",
     "other-identity",
     "reduction-init",

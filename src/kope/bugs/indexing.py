@@ -918,3 +918,54 @@ def index_decode(program: Program) -> Iterator[Edit]:
                 "coordinates of one flat index whose divisors are not the sizes inside them",
                 grounded=grounded,
             )
+
+
+def _remainder_splits(kernel: ast.FunctionDef) -> dict[str, str]:
+    """Remainders split by one size (`r = k % (Kh * Kw)`, then `kh = r // Kw`), by name: the size. Names bound
+    once; a remainder divided by more than one size is left."""
+    counts: dict[str, int] = {}
+    remainders: set[str] = set()
+    splits: dict[str, set[str]] = {}
+    for stmt in statements(kernel.body):
+        targets = assigned_names(stmt)
+        if isinstance(stmt, ast.For):
+            targets = [n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)]
+        for name in targets:
+            counts[name] = counts.get(name, 0) + 1
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+            continue
+        value = stmt.value
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mod):
+            remainders.add(stmt.targets[0].id)
+        elif isinstance(value, ast.BinOp) and isinstance(value.op, ast.FloorDiv) and isinstance(value.left, ast.Name):
+            splits.setdefault(value.left.id, set()).add(ast.unparse(value.right))
+    return {
+        name: next(iter(sizes))
+        for name, sizes in splits.items()
+        if name in remainders and counts.get(name) == 1 and len(sizes) == 1
+    }
+
+
+@operator("remainder-coordinate", "index-shift")
+def remainder_coordinate(program: Program) -> Iterator[Edit]:
+    """A remainder split by a size into the coordinate outside it (`kh = rem // Kw`) and also taken whole as another
+    coordinate (`kw = rem`, with `rem = k % (Kh * Kw)`): the whole remainder runs past that size, so the coordinate
+    inside it is `rem % Kw`. Offered where the whole is bound to a name of its own (read whole in an address, a
+    remainder is often the flat offset it should be)."""
+    for kernel in program.kernels:
+        splits = _remainder_splits(kernel)
+        for stmt in statements(kernel.body):
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+                continue
+            if not (isinstance(stmt.value, ast.Name) and stmt.value.id in splits):
+                continue
+            name, size = stmt.value.id, splits[stmt.value.id]
+            divisor = size if size.isidentifier() or size.isdigit() else f"({size})"
+            yield Edit(
+                "remainder-coordinate",
+                "index-shift",
+                stmt.lineno,
+                f"`{stmt.targets[0].id} = {name}` beside `{name} // {divisor}`: `{name} % {divisor}`",
+                program.replace(stmt.value, f"{name} % {divisor}"),
+                "a remainder taken whole as a coordinate beside the coordinate that divides it",
+            )
