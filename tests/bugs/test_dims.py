@@ -220,3 +220,23 @@ def test_a_dot_operand_loaded_in_the_other_order_is_transposed(evaluator: Evalua
     status, fixed, accepted = offline_repair(evaluator, tmp_path, MATMUL_TASK, LOADED_NK, 40)
     assert status == "repaired" and accepted == ["dot-transpose"], accepted
     assert "tl.trans(b)" in fixed
+
+
+CONV_TASK = (DIMS / "conv1d_task.py").read_text()
+CONV_GEMM = (DIMS / "conv1d_gemm_weight.py").read_text()
+
+
+def test_a_weight_reshaped_with_an_inner_axis_as_a_side_moves_that_axis_there(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """`C_out, C_in, k = self.weight.shape`, then `self.weight.reshape(C_in * k, C_out)`: the matrix's columns
+    are not the output channels until the axis moves last; the search repairs it through the real evaluator."""
+    (made,) = edits(parsed(CONV_GEMM, CONV_TASK), ["reshape-axes"])
+    assert "w = self.weight.movedim(0, -1).reshape(C_in * k, C_out).contiguous()" in made.source
+    honest = CONV_GEMM.replace("self.weight.reshape(C_in * k, C_out)", "self.weight.reshape(C_out, C_in * k).t()")
+    assert edits(parsed(honest, CONV_TASK), ["reshape-axes"]) == []  # a side that is an edge axis: as laid out
+    rebound = CONV_GEMM.replace("        n = x.shape[0]\n", "        n = x.shape[0]\n        weight = self.weight\n")
+    assert edits(parsed(rebound.replace("self.weight.reshape", "weight.reshape"), CONV_TASK), ["reshape-axes"]) == []
+    status, fixed, accepted = offline_repair(evaluator, tmp_path, CONV_TASK, CONV_GEMM, 20)
+    assert status == "repaired" and accepted == ["reshape-axes"], accepted
+    assert ".movedim(0, -1)" in fixed

@@ -12,6 +12,9 @@ tensor's sizes in another order than it has:
   one at a time, which passes one size twice.
 - `shape-unpack`: the names of a shape unpacking exchanged (`K, M = A.shape` -> `M, K = A.shape`): every use of
   both sizes is wrong together.
+- `reshape-axes`: a tensor whose axes the host named (`C_in, C_out, kD, kH, kW = weight.shape`) reshaped into a
+  matrix one side of which is a single inner axis (`weight.reshape(K_total, C_out)`, a transposed convolution's
+  weight flattened as if its output channels came last): that axis is moved to its side first (`.movedim(1, -1)`).
 - `axis-swap`: a wrapper that normalises the channels where the reference normalises the last dimension (a
   `LayerNorm(out_channels)` after a convolution), or the reverse, called on the layout with the two exchanged and
   its output exchanged back.
@@ -552,6 +555,66 @@ def shape_unpack(program: Program) -> Iterator[Edit]:
             text = program.replace_all([(a, b.id), (b, a.id)])
             description = f"`{unpacked} = ...` with `{a.id}` and `{b.id}` exchanged"
             yield Edit("shape-unpack", "uninitialized-output", a.lineno, description, text)
+
+
+def _axes_of(function: ast.AST) -> dict[str, list[str]]:
+    """The tensors a host function unpacks whole (`C_in, C_out, kD, kH, kW = weight.shape`), by their text: the
+    name of each axis, in order."""
+    found: dict[str, list[str]] = {}
+    for node in ast.walk(function):
+        names = _unpacked_shape(node)
+        if names is None or not isinstance(node, ast.Assign) or isinstance(node.value, ast.Subscript):
+            continue
+        value = node.value
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+            value = value.func  # `w.size()` as `w.shape`
+        if isinstance(value, ast.Attribute):
+            found[ast.unparse(value.value)] = [n.id for n in names]
+    return found
+
+
+@operator("reshape-axes", "wrong-stride")
+def reshape_axes(program: Program) -> Iterator[Edit]:
+    """A tensor whose axes the host named (`C_in, C_out, kD, kH, kW = weight.shape`) made a matrix whose one side
+    is a single inner axis (`weight.reshape(K_total, C_out)`: a transposed convolution's weight flattened as if
+    its output channels were last): the matrix's rows then mix that axis with the others. The axis moves to the
+    side it names first (`weight.movedim(1, -1).reshape(K_total, C_out)`)."""
+    functions = [n for n in ast.walk(program.tree) if isinstance(n, ast.FunctionDef)]
+    kernels = {id(k) for k in program.kernels}
+    for function in functions:
+        if id(function) in kernels:
+            continue
+        rebound = {t.id for t in ast.walk(function) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
+        axes = {tensor: names for tensor, names in _axes_of(function).items() if tensor not in rebound}
+        if not axes:  # a tensor bound again (`x = x.permute(...)`) may have other axes where it is reshaped
+            continue
+        for call in ast.walk(function):
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+                continue
+            if call.func.attr not in ("reshape", "view") or len(call.args) != 2 or call.keywords:
+                continue
+            tensor = ast.unparse(call.func.value)
+            names = axes.get(tensor)
+            if names is None or len(names) < 3:
+                continue
+            rows, cols = (ast.unparse(a) for a in call.args)
+            for side, (size, other, edge) in enumerate(((cols, rows, len(names) - 1), (rows, cols, 0))):
+                if size == "_" or size not in names or other in names or names.count(size) != 1:
+                    continue
+                axis = names.index(size)
+                if axis == edge:
+                    continue
+                to = -1 if side == 0 else 0
+                text = f"{tensor}.movedim({axis}, {to}).reshape({rows}, {cols})"
+                yield Edit(
+                    "reshape-axes",
+                    "wrong-stride",
+                    call.lineno,
+                    f"`{ast.unparse(call)}` takes axis {axis} (`{size}`) as a side of the matrix: move it there "
+                    f"first (`{text}`)",
+                    program.replace(call, text),
+                    "a matrix side that is one inner axis of the tensor reshaped",
+                )
 
 
 _SWAP = ".transpose(1, -1).contiguous()"

@@ -794,6 +794,7 @@ ORDER = (
     "loop-step",
     "stride-argument",
     "transposed-operands",
+    "reshape-axes",
     "dot-transpose",
     "stride-name",
     "stride-swap",
