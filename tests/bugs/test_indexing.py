@@ -67,7 +67,7 @@ def test_a_remainder_taken_whole_beside_the_coordinate_that_divides_it_is_taken_
     program = Program.parse((INDEXING / "permute_remainder.py").read_text(), task.read_text())
     assert program is not None
     (made,) = edits(program, ["remainder-coordinate", "index-decode"])
-    assert made.operator == "remainder-coordinate" and not made.grounded
+    assert made.operator == "remainder-coordinate" and made.grounded  # `a` and `b` in one address
     assert "    a = rem % A\n" in made.source
     fixed = Program.parse(made.source)
     assert fixed is not None and edits(fixed, ["remainder-coordinate"]) == []

@@ -920,12 +920,13 @@ def index_decode(program: Program) -> Iterator[Edit]:
             )
 
 
-def _remainder_splits(kernel: ast.FunctionDef) -> dict[str, str]:
-    """Remainders split by one size (`r = k % (Kh * Kw)`, then `kh = r // Kw`), by name: the size. Names bound
-    once; a remainder divided by more than one size is left."""
+def _remainder_splits(kernel: ast.FunctionDef) -> dict[str, tuple[str, set[str]]]:
+    """Remainders split by one size (`r = k % (Kh * Kw)`, then `kh = r // Kw`), by name: the size and the names
+    the quotients are bound to. Names bound once; a remainder divided by more than one size is left."""
     counts: dict[str, int] = {}
     remainders: set[str] = set()
     splits: dict[str, set[str]] = {}
+    quotients: dict[str, set[str]] = {}
     for stmt in statements(kernel.body):
         targets = assigned_names(stmt)
         if isinstance(stmt, ast.For):
@@ -939,11 +940,24 @@ def _remainder_splits(kernel: ast.FunctionDef) -> dict[str, str]:
             remainders.add(stmt.targets[0].id)
         elif isinstance(value, ast.BinOp) and isinstance(value.op, ast.FloorDiv) and isinstance(value.left, ast.Name):
             splits.setdefault(value.left.id, set()).add(ast.unparse(value.right))
+            quotients.setdefault(value.left.id, set()).add(stmt.targets[0].id)
     return {
-        name: next(iter(sizes))
+        name: (next(iter(sizes)), quotients[name])
         for name, sizes in splits.items()
         if name in remainders and counts.get(name) == 1 and len(sizes) == 1
     }
+
+
+def _read_together(kernel: ast.FunctionDef, one: str, others: set[str]) -> bool:
+    """Whether a statement of the kernel reads `one` and one of `others` in one value (`x + kh * sh + kw * sw`)."""
+    for stmt in statements(kernel.body):
+        value = getattr(stmt, "value", None)
+        if not isinstance(value, ast.expr):
+            continue
+        read = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+        if one in read and read & others:
+            return True
+    return False
 
 
 @operator("remainder-coordinate", "index-shift")
@@ -951,7 +965,8 @@ def remainder_coordinate(program: Program) -> Iterator[Edit]:
     """A remainder split by a size into the coordinate outside it (`kh = rem // Kw`) and also taken whole as another
     coordinate (`kw = rem`, with `rem = k % (Kh * Kw)`): the whole remainder runs past that size, so the coordinate
     inside it is `rem % Kw`. Offered where the whole is bound to a name of its own (read whole in an address, a
-    remainder is often the flat offset it should be)."""
+    remainder is often the flat offset it should be); grounded where that name and the quotient's are read in one
+    value (an address of both coordinates counts the part of `rem` past `Kw` twice)."""
     for kernel in program.kernels:
         splits = _remainder_splits(kernel)
         for stmt in statements(kernel.body):
@@ -959,7 +974,7 @@ def remainder_coordinate(program: Program) -> Iterator[Edit]:
                 continue
             if not (isinstance(stmt.value, ast.Name) and stmt.value.id in splits):
                 continue
-            name, size = stmt.value.id, splits[stmt.value.id]
+            name, (size, quotients) = stmt.value.id, splits[stmt.value.id]
             divisor = size if size.isidentifier() or size.isdigit() else f"({size})"
             yield Edit(
                 "remainder-coordinate",
@@ -968,4 +983,5 @@ def remainder_coordinate(program: Program) -> Iterator[Edit]:
                 f"`{stmt.targets[0].id} = {name}` beside `{name} // {divisor}`: `{name} % {divisor}`",
                 program.replace(stmt.value, f"{name} % {divisor}"),
                 "a remainder taken whole as a coordinate beside the coordinate that divides it",
+                grounded=_read_together(kernel, stmt.targets[0].id, quotients),
             )
