@@ -128,8 +128,22 @@ def test_a_module_used_but_never_imported_is_imported() -> None:
     assert parsed is not None and missing_imports(parsed) == []
 
 
-def test_a_task_constant_read_as_a_global_is_bound_as_the_task_binds_it() -> None:
-    text = (API / "rownorm_task_global.py").read_text()
+TASK_GLOBAL = (
+    (API / "rownorm_good.py")
+    .read_text()
+    .replace(
+        "        n_rows, n_cols = x.shape\n",
+        "        n_rows = x.shape[0]\n        n_cols = cols  # the task's global\n",
+    )
+)
+"""The row norm reading its width as the task's global `cols`, which the file never binds (`task-global`)."""
+
+
+def test_a_task_constant_read_as_a_global_is_bound_as_the_task_binds_it(evaluator: Evaluator, tmp_path: Path) -> None:
+    """The edit binds `cols` as the task does; the repair passes the task's case of another width too (13: the
+    copy is given each case's value)."""
+    text = TASK_GLOBAL
+    assert "cols  # the task's global" in text
     task = (API / "rownorm_task.py").read_text()
     bare = Program.parse(text)
     assert bare is not None and edits(bare, OPERATORS) == []  # without the task, nothing says what `cols` is
@@ -143,6 +157,10 @@ def test_a_task_constant_read_as_a_global_is_bound_as_the_task_binds_it() -> Non
         assert other is not None and edits(other, ["task-global"]) == []
     bound = Program.parse(text.replace("import torch\n", "import torch\ncols = 7\n"), task)
     assert bound is not None and edits(bound, ["task-global"]) == []
+    (tmp_path / "source.py").write_text(text)
+    status, accepted, fixed = repair(evaluator, tmp_path, tmp_path / "source.py")
+    assert status == "repaired" and accepted == ["task-global"], accepted
+    assert "\ncols = 20\n" in fixed
 
 
 def test_the_mutation_drops_the_constexpr_of_an_aranged_block_and_the_edit_restores_it() -> None:
@@ -173,7 +191,6 @@ def repair(
         ("rownorm_width_range.py", "arange-block"),
         ("rownorm_autotune_again.py", "autotune-keyword"),
         ("rownorm_helper_unjitted.py", "helper-jit"),
-        ("rownorm_task_global.py", "task-global"),
     ],
 )
 def test_the_search_repairs_a_kernel_that_never_ran(

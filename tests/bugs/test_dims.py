@@ -223,7 +223,28 @@ def test_a_dot_operand_loaded_in_the_other_order_is_transposed(evaluator: Evalua
 
 
 CONV_TASK = (DIMS / "conv1d_task.py").read_text()
-CONV_GEMM = (DIMS / "conv1d_gemm_weight.py").read_text()
+CONV_GEMM = (
+    MATMUL[: MATMUL.index("class ModelNew")]
+    + """class ModelNew(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(out_channels, in_channels, kernel_size))
+
+    def forward(self, x):
+        C_out, C_in, k = self.weight.shape
+        n = x.shape[0]
+        windows = x.unfold(2, k, 1).permute(0, 2, 1, 3).reshape(-1, C_in * k).contiguous()
+        w = self.weight.reshape(C_in * k, C_out).contiguous()
+        M, K = windows.shape
+        c = torch.empty((M, C_out), device=x.device, dtype=torch.float32)
+        grid = (triton.cdiv(M, 16), triton.cdiv(C_out, 16))
+        _mm[grid](windows, w, c, M, C_out, K, windows.stride(0), windows.stride(1), w.stride(0), w.stride(1),
+                  c.stride(0), c.stride(1), BM=16, BN=16, BK=16)
+        return c.reshape(n, -1, C_out).permute(0, 2, 1)
+"""
+)
+"""A 1-D convolution as `_mm` of the input's windows and the weight, whose weight is reshaped to (in_channels *
+kernel_size, out_channels) with its out_channels axis still first (`reshape-axes`)."""
 
 
 def test_a_weight_reshaped_with_an_inner_axis_as_a_side_moves_that_axis_there(
