@@ -824,15 +824,20 @@ def _decoded(node: ast.expr, env: dict[str, _Decoded]) -> _Decoded | None:
     return _Decoded(inner.root, inner.divisors, ast.unparse(node.right))
 
 
+def _bound_by(stmt: ast.stmt) -> list[str]:
+    """The names a statement binds (a loop: its target's)."""
+    if isinstance(stmt, ast.For):
+        return [n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)]
+    return assigned_names(stmt)
+
+
 def _decodes(kernel: ast.FunctionDef) -> dict[str, list[tuple[ast.Assign, _Decoded]]]:
     """The coordinates decoded from each flat index, by root: names bound once, to a value with a `//` or a `%`."""
     env: dict[str, _Decoded] = {}
     counts: dict[str, int] = {}
     bound: list[tuple[str, ast.Assign, _Decoded]] = []
     for stmt in statements(kernel.body):
-        targets = assigned_names(stmt)
-        if isinstance(stmt, ast.For):
-            targets = [n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)]
+        targets = _bound_by(stmt)
         for name in targets:
             counts[name] = counts.get(name, 0) + 1
         if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
@@ -928,9 +933,7 @@ def _remainder_splits(kernel: ast.FunctionDef) -> dict[str, tuple[str, set[str]]
     splits: dict[str, set[str]] = {}
     quotients: dict[str, set[str]] = {}
     for stmt in statements(kernel.body):
-        targets = assigned_names(stmt)
-        if isinstance(stmt, ast.For):
-            targets = [n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)]
+        targets = _bound_by(stmt)
         for name in targets:
             counts[name] = counts.get(name, 0) + 1
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
