@@ -60,12 +60,23 @@ def test_a_coordinate_divided_by_another_size_than_the_one_inside_it_is_divided_
     assert _decodes("a = i % A\nb = (i // A) % B\nc = (i // B) % C") == []
 
 
+REMAINDER = (
+    (INDEXING / "permute_decode.py")
+    .read_text()
+    .replace(
+        "    t = i // (B * A)\n    a = i % A\n    b = t % B\n    t = t // B\n    c = t\n",
+        "    c = i // (B * A)\n    rem = i % (B * A)\n    b = rem // A\n    a = rem\n",
+    )
+)
+"""The permutation decoding its flat index through a remainder whose innermost coordinate is the whole remainder."""
+
+
 def test_a_remainder_taken_whole_beside_the_coordinate_that_divides_it_is_taken_modulo_that_size(
     evaluator: Evaluator, tmp_path: Path
 ) -> None:
     task = INDEXING / "permute_task.py"
-    program = Program.parse((INDEXING / "permute_remainder.py").read_text(), task.read_text())
-    assert program is not None
+    program = Program.parse(REMAINDER, task.read_text())
+    assert program is not None and "    a = rem\n" in REMAINDER
     (made,) = edits(program, ["remainder-coordinate", "index-decode"])
     assert made.operator == "remainder-coordinate" and made.grounded  # `a` and `b` in one address
     assert "    a = rem % A\n" in made.source
