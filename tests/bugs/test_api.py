@@ -155,8 +155,9 @@ def test_a_task_constant_read_as_a_global_is_bound_as_the_task_binds_it(evaluato
     for unfit in ("cols = 20\ncols = 30\n", "cols = int('20')\n"):  # bound twice, or not to a literal
         other = Program.parse(text, task.replace("cols = 20\n", unfit))
         assert other is not None and edits(other, ["task-global"]) == []
-    bound = Program.parse(text.replace("import torch\n", "import torch\ncols = 7\n"), task)
-    assert bound is not None and edits(bound, ["task-global"]) == []
+    for binding in ("cols = 7\n", "try:\n    pass\nexcept ValueError as cols:\n    pass\n"):  # the file binds it
+        bound = Program.parse(text.replace("import torch\n", f"import torch\n{binding}"), task)
+        assert bound is not None and edits(bound, ["task-global"]) == []
     (tmp_path / "source.py").write_text(text)
     status, accepted, fixed = repair(evaluator, tmp_path, tmp_path / "source.py")
     assert status == "repaired" and accepted == ["task-global"], accepted

@@ -113,7 +113,7 @@ from kope.bugs.cue import Source, cue
 from kope.bugs.edit import OPERATORS, Edit, Program, edits, operator, pointers_of, site_arguments
 from kope.bugs.mutation import Context, Mutation, mutation
 from kope.bugs.recipe import recipe
-from kope.cases.task import binding_counts, module_bindings
+from kope.bugs.reference import task_constants
 from kope.source import LaunchSite, call_name
 
 _SHAPE_CALLS = {"zeros": (0,), "full": (0,), "reshape": (1,), "view": (1,), "broadcast_to": (1,)}
@@ -1447,6 +1447,8 @@ def _unbound_reads(program: Program) -> set[str]:
             bound.add(node.id)
         elif isinstance(node, ast.arg):
             bound.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
     read = {n.id for n in ast.walk(parsed.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     return {name for name in read - bound if not hasattr(builtins, name)}
 
@@ -1490,27 +1492,12 @@ def missing_import(program: Program) -> Iterator[Edit]:
 
 
 def task_globals(program: Program) -> dict[str, str]:
-    """The task's module-level constants the file reads and never binds (`batch_size`, which the reference's own
-    `__init__` may read as a global), each with the task's statement that binds it, in the task's order: names bound
-    once, to a literal (`256`, `(3, 5)`, `0.5`)."""
+    """The task's constants (kope.bugs.reference's `task_constants`) the file reads and never binds (`batch_size`,
+    which the reference's own `__init__` may read as a global), each with the task's statement that binds it."""
     unbound = _unbound_reads(program) - set(_IMPORTS)
     if not unbound or not program.reference:
         return {}
-    try:
-        tree = ast.parse(program.reference)
-    except (SyntaxError, ValueError, RecursionError):
-        return {}
-    counts = binding_counts(tree)
-    found: dict[str, str] = {}
-    for name, value in module_bindings(tree):
-        if name not in unbound or counts[name] != 1:
-            continue
-        try:
-            ast.literal_eval(value)
-        except (ValueError, SyntaxError, TypeError, RecursionError):
-            continue
-        found[name] = f"{name} = {ast.unparse(value)}"
-    return found
+    return {name: bound for name, bound in task_constants(program.reference).items() if name in unbound}
 
 
 @operator("task-global", "api-misuse")

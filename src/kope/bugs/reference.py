@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from kope import syntax
+from kope.cases.task import binding_counts, module_bindings
 
 Params = Mapping[str, float]
 
@@ -751,6 +752,25 @@ def steps(reference: str) -> list[str]:
         if kind:
             found.append(((getattr(node, "end_lineno", 0) or 0, getattr(node, "end_col_offset", 0) or 0), kind))
     return [kind for _, kind in sorted(found)]
+
+
+def task_constants(reference: str) -> dict[str, str]:
+    """The task module's constants, each with the statement that binds it (`batch_size = 256`), in source order:
+    names bound once, to a literal (`256`, `(3, 5)`, `0.5`); {} when it does not parse."""
+    tree = _parsed(reference)
+    if tree is None:
+        return {}
+    counts = binding_counts(tree)
+    found: dict[str, str] = {}
+    for name, value in module_bindings(tree):
+        if counts[name] != 1:
+            continue
+        try:
+            ast.literal_eval(value)
+        except (ValueError, SyntaxError, TypeError, RecursionError):
+            continue
+        found[name] = f"{name} = {ast.unparse(value)}"
+    return found
 
 
 def _parsed(reference: str) -> ast.Module | None:
