@@ -1,5 +1,6 @@
 """Indexing (kope.bugs.indexing): a flat index decoded into coordinates in no one order (`index-decode`), a
-remainder taken whole as a coordinate (`remainder-coordinate`)."""
+remainder taken whole as a coordinate (`remainder-coordinate`), an address that leaves a coordinate out
+(`address-coordinate`)."""
 
 from __future__ import annotations
 
@@ -100,3 +101,45 @@ def test_remainders_not_taken_whole_beside_one_split_are_left(body: str) -> None
     text += "".join(f"    {line}\n" for line in body.splitlines())
     program = Program.parse(text)
     assert program is not None and edits(program, ["remainder-coordinate"]) == []
+
+
+SKIPPED = (INDEXING / "permute_rows.py").read_text().replace("row = (c * B + b) * A", "row = (c * B) * A")
+"""The rows' permutation whose store leaves out the coordinate `b`: every `b` of a program's block writes row 0."""
+
+
+def test_an_address_whose_strides_skip_a_size_gets_the_coordinate_bounded_by_it(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    task = INDEXING / "permute_task.py"
+    program = Program.parse(SKIPPED, task.read_text())
+    assert program is not None and SKIPPED != (INDEXING / "permute_rows.py").read_text()
+    (made,) = edits(program, ["address-coordinate"])
+    assert made.grounded  # the stored value depends on `b`
+    assert "tl.store(out_ptr + row + a + b * (A), value, mask=mask)" in made.source
+    fixed = Program.parse(made.source)
+    assert fixed is not None and edits(fixed, ["address-coordinate"]) == []
+    right = Program.parse((INDEXING / "permute_rows.py").read_text())
+    assert right is not None and edits(right, ["address-coordinate"]) == []
+    assert verdicts(evaluator, task, [program.text, made.source], tmp_path) == ["fail", "pass"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # a flat index bounded by the sizes its stride steps over: `s` is `(d, h, w)` whole
+        "s = offs\nh = (s // W) % H\nmask = s < D * H * W\ntl.store(o + n * D * H * W + s, v, mask=mask)",
+        # strides passed by the host: no chain of sizes to read
+        "h = offs // W\nw = offs % W\nmask = h < H\ntl.store(o + n * sn + w * sw, v, mask=mask)",
+        # the coordinate is read, through a name bound to it
+        "h = offs // W\nw = offs % W\nmask = h < H\nrow = n * H + h\ntl.store(o + row * W + w, v, mask=mask)",
+        # no size skipped
+        "h = offs // W\nw = offs % W\nmask = h < H\ntl.store(o + (n * H + h) * W + w, v, mask=mask)",
+    ],
+)
+def test_addresses_whose_strides_skip_nothing_a_coordinate_covers_are_left(body: str) -> None:
+    text = "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+    text += "def k(o, v, n, D, H, W, sn, sw, BLOCK: tl.constexpr):\n"
+    text += "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+    text += "".join(f"    {line}\n" for line in body.splitlines())
+    program = Program.parse(text)
+    assert program is not None and edits(program, ["address-coordinate"]) == []

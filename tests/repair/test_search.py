@@ -463,3 +463,40 @@ def test_a_slow_start_wrong_on_large_shown_cases_is_searched_on_the_cheapest_cas
     assert "offs < n_elements - 1" not in deferring.accepted and "offs < n_elements - 1" not in plain.accepted
     full = [run for run in deferring_runs if "original" in run]
     assert 0 < len(full) <= sum(t.verdict in ("kept", "accepted") for t in deferring.trials)  # only those that gained
+
+
+def test_a_version_that_runs_where_the_start_did_not_but_too_slowly_ends_the_round(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    # The start stops before it runs (a function Triton lacks); mended, the kernel runs past the evaluation's time
+    # limit (a long loop): the round ends on that version, for the caller to fit the cases to it.
+    from conftest import SCALE_GOOD, SCALE_TASK
+
+    task = load_task(SCALE_TASK)
+    shown = [c for c in evaluator.cases(task) if c.visible]
+    source = SCALE_GOOD.read_text().replace(
+        "    mask = offsets < n\n",
+        "    mask = offsets < n\n    spin = 0\n    for i in range(400000):\n        spin = tl.floor_div(spin + i, 2)\n",
+    )
+    options = EvalOptions(trials=1, timeout_s=4, memory_mb=2048)
+    start = evaluator.evaluate(task, _written(tmp_path, source), options=options, cases=shown)
+    assert start.status == "error" and start.error is not None and start.error.kind != "timeout"
+    config = SearchConfig(max_evaluations=20, batch=1)
+    result = RepairSearch(evaluator, config).run(
+        task,
+        source,
+        Diagnosis.model_construct(evaluation=start, hypotheses=[]),
+        shown,
+        lambda _: False,
+        scratch=tmp_path / "s",
+        options=options,
+    )
+    assert result.stop_reason == "slow version" and result.best is None
+    assert result.slow is not None and "tl.floor_div" not in result.slow and "// (2)" in result.slow
+    assert len(result.trials) == 1  # nothing more from it in this round: every version made from it is as slow
+
+
+def _written(tmp_path: Path, source: str) -> Path:
+    path = tmp_path / "start.py"
+    path.write_text(source)
+    return path

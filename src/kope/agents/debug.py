@@ -502,6 +502,15 @@ class DebugLoop:
         if state.evaluation.status not in ("pass", "reject") or content_hash(state.source) in state.accept_checked:
             return False
         state.accept_checked.add(content_hash(state.source))
+        if state.source != state.start and not self.env.right_at_own_size(state.source):
+            # a version not checked there by a search round (one adopted from a round, or a model's): wrong at the
+            # task's own sizes, where the derived cases cannot show its bug
+            state.feedback.append(
+                "The kernel is right on the derived cases but wrong at the task's own sizes: look for what only "
+                "larger sizes reach (several blocks, loop trips, index overflow)."
+            )
+            self.transcript.write("own-size", source_hash=content_hash(state.source), right=False)
+            return False
         if self._accept(state, state.source):
             return True
         state.diagnosis = self.env.diagnose(state.source, state.visible, sweep=True)
@@ -570,6 +579,8 @@ class DebugLoop:
         if state.accepted:
             return False
         state.feedback.append(result.summary())
+        if result.slow is not None and result.best is None:
+            return self._adopt_slow(state, result.slow)
         if result.best is not None:
             state.source = state.best_source = result.best
             state.guards.best = tuple(result.best_score or (2, 1.0, 0.0))  # type: ignore[assignment]
@@ -587,6 +598,18 @@ class DebugLoop:
         return state.diagnosis.status in ("pass", "reject") or (
             again and len(state.searches) < self.config.max_search_rounds
         )
+
+    def _adopt_slow(self, state: _State, source: str) -> bool:
+        """A version that runs where the start stopped before it (its compile error mended) but ran out of the time
+        limit: the cases are fitted to it (the start could not be timed), and the next round searches from it."""
+        cases = self.env.refit(source)
+        if cases is not None:
+            state.cases = cases
+            self.transcript.write("refit", fitted=self.env.fitted)
+        state.source = source
+        state.history.append("kope's search: a version that runs, slowly (the cases fitted to it)")
+        state.diagnosis = self.env.diagnose(state.source, state.visible)
+        return content_hash(state.source) not in state.searched and len(state.searches) < self.config.max_search_rounds
 
     def _accept(self, state: _State, source: str) -> bool:
         """Full coverage and the integrity gates: only then is a version repaired."""

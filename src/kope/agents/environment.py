@@ -57,8 +57,16 @@ class Environment(Protocol):
         `source`, cases the CPU interpreter would run too slowly for a session of many evaluations of that version
         are derived again smaller (`fitted` says so)."""
 
+    def refit(self, source: str) -> list[Case] | None:
+        """Where `start` fitted nothing (its version stopped before it ran: no time to measure), the cases fitted
+        to `source`, a version that runs (`fitted` says so); None where they stay as they are."""
+
     def evaluate(self, source: str, cases: Sequence[Case], *, patience: float = 1.0) -> EvalResult:
         """Every given case, with the integrity gates; `patience`: the run's time limit multiplied by it."""
+
+    def right_at_own_size(self, source: str) -> bool:
+        """False only where `source` is wrong at the task's own sizes (or the largest case that fits the budget): the
+        check before acceptance that a search round gives its versions (`RepairSearch.own_size_case`)."""
 
     def diagnose(self, source: str, cases: Sequence[Case], *, sweep: bool = False) -> Diagnosis:
         """Evaluate and diagnose; `sweep`: right on `cases`, still try other sizes."""
@@ -110,6 +118,8 @@ class SandboxEnvironment:
         self.deadline: float | None = None
         self._task: Task | None = None
         self._work: Path | None = None
+        self._fits = False
+        """Whether the cases are kope's to fit (derived, not the caller's) and not refitted yet."""
 
     @property
     def knowledge(self) -> KnowledgeBase:
@@ -122,12 +132,23 @@ class SandboxEnvironment:
     def start(self, task: Task, out: Path, source: str | None = None) -> list[Case]:
         self._task, self._work = task, out.with_name(f".{out.name}.work.py")
         self.options, self.fitted = self._given, None
+        self._fits = source is not None
         if source is not None:
-            seconds = None if self.deadline is None else max(0.0, self.deadline - time.monotonic()) * _FIT_SHARE
-            _, work = self._write(source)
-            self.options, self.fitted = self.evaluator.fit(task, work, self._bounded(self._given), seconds=seconds)
-            self.options = dataclasses.replace(self.options, timeout_s=self._given.timeout_s)
+            self._fit(source)
         return self.evaluator.cases(task, options=self.options)
+
+    def refit(self, source: str) -> list[Case] | None:
+        if not self._fits or self.fitted is not None or self._task is None:
+            return None  # the caller's own cases, or fitted already
+        self._fits = False  # once a run
+        self._fit(source)
+        return self.evaluator.cases(self._task, options=self.options) if self.fitted is not None else None
+
+    def _fit(self, source: str) -> None:
+        seconds = None if self.deadline is None else max(0.0, self.deadline - time.monotonic()) * _FIT_SHARE
+        task, work = self._write(source)
+        self.options, self.fitted = self.evaluator.fit(task, work, self._bounded(self._given), seconds=seconds)
+        self.options = dataclasses.replace(self.options, timeout_s=self._given.timeout_s)
 
     def _write(self, source: str) -> tuple[Task, Path]:
         if self._task is None or self._work is None:
@@ -228,6 +249,11 @@ class SandboxEnvironment:
             bases=bases,
         )
 
+    def right_at_own_size(self, source: str) -> bool:
+        task, work = self._write(source)
+        search = RepairSearch(self.evaluator, self.search_config)
+        return search.right_at_own_size(task, source, self._bounded(self.options), work.parent / f".{work.stem}.own")
+
     def finish(self) -> None:
         if self._work is not None:
             self._work.unlink(missing_ok=True)
@@ -273,6 +299,12 @@ class FakeEnvironment:
 
     def start(self, task: Task, out: Path, source: str | None = None) -> list[Case]:
         return list(self.cases)
+
+    def refit(self, source: str) -> list[Case] | None:
+        return None
+
+    def right_at_own_size(self, source: str) -> bool:
+        return True
 
     def verdict(self, source: str) -> Verdict:
         for key, value in self.script.items():

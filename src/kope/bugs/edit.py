@@ -804,6 +804,7 @@ ORDER = (
     "offset-term",
     "index-decode",
     "remainder-coordinate",
+    "address-coordinate",
     "index-shift",
     "other-identity",
     "reduction-init",

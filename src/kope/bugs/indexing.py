@@ -7,6 +7,7 @@ Taxonomy ids: index-shift, missing-batch-offset.
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
@@ -28,6 +29,7 @@ from kope.bugs.analysis import (
 )
 from kope.bugs.cue import Source, _kernel_loops, _kernels, cue
 from kope.bugs.edit import (
+    STORING,
     Edit,
     Program,
     address_exprs,
@@ -988,3 +990,233 @@ def remainder_coordinate(program: Program) -> Iterator[Edit]:
                 "a remainder taken whole as a coordinate beside the coordinate that divides it",
                 grounded=_read_together(kernel, stmt.targets[0].id, quotients),
             )
+
+
+# -- a coordinate an address leaves out --------------------------------------------------------------
+
+_Monomial = tuple[str, ...]
+_Polynomial = dict[_Monomial, int]
+
+
+def _polynomial(expr: ast.expr, inline: dict[str, ast.expr], depth: int = 0) -> _Polynomial | None:
+    """An integer expression as a sum of products of names (a sub-expression that is neither a sum nor a product is
+    one factor, by its text), the names of `inline` written out; None where it runs too deep or too wide."""
+    if depth > 16:
+        return None
+    if isinstance(expr, ast.Constant) and type(expr.value) is int:
+        return {(): expr.value} if expr.value else {}
+    if isinstance(expr, ast.Name) and expr.id in inline:
+        return _polynomial(inline[expr.id], inline, depth + 1)
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+        inner = _polynomial(expr.operand, inline, depth + 1)
+        return None if inner is None else {k: -v for k, v in inner.items()}
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add | ast.Sub | ast.Mult):
+        left, right = _polynomial(expr.left, inline, depth + 1), _polynomial(expr.right, inline, depth + 1)
+        if left is None or right is None:
+            return None
+        found: _Polynomial = dict(left)
+        if isinstance(expr.op, ast.Mult):
+            found = {}
+            for a, x in left.items():
+                for b, y in right.items():
+                    key = tuple(sorted(a + b))
+                    found[key] = found.get(key, 0) + x * y
+        else:
+            sign = -1 if isinstance(expr.op, ast.Sub) else 1
+            for b, y in right.items():
+                found[b] = found.get(b, 0) + sign * y
+        found = {k: v for k, v in found.items() if v}
+        return found if len(found) <= 48 else None
+    return {(expr.id if isinstance(expr, ast.Name) else ast.unparse(expr),): 1}
+
+
+def _address_locals(kernel: ast.FunctionDef) -> dict[str, ast.expr]:
+    """Names bound once to a sum or product and read only to build addresses (in a load's or store's pointer, or
+    in another such name's value): `base = ((n * C + c) * H + h) * W`, the temporaries of an address."""
+    single = {
+        n: a[0].value
+        for n, a in assignments(kernel).items()
+        if len(a) == 1
+        and isinstance(a[0].value, ast.BinOp)
+        and not any(isinstance(o, ast.Sub | ast.USub) for o in ast.walk(a[0].value))
+    }
+    pointer_reads = [n for access in memory_accesses(kernel) for n in ast.walk(access.args[0])]
+    kept: dict[str, ast.expr] = dict(single)
+    while True:
+        allowed = {id(n) for n in pointer_reads} | {id(n) for v in kept.values() for n in ast.walk(v)}
+        dropped = {
+            node.id
+            for node in ast.walk(kernel)
+            if isinstance(node, ast.Name)
+            and isinstance(node.ctx, ast.Load)
+            and node.id in kept
+            and id(node) not in allowed
+        }
+        if not dropped:
+            return kept
+        kept = {n: v for n, v in kept.items() if n not in dropped}
+
+
+def _size_names(program: Program, kernel: ast.FunctionDef) -> tuple[set[str], dict[str, ast.expr]]:
+    """The kernel's sizes (scalar parameters, and names bound once to values of them alone) and, of those names, the
+    ones bound to a product (written out, so that `HW = H * W` and `H * W` are one stride)."""
+    sizes = set(program.scalars(kernel))
+    products: dict[str, ast.expr] = {}
+    single = {n: a[0].value for n, a in assignments(kernel).items() if len(a) == 1}
+    grown = True
+    while grown:
+        grown = False
+        for name, value in single.items():
+            read = names_in(value)
+            if name not in sizes and read and read <= sizes and not list(calls_in(value)):
+                sizes.add(name)
+                grown = True
+                if _is_product(value):
+                    products[name] = value
+    return sizes, products
+
+
+def _is_product(value: ast.expr) -> bool:
+    """Whether an expression is names multiplied (`H * W`)."""
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
+        return _is_product(value.left) and _is_product(value.right)
+    return isinstance(value, ast.Name)
+
+
+def _bounds(kernel: ast.FunctionDef) -> dict[str, set[str]]:
+    """The sizes each name is bounded by: compared below them (`c < C`), a remainder of them (`c = i % C`), or the
+    index of a loop over them (`for c in range(C)`)."""
+    found: dict[str, set[str]] = {}
+    for node in ast.walk(kernel):
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            left, op, right = node.left, node.ops[0], node.comparators[0]
+            if isinstance(op, ast.Gt | ast.GtE):
+                left, right = right, left
+            elif not isinstance(op, ast.Lt | ast.LtE):
+                continue
+            if isinstance(left, ast.Name) and isinstance(right, ast.Name):
+                found.setdefault(left.id, set()).add(right.id)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value = node.value
+            if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mod) and isinstance(value.right, ast.Name):
+                found.setdefault(node.targets[0].id, set()).add(value.right.id)
+        elif isinstance(node, ast.For) and isinstance(node.target, ast.Name) and isinstance(node.iter, ast.Call):
+            args = node.iter.args
+            if call_name(node.iter).endswith("range") and len(args) == 1 and isinstance(args[0], ast.Name):
+                found.setdefault(node.target.id, set()).add(args[0].id)
+    return found
+
+
+def _defined_before(kernel: ast.FunctionDef, name: str, access: ast.Call) -> bool:
+    """Whether `name` is bound once at the kernel's top level before `access`, or is the index of a loop around it."""
+    for stmt in kernel.body:
+        if stmt.lineno >= access.lineno:
+            break
+        if name in _bound_by(stmt) and isinstance(stmt, ast.Assign):
+            return len(assignments(kernel).get(name, [])) == 1
+    return any(
+        isinstance(node, ast.For)
+        and isinstance(node.target, ast.Name)
+        and node.target.id == name
+        and any(inner is access for inner in ast.walk(node))
+        for node in ast.walk(kernel)
+    )
+
+
+def _size_monomial(name: str, products: dict[str, ast.expr]) -> _Monomial | None:
+    """A size as the sizes it multiplies (`HW` bound to `H * W`: `(H, W)`)."""
+    found = _polynomial(ast.Name(id=name), products)
+    return next(iter(found)) if found and len(found) == 1 and next(iter(found.values())) == 1 else None
+
+
+def _decoded_from(kernel: ast.FunctionDef, name: str, coordinates: set[str]) -> bool:
+    """Whether a coordinate is computed from one of `coordinates` (`h = (s // W) % H` from `s`)."""
+    return any(reached(kernel, a.value, coordinates, through_loads=False) for a in assignments(kernel).get(name, []))
+
+
+def _read_through(expr: ast.expr, inline: dict[str, ast.expr]) -> set[str]:
+    """The names an expression reads, and those the values of its `inline` names read (transitively)."""
+    read: set[str] = set()
+    stack: list[ast.expr] = [expr]
+    while stack:
+        for node in ast.walk(stack.pop()):
+            if isinstance(node, ast.Name) and node.id not in read:
+                read.add(node.id)
+                if node.id in inline:
+                    stack.append(inline[node.id])
+    return read
+
+
+def _stride_gaps(terms: dict[str, _Monomial], extents: dict[str, set[_Monomial]]) -> list[tuple[_Monomial, list[str]]]:
+    """The coordinates' strides as one chain, innermost first (`1`, `W`, `C * H * W`: each the one before times
+    sizes), and the steps of it that skip a size or more (`W` to `C * H * W`: the stride after the step and the sizes
+    skipped); [] where the strides are no chain. A step is no gap where the coordinate before it is bounded by the
+    sizes it steps over (a flat index `s < D * H * W` under a stride `D * H * W`)."""
+    strides = sorted(terms.items(), key=lambda item: len(item[1]))
+    if len({s for _, s in strides}) != len(strides) or len(strides) < 2 or strides[0][1] != ():
+        return []
+    gaps = []
+    for (coordinate, inner), (_, outer) in itertools.pairwise(strides):
+        rest = list(outer)
+        for size in inner:
+            if size not in rest:
+                return []
+            rest.remove(size)
+        if len(rest) >= 2 and tuple(sorted(rest)) not in extents.get(coordinate, set()):
+            gaps.append((outer, rest))
+    return gaps
+
+
+@operator("address-coordinate", "missing-batch-offset")
+def address_coordinate(program: Program) -> Iterator[Edit]:
+    """An address whose coordinates' strides are one chain of the kernel's sizes (`((n * C_out) * H + oy) * W + ox`:
+    strides `1`, `W`, `C_out * H * W`) with a step that skips a size (`C_out`), and a coordinate the kernel bounds by
+    that size (`oc < C_out`) that the address never reads: the term `oc * (H * W)` is added. Grounded on a store whose
+    value depends on that coordinate (lanes of other `oc` write one element)."""
+    for kernel in program.kernels:
+        inline = _address_locals(kernel)
+        sizes, products = _size_names(program, kernel)
+        bounds = _bounds(kernel)
+        pointers = pointers_of(kernel)
+        for access in memory_accesses(kernel):
+            polynomial = _polynomial(access.args[0], {**inline, **products})
+            if polynomial is None:
+                continue
+            terms: dict[str, _Monomial] = {}
+            for monomial, factor in polynomial.items():
+                coordinates = [f for f in monomial if f not in sizes and f not in pointers]
+                if not coordinates and len(monomial) >= 2:  # a scalar parameter as a coordinate (`c * H * W`)
+                    terms = {}
+                    break
+                if len(coordinates) != 1 or not coordinates[0].isidentifier():
+                    continue
+                if factor != 1 or coordinates[0] in terms:
+                    terms = {}
+                    break
+                terms[coordinates[0]] = tuple(f for f in monomial if f in sizes)
+            read = _read_through(access.args[0], inline)
+            extents = {
+                name: {tuple(sorted(m)) for b in bounded if (m := _size_monomial(b, products)) is not None}
+                for name, bounded in bounds.items()
+            }
+            for outer, skipped in _stride_gaps(terms, extents):
+                for name, bounded in sorted(bounds.items()):
+                    for size in sorted(bounded & set(skipped)):
+                        if name in read or name in sizes or not _defined_before(kernel, name, access):
+                            continue
+                        if _decoded_from(kernel, name, set(terms) - sizes):
+                            continue  # a coordinate of a flat index the address reads whole
+                        stride = list(outer)
+                        stride.remove(size)
+                        term = f"{name} * ({' * '.join(stride)})" if stride else name
+                        stored = call_name(access) in STORING and len(access.args) >= 2
+                        value_reads = stored and name in reached(kernel, access.args[1], {name}, through_loads=True)
+                        yield Edit(
+                            "address-coordinate",
+                            "missing-batch-offset",
+                            access.lineno,
+                            f"`{program.code(access.args[0])}` skips `{size}` in its strides: `+ {term}`",
+                            program.replace(access.args[0], f"{program.code(access.args[0])} + {term}"),
+                            f"an address whose strides skip `{size}`, beside `{name}` that ranges over it",
+                            grounded=value_reads,
+                        )

@@ -296,6 +296,10 @@ class SearchResult(BaseModel):
     informative: list[str] = []
     """Single edits that changed the failure informatively without a better score, each tried as a base for a
     second edit (`SearchConfig.informative_bases`)."""
+    slow: str | None = None
+    """A version that ran out of the evaluation's time limit where the start stopped on an error before it (a
+    compile error mended: the kernel runs now, too slowly for the cases); the round ends on it, for the caller to fit
+    the cases to it (None where none did)."""
     candidates: int
     seconds: float
     stop_reason: str
@@ -581,6 +585,7 @@ class RepairSearch:
         refined: Case | None = None
         rescreens = 0
         unchecked = False
+        slow: str | None = None
         accepted: str | None = None
         stop = "exhausted"
         carried = (bases or Bases()).of(source)
@@ -602,6 +607,9 @@ class RepairSearch:
                     generated += self._widened(expansions, carried.widened, diagnosis, task, queue, counter, seen)
                     if not queue:
                         break
+                if slow is not None and accepted is None:
+                    stop = "slow version"  # the caller fits the cases to it: every version made from it is as slow
+                    break
                 if len(trials) >= config.max_evaluations:
                     stop = "evaluation budget"
                     break
@@ -650,6 +658,8 @@ class RepairSearch:
                 for path in paths:
                     path.unlink(missing_ok=True)
                 for candidate, result in zip(batch, results, strict=True):
+                    if slow is None and _timed_out(result) and evaluation is not None and _stopped_early(evaluation):
+                        slow = candidate.source
                     score = version_score(result)
                     verdict, reason = "dropped", _describe(result, score, base)
                     if score[0] == 0:
@@ -831,6 +841,7 @@ class RepairSearch:
             refined=f"{refined.name} {refined.key()}" if refined is not None else "",
             screen=screen,
             informative=[c.description for c in informative],
+            slow=slow if accepted is None else None,
             candidates=generated,
             seconds=round(time.monotonic() - began, 3),
             stop_reason=stop,
@@ -994,6 +1005,16 @@ class RepairSearch:
             return self.evaluator.evaluate(task, path, options=options, cases=cases)
         finally:
             path.unlink(missing_ok=True)
+
+    def right_at_own_size(self, task: Task, source: str, options: EvalOptions, scratch: Path) -> bool:
+        """The check before acceptance of a version that did not come through a round's own (`own_size_case`): False
+        only where it is wrong at the task's own sizes (or the largest case that fits)."""
+        own = self.own_size_case(task, options)
+        if own is None:
+            return True
+        scratch.mkdir(parents=True, exist_ok=True)
+        quick = replace(options, trials=1, integrity=False, timing=False, bounds_check=False, trace=None)
+        return self._right_at(task, source, own, quick, scratch)
 
     def _right_at(self, task: Task, source: str, case: Case, quick: EvalOptions, scratch: Path) -> bool:
         """Whether a version is right on `case`; True when it cannot tell (the check ran out of time or memory, or the
@@ -1172,6 +1193,16 @@ def _better(score: Score, base: Score) -> bool:
     if score[0] != base[0]:
         return score[0] < base[0]
     return score[1] < 0.9 * base[1]
+
+
+def _timed_out(result: EvalResult) -> bool:
+    """Whether an evaluation stopped on its time limit."""
+    return result.error is not None and result.error.kind == "timeout"
+
+
+def _stopped_early(result: EvalResult) -> bool:
+    """Whether a version stopped on an error before any case ran to its end (a compile error), not on its time."""
+    return result.status == "error" and not _timed_out(result) and not any(c.passed for c in result.cases)
 
 
 def _describe(result: EvalResult, score: Score, base: Score) -> str:
