@@ -1155,3 +1155,31 @@ def test_a_function_with_a_form_per_number_of_arguments_takes_the_one_that_fits(
     (made,) = edits(parsed, ["missing-function"])
     assert "mask=tl.broadcast_to(mask, (BLOCK,)), other=0.0).to((x_ptr).dtype.element_ty)" in made.source
     assert "x / norm, mask=(mask))" in made.source
+
+
+def test_a_function_defined_inside_a_kernel_is_moved_out_with_the_names_it_reads(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """`scaled` reads the kernel's `two` and `BLOCK`: both become its parameters (`BLOCK` stays constexpr), passed at
+    the call; Triton's compiler refuses the nested definition, the repair passes."""
+    from conftest import SCALE_GOOD, SCALE_TASK
+
+    good = SCALE_GOOD.read_text()
+    text = good.replace(
+        "    mask = offsets < n\n",
+        "    mask = offsets < n\n    two = 2.0\n\n    def scaled(v):\n        w = v * two\n"
+        "        return w + tl.zeros((BLOCK,), tl.float32)\n\n",
+    ).replace("tl.load(x_ptr + offsets, mask=mask) * 2.0", "scaled(tl.load(x_ptr + offsets, mask=mask))")
+    assert text.count("def scaled") == 1 and "scaled(tl.load" in text
+    program = Program.parse(text)
+    assert program is not None
+    (made,) = edits(program, ["nested-jit"])
+    assert made.grounded
+    assert "@triton.jit\ndef scaled(v, two, BLOCK: tl.constexpr):\n    w = v * two\n" in made.source
+    assert "scaled(tl.load(x_ptr + offsets, mask=mask), two, BLOCK)" in made.source
+    fixed = Program.parse(made.source)
+    assert fixed is not None and edits(fixed, ["nested-jit"]) == []
+    assert edits(Program.parse(good) or program, ["nested-jit"]) == []
+    (tmp_path / "source.py").write_text(text)
+    status, accepted, _ = repair(evaluator, tmp_path, tmp_path / "source.py", task=SCALE_TASK)
+    assert status == "repaired" and accepted == ["nested-jit"], accepted

@@ -104,6 +104,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+import textwrap
 from collections.abc import Iterator
 
 import libcst as cst
@@ -1584,6 +1585,78 @@ def helper_jit(program: Program) -> Iterator[Edit]:
         f"{names} called from a kernel without `@triton.jit` (the GPU compiler refuses it)",
         grounded=True,
     )
+
+
+# -- a function defined inside a kernel ----------------------------------------------------------------------
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+def _free_names(function: ast.FunctionDef, known: set[str]) -> list[str] | None:
+    """The names a nested function reads from the function around it (neither its parameters, names it binds, the
+    module's nor builtins), in order of first reading; None where it takes `*args`, `**kwargs` or keyword-only
+    parameters."""
+    if function.args.vararg or function.args.kwarg or function.args.kwonlyargs:
+        return None
+    params = {a.arg for a in [*function.args.posonlyargs, *function.args.args]}
+    bound = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    read = [
+        n.id
+        for stmt in function.body
+        for n in ast.walk(stmt)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    ]
+    return [n for n in dict.fromkeys(read) if n not in params | bound | known and n not in _BUILTINS]
+
+
+@operator("nested-jit", "api-misuse")
+def nested_jit(program: Program) -> Iterator[Edit]:
+    """A function defined inside a kernel (`def load_u(r, c): ...` in a `@triton.jit` body: Triton's compiler stops
+    on it, "StopIteration") moved out, before the kernel, as a `@triton.jit` function of its own: the kernel's names
+    it reads become parameters (the kernel's `tl.constexpr` ones stay constexpr), passed at each call
+    (`load_u(0, 1)` -> `load_u(0, 1, w_ptr, co)`). One edit per kernel, every such function at once."""
+    known = _module_names(program)
+    for kernel in program.kernels:
+        nested = [n for n in ast.walk(kernel) if isinstance(n, ast.FunctionDef) and n is not kernel]
+        if not nested or any(n.name in known for n in nested):
+            continue
+        constexprs = set(constexprs_of(kernel))
+        changes: list[tuple[ast.AST, str]] = []
+        hoisted: list[str] = []
+        for function in nested:
+            free = _free_names(function, known | {n.name for n in nested})
+            calls = [
+                c
+                for c in ast.walk(kernel)
+                if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == function.name
+            ]
+            if free is None or not calls or any(c.keywords for c in calls):
+                break
+            params = [program.code(a) for a in [*function.args.posonlyargs, *function.args.args]]
+            params += [f"{n}: tl.constexpr" if n in constexprs else n for n in free]
+            body = textwrap.dedent(
+                "".join(program.text.splitlines(keepends=True)[function.body[0].lineno - 1 : function.end_lineno])
+            )
+            signature = f"@{_jit_spelling(program)}\ndef {function.name}({', '.join(params)}):\n"
+            hoisted.append(f"{signature}{textwrap.indent(body, '    ')}\n\n")
+            changes.append((function, "pass"))
+            for call in calls:
+                changes.append((call, f"{program.code(call)[:-1]}{', ' if call.args else ''}{', '.join(free)})"))
+        else:
+            edited = program.replace_all(changes)
+            lines = edited.splitlines(keepends=True)
+            at = min([kernel.lineno, *(d.lineno for d in kernel.decorator_list)]) - 1
+            text = "".join(lines[:at]) + "".join(hoisted) + "".join(lines[at:])
+            names = ", ".join(f"`{f.name}`" for f in nested)
+            yield Edit(
+                "nested-jit",
+                "api-misuse",
+                nested[0].lineno,
+                f"{names}, defined inside `{kernel.name}`: moved out as `@triton.jit` function(s)",
+                text,
+                f"{names}: a function defined inside a kernel, which Triton's compiler refuses",
+                grounded=True,
+            )
 
 
 # -- `continue` in a kernel's loop ------------------------------------------------------------------------

@@ -767,6 +767,7 @@ ORDER = (
     "dtype-call",
     "grid-tuple",
     "helper-jit",
+    "nested-jit",
     "skip-continue",
     "block-index",
     "flatten-ravel",
