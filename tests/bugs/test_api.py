@@ -1180,6 +1180,10 @@ def test_a_function_defined_inside_a_kernel_is_moved_out_with_the_names_it_reads
     fixed = Program.parse(made.source)
     assert fixed is not None and edits(fixed, ["nested-jit"]) == []
     assert edits(Program.parse(good) or program, ["nested-jit"]) == []
+    alone = Program.parse(text.replace("v * two", "v * 2.0").replace(" + tl.zeros((BLOCK,), tl.float32)", ""))
+    assert alone is not None
+    (moved,) = edits(alone, ["nested-jit"])  # it reads nothing of the kernel's: its calls stay as they are
+    assert "def scaled(v):" in moved.source and "scaled(tl.load(x_ptr + offsets, mask=mask))" in moved.source
     (tmp_path / "source.py").write_text(text)
     status, accepted, _ = repair(evaluator, tmp_path, tmp_path / "source.py", task=SCALE_TASK)
     assert status == "repaired" and accepted == ["nested-jit"], accepted

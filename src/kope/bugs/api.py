@@ -43,6 +43,9 @@ rule is broken on every input, so the search tries these first):
   variable ... from within @jit'ed function", "Did you forget to add @triton.jit ?"; kope's evaluation lowers each
   launch with that compiler's front end). The edit decorates every such helper, the way the file spells
   `triton.jit`.
+- `nested-jit`: a function defined inside a kernel (`def load_u(r, c): ...` in its body: "StopIteration" from
+  Triton's compiler) moved out before the kernel as a `@triton.jit` function; the kernel's names it reads become its
+  parameters, passed at each call.
 - `skip-continue`: `if C: continue` (or `if C: break`) in a kernel's loop ("unsupported AST node type:
   Continue"), in the loop's body or in an `if` that ends it: the rest of its block goes under `if not (C):` (for
   `break`, in the body only, the same where C stays true once true, as a bound on a rising index does).
@@ -1640,7 +1643,7 @@ def nested_jit(program: Program) -> Iterator[Edit]:
             signature = f"@{_jit_spelling(program)}\ndef {function.name}({', '.join(params)}):\n"
             hoisted.append(f"{signature}{textwrap.indent(body, '    ')}\n\n")
             changes.append((function, "pass"))
-            for call in calls:
+            for call in calls if free else []:
                 changes.append((call, f"{program.code(call)[:-1]}{', ' if call.args else ''}{', '.join(free)})"))
         else:
             edited = program.replace_all(changes)
