@@ -11,6 +11,7 @@ kernel's statements, no aliasing): they answer "surely" or "don't know", and the
 from __future__ import annotations
 
 import ast
+import itertools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -819,3 +820,46 @@ def _arith(op: ast.operator, left: float, right: float) -> Pad:
     except (OverflowError, ZeroDivisionError):
         return DIRTY
     return DIRTY if math.isnan(value) else value
+
+
+# -- integer expressions as polynomials ------------------------------------------------------------
+
+Polynomial = dict[tuple[str, ...], int]
+"""A sum of products: each product's names, sorted, and its integer coefficient."""
+
+
+def polynomial(
+    node: ast.expr, values: dict[str, ast.expr], *, atoms: bool = False, limit: int = 8, depth: int = 0
+) -> Polynomial | None:
+    """`node` as a polynomial over names, where it is made of `+`, `-`, `*`, integers and names (a name in `values`
+    read through its value); anything else is None, or with `atoms` one factor by its text (`offs[:, None]`,
+    `i // W`). None past `limit` levels of names read through, or past 64 products."""
+    if depth > limit:
+        return None
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return {(): node.value} if node.value else {}
+    if isinstance(node, ast.Name):
+        if node.id in values:
+            return polynomial(values[node.id], values, atoms=atoms, limit=limit, depth=depth + 1)
+        return {(node.id,): 1}
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = polynomial(node.operand, values, atoms=atoms, limit=limit, depth=depth + 1)
+        return None if inner is None else {k: -v for k, v in inner.items()}
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub | ast.Mult):
+        left = polynomial(node.left, values, atoms=atoms, limit=limit, depth=depth + 1)
+        right = polynomial(node.right, values, atoms=atoms, limit=limit, depth=depth + 1)
+        if left is None or right is None:
+            return None
+        found: Polynomial = {}
+        if isinstance(node.op, ast.Mult):
+            for (a, x), (b, y) in itertools.product(left.items(), right.items()):
+                key = tuple(sorted(a + b))
+                found[key] = found.get(key, 0) + x * y
+        else:
+            sign = 1 if isinstance(node.op, ast.Add) else -1
+            found = dict(left)
+            for key, value in right.items():
+                found[key] = found.get(key, 0) + sign * value
+        found = {k: v for k, v in found.items() if v}
+        return found if len(found) <= 64 else None
+    return {(ast.unparse(node),): 1} if atoms else None

@@ -25,6 +25,7 @@ from kope.bugs.analysis import (
     expand,
     gathered_indices,
     names_in,
+    polynomial,
     statements,
 )
 from kope.bugs.cue import Source, _kernel_loops, _kernels, cue
@@ -995,39 +996,6 @@ def remainder_coordinate(program: Program) -> Iterator[Edit]:
 # -- a coordinate an address leaves out --------------------------------------------------------------
 
 _Monomial = tuple[str, ...]
-_Polynomial = dict[_Monomial, int]
-
-
-def _polynomial(expr: ast.expr, inline: dict[str, ast.expr], depth: int = 0) -> _Polynomial | None:
-    """An integer expression as a sum of products of names (a sub-expression that is neither a sum nor a product is
-    one factor, by its text), the names of `inline` written out; None where it runs too deep or too wide."""
-    if depth > 16:
-        return None
-    if isinstance(expr, ast.Constant) and type(expr.value) is int:
-        return {(): expr.value} if expr.value else {}
-    if isinstance(expr, ast.Name) and expr.id in inline:
-        return _polynomial(inline[expr.id], inline, depth + 1)
-    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
-        inner = _polynomial(expr.operand, inline, depth + 1)
-        return None if inner is None else {k: -v for k, v in inner.items()}
-    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add | ast.Sub | ast.Mult):
-        left, right = _polynomial(expr.left, inline, depth + 1), _polynomial(expr.right, inline, depth + 1)
-        if left is None or right is None:
-            return None
-        found: _Polynomial = dict(left)
-        if isinstance(expr.op, ast.Mult):
-            found = {}
-            for a, x in left.items():
-                for b, y in right.items():
-                    key = tuple(sorted(a + b))
-                    found[key] = found.get(key, 0) + x * y
-        else:
-            sign = -1 if isinstance(expr.op, ast.Sub) else 1
-            for b, y in right.items():
-                found[b] = found.get(b, 0) + sign * y
-        found = {k: v for k, v in found.items() if v}
-        return found if len(found) <= 48 else None
-    return {(expr.id if isinstance(expr, ast.Name) else ast.unparse(expr),): 1}
 
 
 def _address_locals(kernel: ast.FunctionDef) -> dict[str, ast.expr]:
@@ -1125,7 +1093,7 @@ def _defined_before(kernel: ast.FunctionDef, name: str, access: ast.Call) -> boo
 
 def _size_monomial(name: str, products: dict[str, ast.expr]) -> _Monomial | None:
     """A size as the sizes it multiplies (`HW` bound to `H * W`: `(H, W)`)."""
-    found = _polynomial(ast.Name(id=name), products)
+    found = polynomial(ast.Name(id=name), products, atoms=True, limit=16)
     return next(iter(found)) if found and len(found) == 1 and next(iter(found.values())) == 1 else None
 
 
@@ -1179,11 +1147,11 @@ def address_coordinate(program: Program) -> Iterator[Edit]:
         bounds = _bounds(kernel)
         pointers = pointers_of(kernel)
         for access in memory_accesses(kernel):
-            polynomial = _polynomial(access.args[0], {**inline, **products})
-            if polynomial is None:
+            written = polynomial(access.args[0], {**inline, **products}, atoms=True, limit=16)
+            if written is None:
                 continue
             terms: dict[str, _Monomial] = {}
-            for monomial, factor in polynomial.items():
+            for monomial, factor in written.items():
                 coordinates = [f for f in monomial if f not in sizes and f not in pointers]
                 if not coordinates and len(monomial) >= 2:  # a scalar parameter as a coordinate (`c * H * W`)
                     terms = {}

@@ -17,6 +17,7 @@ from libcst.metadata import PositionProvider
 
 from kope.bugs.analysis import (
     Kernel,
+    Polynomial,
     argument,
     calls_in,
     constant_value,
@@ -25,6 +26,7 @@ from kope.bugs.analysis import (
     names_in,
     params_of,
     pointer_roots,
+    polynomial,
 )
 from kope.bugs.cue import Source, _kernels, cue, range_call
 from kope.bugs.edit import (
@@ -691,42 +693,6 @@ def _advance_after(
     return Edit("missing-advance", "wrong-stride", load.lineno, f"`{statement}` added to the loop", text, cue, True)
 
 
-Polynomial = dict[tuple[str, ...], int]
-"""A sum of products of names with integer coefficients: (sorted names) -> coefficient."""
-
-
-def _polynomial(node: ast.expr, values: dict[str, ast.expr], depth: int = 0) -> Polynomial | None:
-    """`node` as a polynomial over names, where it is made of `+`, `-`, `*`, integers and names (a name in
-    `values` read through its value); None for anything else (a division, a call, a float)."""
-    if depth > 8:
-        return None
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return {(): node.value} if node.value else {}
-    if isinstance(node, ast.Name):
-        if node.id in values:
-            return _polynomial(values[node.id], values, depth + 1)
-        return {(node.id,): 1}
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = _polynomial(node.operand, values, depth + 1)
-        return None if inner is None else {k: -v for k, v in inner.items()}
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub | ast.Mult):
-        left, right = _polynomial(node.left, values, depth + 1), _polynomial(node.right, values, depth + 1)
-        if left is None or right is None:
-            return None
-        found: Polynomial = {}
-        if isinstance(node.op, ast.Mult):
-            for (a, x), (b, y) in itertools.product(left.items(), right.items()):
-                key = tuple(sorted(a + b))
-                found[key] = found.get(key, 0) + x * y
-        else:
-            sign = 1 if isinstance(node.op, ast.Add) else -1
-            found = dict(left)
-            for key, value in right.items():
-                found[key] = found.get(key, 0) + sign * value
-        return {k: v for k, v in found.items() if v}
-    return None
-
-
 def _per_step(poly: Polynomial, index: str, step: Polynomial | None) -> Polynomial | None:
     """How much `poly` grows when `index` grows by `step`, where `index` appears at most once in each product
     (linear in it) and the growth does not involve it; None otherwise."""
@@ -848,10 +814,10 @@ def pointer_drift(program: Program) -> Iterator[Edit]:
                 if pointer not in used:
                     continue
                 expanded = {k: v for k, v in values.items() if k in following}
-                now = _polynomial(increment, expanded)
+                now = polynomial(increment, expanded)
                 if now is None:
                     continue
-                change = _per_step(now, index, _polynomial(step, {}))
+                change = _per_step(now, index, polynomial(step, {}))
                 if not change:
                     continue
                 text = _poly_text(change)
