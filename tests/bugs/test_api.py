@@ -1184,6 +1184,8 @@ def test_a_function_defined_inside_a_kernel_is_moved_out_with_the_names_it_reads
     assert alone is not None
     (moved,) = edits(alone, ["nested-jit"])  # it reads nothing of the kernel's: its calls stay as they are
     assert "def scaled(v):" in moved.source and "scaled(tl.load(x_ptr + offsets, mask=mask))" in moved.source
+    defaults = Program.parse(text.replace("def scaled(v):", "def scaled(v, k=1.0):"))
+    assert defaults is not None and edits(defaults, ["nested-jit"]) == []  # `two` would be passed as `k`
     (tmp_path / "source.py").write_text(text)
     status, accepted, _ = repair(evaluator, tmp_path, tmp_path / "source.py", task=SCALE_TASK)
     assert status == "repaired" and accepted == ["nested-jit"], accepted

@@ -1597,9 +1597,9 @@ _BUILTINS = frozenset(dir(builtins))
 
 def _free_names(function: ast.FunctionDef, known: set[str]) -> list[str] | None:
     """The names a nested function reads from the function around it (neither its parameters, names it binds, the
-    module's nor builtins), in order of first reading; None where it takes `*args`, `**kwargs` or keyword-only
-    parameters."""
-    if function.args.vararg or function.args.kwarg or function.args.kwonlyargs:
+    module's nor builtins), in order of first reading; None where it takes `*args`, `**kwargs`, keyword-only
+    parameters or defaults (the names passed after its own arguments would land on them)."""
+    if function.args.vararg or function.args.kwarg or function.args.kwonlyargs or function.args.defaults:
         return None
     params = {a.arg for a in [*function.args.posonlyargs, *function.args.args]}
     bound = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
