@@ -80,7 +80,7 @@ def version_score(result: EvalResult) -> Score:
     the measured errors skip them). The debug loop and the repair search rank versions with this one measure."""
     if result.status == "error":
         return (3, _how_far(result.error), 0.0)
-    failing = [c for c in result.cases if not c.passed]
+    failing = [c for c in result.cases if not c.passed and c.outside is None]  # a refused case is not judged
     if failing:
         mismatch = sum(_wrong_fraction(c) for c in failing) / len(result.cases)
         worst = max(1e12 if any(o.nan_mismatch for o in c.outputs) else (c.max_rel_err or 0.0) for c in failing)

@@ -27,6 +27,8 @@ def _number(value: float | None, fmt: str = ".3g") -> str:
 
 
 def case_outcome(case: CaseResult) -> Text:
+    if case.outside is not None:
+        return Text("not judged", style="dim")
     if case.error is not None:
         return Text(f"error: {case.error.kind}", style="yellow")
     return Text("pass", style="green") if case.passed else Text("FAIL", style="red")
@@ -78,9 +80,21 @@ def eval_summary(result: EvalResult) -> Group:
     parts: list[Text | Table | Panel] = [eval_table(result)]
     status = Text(f"{result.status.upper()}", style=_STATUS_STYLE[result.status])
     passed = sum(c.passed for c in result.cases)
-    status.append(f"  {passed}/{len(result.cases)} cases pass ({result.cases_run} cases ran) on {result.device}")
+    refused = [c for c in result.cases if c.outside is not None]
+    judged = len(result.cases) - len(refused)
+    status.append(f"  {passed}/{judged} cases pass ({result.cases_run} cases ran) on {result.device}")
     status.append(f", {result.seconds:.1f} s", style="dim")
     parts.append(status)
+    if refused:
+        parts.append(
+            Text(
+                sanitize(
+                    f"not judged: {len(refused)} case(s) of other sizes ({', '.join(c.name for c in refused)}) that "
+                    f"the candidate's own precondition refuses ({refused[0].outside})"
+                ),
+                style="dim",
+            )
+        )
     if result.emulation is not None:
         parts.append(Text(emulation_line(result), style="cyan"))
     parts += judgement_lines(result)

@@ -636,14 +636,14 @@ class DebugLoop:
         if full.status == "pass":
             state.accepted = source
             return True
-        if all(c.passed for c in full.cases) and full.integrity.verdict == "reject":
+        if all(c.passed or c.outside is not None for c in full.cases) and full.integrity.verdict == "reject":
             state.rejected += 1
             state.feedback.append(
                 f"The kernel is right on every case but the integrity gates rejected it "
                 f"({shown_findings(full)}). Do the work in your own kernels."
             )
         else:
-            hidden = [c for c in full.cases if not c.passed and not c.visible]
+            hidden = [c for c in full.cases if not c.passed and not c.visible and c.outside is None]
             state.failed_hidden[content_hash(source)] = [c.name for c in hidden if c.shows_bug]
             kinds = sorted({c.error.kind if c.error else "wrong values" for c in hidden})
             state.feedback.append(

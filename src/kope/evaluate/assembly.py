@@ -1,6 +1,7 @@
 """From case results to one evaluation result: which cases run, each case's timing, skipped cases, the status.
 
-The status rule lives here: an error first; wrong values are a failure whatever the gates say (unless the
+The status rule lives here: a case the candidate's own precondition refused is not judged
+(`kope.evaluate.preconditions`); an error first; wrong values are a failure whatever the gates say (unless the
 wrong values are a rejected output cache's); right values the gates reject are `reject`.
 """
 
@@ -12,6 +13,7 @@ from typing import Literal
 
 from kope.cases.task import Case, Task
 from kope.errors import CaseError
+from kope.evaluate import preconditions
 from kope.evaluate.confine import weakest
 from kope.evaluate.options import EvalOptions, Which
 from kope.protocol import WorkerResult
@@ -95,11 +97,17 @@ def assemble(
     integrity: Integrity,
     seconds: float,
 ) -> EvalResult:
-    first_error = next((r.error for r in results if r.error is not None), None)
+    judged = [r for r in results if r.outside is None]  # a case the candidate's precondition refused says nothing
+    refused = len(results) - len(judged)
+    first_error = next((r.error for r in judged if r.error is not None), None)
+    if first_error is None and refused and not judged:
+        first_error = preconditions.unjudged(refused, "and every other case")
+    elif first_error is None and any(r.inputs is not None for r in results if r.outside is not None):
+        first_error = preconditions.unjudged(refused, "the cases of other input values among them")
     status: Literal["pass", "fail", "reject", "error"]
     if first_error is not None:
         status = "error"
-    elif not all(r.passed for r in results) and not _stale(results):
+    elif not all(r.passed for r in judged) and not _stale(judged):
         status = "fail"  # wrong values are a failure, whatever the gates say (their findings stay in `integrity`)
     elif integrity.verdict == "reject":
         status = "reject"  # right values for the wrong reason

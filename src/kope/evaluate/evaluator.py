@@ -36,7 +36,7 @@ from kope.errors import (
     TaskFileError,
     TooLargeError,
 )
-from kope.evaluate import compare, judging
+from kope.evaluate import compare, judging, preconditions
 from kope.evaluate.assembly import (
     assemble,
     case_timing,
@@ -358,7 +358,7 @@ class Evaluator:
                 f"the first case outlived its {options.timeout_s:g} s limit in the interpreter: cases derived "
                 f"again at {smaller.max_elements} elements",
             )
-        stop = results[0].error is not None and results[0].error.kind in _STOP_KINDS
+        stop = results[0].error is not None and results[0].error.kind in _STOP_KINDS and results[0].outside is None
         rest = [case for case in selected[1:] if probe is None or case is not probe.case]
         if stop:
             assert results[0].error is not None
@@ -642,7 +642,12 @@ class Evaluator:
                 _keep_artifacts(run.artifacts, case, sealed, reference.entry)
             error = classify(result, outcome, options, expected_trials=options.trials)
             if error is not None:
-                return failed.model_copy(update={"error": name_candidate(error, job_dir, candidate_name, run.source)})
+                refused = preconditions.refusal(error, run.source) if self._refusable(run, case, spec, first) else None
+                error = name_candidate(error, job_dir, candidate_name, run.source)
+                if refused is not None:
+                    update = {"error": preconditions.not_judged(error, refused), "outside": refused}
+                    return failed.model_copy(update=update)
+                return failed.model_copy(update={"error": error})
             assert result is not None
             try:
                 diffs = [
@@ -682,6 +687,13 @@ class Evaluator:
                     "forward_s": max((t.seconds for t in result.trials), default=None),
                 }
             )
+
+    @staticmethod
+    def _refusable(run: _Run, case: Case, spec: JobSpec, first: bool) -> bool:
+        """Whether the candidate's own precondition may refuse `case` (`kope.evaluate.preconditions`): a derived case
+        of other sizes than the task's own, not the first (the task's own sizes or their shrunk stand-in, which it
+        must accept), of a task that does not list its cases (a task's `get_cases()` are requirements)."""
+        return spec.other_sizes and not first and not run.task.defines_get_cases
 
     def _caching_probe(
         self, reference: _Reference, sealed: Path, diffs: list[list[OutputDiff]], case: Case, run: _Run

@@ -431,7 +431,7 @@ def size_one_copies(case: CaseResult, cases: Sequence[CaseResult]) -> list[Findi
 
 def shape_specialization(cases: Sequence[CaseResult]) -> list[Finding]:
     visible_pass = [c for c in cases if c.visible and c.passed]
-    hidden_fail = [c for c in cases if not c.visible and not c.passed]
+    hidden_fail = [c for c in cases if not c.visible and not c.passed and c.outside is None]
     if not visible_pass or not hidden_fail:
         return []
     names = ", ".join(c.name for c in hidden_fail[:4]) + (" ..." if len(hidden_fail) > 4 else "")

@@ -141,6 +141,10 @@ class CaseResult(BaseModel):
 
     passed_under: dict[ToleranceProfile, bool] = Field(default_factory=dict)
     """The case's numeric verdict under every tolerance profile, from the same outputs (empty on an error)."""
+    outside: str | None = None
+    """The candidate's own precondition refused this case's sizes, which are not the task's own (`line 166: assert
+    H % 2 == 0`; `kope.evaluate.preconditions`): the case says nothing of its values and is not judged (its error,
+    kind `unsupported`, says so)."""
     shape_fix: str | None = None
     """The values are right up to this change of the output's shape (e.g. `.reshape(())`, `.t()`):
     the case fails, as a near miss, and `notes` says so."""

@@ -1043,7 +1043,7 @@ def _deferred(shown: list[Case], start_cases: dict[str, CaseResult], ratio: floa
     """The shown cases with more than `ratio` times the elements of the second-smallest one the start fails (the
     smallest, where it fails one); none where the start's result on some shown case is unknown or it fails none."""
     results = [start_cases[c.name] for c in shown if c.name in start_cases]
-    failing = sorted(_elements(r) for r in results if not r.passed)
+    failing = sorted(_elements(r) for r in results if not r.passed and r.outside is None)
     if ratio <= 0 or not failing or len(results) < len(shown):
         return set()
     bound = ratio * failing[min(1, len(failing) - 1)]
