@@ -221,3 +221,34 @@ def test_a_last_round_out_of_time_with_candidates_left_says_time_budget(evaluato
     report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
     assert report.status == "unrepaired" and report.search[0].candidates > 0
     assert report.search[0].stop_reason == "time budget" and report.stop_reason == "time-budget"
+
+
+def test_a_near_miss_that_refuses_sizes_it_was_not_written_for_is_repaired_on_those_it_accepts(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """A ReLU scaled by the wrong factor whose host code asserts a width of a multiple of four (the task's own is
+    64): before kope read preconditions, the refusals on the odd cases made it broken and no edit could pass."""
+    task = tmp_path / "level1" / "1_ReluScale.py"
+    task.parent.mkdir()
+    task.write_text(
+        "import torch\nimport torch.nn as nn\n\nM = 16\nN = 64\n\n\nclass Model(nn.Module):\n"
+        "    def forward(self, x):\n        return torch.relu(x) * 2.0\n\n\n"
+        "def get_inputs():\n    return [torch.randn(M, N)]\n\n\ndef get_init_inputs():\n    return []\n"
+    )
+    candidate = tmp_path / "candidate.py"
+    candidate.write_text(
+        "import torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def relu_scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    mask = offs < n\n"
+        "    x = tl.load(x_ptr + offs, mask=mask)\n    tl.store(out_ptr + offs, tl.maximum(x, 0.0) * 3.0, mask=mask)\n"
+        "\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
+        '        assert x.shape[1] % 4 == 0, "rows are read four floats at a time"\n'
+        "        out = torch.empty_like(x)\n        n = x.numel()\n"
+        "        relu_scale_kernel[(triton.cdiv(n, 128),)](x, out, n, BLOCK=128)\n        return out\n"
+    )
+    loop = DebugLoop(None, evaluator, config=DebugConfig(probes=False))
+    report = loop.run(task, candidate, tmp_path / "fixed.py")
+    assert report.status == "repaired", (report.stop_reason, [s.outcome for s in report.steps])
+    assert report.final is not None and report.final.not_judged > 0
+    assert report.final.cases_passed == report.final.cases
+    assert "2.0" in (tmp_path / "fixed.py").read_text()

@@ -70,7 +70,9 @@ class FinalCheck(BaseModel):
     cases_passed: int
     """Cases, visible and hidden, on which the version is right."""
     cases: int
-    """Cases evaluated."""
+    """Cases judged (a case the candidate's own precondition refused is not: `not_judged`)."""
+    not_judged: int = 0
+    """Cases of other sizes the version's own precondition refused (`kope.evaluate.preconditions`)."""
     integrity: str
     """The gates' verdict: clean or reject."""
 
@@ -79,7 +81,8 @@ class FinalCheck(BaseModel):
         return cls(
             status=result.status,
             cases_passed=sum(c.passed for c in result.cases),
-            cases=len(result.cases),
+            cases=sum(c.outside is None for c in result.cases),
+            not_judged=sum(c.outside is not None for c in result.cases),
             integrity=result.integrity.verdict,
         )
 

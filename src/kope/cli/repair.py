@@ -220,7 +220,8 @@ def _print_debug(report: DebugReport, candidate: Path, explain: bool) -> None:
             (report.status.upper(), style),
             f" after {report.iterations} step(s), {tokens} tokens, {report.seconds:.1f} s "
             f"(stop: {report.stop_reason})\n"
-            f"output: {report.output}  — every case: {final.cases_passed}/{final.cases} pass, "
+            f"output: {report.output}  — every case: {final.cases_passed}/{final.cases} pass"
+            f"{f' ({final.not_judged} refused by its own precondition: not judged)' if final.not_judged else ''}, "
             f"integrity {final.integrity}\ntranscript: {report.transcript}",
         )
     )
