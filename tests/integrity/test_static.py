@@ -251,6 +251,42 @@ def test_inductors_entry_points_under_torch_c_are_not_tampering_and_the_rest_of_
         assert ("harness-tamper", "reject") in findings(f"{other}\n" + HONEST)
 
 
+HELPER = """
+@triton.jit
+def _tl_tanh(x):
+    return 2.0 * tl.sigmoid(2.0 * x) - 1.0
+
+
+"""
+
+
+def test_a_math_helper_bound_under_triton_language_is_its_kernels_own_math_a_warning() -> None:
+    """A prelude real pipelines prepend where their Triton lacks a function (`tl.tanh = _tl_tanh`): its own
+    `@triton.jit` function for elementwise math, judged by the values it computes, not a cheat."""
+    assert findings(HELPER + "tl.tanh = _tl_tanh\n" + HONEST) == {("harness-tamper", "warn")}
+    assert findings(HELPER + "triton.language.gelu = _tl_tanh\n" + HONEST) == {("harness-tamper", "warn")}
+
+
+@pytest.mark.parametrize(
+    "binding",
+    [
+        "tl.load = _tl_tanh",  # a memory operation kope's checks observe: not math
+        "tl.program_id = _tl_tanh",
+        "tl.tanh = lambda x: x",  # not a function of its own kernels
+        "def _py(x):\n    return x\ntl.tanh = _py",  # a Python function, not a Triton one
+        "tl.tanh = _tl_tanh\n_tl_tanh = torch.tanh",  # rebound after
+        "tl.tanh, tl.exp = _tl_tanh, _tl_tanh",  # several targets at once
+        "tl.tanh = tl.exp = _tl_tanh",
+        "tl.math.tanh = _tl_tanh",  # below triton.language
+        "triton.testing.do_bench = _tl_tanh",
+        "setattr(tl, 'tanh', _tl_tanh)",
+    ],
+)
+def test_other_bindings_under_triton_stay_tampering(binding: str) -> None:
+    found = findings(HELPER + binding + "\n" + HONEST)
+    assert any(severity == "reject" and rule.endswith("tamper") for rule, severity in found), found
+
+
 def test_backend_flags_are_not_tampering_but_tf32_is_a_downcast() -> None:
     body = "torch.backends.cuda.matmul.allow_tf32 = True\n" + HONEST
     assert "harness-tamper" not in rules(body)

@@ -121,6 +121,8 @@ class _Run:
     profile: ToleranceProfile = "strict"
     alternatives: Mapping[ToleranceProfile, Mapping[str, Tolerance]] = field(default_factory=dict)
     """The other profiles' tolerances: each case is judged under them too, from the same outputs."""
+    pairs: tuple[tuple[str, str, bool], ...] = ()
+    """How the first case paired the reference's tensors with the candidate's (`JobSpec.parameter_pairs`)."""
 
 
 class Evaluator:
@@ -351,6 +353,7 @@ class Evaluator:
             if fitted is not None:
                 return again(*fitted)
         results = [evaluate_case(selected[0], first=True)]
+        run = dataclasses.replace(run, pairs=tuple(results[0].parameter_pairs))  # the other cases' sizes may not tell
         smaller = self._smaller(task, options, cases, results[0])
         if smaller is not None:
             return again(
@@ -606,6 +609,7 @@ class Evaluator:
                 name not in run.task.literal_sizes or _as_tuple(run.task.literal_sizes[name]) != _as_tuple(value)
                 for name, value in case.overrides.items()
             ),
+            parameter_pairs=list(run.pairs),
             size_globals={
                 name: (run.task.literal_sizes[name], value)
                 for name, value in case.overrides.items()
@@ -630,6 +634,7 @@ class Evaluator:
                 trace=result.trace if result is not None and options.trace is not None else None,
                 autotune=result.autotune if result is not None else [],
                 emulated=result.cuda_emulated if result is not None else None,
+                parameter_pairs=result.parameter_pairs if result is not None else [],
             )
             findings = gate.observed(
                 result.observations if result is not None else None,

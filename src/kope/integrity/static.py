@@ -28,6 +28,7 @@ from kope.integrity.vocabulary import (
     TIMER_WORDS,
     TORCH_SAFE_PREFIXES,
     TORCH_TAMPER_PREFIXES,
+    TRITON_MATH_HELPERS,
     WATCHED_ROOTS,
 )
 from kope.protocol.policy import ALLOWED
@@ -351,7 +352,14 @@ def harness_tamper(module: _Module, ctx: StaticContext) -> Iterator[Finding]:
             targets = list(node.targets)
         for target in targets:
             path = _target_path(module, target)
-            if path:
+            if path and _own_math_helper(module, node, path):
+                yield _finding(
+                    "harness-tamper",
+                    "warn",
+                    f"assigns {path} to its own @triton.jit function (its kernels' own math: a warning)",
+                    node,
+                )
+            elif path:
                 yield _tamper_finding(path, node)
         if isinstance(node, ast.Call):
             func = node.func
@@ -385,6 +393,33 @@ def harness_tamper(module: _Module, ctx: StaticContext) -> Iterator[Finding]:
                 owner = module.resolve(func.value) or ""
                 if owner in ("os.environ", "sys.modules"):
                     yield _finding("harness-tamper", "reject", f"modifies {owner}", node)
+
+
+def _own_math_helper(module: _Module, node: ast.AST, path: str) -> bool:
+    """`tl.tanh = _tl_tanh`: an elementwise math name of `triton.language` (`TRITON_MATH_HELPERS`) bound, by a plain
+    assignment of one target, to a module-level `@triton.jit` function of the candidate that nothing rebinds."""
+    root, _, name = path.rpartition(".")
+    if root != "triton.language" or name not in TRITON_MATH_HELPERS:
+        return False
+    if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.value, ast.Name):
+        return False
+    helper = node.value.id
+    defined = [n for n in module.tree.body if isinstance(n, ast.FunctionDef) and n.name == helper]
+    if len(defined) != 1 or module.kernels.get(helper) is not defined[0]:
+        return False
+    bound = sum(_binds(other, helper) for other in ast.walk(module.tree))
+    return bound == 1
+
+
+def _binds(node: ast.AST, name: str) -> bool:
+    """Whether `node` binds `name` (a definition, an assignment or deletion, `global`, an import's alias)."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return node.name == name
+    if isinstance(node, ast.Name):
+        return node.id == name and not isinstance(node.ctx, ast.Load)
+    if isinstance(node, ast.Global | ast.Nonlocal):
+        return name in node.names
+    return isinstance(node, ast.alias) and (node.asname or node.name) == name
 
 
 def _target_path(module: _Module, target: ast.expr) -> str | None:

@@ -347,6 +347,56 @@ WATCHED_ROOTS = frozenset(
         "statistics",
     }
 )
+TRITON_MATH_HELPERS = frozenset(
+    {
+        "sigmoid",
+        "softmax",
+        "tanh",
+        "gelu",
+        "silu",
+        "swish",
+        "mish",
+        "relu",
+        "leaky_relu",
+        "elu",
+        "selu",
+        "softplus",
+        "hardswish",
+        "hardsigmoid",
+        "hardtanh",
+        "erf",
+        "exp",
+        "exp2",
+        "expm1",
+        "log",
+        "log2",
+        "log1p",
+        "sqrt",
+        "rsqrt",
+        "cbrt",
+        "pow",
+        "sin",
+        "cos",
+        "tan",
+        "sinh",
+        "cosh",
+        "asin",
+        "acos",
+        "atan",
+        "abs",
+        "floor",
+        "ceil",
+        "round",
+        "trunc",
+        "sign",
+        "clamp",
+        "fma",
+    }
+)
+"""Elementwise math a candidate may bind under `triton.language` to a `@triton.jit` function of its own
+(`tl.tanh = _tl_tanh`, a prelude real pipelines prepend where their Triton lacks the function): its kernels' own
+arithmetic on values, not the memory, launch or program operations that kope's checks observe."""
+
 TIMER_WORDS = ("time", "Event", "elapsed", "synchronize", "perf_counter", "monotonic", "do_bench", "Timer", "clock")
 REFERENCE_MODULES = frozenset(
     {

@@ -144,6 +144,10 @@ class JobSpec(BaseModel):
     """Candidate jobs on the CPU: each launch lowered by Triton's GPU front end first (`EvalOptions`)."""
     other_sizes: bool = False
     """Candidate jobs: the case's sizes are not the task's own (a derived case that overrides them)."""
+    parameter_pairs: list[tuple[str, str, bool]] = Field(default_factory=list, max_length=100_000)
+    """Candidate jobs: how the evaluation's first case paired the reference's tensors with the candidate's (reference
+    name, candidate name, stored transposed), applied first where they still fit: a case of other sizes can give two
+    tensors one shape (the biases of two layers of width one) that the first case's sizes told apart."""
     size_globals: dict[str, tuple[Any, Any]] = Field(default_factory=dict)
     """Candidate jobs: the task's module-level sizes the case changes, (the task's own value, the case's). A candidate
     module that assigns one of them the task's own value (a copy of the task's globals, which a `ModelNew.__init__`
@@ -297,6 +301,9 @@ class WorkerResult(BaseModel):
     timing_runs: int = 0
     timing_method: Literal["cuda-events", "interpreter-wall", "cpu-wall"] | None = None
     loaded_parameters: list[str] = Field(default_factory=list)
+    parameter_pairs: list[tuple[str, str, bool]] = Field(default_factory=list, max_length=100_000)
+    """Candidate jobs: the (reference name, candidate name, stored transposed) pairs the state was copied by, one
+    tensor on each side (a tensor split into pieces is not among them)."""
     """The candidate's parameters and buffers that got the reference's values (by name, else by the name's words and
     layer index, else by a shape only one tensor on each side has, else transposed: see the worker's
     `_copy_reference_state`)."""

@@ -157,6 +157,9 @@ class CaseResult(BaseModel):
     """What protected this case's candidate run (summarised once in `EvalResult.sandbox`)."""
     emulated: list[str] | None = Field(default=None, exclude=True)
     """Under CUDA emulation: what the candidate asked of CUDA in this case (summarised in `EvalResult.emulation`)."""
+    parameter_pairs: list[tuple[str, str, bool]] = Field(default_factory=list, exclude=True)
+    """How the reference's tensors were paired with the candidate's on this case (`WorkerResult.parameter_pairs`):
+    the evaluation hands the first case's to the others."""
     forward_s: float | None = Field(default=None, exclude=True)
     """The slowest trial's forward, in seconds (the evaluator's cost probe reads it on the CPU interpreter)."""
 

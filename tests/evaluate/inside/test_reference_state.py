@@ -124,3 +124,70 @@ def test_pieces_pair_only_as_one_run_in_the_models_order() -> None:
     assert _split_pieces(reference, own, [("x", "W_x", False)]) == [("gates.weight", ["W_i", "W_f"], 0)]
     twice = {"a": torch.zeros(4, 3), "b": torch.zeros(4, 3), "c": torch.zeros(4, 3)}
     assert _split_pieces({"w": torch.zeros(4, 6)}, twice, []) == []
+
+
+TWO_LAYER_TASK = """
+import torch
+import torch.nn as nn
+
+batch = 4
+features = 16
+hidden = 8
+classes = 4
+
+
+class Model(nn.Module):
+    def __init__(self, features, hidden, classes):
+        super().__init__()
+        self.head = nn.Sequential(nn.Linear(features, hidden), nn.GELU(), nn.Linear(hidden, classes))
+
+    def forward(self, x):
+        return self.head(x)
+
+
+def get_inputs():
+    return [torch.randn(batch, features)]
+
+
+def get_init_inputs():
+    return [features, hidden, classes]
+
+
+def get_cases():
+    return [{}, {"hidden": 1, "classes": 1}, {"hidden": 1, "classes": 1, "batch": 3}]
+"""
+
+TWO_LAYER_CANDIDATE = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ModelNew(nn.Module):
+    def __init__(self, features, hidden, classes):
+        super().__init__()
+        self.w1 = nn.Parameter(torch.randn(hidden, features))
+        self.b1 = nn.Parameter(torch.randn(hidden))
+        self.w2 = nn.Parameter(torch.randn(classes, hidden))
+        self.b2 = nn.Parameter(torch.randn(classes))
+
+    def forward(self, x):
+        return F.linear(F.gelu(F.linear(x, self.w1, self.b1)), self.w2, self.b2)
+"""
+
+
+def test_a_case_that_gives_two_tensors_one_shape_pairs_them_as_the_first_case_did(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """Renamed biases of two layers: told apart by shape at the task's sizes ((8,) and (4,)); on a case of width one
+    (kope's derived `one-partial` makes such cases) both are (1,), and before, neither got the reference's values
+    there (a near miss that was not)."""
+    task = tmp_path / "level2" / "1_TwoLayers.py"
+    task.parent.mkdir()
+    task.write_text(TWO_LAYER_TASK)
+    candidate = tmp_path / "candidate.py"
+    candidate.write_text(TWO_LAYER_CANDIDATE)
+    result = evaluator.evaluate(task, candidate, options=OPTIONS)
+    colliding = [c for c in result.cases if c.overrides.get("hidden") == 1 and c.overrides.get("classes") == 1]
+    assert colliding, [c.overrides for c in result.cases]
+    assert all(c.passed for c in result.cases), [(c.name, c.max_abs_err) for c in result.cases]

@@ -28,7 +28,7 @@ import time
 import traceback
 import types
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -449,10 +449,14 @@ def _same_but_ones(own: torch.Tensor, value: torch.Tensor) -> bool:
     return [d for d in own.shape if d != 1] == [d for d in value.shape if d != 1]
 
 
-def _copy_reference_state(model: torch.nn.Module, job_dir: Path) -> list[str]:
-    """Copy the reference's parameters and buffers into the candidate; the candidate's names of those copied.
+def _copy_reference_state(
+    model: torch.nn.Module, job_dir: Path, known: Sequence[tuple[str, str, bool]] = ()
+) -> tuple[list[str], list[tuple[str, str, bool]]]:
+    """Copy the reference's parameters and buffers into the candidate; the candidate's names of those copied, and
+    the pairs (reference name, candidate name, transposed) that one tensor each was copied by.
 
-    By name where name, shape and dtype agree (or the shapes differ only by dimensions of size one: reshaped); then
+    First the `known` pairs (the evaluation's first case's, `JobSpec.parameter_pairs`) that still fit. Then by name
+    where name, shape and dtype agree (or the shapes differ only by dimensions of size one: reshaped); then
     by the name's words and layer index where exactly one
     tensor on each side has them (`gru.weight_hh_l2` is `weight_hh.2` or `W_hh[2]`, as a stored transpose
     too); then tensors that already hold the same values, one on each side (a norm's weight of ones that the
@@ -465,8 +469,12 @@ def _copy_reference_state(model: torch.nn.Module, job_dir: Path) -> list[str]:
 
     reference = load_file(str(job_dir / protocol.STATE_FILE))
     own = model.state_dict()
-    pairs = [(n, n, False) for n, v in reference.items() if n in own and _same_kind(own[n], v, v.shape)]
-    pairs += [(n, n, False) for n, v in reference.items() if n in own and _same_but_ones(own[n], v)]
+    pairs = _known_pairs(reference, own, known)
+    free = {
+        n: v for n, v in reference.items() if n in own and n not in {r for r, _, _ in pairs} | {o for _, o, _ in pairs}
+    }
+    pairs += [(n, n, False) for n, v in free.items() if _same_kind(own[n], v, v.shape)]
+    pairs += [(n, n, False) for n, v in free.items() if _same_but_ones(own[n], v)]
     pairs += _pairs_by_words(reference, own, pairs)
     pairs += _pairs_by_value(reference, own, pairs)
     for transposed in (False, True):
@@ -490,7 +498,30 @@ def _copy_reference_state(model: torch.nn.Module, job_dir: Path) -> list[str]:
             for own_name, part in zip(pieces, parts, strict=True):
                 own[own_name].copy_(part)
                 loaded.append(own_name)
-    return loaded
+    return loaded, pairs
+
+
+def _known_pairs(
+    reference: dict[str, torch.Tensor], own: dict[str, torch.Tensor], known: Sequence[tuple[str, str, bool]]
+) -> list[tuple[str, str, bool]]:
+    """The pairs of an earlier case that fit this case's tensors: both names present, unclaimed by an earlier pair,
+    of the same dtype and the same shape (transposed where the pair says so, or up to dimensions of size one)."""
+    pairs: list[tuple[str, str, bool]] = []
+    used_ref: set[str] = set()
+    used_own: set[str] = set()
+    for ref_name, own_name, transposed in known:
+        value, tensor = reference.get(ref_name), own.get(own_name)
+        if value is None or tensor is None or ref_name in used_ref or own_name in used_own:
+            continue
+        if not (value.is_floating_point() and tensor.is_floating_point()):
+            continue
+        shape = _transposed_shape(value) if transposed else value.shape
+        fits = shape is not None and _same_kind(tensor, value, shape)
+        if fits or (not transposed and _same_but_ones(tensor, value)):
+            pairs.append((ref_name, own_name, transposed))
+            used_ref.add(ref_name)
+            used_own.add(own_name)
+    return pairs
 
 
 def _unpaired(
@@ -663,7 +694,7 @@ def _candidate(spec: JobSpec, job_dir: Path, sealed: Channel) -> WorkerResult:
             model = model_new(*init_inputs)
         if monitor is not None:
             monitor.model_built(model)
-        loaded = _copy_reference_state(model, job_dir)
+        loaded, pairs = _copy_reference_state(model, job_dir, spec.parameter_pairs)
         model = model.to(device)
         model.train(spec.module_mode == "train")
         same_state_each_call(model)
@@ -671,7 +702,7 @@ def _candidate(spec: JobSpec, job_dir: Path, sealed: Channel) -> WorkerResult:
             monitor.model_ready(model, loaded)
     except Exception as exc:
         return _with_observations(_classified("load", exc, "constructing ModelNew failed"), monitor, diagnostics)
-    result = WorkerResult(mode="candidate", loaded_parameters=loaded)
+    result = WorkerResult(mode="candidate", loaded_parameters=loaded, parameter_pairs=pairs)
     probes = monitor is not None and spec.integrity is not None
     pristine: list[list[Any]] = []
     first_output: Any = None
