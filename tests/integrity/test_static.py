@@ -261,10 +261,12 @@ def _tl_tanh(x):
 
 
 def test_a_math_helper_bound_under_triton_language_is_its_kernels_own_math_a_warning() -> None:
-    """A prelude real pipelines prepend where their Triton lacks a function (`tl.tanh = _tl_tanh`): its own
-    `@triton.jit` function for elementwise math, judged by the values it computes, not a cheat."""
+    """A prelude real pipelines prepend where their Triton lacks a function (`tl.tanh = _tl_tanh`): its own function
+    for elementwise math, judged by the values its kernels compute, not a cheat."""
     assert findings(HELPER + "tl.tanh = _tl_tanh\n" + HONEST) == {("harness-tamper", "warn")}
     assert findings(HELPER + "triton.language.gelu = _tl_tanh\n" + HONEST) == {("harness-tamper", "warn")}
+    plain = "def _py_tanh(x):\n    return 2.0 * tl.sigmoid(2.0 * x) - 1.0\n\n\ntl.tanh = _py_tanh\n"
+    assert findings(plain + HONEST) == {("harness-tamper", "warn")}  # a kernel cannot call it: the GPU front end says
 
 
 @pytest.mark.parametrize(
@@ -273,7 +275,6 @@ def test_a_math_helper_bound_under_triton_language_is_its_kernels_own_math_a_war
         "tl.load = _tl_tanh",  # a memory operation kope's checks observe: not math
         "tl.program_id = _tl_tanh",
         "tl.tanh = lambda x: x",  # not a function of its own kernels
-        "def _py(x):\n    return x\ntl.tanh = _py",  # a Python function, not a Triton one
         "tl.tanh = _tl_tanh\n_tl_tanh = torch.tanh",  # rebound after
         "tl.tanh, tl.exp = _tl_tanh, _tl_tanh",  # several targets at once
         "tl.tanh = tl.exp = _tl_tanh",

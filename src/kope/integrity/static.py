@@ -356,7 +356,7 @@ def harness_tamper(module: _Module, ctx: StaticContext) -> Iterator[Finding]:
                 yield _finding(
                     "harness-tamper",
                     "warn",
-                    f"assigns {path} to its own @triton.jit function (its kernels' own math: a warning)",
+                    f"assigns {path} to a function of its own (its kernels' own math: a warning)",
                     node,
                 )
             elif path:
@@ -397,7 +397,9 @@ def harness_tamper(module: _Module, ctx: StaticContext) -> Iterator[Finding]:
 
 def _own_math_helper(module: _Module, node: ast.AST, path: str) -> bool:
     """`tl.tanh = _tl_tanh`: an elementwise math name of `triton.language` (`TRITON_MATH_HELPERS`) bound, by a plain
-    assignment of one target, to a module-level `@triton.jit` function of the candidate that nothing rebinds."""
+    assignment of one target, to a module-level function of the candidate that nothing rebinds (a `@triton.jit` one,
+    or a plain one, which a kernel cannot call: Triton's GPU front end, run before every interpreted launch, refuses
+    it)."""
     root, _, name = path.rpartition(".")
     if root != "triton.language" or name not in TRITON_MATH_HELPERS:
         return False
@@ -405,7 +407,7 @@ def _own_math_helper(module: _Module, node: ast.AST, path: str) -> bool:
         return False
     helper = node.value.id
     defined = [n for n in module.tree.body if isinstance(n, ast.FunctionDef) and n.name == helper]
-    if len(defined) != 1 or module.kernels.get(helper) is not defined[0]:
+    if len(defined) != 1:
         return False
     bound = sum(_binds(other, helper) for other in ast.walk(module.tree))
     return bound == 1

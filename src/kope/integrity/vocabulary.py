@@ -393,7 +393,7 @@ TRITON_MATH_HELPERS = frozenset(
         "fma",
     }
 )
-"""Elementwise math a candidate may bind under `triton.language` to a `@triton.jit` function of its own
+"""Elementwise math a candidate may bind under `triton.language` to a function of its own
 (`tl.tanh = _tl_tanh`, a prelude real pipelines prepend where their Triton lacks the function): its kernels' own
 arithmetic on values, not the memory, launch or program operations that kope's checks observe."""
 
