@@ -63,7 +63,13 @@ def test_repairs_with_a_correct_edit(evaluator: Evaluator, broken: Path, tmp_pat
     report = run(evaluator, model, broken, tmp_path)
     assert report.status == "repaired" and report.stop_reason == "repaired" and report.iterations == 1
     assert (tmp_path / "out.py").read_text() == SCALE_GOOD.read_text()
-    assert report.final.model_dump() == {"status": "pass", "cases_passed": 3, "cases": 3, "integrity": "clean"}
+    assert report.final.model_dump() == {
+        "status": "pass",
+        "cases_passed": 3,
+        "cases": 3,
+        "not_judged": 0,
+        "integrity": "clean",
+    }
     assert report.tokens.prompt > 0 and report.tokens.completion > 0
     prompt = model.calls[0][1].content
     assert "broken" not in prompt and "* 2.5" in prompt and "class Model(nn.Module)" in prompt
@@ -180,6 +186,7 @@ def test_a_version_right_on_the_shown_case_only_is_not_repaired(broken: Path, tm
         "status": "fail",
         "cases_passed": 1,
         "cases": 3,
+        "not_judged": 0,
         "integrity": "clean",
     }
     assert "fails 2 hidden case(s)" in model.calls[0][1].content
@@ -236,7 +243,7 @@ def test_the_json_report_keeps_the_kope_debug_keys(broken: Path, tmp_path: Path)
         "smaller_cases",
     }
     assert set(printed["tokens"]) == {"prompt", "completion"}
-    assert printed["final"] == {"status": "pass", "cases_passed": 3, "cases": 3, "integrity": "clean"}
+    assert printed["final"] == {"status": "pass", "cases_passed": 3, "cases": 3, "not_judged": 0, "integrity": "clean"}
     assert printed["status"] == "repaired" and printed["stop_reason"] == "repaired"
 
 
