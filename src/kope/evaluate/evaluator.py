@@ -647,7 +647,7 @@ class Evaluator:
                 _keep_artifacts(run.artifacts, case, sealed, reference.entry)
             error = classify(result, outcome, options, expected_trials=options.trials)
             if error is not None:
-                refused = preconditions.refusal(error, run.source) if self._refusable(run, case, spec, first) else None
+                refused = preconditions.refusal(error, run.source) if self._refusable(run, spec, first) else None
                 error = name_candidate(error, job_dir, candidate_name, run.source)
                 if refused is not None:
                     update = {"error": preconditions.not_judged(error, refused), "outside": refused}
@@ -694,9 +694,9 @@ class Evaluator:
             )
 
     @staticmethod
-    def _refusable(run: _Run, case: Case, spec: JobSpec, first: bool) -> bool:
-        """Whether the candidate's own precondition may refuse `case` (`kope.evaluate.preconditions`): a derived case
-        of other sizes than the task's own, not the first (the task's own sizes or their shrunk stand-in, which it
+    def _refusable(run: _Run, spec: JobSpec, first: bool) -> bool:
+        """Whether the candidate's own precondition may refuse `spec`'s case (`kope.evaluate.preconditions`): a derived
+        case of other sizes than the task's own, not the first (the task's own sizes or their shrunk stand-in, which it
         must accept), of a task that does not list its cases (a task's `get_cases()` are requirements)."""
         return spec.other_sizes and not first and not run.task.defines_get_cases
 
