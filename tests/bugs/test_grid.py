@@ -96,12 +96,35 @@ def test_group_cap_caps_the_group_size_in_both_operations_only_where_it_is_not_c
         "grouped launch order: the group size `GROUP_M` -> `tl.minimum(num_pid_m - first_pid_m, GROUP_M)`"
     ]
     assert made[0].cue and made[0].source.count("tl.minimum(num_pid_m - first_pid_m, GROUP_M)") == 2
+    assert made[0].grounded, "a grid of one program per tile: rows x columns"
     capped = Program.parse(made[0].source, TASK)
     assert capped is not None and edits(capped, ["group-cap"]) == []
     spelled = UNCAPPED.replace("num_pid_m = tl.cdiv(M, BLOCK_M)", "num_pid_m = (M + BLOCK_M - 1) // BLOCK_M")
     assert spelled != UNCAPPED, "the row blocks counted with a ceiling division written out"
     by_hand = Program.parse(spelled, TASK)
     assert by_hand is not None and [e.description for e in edits(by_hand, ["group-cap"])] == [made[0].description]
+
+
+def test_group_cap_is_grounded_only_where_the_grid_runs_one_program_per_tile() -> None:
+    """Rounded up to whole groups, the uncapped order covers every tile (the programs past the rows are masked):
+    still offered, not grounded. A grid function defined in the host and a count bound to a name are read through."""
+    padded = UNCAPPED.replace(
+        "grid = (triton.cdiv(M, 16) * triton.cdiv(N, 16),)",
+        "grid = (triton.cdiv(triton.cdiv(M, 16), 2) * 2 * triton.cdiv(N, 16),)",
+    )
+    in_function = UNCAPPED.replace(
+        "grid = (triton.cdiv(M, 16) * triton.cdiv(N, 16),)",
+        "rows = triton.cdiv(M, 16)\n"
+        "        def grid(meta):\n"
+        "            return (rows * triton.cdiv(N, meta['BLOCK_N']),)",
+    )
+    assert padded != UNCAPPED and in_function != UNCAPPED
+    grounded = []
+    for source in (padded, in_function):
+        program = Program.parse(source, TASK)
+        assert program is not None
+        grounded.append([e.grounded for e in edits(program, ["group-cap"])])
+    assert grounded == [[False], [True]]
 
 
 def test_an_uncapped_grouped_order_is_repaired_offline(evaluator: Evaluator, tmp_path: Path) -> None:

@@ -577,13 +577,46 @@ def _capped(kernel: ast.FunctionDef, names: set[str]) -> bool:
     )
 
 
+def _grid_body(site: LaunchSite) -> ast.expr | None:
+    """A launch's grid as the value it launches with: a tuple written at the launch or bound above it, a
+    `lambda META: (...)`'s tuple, or what a grid function defined in the host returns (`def grid(meta): return
+    (...)`, one `return`)."""
+    grid = launch_grid(site, body=True)
+    if isinstance(grid, ast.Name) and site.host is not None:
+        host = site.host
+        defined = [n for n in ast.walk(host) if isinstance(n, ast.FunctionDef) and n.name == grid.id and n is not host]
+        returns = [r for d in defined[-1:] for r in ast.walk(d) if isinstance(r, ast.Return)]
+        grid = returns[0].value if len(returns) == 1 else None
+    return grid
+
+
+def _one_program_per_tile(program: Program, kernel: ast.FunctionDef) -> bool:
+    """Every launch of the kernel runs one program per tile: a grid of one axis that is the product of two ceiling
+    divisions (`triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N)`, through host names bound to them), nothing
+    rounding the rows up to whole groups."""
+    sites = [s for s in program.parsed.launches if s.kernel is kernel]
+    for site in sites:
+        grid = _grid_body(site) if site.grid is not None else None
+        if not (isinstance(grid, ast.Tuple) and len(grid.elts) == 1):
+            return False
+        factors = _mult_leaves(_host_value(site, grid.elts[0]))
+        if len(factors) != 2 or not all(ceil_division(_host_value(site, f)) for f in factors):
+            return False
+    return bool(sites)
+
+
 @operator("group-cap", "uninitialized-output")
 def group_cap(program: Program) -> Iterator[Edit]:
     """A grouped launch order (`pid_m = first_pid_m + pid_in_group % GROUP_M`, `pid_n = pid_in_group // GROUP_M`)
     whose last group is not capped by the rows left: where the row blocks are not a multiple of GROUP_M, some tiles
     get no program and others get two. The group size in those two operations becomes
-    `tl.minimum(num_pid_m - first_pid_m, GROUP_M)`."""
+    `tl.minimum(num_pid_m - first_pid_m, GROUP_M)`. Grounded where every launch runs one program per tile (a grid
+    of row blocks times column blocks, not rounded up to whole groups): the uncapped order then leaves tiles
+    without a program whenever the row blocks are not a multiple of the group and there are several column
+    blocks, which the derived cases of small sizes may never show."""
     for kernel in program.kernels:
+        per_tile = _one_program_per_tile(program, kernel)
+        grounded = False  # the kernel's first edit only
         pids = program_id_names(kernel)
         assigned = assignments(kernel)
         counts = [
@@ -636,17 +669,19 @@ def group_cap(program: Program) -> Iterator[Edit]:
                         for x in assigned.get(g, [])
                     )
                 ]
-            for count in rows:
-                for start in starts:
-                    capped = f"tl.minimum({count} - {start}, {group})"
-                    yield Edit(
-                        "group-cap",
-                        "uninitialized-output",
-                        sites[0].lineno,
-                        f"grouped launch order: the group size `{group}` -> `{capped}`",
-                        program.replace_all([(site, capped) for site in sites]),
-                        "a grouped launch order whose last group is not capped by the row blocks left",
-                    )
+            for count, start in itertools.product(rows, starts):
+                capped = f"tl.minimum({count} - {start}, {group})"
+                yield Edit(
+                    "group-cap",
+                    "uninitialized-output",
+                    sites[0].lineno,
+                    f"grouped launch order: the group size `{group}` -> `{capped}`",
+                    program.replace_all([(site, capped) for site in sites]),
+                    "a grouped launch order whose last group is not capped by the row blocks left"
+                    + (", on a grid of one program per tile" if per_tile else ""),
+                    grounded=per_tile and not grounded,
+                )
+                grounded = grounded or per_tile
 
 
 def _tile_indices(kernel: ast.FunctionDef, counts: dict[str, str]) -> dict[str, str]:
