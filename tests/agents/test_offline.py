@@ -252,3 +252,28 @@ def test_a_near_miss_that_refuses_sizes_it_was_not_written_for_is_repaired_on_th
     assert report.final is not None and report.final.not_judged > 0
     assert report.final.cases_passed == report.final.cases
     assert "2.0" in (tmp_path / "fixed.py").read_text()
+
+
+def test_a_later_round_is_shown_the_case_a_false_repair_was_found_wrong_on(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """Two bugs: `tl.abs` stored for ReLU (wrong on every case) and the grid capped at 512 programs (wrong only past
+    524,288 elements). Rounds of one evaluation each: the first finds the formula's fix, right on every derived case
+    and wrong at the task's own sizes (a false repair), and ends with it as its best. The next round starts there and
+    is shown the larger case it was found wrong on, diagnosed there too: the cap's fix comes first, and the false
+    repair is not found (and refined) again round after round."""
+    from conftest import FIXTURES
+
+    from kope.repair.search import SearchConfig
+
+    task = FIXTURES / "capped" / "relu_million_task.py"
+    candidate = tmp_path / "candidate.py"
+    source = (FIXTURES / "capped" / "relu_capped.py").read_text()
+    candidate.write_text(source.replace("tl.maximum(x, 0.0)", "tl.abs(x)"))
+    config = DebugConfig(probes=False, search_config=SearchConfig(max_evaluations=1, batch=1), max_search_rounds=6)
+    report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
+    assert report.status == "repaired", [s.outcome for s in report.steps]
+    rounds = report.search or []
+    assert [r.false_repairs for r in rounds] == [1, 0], [(r.false_repairs, r.trials) for r in rounds]
+    assert rounds[0].refined.startswith("shrunk x2") and rounds[1].trials[0].operator == "drop-cap"
+    assert "512" not in (tmp_path / "fixed.py").read_text()

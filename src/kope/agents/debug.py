@@ -203,6 +203,10 @@ class _State:
     failed_hidden: dict[str, list[str]] = field(default_factory=dict)
     """By content hash: the hidden cases a version's full check found it wrong on (wrong values, or an error it made
     there: `CaseResult.shows_bug`), in case order."""
+    showing: list[Case] = field(default_factory=list)
+    """Cases a round's false repair was found wrong on (`SearchResult.refined_case`: larger than the derived ones):
+    every later round is shown them, so that its start, often that false repair, is not taken for right again and
+    its versions are told apart there rather than by one acceptance check each."""
     late_check: bool = False
     """Whether the one full check allowed after the time budget ran out has been spent."""
     patience: float = 1.0
@@ -537,6 +541,8 @@ class DebugLoop:
         failed = state.failed_hidden.get(content_hash(state.source), [])
         known = {c.key() for c in shown}
         shown += [c for c in state.cases if c.name in failed and c.key() not in known][:_FAILED_HIDDEN]
+        known = {c.key() for c in shown}
+        shown += [c for c in state.showing if c.key() not in known]
 
         def accept(source: str) -> bool:
             deadline = self.env.deadline
@@ -568,6 +574,9 @@ class DebugLoop:
         )
         state.searches.append(result)
         state.evaluations += result.evaluations
+        refined = result.refined_case
+        if refined is not None and refined.key() not in {c.key() for c in state.showing}:
+            state.showing.append(refined)
         state.seen.update(content_hash(s) for s in (result.accepted, result.best) if s is not None)
         self.transcript.write("search", iteration=iteration, result=result.model_dump(mode="json"))
         step = Step(
@@ -588,7 +597,7 @@ class DebugLoop:
             state.source = state.best_source = result.best
             state.guards.best = tuple(result.best_score or (2, 1.0, 0.0))  # type: ignore[assignment]
             state.history.append(f"kope's search: {result.best_description}")
-            state.diagnosis = self.env.diagnose(state.source, state.visible)
+            state.diagnosis = self.env.diagnose(state.source, [*state.visible, *state.showing])
             if state.evaluation.status in ("pass", "reject"):
                 state.accept_checked.add(content_hash(state.source))
                 state.diagnosis = self.env.diagnose(state.source, state.visible, sweep=True)

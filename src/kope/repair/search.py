@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, PrivateAttr
 
 from kope import syntax
 from kope.bugs.edit import Program, changed_lines, edits
@@ -290,6 +290,7 @@ class SearchResult(BaseModel):
     refined: str = ""
     """The case (name and sizes) that joined the shown ones after a false repair (`SearchConfig.refine`); "" when none
     did."""
+    _refined_case: Case | None = PrivateAttr(default=None)
     screen: list[str] = []
     """Other cases a start right on the shown case(s) failed, added to them for the search (`SearchConfig.screen`),
     and those a version right on them failed after its acceptance check (`SearchConfig.rescreen`)."""
@@ -303,6 +304,12 @@ class SearchResult(BaseModel):
     candidates: int
     seconds: float
     stop_reason: str
+
+    @property
+    def refined_case(self) -> Case | None:
+        """The case itself (`refined`): a later round from this round's best version is shown it from the start, so
+        that a version right on the derived cases but wrong there is not taken for right again."""
+        return self._refined_case
 
     def summary(self, limit: int = 6) -> str:
         """A few lines for a prompt: what the search tried and where it got."""
@@ -827,7 +834,7 @@ class RepairSearch:
                     generated += self._second_edits(
                         leading[1], diagnosis, task, queue, counter, config.leading_edits, 0.0, "the leading edit"
                     )
-        return SearchResult(
+        outcome = SearchResult(
             trials=trials,
             accepted=accepted,
             best=best[1].source if best is not None and accepted is None else None,
@@ -846,6 +853,8 @@ class RepairSearch:
             seconds=round(time.monotonic() - began, 3),
             stop_reason=stop,
         )
+        outcome._refined_case = refined
+        return outcome
 
     def _widened(
         self,
