@@ -500,3 +500,24 @@ def _written(tmp_path: Path, source: str) -> Path:
     path = tmp_path / "start.py"
     path.write_text(source)
     return path
+
+
+def test_an_own_size_check_that_times_out_is_stood_in_for_by_a_smaller_case_that_tells(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """As above, but the kernel is slow at the task's own million elements (its host sleeps there): the own-size check
+    runs out of its time limit and cannot tell. The largest shrunk case that tells (twice the derived budget, 600,000
+    elements, past the cap) stands in for it: the formula's fix alone is found wrong there (a false repair, not
+    accepted because a check timed out), and the cap's fix on top of it is accepted."""
+    from conftest import FIXTURES
+
+    loaded = load_task(FIXTURES / "capped" / "relu_million_task.py")
+    source = (FIXTURES / "capped" / "relu_capped.py").read_text().replace("tl.maximum(x, 0.0)", "tl.abs(x)")
+    source = source.replace(
+        "        n = x.numel()\n", "        n = x.numel()\n        if n > 900_000:\n            time.sleep(30)\n"
+    ).replace("import torch\n", "import time\n\nimport torch\n", 1)
+    visible = [c for c in evaluator.cases(loaded) if c.visible]
+    config = SearchConfig(max_evaluations=24, batch=1, second_edits=12, max_acceptance_checks=3, own_size_seconds=6)
+    result = RepairSearch(evaluator, config).run(loaded, source, None, visible, lambda s: True, scratch=tmp_path)
+    assert result.accepted is not None and "512" not in result.accepted and "tl.abs" not in result.accepted
+    assert result.false_repairs == 1 and result.refined.startswith("shrunk x2"), result.trials

@@ -674,19 +674,27 @@ class RepairSearch:
                             checks += 1
                             if own is False:
                                 own = self.own_size_case(task, options or EvalOptions())
-                            if isinstance(own, Case) and not self._right_at(
-                                task, candidate.source, own, quick, scratch
-                            ):
+                            wrong_at, used = None, 0
+                            if isinstance(own, Case):
+                                wrong_at, used = self._wrong_at_own(
+                                    task, candidate.source, own, quick, options or EvalOptions(), scratch
+                                )
+                            extra += max(0, used - 1)  # the own-size check itself is the acceptance check's
+                            if wrong_at is not None:
                                 false_repairs += 1
                                 reason = (
-                                    f"right on the shown case(s), wrong at the {own.name} ({own.key()}): not accepted"
+                                    f"right on the shown case(s), wrong at the {wrong_at.name} ({wrong_at.key()}):"
+                                    " not accepted"
                                 )
                                 score = (1, 0.0, 0.0)
                                 if config.refine and refined is None:
-                                    refined, tried_more = self._refinement(
-                                        task, candidate.source, own, quick, options or EvalOptions(), scratch
-                                    )
-                                    extra += tried_more
+                                    if wrong_at is own:
+                                        refined, tried_more = self._refinement(
+                                            task, candidate.source, own, quick, options or EvalOptions(), scratch
+                                        )
+                                        extra += tried_more
+                                    else:  # a stand-in for the own sizes, found wrong already
+                                        refined = wrong_at
                                     shown.append(refined)
                                     reason += f"; the search goes on with the {refined.name} case shown too"
                             elif accept(candidate.source):
@@ -1023,18 +1031,42 @@ class RepairSearch:
             return True
         scratch.mkdir(parents=True, exist_ok=True)
         quick = replace(options, trials=1, integrity=False, timing=False, bounds_check=False, trace=None)
-        return self._right_at(task, source, own, quick, scratch)
+        return self._wrong_at_own(task, source, own, quick, options, scratch)[0] is None
+
+    def _wrong_at_own(
+        self, task: Task, source: str, own: Case, quick: EvalOptions, options: EvalOptions, scratch: Path
+    ) -> tuple[Case | None, int]:
+        """The case of the own-size check a version is found wrong on, None where it is right or no check can tell;
+        and the evaluations that took. Where the own-size case cannot tell (a slow kernel runs out of the check's
+        time limit there), the largest shrunk cases at 4, then 2 x the derived cases' budget stand in for it, the
+        first that tells deciding: a check that times out must not let a version wrong at larger sizes through."""
+        verdict, tried = self._verdict_at(task, source, own, quick, scratch), 1
+        if verdict is not None:
+            return (None if verdict else own), tried
+        budget = options.max_elements or default_max_elements(options.device)
+        for factor in (4, 2):
+            case = self._larger_case(task, options, factor * budget, f"shrunk x{factor}")
+            if case is None or case.key() == own.key():
+                continue
+            verdict, tried = self._verdict_at(task, source, case, quick, scratch), tried + 1
+            if verdict is not None:
+                return (None if verdict else case), tried
+        return None, tried
 
     def _right_at(self, task: Task, source: str, case: Case, quick: EvalOptions, scratch: Path) -> bool:
-        """Whether a version is right on `case`; True when it cannot tell (the check ran out of time or memory, or the
+        """Whether a version is right on `case`; True when it cannot tell (`_verdict_at`)."""
+        return self._verdict_at(task, source, case, quick, scratch) is not False
+
+    def _verdict_at(self, task: Task, source: str, case: Case, quick: EvalOptions, scratch: Path) -> bool | None:
+        """Whether a version is right on `case`; None when the check cannot tell (it ran out of time or memory, or the
         reference itself cannot run there: a model whose weights at the task's own sizes exceed the job's memory)."""
         limited = replace(quick, timeout_s=min(quick.timeout_s, self.config.own_size_seconds), interpreter_retries=0)
         try:
             result = self._evaluated(task, source, "own_size.py", limited, [case], scratch)
         except ReferenceError_:
-            return True
+            return None
         if result.status == "error" and result.error is not None and result.error.kind in MACHINE_ERRORS:
-            return True  # says nothing of the values: the repair is not blocked
+            return None  # says nothing of the values: the repair is not blocked
         return version_score(result)[0] == 0
 
 
