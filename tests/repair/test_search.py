@@ -521,3 +521,5 @@ def test_an_own_size_check_that_times_out_is_stood_in_for_by_a_smaller_case_that
     result = RepairSearch(evaluator, config).run(loaded, source, None, visible, lambda s: True, scratch=tmp_path)
     assert result.accepted is not None and "512" not in result.accepted and "tl.abs" not in result.accepted
     assert result.false_repairs == 1 and result.refined.startswith("shrunk x2"), result.trials
+    # the case at 4 x the budget is the task's own million whole (the own-size check's): not run again
+    assert result.evaluations <= len(result.trials) + 2, (result.evaluations, len(result.trials))

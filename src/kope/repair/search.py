@@ -460,15 +460,20 @@ class RepairSearch:
             return None
         return self._larger_case(task, options, budget, "largest shrunk")
 
-    def _larger_case(self, task: Task, options: EvalOptions, budget: int, name: str) -> Case | None:
+    def _larger_case(
+        self, task: Task, options: EvalOptions, budget: int, name: str, *, shrunk: bool = False
+    ) -> Case | None:
         """The task's visible case shrunk to `budget` elements, when that is larger than every derived case; None
-        when it is not, or the sizes cannot be derived again."""
+        when it is not, or the sizes cannot be derived again (`shrunk`: also when the task's own sizes fit the budget
+        whole, a case the own-size check has run already)."""
         try:
             derivation = self.evaluator.derivation(task, options)
             larger = self.evaluator.derivation(task, replace(options, max_elements=budget))
             base = next((c for c in larger.kept if c.visible and c.kind in ("original", "shrunk")), None)
-            if base is None or (base.numel or 0) <= (
-                max((c.numel or 0) for c in derivation.kept) if derivation.kept else 0
+            if (
+                base is None
+                or (shrunk and base.kind == "original")
+                or (base.numel or 0) <= (max((c.numel or 0) for c in derivation.kept) if derivation.kept else 0)
             ):
                 return None
             built = build_cases(task, [{**base.case_dict(named=False), "name": name}], source="own sizes")
@@ -1045,7 +1050,7 @@ class RepairSearch:
             return (None if verdict else own), tried
         budget = options.max_elements or default_max_elements(options.device)
         for factor in (4, 2):
-            case = self._larger_case(task, options, factor * budget, f"shrunk x{factor}")
+            case = self._larger_case(task, options, factor * budget, f"shrunk x{factor}", shrunk=True)
             if case is None or case.key() == own.key():
                 continue
             verdict, tried = self._verdict_at(task, source, case, quick, scratch), tried + 1
