@@ -104,3 +104,29 @@ def test_the_diagnosis_json_is_unchanged_by_the_typed_features(evaluator: Evalua
     assert diagnosis.features.scaled and diagnosis.features.nondeterministic is None
     again = Diagnosis.model_validate_json(diagnosis.model_dump_json())
     assert again.features == diagnosis.features and again.cues == diagnosis.cues
+
+
+def test_a_version_wrong_only_on_a_larger_case_points_at_the_size_dependent_bugs(
+    evaluator: Evaluator, fast: EvalOptions, tmp_path: Path
+) -> None:
+    """The ReLU whose grid is capped at 512 programs of 1024 lanes: right at 300,000 elements and 1,000, wrong at
+    600,000 (past the cap). Only the larger case fails, with wrong values: the bugs that need sizes past a
+    threshold (a loop or grid too short, a capped block) rank first. A value bug (`tl.abs` for ReLU) is wrong at
+    every size: there the feature does not hold."""
+    from conftest import FIXTURES
+
+    task = FIXTURES / "capped" / "relu_million_task.py"
+    cases = [
+        Case(name="visible", overrides={"n": 300_000}, visible=True),
+        Case(name="small", overrides={"n": 1_000}, visible=False),
+        Case(name="larger", overrides={"n": 600_000}, visible=False),
+    ]
+    capped = FIXTURES / "capped" / "relu_capped.py"
+    diagnosis = Diagnoser(evaluator).diagnose(task, capped, options=fast, cases=cases, probes=False)
+    assert [c.passed for c in diagnosis.cases] == [True, True, False]
+    assert diagnosis.features.fails_only_larger
+    assert diagnosis.hypotheses[0].pattern in ("loop-bound", "grid-too-small"), diagnosis.hypotheses
+    absolute = tmp_path / "relu_abs.py"
+    absolute.write_text(capped.read_text().replace("tl.maximum(x, 0.0)", "tl.abs(x)"))
+    wrong = Diagnoser(evaluator).diagnose(task, absolute, options=fast, cases=cases, probes=False)
+    assert not any(c.passed for c in wrong.cases) and not wrong.features.fails_only_larger

@@ -195,3 +195,82 @@ def test_the_status_rule_judges_the_cases_the_kernel_accepts() -> None:
     assert _status(_case("a", False, refused=True), _case("b", False, refused=True)) == ("error", "unsupported")
     refused_values = _case("c", False, refused=True, transformed=True)
     assert _status(_case("a", True), refused_values) == ("error", "unsupported")
+
+
+MATMUL_TASK = """
+import torch
+import torch.nn as nn
+
+M = 48
+K = 64
+N = 40
+
+
+class Model(nn.Module):
+    def forward(self, a, b):
+        return a @ b
+
+
+def get_inputs():
+    return [torch.randn(M, K), torch.randn(K, N)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+MATMUL = """
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        rk = k + tl.arange(0, BLOCK_K)
+        a = tl.load(a_ptr + rm[:, None] * K + rk[None, :], mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + rk[:, None] * N + rn[None, :], mask=(rk[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc += tl.dot(a, b, allow_tf32=False)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc * {scale}, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        M, K = a.shape
+        N = b.shape[1]
+        c = torch.empty((M, N), device=a.device, dtype=a.dtype)
+        BLOCK_K = 32
+        if K < BLOCK_K:
+            BLOCK_K = triton.next_power_of_2(K)  # the blocks follow a small K down
+        grid = (triton.cdiv(M, 16), triton.cdiv(N, 16))
+        matmul_kernel[grid](a.contiguous(), b.contiguous(), c, M, N, K, BLOCK_M=16, BLOCK_N=16, BLOCK_K=BLOCK_K)
+        return c
+"""
+
+
+def test_the_gpu_compilers_minimum_dot_shape_refuses_sizes_as_a_precondition_does(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """A matrix product whose K block follows a small K down: at a derived K under 16 the GPU compiler refuses its
+    `tl.dot` (the hardware multiplies no smaller blocks), which says nothing of its values. Those cases are not
+    judged; the kernel passes on the others, and a wrong product is still a near miss there."""
+    task = tmp_path / "level1" / "2_Matmul.py"
+    task.parent.mkdir(parents=True, exist_ok=True)
+    task.write_text(MATMUL_TASK)
+    honest = tmp_path / "matmul.py"
+    honest.write_text(MATMUL.format(scale="1.0"))
+    result = evaluator.evaluate(task, honest, options=OPTIONS)
+    assert result.status == "pass", (result.error, [(c.name, c.overrides, c.error) for c in result.cases])
+    refused = [c for c in result.cases if c.outside is not None]
+    assert refused and all(c.overrides["K"] < 16 for c in refused)
+    assert all("minimum `tl.dot` shape at line 17" in (c.outside or "") for c in refused)
+    assert all(c.passed for c in result.cases if c.outside is None)
+    wrong = tmp_path / "matmul_twice.py"
+    wrong.write_text(MATMUL.format(scale="2.0"))
+    failed = evaluator.evaluate(task, wrong, options=OPTIONS)
+    assert failed.status == "fail" and any(c.outside is not None for c in failed.cases)

@@ -45,6 +45,7 @@ def extract_features(diagnosis: Diagnosis, result: EvalResult, blocks: set[int])
         features["fails_above_block"] = bool(failing) and all(
             max(_ints(c.overrides), default=0) > biggest for c in failing
         )
+    features["fails_only_larger"] = _fails_only_larger(cases)
     growth = [(c.signature.numel, c.signature.max_rel_err) for c in failing if c.signature is not None]
     if len(growth) >= 2:
         errors = [error for _, error in sorted(growth)]
@@ -166,6 +167,33 @@ def _ints(overrides: dict[str, Any]) -> list[int]:
         elif isinstance(value, tuple | list):
             values += [v for v in value if isinstance(v, int) and not isinstance(v, bool)]
     return values
+
+
+def _fails_only_larger(cases: Sequence[CaseDiagnosis]) -> bool:
+    """Whether every failing case gives wrong values (no error) and is larger than every passing case (`_larger`): a
+    version right on the shown case and wrong on a larger one (kope's search shows it the smallest it found)."""
+    passing = [c for c in cases if c.passed]
+    failing = [c for c in cases if not c.passed]
+    return (
+        bool(passing)
+        and bool(failing)
+        and all(c.error_kind is None for c in failing)
+        and all(_larger(f.overrides, p.overrides) for f in failing for p in passing)
+    )
+
+
+def _larger(sizes: dict[str, Any], than: dict[str, Any]) -> bool:
+    """Whether a case's sizes are each at least another's, one of them more; no overrides are the task's own sizes,
+    which every derived case is shrunk from."""
+    if not sizes:
+        return bool(than)
+    mine, theirs = _ints(sizes), _ints(than)
+    return (
+        set(sizes) == set(than)
+        and len(mine) == len(theirs)
+        and mine != theirs
+        and all(a >= b for a, b in zip(mine, theirs, strict=True))
+    )
 
 
 def _has_size_one(overrides: dict[str, Any]) -> bool:

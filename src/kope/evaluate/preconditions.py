@@ -12,7 +12,10 @@ is not judged (`CaseResult.outside`), where, and only where, all of this holds:
 - the run stopped on its first trial, before any output (a later trial's refusal is the kernel's behaviour);
 - the traceback's innermost frame is the candidate's file, at a line of its *host* code (not a Triton kernel) that
   is an `assert` statement, or a `raise` of `AssertionError`, `ValueError`, `NotImplementedError` or
-  `RuntimeError`, and the error's type is the one that statement raises.
+  `RuntimeError`, and the error's type is the one that statement raises; or the GPU compiler refuses a `tl.dot` of
+  the candidate's kernel for its shape ("Input shapes should have M >= 1, N >= 1 and K >= 16": a kernel whose
+  blocks follow the sizes down, `BLOCK_K = triton.next_power_of_2(K)` below 64, cannot multiply blocks that small on
+  any GPU). The compiler states that limit for the kernel, as an `assert K >= 16` would.
 
 A hostile candidate gains nothing it could not write honestly: a refusal only removes a case from the judgement,
 never adds a pass; the status rule (`kope.evaluate.assembly`) asks that some case be judged, and that every case of
@@ -37,10 +40,24 @@ _STAGES = ("forward failed on trial 0: ", "constructing ModelNew failed: ")
 """Where a refusal may stop the run: constructing the model, or the first trial's forward (before any output)."""
 
 
+_DOT_SHAPE = re.compile(
+    r"GpuCompileError: Triton's GPU compiler refuses `[^`\n]+`: (Input shapes should have M >= \d+, N >= \d+ and "
+    r"K >= \d+)(?: \(candidate line (\d+):)?"
+)
+"""The GPU compiler's refusal of a `tl.dot` whose blocks are smaller than the hardware multiplies."""
+
+
 def refusal(error: EvalError, source: str) -> str | None:
-    """The statement of the candidate's host code that refused the case (`line 166: assert H % 2 == 0`), or None
-    where the error is not such a refusal (see the module's rules; the caller checks the case's sizes)."""
-    if error.kind not in ("runtime", "load") or not error.traceback or not error.message.startswith(_STAGES):
+    """The statement of the candidate's host code that refused the case (`line 166: assert H % 2 == 0`), or the GPU
+    compiler's minimum `tl.dot` shape; None where the error is not such a refusal (see the module's rules; the caller
+    checks the case's sizes)."""
+    if error.kind not in ("runtime", "load") or not error.message.startswith(_STAGES):
+        return None
+    dot = _DOT_SHAPE.match(error.message.split(": ", 1)[1])
+    if dot is not None:
+        at = f" at line {dot.group(2)}" if dot.group(2) else ""
+        return f"the GPU compiler's minimum `tl.dot` shape{at}: {dot.group(1)}"
+    if not error.traceback:
         return None
     frames = _FRAME.findall(error.traceback)
     if not frames or frames[-1][0].rsplit("/", 1)[-1] != CANDIDATE_FILE:

@@ -47,6 +47,9 @@ class Features(BaseModel):
     """cases fail only where a size exceeds the kernel's block size (a missing or short loop)"""
     error_grows_with_size: bool | None = None
     """the error grows with the size of the problem (long reductions, precision)"""
+    fails_only_larger: bool | None = None
+    """every case that gives wrong values is larger in its sizes than every case that passes: the bug needs sizes
+    past some threshold (a capped block, a loop or grid too short, programs sharing an element)"""
 
     # -- the mismatch signature of the first failing output (the visible case's, if it fails)
     mismatch_fraction: float | None = None
