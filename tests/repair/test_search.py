@@ -496,6 +496,44 @@ def test_a_version_that_runs_where_the_start_did_not_but_too_slowly_ends_the_rou
     assert len(result.trials) == 1  # nothing more from it in this round: every version made from it is as slow
 
 
+def test_a_grounded_edit_whose_version_runs_too_slowly_ends_the_round_on_it(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    # The start runs, wrong (3 for 2), and its loop steps by 800 reading one element a step (a rule broken on every
+    # input: `loop-step` is grounded). Mended, the loop takes all its 400,000 steps: past the evaluation's time limit,
+    # which says the version is slow, not wrong. The round ends on it, for the caller to fit the cases to it;
+    # before, it was dropped as an error like any version that ran out of time, and the round went on without it.
+    from conftest import SCALE_GOOD, SCALE_TASK
+
+    task = load_task(SCALE_TASK)
+    shown = [c for c in evaluator.cases(task) if c.visible]
+    source = (
+        SCALE_GOOD.read_text()
+        .replace(
+            "    mask = offsets < n\n",
+            "    mask = offsets < n\n    spin = 0.0\n    for i in range(0, 400000, 800):\n"
+            "        spin += tl.load(x_ptr + i % n) * 0.0\n",
+        )
+        .replace("* 2.0, mask=mask)", "* 3.0 + spin, mask=mask)")
+    )
+    options = EvalOptions(trials=1, timeout_s=4, memory_mb=2048)
+    start = evaluator.evaluate(task, _written(tmp_path, source), options=options, cases=shown)
+    assert start.status == "fail", start.error
+    config = SearchConfig(max_evaluations=20, batch=1)
+    result = RepairSearch(evaluator, config).run(
+        task,
+        source,
+        Diagnosis.model_construct(evaluation=start, hypotheses=[]),
+        shown,
+        lambda _: False,
+        scratch=tmp_path / "s",
+        options=options,
+    )
+    assert result.stop_reason == "slow version" and result.best is None, result.trials
+    assert result.slow is not None and "range(0, 400000)" in result.slow
+    assert result.trials[0].operator == "loop-step" and len(result.trials) == 1
+
+
 def _written(tmp_path: Path, source: str) -> Path:
     path = tmp_path / "start.py"
     path.write_text(source)

@@ -58,8 +58,9 @@ class Environment(Protocol):
         are derived again smaller (`fitted` says so)."""
 
     def refit(self, source: str) -> list[Case] | None:
-        """Where `start` fitted nothing (its version stopped before it ran: no time to measure), the cases fitted
-        to `source`, a version that runs (`fitted` says so); None where they stay as they are."""
+        """Once a run: the cases fitted to `source`, a version that runs where `start`'s stopped before it ran (no
+        time to measure) or runs more slowly than the version they were fitted to (`fitted` says so); None where they
+        stay as they are."""
 
     def evaluate(self, source: str, cases: Sequence[Case], *, patience: float = 1.0) -> EvalResult:
         """Every given case, with the integrity gates; `patience`: the run's time limit multiplied by it."""
@@ -138,11 +139,15 @@ class SandboxEnvironment:
         return self.evaluator.cases(task, options=self.options)
 
     def refit(self, source: str) -> list[Case] | None:
-        if not self._fits or self.fitted is not None or self._task is None:
-            return None  # the caller's own cases, or fitted already
+        if not self._fits or self._task is None:
+            return None  # the caller's own cases, or refitted already
         self._fits = False  # once a run
+        before = self.options, self.fitted
         self._fit(source)
-        return self.evaluator.cases(self._task, options=self.options) if self.fitted is not None else None
+        if self.fitted is None:  # the version fits the cases as given: the ones in use stay, with their options
+            self.options, self.fitted = before
+            return None
+        return self.evaluator.cases(self._task, options=self.options)
 
     def _fit(self, source: str) -> None:
         seconds = None if self.deadline is None else max(0.0, self.deadline - time.monotonic()) * _FIT_SHARE

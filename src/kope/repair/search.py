@@ -299,8 +299,9 @@ class SearchResult(BaseModel):
     second edit (`SearchConfig.informative_bases`)."""
     slow: str | None = None
     """A version that ran out of the evaluation's time limit where the start stopped on an error before it (a
-    compile error mended: the kernel runs now, too slowly for the cases); the round ends on it, for the caller to fit
-    the cases to it (None where none did)."""
+    compile error mended: the kernel runs now, too slowly for the cases), or made by a grounded edit of the start (a
+    rule broken on every input mended: a loop that skipped most of its steps now takes them all); the round ends on
+    it, for the caller to fit the cases to it (None where none did). It comes before the round's best."""
     candidates: int
     seconds: float
     stop_reason: str
@@ -670,7 +671,12 @@ class RepairSearch:
                 for path in paths:
                     path.unlink(missing_ok=True)
                 for candidate, result in zip(batch, results, strict=True):
-                    if slow is None and _timed_out(result) and evaluation is not None and _stopped_early(evaluation):
+                    if (
+                        slow is None
+                        and _timed_out(result)
+                        and evaluation is not None
+                        and _slow_mend(evaluation, candidate)
+                    ):
                         slow = candidate.source
                     score = version_score(result)
                     verdict, reason = "dropped", _describe(result, score, base)
@@ -850,9 +856,9 @@ class RepairSearch:
         outcome = SearchResult(
             trials=trials,
             accepted=accepted,
-            best=best[1].source if best is not None and accepted is None else None,
-            best_score=list(best[0]) if best is not None and accepted is None else None,
-            best_description=best[1].description if best is not None and accepted is None else "",
+            best=best[1].source if best is not None and accepted is None and slow is None else None,
+            best_score=list(best[0]) if best is not None and accepted is None and slow is None else None,
+            best_description=best[1].description if best is not None and accepted is None and slow is None else "",
             start_score=list(base),
             evaluations=len(trials) + extra,
             acceptance_checks=checks,
@@ -1244,6 +1250,13 @@ def _better(score: Score, base: Score) -> bool:
 def _timed_out(result: EvalResult) -> bool:
     """Whether an evaluation stopped on its time limit."""
     return result.error is not None and result.error.kind == "timeout"
+
+
+def _slow_mend(start: EvalResult, candidate: Candidate) -> bool:
+    """Whether a version that ran out of its time limit is a mend too slow for the cases, not a wrong one: the start
+    stopped on an error before any case ran (a compile error mended), or the version is a grounded edit of the start
+    (a rule broken on every input mended, which may do more work: every step of a loop that skipped most)."""
+    return _stopped_early(start) or (candidate.grounded and candidate.depth == 1)
 
 
 def _stopped_early(result: EvalResult) -> bool:
