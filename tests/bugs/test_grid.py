@@ -233,6 +233,108 @@ def test_autotune_grid_reads_the_block_the_config_gives(evaluator: Evaluator, tm
     assert "META['BLOCK']" in (tmp_path / "fixed.py").read_text()
 
 
+TWO_LAUNCHES = textwrap.dedent(
+    """
+    import torch
+    import torch.nn as nn
+    import triton
+    import triton.language as tl
+
+
+    @triton.autotune(
+        configs=[triton.Config({"BLOCK_M": 16, "BLOCK_N": 32}), triton.Config({"BLOCK_M": 32, "BLOCK_N": 16})],
+        key=["M", "N"],
+    )
+    @triton.jit
+    def _double(x_ptr, y_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+        pid_m = tl.program_id(0)
+        pid_n = tl.program_id(1)
+        rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+        cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+        mask = (rows[:, None] < M) & (cols[None, :] < N)
+        at = rows[:, None] * N + cols[None, :]
+        tl.store(y_ptr + at, tl.load(x_ptr + at, mask=mask) * 2.0, mask=mask)
+
+
+    @triton.autotune(
+        configs=[triton.Config({"BLOCK_M": 16, "BLOCK_N": 32}), triton.Config({"BLOCK_M": 32, "BLOCK_N": 16})],
+        key=["M", "N"],
+    )
+    @triton.jit
+    def _plus_one(y_ptr, z_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+        rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+        cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+        mask = (rows[:, None] < M) & (cols[None, :] < N)
+        at = rows[:, None] * N + cols[None, :]
+        tl.store(z_ptr + at, tl.load(y_ptr + at, mask=mask) + 1.0, mask=mask)
+
+
+    class ModelNew(nn.Module):
+        def forward(self, x):
+            M, N = x.shape
+            y = torch.empty_like(x)
+            z = torch.empty_like(x)
+            grid_m = triton.cdiv(M, 16)
+            grid_n = triton.cdiv(N, 32)
+            _double[(grid_m, grid_n)](x, y, M, N)
+            _plus_one[(grid_m, grid_n)](y, z, M, N)
+            return z
+    """
+)
+
+
+TWICE_PLUS_ONE_TASK = textwrap.dedent(
+    '''
+    """Twice a matrix, plus one."""
+    import torch
+    import torch.nn as nn
+
+    M = 40
+    N = 72
+
+
+    class Model(nn.Module):
+        def forward(self, x):
+            return x * 2.0 + 1.0
+
+
+    def get_inputs():
+        return [torch.randn(M, N)]
+
+
+    def get_init_inputs():
+        return []
+
+
+    def get_cases():
+        return [{"M": 40, "N": 72}, {"M": 17, "N": 33}]
+    '''
+)
+
+
+def test_autotune_grid_reads_host_names_and_the_axis_each_block_tiles(evaluator: Evaluator, tmp_path: Path) -> None:
+    """Both launches run on `(grid_m, grid_n)`, names the host binds to `cdiv(M, 16)` and `cdiv(N, 32)`; the configs
+    give BLOCK_M and BLOCK_N both 16 and 32. The reading where each axis divides by the block its program id is
+    multiplied by is grounded and first, and both launches at once are offered too (one alone leaves the other
+    launch wrong under the second config)."""
+    program = Program.parse(TWO_LAUNCHES, TWICE_PLUS_ONE_TASK)
+    assert program is not None
+    made = edits(program, ["autotune-grid"])
+    grounded = [e for e in made if e.grounded]
+    wanted = "lambda META: (triton.cdiv(M, META['BLOCK_M']), triton.cdiv(N, META['BLOCK_N']))"
+    assert len(grounded) == 3 and all(wanted in e.source for e in grounded), [e.description for e in made]
+    together = next(e for e in grounded if "2 launches" in e.description)
+    assert together.source.count(wanted) == 2
+    crossed = [e for e in made if not e.grounded and "META['BLOCK_N']), triton.cdiv(N, META['BLOCK_M'])" in e.source]
+    assert crossed, "the other readings stay offered, not grounded"
+    task, start, mended = tmp_path / "task.py", tmp_path / "start.py", tmp_path / "mended.py"
+    task.write_text(TWICE_PLUS_ONE_TASK)
+    start.write_text(TWO_LAUNCHES)
+    mended.write_text(together.source)
+    assert evaluator.evaluate(task, start, options=EvalOptions(trials=2)).status == "fail"  # the second config
+    assert evaluator.evaluate(task, mended, options=EvalOptions(trials=2)).status == "pass"
+
+
 # -- tile-grid: a grid that does not count the kernel's tiles ----------------------------------
 
 ROW_SCALE_TASK = textwrap.dedent(

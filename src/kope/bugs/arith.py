@@ -20,14 +20,16 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from kope.bugs.analysis import ceil_division, launch_grid, names_in
 from kope.bugs.edit import (
     Edit,
     Program,
     assignments,
+    axis_names,
     constexprs_of,
+    derived_names,
     edit_at,
     feeding,
     operator,
@@ -187,32 +189,6 @@ def cross_program_atomic(program: Program) -> Iterator[Edit]:
             )
 
 
-def _derived(kernel: ast.FunctionDef, names: set[str], seed: Callable[[ast.expr], bool] = lambda _: False) -> set[str]:
-    """`names` and the names the kernel assigns (transitively) from them, or from a value `seed` holds for."""
-    assigned = assignments(kernel)
-    found, changed = set(names), True
-    while changed:
-        grown = {n for n, values in assigned.items() if any(seed(v.value) or names_in(v.value) & found for v in values)}
-        changed, found = not grown <= found, found | grown
-    return found
-
-
-def _axis_names(kernel: ast.FunctionDef, axis: int) -> set[str]:
-    """Names the kernel derives (through assignments) from `tl.program_id(axis)`."""
-
-    def reads(value: ast.expr) -> bool:
-        return any(
-            isinstance(n, ast.Call)
-            and call_name(n, last=True) == "program_id"
-            and bool(n.args)
-            and isinstance(n.args[0], ast.Constant)
-            and n.args[0].value == axis
-            for n in ast.walk(value)
-        )
-
-    return _derived(kernel, set(), reads)
-
-
 @operator("axis-once", "missing-atomic")
 def axis_once(program: Program) -> Iterator[Edit]:
     """A grid axis that no store's address reaches (`pid_k` offsets what a program reads, never where it writes):
@@ -227,7 +203,7 @@ def axis_once(program: Program) -> Iterator[Edit]:
         ]
         addresses = [{n for e in feeding(kernel, s.args[0]) for n in names_in(e)} for s in stores]
         for axis in range(3):
-            names = _axis_names(kernel, axis)
+            names = axis_names(kernel, axis)
             if not names or not stores or any(address & names for address in addresses):
                 continue
             if any(f"program_id({axis})" in ast.unparse(s.args[0]) for s in stores):
@@ -315,7 +291,7 @@ def _at_launch(program: Program, size: ast.expr, given: dict[str, ast.expr]) -> 
 def _reduced(kernel: ast.FunctionDef, name: str) -> bool:
     """Whether the kernel reduces (`tl.sum`, `tl.max`, `tl.min`) a value that `name`'s lanes feed (through loads,
     calls and arithmetic), the lanes a row of one axis (never widened: `name[:, None]` tiles one axis of several)."""
-    fed = _derived(kernel, {name})
+    fed = derived_names(kernel, {name})
     widened = any(isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == name
                   for n in ast.walk(kernel))  # fmt: skip
     return not widened and any(

@@ -402,6 +402,34 @@ def arange_names(kernel: ast.FunctionDef) -> set[str]:
     return {n for n, a in assignments(kernel).items() if any("arange" in ast.unparse(x.value) for x in a)}
 
 
+def derived_names(
+    kernel: ast.FunctionDef, names: set[str], seed: Callable[[ast.expr], bool] = lambda _: False
+) -> set[str]:
+    """`names` and the names the kernel assigns (transitively) from them, or from a value `seed` holds for."""
+    assigned = assignments(kernel)
+    found, changed = set(names), True
+    while changed:
+        grown = {n for n, values in assigned.items() if any(seed(v.value) or names_in(v.value) & found for v in values)}
+        changed, found = not grown <= found, found | grown
+    return found
+
+
+def axis_names(kernel: ast.FunctionDef, axis: int) -> set[str]:
+    """Names the kernel derives (through assignments) from `tl.program_id(axis)`."""
+
+    def reads(value: ast.expr) -> bool:
+        return any(
+            isinstance(n, ast.Call)
+            and call_name(n, last=True) == "program_id"
+            and bool(n.args)
+            and isinstance(n.args[0], ast.Constant)
+            and n.args[0].value == axis
+            for n in ast.walk(value)
+        )
+
+    return derived_names(kernel, set(), reads)
+
+
 def program_id_names(kernel: ast.FunctionDef) -> set[str]:
     """Names derived from tl.program_id (rows, batches, heads), transitively; a value loaded from memory (a target
     class read at the row's address) is data, not a position, and does not count."""

@@ -28,7 +28,16 @@ from kope.bugs.analysis import (
     names_in,
 )
 from kope.bugs.cue import Source, _kernel_loops, _kernels, cue, range_call
-from kope.bugs.edit import Edit, Program, assignments, constexprs_of, edit_at, operator, program_id_names
+from kope.bugs.edit import (
+    Edit,
+    Program,
+    assignments,
+    axis_names,
+    constexprs_of,
+    edit_at,
+    operator,
+    program_id_names,
+)
 from kope.bugs.mutation import Context, Mutation, binary, cst_calls_in, mutation, positional
 from kope.bugs.recipe import (
     _analysed,
@@ -760,7 +769,7 @@ def _grid_tuple(site: LaunchSite) -> ast.Tuple | None:
     return grid if isinstance(grid, ast.Tuple) else None
 
 
-def _block_divisors(grid: ast.Tuple) -> list[ast.Constant]:
+def _block_divisors(grid: ast.AST) -> list[ast.Constant]:
     """The integer literals a grid divides sizes by: `cdiv(n, 128)`, `n // 128`, `(n + 127) // 128`."""
     found: list[ast.Constant] = []
     for node in ast.walk(grid):
@@ -774,6 +783,35 @@ def _block_divisors(grid: ast.Tuple) -> list[ast.Constant]:
     return found
 
 
+def _host_sizes_inlined(site: LaunchSite, grid: ast.Tuple) -> ast.Tuple:
+    """The grid with each axis that is a name the host binds once before the launch written as that value
+    (`(grid_b, grid_d)` with `grid_b = triton.cdiv(B, 128)`); the grid itself where none is."""
+    host = site.host
+    if host is None:
+        return grid
+    launch_line = getattr(site.call, "lineno", 0)
+    stores: dict[str, int] = {}
+    for node in ast.walk(host):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            stores[node.id] = stores.get(node.id, 0) + 1
+    once = {
+        node.targets[0].id: node.value
+        for node in ast.walk(host)
+        if isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and stores.get(node.targets[0].id) == 1
+        and node.lineno < launch_line
+    }
+    if not any(isinstance(axis, ast.Name) and axis.id in once for axis in grid.elts):
+        return grid
+    axes = [
+        copy.deepcopy(once[axis.id]) if isinstance(axis, ast.Name) and axis.id in once else copy.deepcopy(axis)
+        for axis in grid.elts
+    ]
+    return ast.copy_location(ast.Tuple(elts=axes, ctx=ast.Load()), grid)
+
+
 class _Meta(ast.NodeTransformer):
     def __init__(self, keys: dict[int, str]) -> None:
         self.keys = keys
@@ -785,35 +823,89 @@ class _Meta(ast.NodeTransformer):
 
 @operator("autotune-grid", "uninitialized-output")
 def autotune_grid(program: Program) -> Iterator[Edit]:
-    """A launch grid that divides by a literal block size (`triton.cdiv(N, 128)`) where the kernel is autotuned over
-    configs that give that block another value too: under those configs the grid is too small (tiles never written)
-    or too large. The grid becomes `lambda META: (...)` with the block read from the config that runs."""
+    """A launch grid that divides by a literal block size (`triton.cdiv(N, 128)`, or through a name the host binds
+    to it) where the kernel is autotuned over configs that give that block another value too: under those configs
+    the grid is too small (tiles never written) or too large. The grid becomes `lambda META: (...)` with the block
+    read from the config that runs. Grounded where each divisor is read as the block the kernel multiplies that
+    grid axis's program id by (the configs contradict the literal); with several such launches, all at once too."""
+    together: list[tuple[ast.AST, str]] = []
     for site in program.parsed.launches:
-        tune = program.parsed.autotune(site.kernel)
-        grid = _grid_tuple(site) if tune is not None else None
-        if tune is None or grid is None:
-            continue
-        varying = {k: v for k, v in _tuned_values(tune).items() if len(v) > 1}
-        choices = [
-            (i, [k for k, v in varying.items() if lit.value in v]) for i, lit in enumerate(_block_divisors(grid))
-        ]
-        choices = [(i, keys) for i, keys in choices if keys]
-        if not choices:
-            continue
-        for picked in itertools.islice(itertools.product(*(keys for _, keys in choices)), 8):
-            copied = copy.deepcopy(grid)  # its divisors in the same walk order as the grid's
-            literals = _block_divisors(copied)
-            made = _Meta({id(literals[i]): key for (i, _), key in zip(choices, picked, strict=True)}).visit(copied)
-            assert isinstance(made, ast.expr)
-            text = f"lambda META: {ast.unparse(made)}"
+        made = list(_autotuned_grids(program, site))
+        for rank, (grid, text, consistent) in enumerate(made):
+            if consistent and rank == 0:
+                together.append((grid, text))
             yield Edit(
                 "autotune-grid",
                 "uninitialized-output",
                 grid.lineno,
                 f"the grid's block sizes from the autotuned config: `{ast.unparse(grid)}` -> `{text}`",
                 program.replace(grid, text),
-                "an autotuned kernel launched on a grid that divides by a literal block size its configs vary",
+                "an autotuned kernel launched on a grid that divides by a literal block size its configs vary"
+                + (", each the block the kernel tiles that axis by" if consistent else ""),
+                grounded=consistent and rank == 0,
             )
+    if len(together) > 1:
+        yield Edit(
+            "autotune-grid",
+            "uninitialized-output",
+            getattr(together[0][0], "lineno", 0),
+            f"every autotuned launch's grid from its config ({len(together)} launches)",
+            program.replace_all(together),
+            "autotuned kernels launched on grids that divide by literal block sizes their configs vary",
+            grounded=True,
+        )
+
+
+def _autotuned_grids(program: Program, site: LaunchSite) -> Iterator[tuple[ast.Tuple, str, bool]]:
+    """(the grid, `lambda META: ...`, whether each divisor became the block its axis's program id is multiplied by)
+    for one launch of an autotuned kernel, the consistent readings first."""
+    tune = program.parsed.autotune(site.kernel)
+    grid = _grid_tuple(site) if tune is not None else None
+    if tune is None or grid is None:
+        return
+    written = _host_sizes_inlined(site, grid)  # `grid_b = triton.cdiv(B, 128)`, launched on `(grid_b, ...)`
+    axis_of = {id(lit): axis for axis, elt in enumerate(written.elts) for lit in _block_divisors(elt)}
+    varying = {k: v for k, v in _tuned_values(tune).items() if len(v) > 1}
+    literals = _block_divisors(written)
+    choices = [(i, [k for k, v in varying.items() if lit.value in v]) for i, lit in enumerate(literals)]
+    choices = [(i, keys) for i, keys in choices if keys]
+    if not choices:
+        return
+    tiles = {axis: _tiled_by(site.kernel, axis) for axis in range(len(written.elts))}
+    readings = []
+    for picked in itertools.islice(itertools.product(*(keys for _, keys in choices)), 64):
+        consistent = all(
+            key in tiles.get(axis_of.get(id(literals[i]), -1), set())
+            for (i, _), key in zip(choices, picked, strict=True)
+        )
+        readings.append((not consistent, picked))
+    for inconsistent, picked in sorted(readings, key=lambda r: r[0])[:8]:
+        copied = copy.deepcopy(written)  # its divisors in the same walk order as the grid's
+        found = _block_divisors(copied)
+        made = _Meta({id(found[i]): key for (i, _), key in zip(choices, picked, strict=True)}).visit(copied)
+        assert isinstance(made, ast.expr)
+        yield grid, f"lambda META: {ast.unparse(made)}", not inconsistent
+
+
+def _tiled_by(kernel: ast.FunctionDef, axis: int) -> set[str]:
+    """The names the kernel multiplies a name made from `tl.program_id(axis)` by (`pid_b * BLOCK_B`)."""
+    made = axis_names(kernel, axis)
+
+    def of_axis(value: ast.expr) -> bool:
+        return bool(names_in(value) & made) or any(
+            isinstance(n, ast.Call)
+            and call_name(n, last=True) == "program_id"
+            and [constant_value(a) for a in [*n.args, *(k.value for k in n.keywords if k.arg == "axis")]] == [axis]
+            for n in ast.walk(value)
+        )
+
+    found: set[str] = set()
+    for node in ast.walk(kernel):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            for mine, other in ((node.left, node.right), (node.right, node.left)):
+                if isinstance(mine, ast.Name) and of_axis(other):
+                    found.add(mine.id)
+    return found
 
 
 # -- a grid that does not count the kernel's tiles ---------------------------------------------

@@ -111,3 +111,21 @@ def test_a_device_function_called_on_the_host_fails_as_on_a_gpu(evaluator: Evalu
     assert refused.status == "error" and refused.error is not None
     assert HOST_CALL in refused.error.message and "InterpreterBuilder" not in refused.error.message
     assert evaluator.evaluate(SCALE_TASK, FIXTURES / "good" / "scale.py", options=THREE_TRIALS).status == "pass"
+
+
+def test_an_autotuned_kernel_that_adds_into_its_output_counts_the_benchmarks_runs(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """On a GPU the first call with a new tuning key benchmarks the configs, running the kernel before the run
+    that counts: an atomic add into a zeroed output without `reset_to_zero` returns a multiple of the sum. Here the
+    first call runs the chosen config once as the benchmark does: wrong without `reset_to_zero`, right with it."""
+    source = (KERNELS / "autotune_atomic.py").read_text()
+    result = evaluator.evaluate(SCALE_TASK, KERNELS / "autotune_atomic.py", options=THREE_TRIALS, which=["N=1000"])
+    assert result.status == "fail", (result.status, result.error)
+    (case,) = result.cases
+    assert case.outputs and case.outputs[0].mismatch_count > 0
+    reset = tmp_path / "autotune_atomic_reset.py"
+    reset.write_text(source.replace('key=["n_elements"],\n)', 'key=["n_elements"],\n    reset_to_zero=["out_ptr"],\n)'))
+    assert "reset_to_zero" in reset.read_text()
+    fixed = evaluator.evaluate(SCALE_TASK, reset, options=THREE_TRIALS, which=["N=1000"])
+    assert fixed.status == "pass", (fixed.status, fixed.error)

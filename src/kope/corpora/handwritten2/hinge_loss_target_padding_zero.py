@@ -10,6 +10,7 @@ import triton.language as tl
         triton.Config({"BLOCK": 512}, num_warps=2),
     ],
     key=["n"],
+    reset_to_zero=["sum_ptr"],
 )
 @triton.jit
 def hinge_sum_kernel(pred_ptr, target_ptr, sum_ptr, n, BLOCK: tl.constexpr):

@@ -7,6 +7,11 @@ ways that say nothing about the kernel's correctness:
   autotuner runs no benchmark: the worker chooses the config, a different one per trial
   (`select(trial)`: trial 0 the first config, trial 1 the second, ...), so correctness is checked with
   every config up to the number of trials, and `runs()` says which ran. Timing belongs to the GPU.
+  What a benchmark leaves behind does count: on a GPU the first call with a new tuning key runs the kernel
+  many times before the run whose output is returned, and only `reset_to_zero` / `restore_value` keep
+  those runs' writes out of it (a kernel that adds into its output with `tl.atomic_add` and names neither
+  returns a multiple of the sum). For a kernel with atomics, that first call here runs the chosen config
+  once as the benchmark does (the hooks around it), then resets as the autotuner does, then runs it.
 - `tl.extra.libdevice` / `tl.extra.cuda.libdevice` functions are external CUDA symbols, which the
   interpreter refuses; they are computed here with NumPy (PyTorch for the special functions) from
   the symbol's name (`__nv_tanhf` is tanh).
@@ -33,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import inspect
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -156,6 +162,8 @@ def _patch_autotuner() -> None:
         _record(getattr(self.base_fn, "__name__", "kernel"), index, len(configs), config)
         self.best_config = config
         full = {**self.nargs, **kwargs, **config.all_kwargs()}
+        if len(configs) > 1 and _first_tuning(self, args, kwargs):
+            _benchmark_once(self, config, full, args, kwargs)
         if config.pre_hook is not None:
             config.pre_hook(full)
         try:
@@ -164,6 +172,44 @@ def _patch_autotuner() -> None:
             self.nargs = None
 
     autotuner.Autotuner.run = run
+
+
+def _first_tuning(tuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether this call of an autotuned kernel with atomics is the first with its tuning key (the values of the
+    autotune's `key` arguments and the tensors' dtypes, as Triton forms it): the call a GPU benchmarks."""
+    if "atomic_" not in _kernel_source(tuner):
+        return False
+    given = {**dict(zip(tuner.arg_names, args, strict=False)), **kwargs}
+    key = [repr(given[name]) for name in tuner.keys if name in given]
+    key += [str(value.dtype) for value in given.values() if hasattr(value, "dtype")]
+    seen: set[tuple[str, ...]] = tuner.__dict__.setdefault("_kope_tuned", set())
+    if tuple(key) in seen:
+        return False
+    seen.add(tuple(key))
+    return True
+
+
+def _kernel_source(tuner: Any) -> str:
+    """The autotuned kernel's source text ('' where it cannot be read)."""
+    try:
+        return inspect.getsource(tuner.base_fn)
+    except (OSError, TypeError):
+        return str(getattr(tuner.fn, "src", ""))
+
+
+def _benchmark_once(
+    tuner: Any, config: Any, full: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> None:
+    """One run of `config` as the autotuner's benchmark makes it (its hooks around it), then the reset the autotuner
+    does before the run that counts (`reset_to_zero`; `restore_value` is restored by the post-hook)."""
+    if config.pre_hook is not None:
+        config.pre_hook(full)
+    tuner.pre_hook(full)
+    try:
+        tuner.fn.run(*args, **kwargs, **config.all_kwargs())
+    finally:
+        tuner.post_hook(full, exception=None)
+    tuner.pre_hook(full, reset_only=True)
 
 
 def _patch_frontend() -> None:
