@@ -928,6 +928,7 @@ ORDER = (
     "axis-swap",
     "compare-reverse",
     "plain-order",
+    "autotune-restore",
 )
 """The registry's order; an operator missing here comes after these."""
 

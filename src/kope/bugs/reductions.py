@@ -12,7 +12,17 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from kope.bugs.analysis import Kernel, assigned_names, calls_in, constant_value, keyword_of, names_in, statements
+from kope.bugs.analysis import (
+    Kernel,
+    assigned_names,
+    calls_in,
+    constant_value,
+    constexprs_of,
+    keyword_of,
+    names_in,
+    params_of,
+    statements,
+)
 from kope.bugs.cue import Source, _derived_from, _kernel_loops, _kernels, _reduction_result, cue
 from kope.bugs.edit import Edit, Program, assignments, edit_at, operator
 from kope.bugs.mutation import (
@@ -751,6 +761,87 @@ def _literal(node: ast.expr) -> float | None:
         except ValueError:
             return None
     return None
+
+
+@operator("autotune-restore", "wrong-reduction-init")
+def autotune_restore(program: Program) -> Iterator[Edit]:
+    """An autotuned kernel (several configs) that adds into a pointer parameter atomically, which its autotune
+    neither resets nor restores: on a GPU the first call with a new tuning key benchmarks the configs, each run
+    adding into the buffer before the run whose result is returned. `restore_value=[...]` (the buffer as the host
+    made it, restored after each benchmark run: right whatever it held) is grounded; `reset_to_zero=[...]` (right
+    where the host zeroed it) is offered too."""
+    for kernel in program.kernels:
+        tune = program.parsed.autotune(kernel)
+        if tune is None or _config_count(tune) < 2 or any(k.arg == "pre_hook" for k in tune.keywords):
+            continue
+        covered = {
+            element.value
+            for k in tune.keywords
+            if k.arg in ("reset_to_zero", "restore_value") and isinstance(k.value, ast.List | ast.Tuple)
+            for element in k.value.elts
+            if isinstance(element, ast.Constant)
+        }
+        params = set(params_of(kernel)) - set(constexprs_of(kernel))
+        assigned = assignments(kernel)
+        targets = sorted(
+            {
+                base
+                for node in ast.walk(kernel)
+                if isinstance(node, ast.Call) and call_name(node, last=True).startswith("atomic_") and node.args
+                for base in _address_bases(node.args[0], assigned) & params
+                if base not in covered
+            }
+        )
+        if not targets:
+            continue
+        named = ", ".join(f"{t!r}" for t in targets)
+        cue = f"`{kernel.name}` is autotuned over several configs and adds atomically into {named}, never reset"
+        for keyword, grounded in (("restore_value", True), ("reset_to_zero", False)):
+            made = _with_keyword(program, tune, keyword, targets)
+            if made is not None:
+                yield Edit(
+                    "autotune-restore",
+                    "wrong-reduction-init",
+                    tune.lineno,
+                    f"`{keyword}=[{named}]` in `{kernel.name}`'s autotune: its benchmark runs add into them too",
+                    made,
+                    cue,
+                    grounded=grounded,
+                )
+
+
+def _config_count(tune: ast.Call) -> int:
+    configs = next((k.value for k in tune.keywords if k.arg == "configs"), tune.args[0] if tune.args else None)
+    return len(configs.elts) if isinstance(configs, ast.List | ast.Tuple) else 0
+
+
+def _address_bases(address: ast.expr, assigned: dict[str, list[ast.Assign]], depth: int = 0) -> set[str]:
+    """The names an address adds bare (`ptr + offs * stride` -> {ptr}), through names the kernel assigns once
+    (`ptrs = out_ptr + rows`): the pointer it is made from, not the sizes and strides that scale its offsets."""
+    if isinstance(address, ast.BinOp) and isinstance(address.op, ast.Add | ast.Sub):
+        return _address_bases(address.left, assigned, depth) | _address_bases(address.right, assigned, depth)
+    if isinstance(address, ast.Name):
+        values = assigned.get(address.id, [])
+        if len(values) == 1 and depth < 8:
+            return _address_bases(values[0].value, assigned, depth + 1)
+        return set() if values else {address.id}
+    return set()
+
+
+def _with_keyword(program: Program, tune: ast.Call, keyword: str, names: list[str]) -> str | None:
+    """The source with `keyword=[names]` in the autotune call (joined to a list it has already)."""
+    present = next((k for k in tune.keywords if k.arg == keyword), None)
+    if present is not None:
+        if not isinstance(present.value, ast.List | ast.Tuple):
+            return None
+        items = [program.code(e) for e in present.value.elts] + [repr(n) for n in names]
+        return program.replace(present.value, f"[{', '.join(items)}]")
+    text = program.code(tune)
+    if not text.rstrip().endswith(")"):
+        return None
+    body = text.rstrip()[:-1].rstrip()
+    separator = "" if body.endswith(("(", ",")) else ","
+    return program.replace(tune, f"{body}{separator} {keyword}=[{', '.join(repr(n) for n in names)}])")
 
 
 # -- how the bench injects it (mutations) ------------------------------------------------------
