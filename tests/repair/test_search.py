@@ -499,7 +499,7 @@ def test_a_version_that_runs_where_the_start_did_not_but_too_slowly_ends_the_rou
 def test_a_grounded_edit_whose_version_runs_too_slowly_ends_the_round_on_it(
     evaluator: Evaluator, tmp_path: Path
 ) -> None:
-    # The start runs, wrong (3 for 2), and its loop steps by 800 reading one element a step (a rule broken on every
+    # The start runs, wrong (3 for 2), and its loop steps by 4000 reading one element a step (a rule broken on every
     # input: `loop-step` is grounded). Mended, the loop takes all its 400,000 steps: past the evaluation's time limit,
     # which says the version is slow, not wrong. The round ends on it, for the caller to fit the cases to it;
     # before, it was dropped as an error like any version that ran out of time, and the round went on without it.
@@ -511,12 +511,12 @@ def test_a_grounded_edit_whose_version_runs_too_slowly_ends_the_round_on_it(
         SCALE_GOOD.read_text()
         .replace(
             "    mask = offsets < n\n",
-            "    mask = offsets < n\n    spin = 0.0\n    for i in range(0, 400000, 800):\n"
+            "    mask = offsets < n\n    spin = 0.0\n    for i in range(0, 400000, 4000):\n"
             "        spin += tl.load(x_ptr + i % n) * 0.0\n",
         )
         .replace("* 2.0, mask=mask)", "* 3.0 + spin, mask=mask)")
     )
-    options = EvalOptions(trials=1, timeout_s=4, memory_mb=2048)
+    options = EvalOptions(trials=1, timeout_s=8, memory_mb=2048)
     start = evaluator.evaluate(task, _written(tmp_path, source), options=options, cases=shown)
     assert start.status == "fail", start.error
     config = SearchConfig(max_evaluations=20, batch=1)
