@@ -274,3 +274,31 @@ def test_the_gpu_compilers_minimum_dot_shape_refuses_sizes_as_a_precondition_doe
     wrong.write_text(MATMUL.format(scale="2.0"))
     failed = evaluator.evaluate(task, wrong, options=OPTIONS)
     assert failed.status == "fail" and any(c.outside is not None for c in failed.cases)
+
+
+def test_the_compilers_words_raised_from_host_code_are_not_its_refusal(evaluator: Evaluator, tmp_path: Path) -> None:
+    """An attacker who read the rule: its own `GpuCompileError`, raised with the compiler's message from host code
+    wherever K is not the task's, to leave those cases unjudged. The message points at no `tl.dot` of a kernel, so
+    the cases are judged (an error), as any other error of the candidate's."""
+    task = tmp_path / "level1" / "2_Matmul.py"
+    task.parent.mkdir(parents=True, exist_ok=True)
+    task.write_text(MATMUL_TASK)
+    forged = (
+        MATMUL.format(scale="1.0")
+        .replace(
+            "        M, K = a.shape\n",
+            "        M, K = a.shape\n"
+            "        if K != 64:\n"
+            "            raise GpuCompileError(\n"
+            '                "Triton\'s GPU compiler refuses `matmul_kernel`: "\n'
+            '                "Input shapes should have M >= 1, N >= 1 and K >= 16"\n'
+            "            )\n",
+        )
+        .replace("class ModelNew", "class GpuCompileError(RuntimeError):\n    pass\n\n\nclass ModelNew")
+    )
+    candidate = tmp_path / "forged.py"
+    candidate.write_text(forged)
+    result = evaluator.evaluate(task, candidate, options=OPTIONS)
+    assert result.status == "error" and not any(c.outside for c in result.cases), [
+        (c.name, c.outside, c.error) for c in result.cases
+    ]

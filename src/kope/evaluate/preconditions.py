@@ -15,7 +15,8 @@ is not judged (`CaseResult.outside`), where, and only where, all of this holds:
   `RuntimeError`, and the error's type is the one that statement raises; or the GPU compiler refuses a `tl.dot` of
   the candidate's kernel for its shape ("Input shapes should have M >= 1, N >= 1 and K >= 16": a kernel whose
   blocks follow the sizes down, `BLOCK_K = triton.next_power_of_2(K)` below 64, cannot multiply blocks that small on
-  any GPU). The compiler states that limit for the kernel, as an `assert K >= 16` would.
+  any GPU). The compiler states that limit for the kernel, as an `assert K >= 16` would. The refusal must point at
+  a `tl.dot` call of one of the candidate's kernels: the compiler's words raised from host code do not count.
 
 A hostile candidate gains nothing it could not write honestly: a refusal only removes a case from the judgement,
 never adds a pass; the status rule (`kope.evaluate.assembly`) asks that some case be judged, and that every case of
@@ -30,6 +31,7 @@ import re
 
 from kope.protocol import CANDIDATE_FILE
 from kope.protocol.results import EvalError
+from kope.source import call_name
 from kope.source.parse import ParsedSource
 
 RAISED = frozenset({"AssertionError", "ValueError", "NotImplementedError", "RuntimeError"})
@@ -55,8 +57,10 @@ def refusal(error: EvalError, source: str) -> str | None:
         return None
     dot = _DOT_SHAPE.match(error.message.split(": ", 1)[1])
     if dot is not None:
-        at = f" at line {dot.group(2)}" if dot.group(2) else ""
-        return f"the GPU compiler's minimum `tl.dot` shape{at}: {dot.group(1)}"
+        line = int(dot.group(2) or 0)
+        if not _dot_in_kernel(source, line):  # the message's words alone, raised from elsewhere: not the compiler's
+            return None
+        return f"the GPU compiler's minimum `tl.dot` shape at line {line}: {dot.group(1)}"
     if not error.traceback:
         return None
     frames = _FRAME.findall(error.traceback)
@@ -72,6 +76,21 @@ def refusal(error: EvalError, source: str) -> str | None:
         return None
     text = ast.get_source_segment(source, statement) or ""
     return f"line {line}: {' '.join(text.split())[:160]}"
+
+
+def _dot_in_kernel(source: str, line: int) -> bool:
+    """Whether the candidate's `line` is a `tl.dot` call of one of its Triton kernels (where the compiler's
+    refusal points): a host line that raises an error with the compiler's words does not count."""
+    parsed = ParsedSource.parse(source)
+    if parsed is None or line <= 0:
+        return False
+    return any(
+        isinstance(node, ast.Call)
+        and call_name(node, last=True) == "dot"
+        and node.lineno <= line <= (node.end_lineno or 0)
+        for kernel in parsed.kernels
+        for node in ast.walk(kernel)
+    )
 
 
 def _raised_type(message: str) -> str | None:

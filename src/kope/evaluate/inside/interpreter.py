@@ -177,7 +177,10 @@ def _patch_autotuner() -> None:
 def _first_tuning(tuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
     """Whether this call of an autotuned kernel with atomics is the first with its tuning key (the values of the
     autotune's `key` arguments and the tensors' dtypes, as Triton forms it): the call a GPU benchmarks."""
-    if "atomic_" not in _kernel_source(tuner):
+    atomic = tuner.__dict__.get("_kope_atomic")
+    if atomic is None:  # read once per kernel, not at every launch
+        atomic = tuner.__dict__["_kope_atomic"] = "atomic_" in _kernel_source(tuner)
+    if not atomic:
         return False
     given = {**dict(zip(tuner.arg_names, args, strict=False)), **kwargs}
     key = [repr(given[name]) for name in tuner.keys if name in given]
