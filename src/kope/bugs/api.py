@@ -114,7 +114,7 @@ import libcst as cst
 
 from kope.bugs.analysis import Dataflow, Kernel, constexprs_of, host_assignments, launch_grid, params_of
 from kope.bugs.cue import Source, cue
-from kope.bugs.edit import OPERATORS, Edit, Program, edits, operator, pointers_of, site_arguments
+from kope.bugs.edit import OPERATORS, Edit, Program, autotune_configs, edits, operator, pointers_of, site_arguments
 from kope.bugs.mutation import Context, Mutation, mutation
 from kope.bugs.recipe import recipe
 from kope.bugs.reference import task_constants
@@ -1737,9 +1737,7 @@ _CONFIG_OPTIONS = frozenset({"num_warps", "num_stages", "num_ctas", "maxnreg"})
 
 def _config_list(program: Program, decorator: ast.Call) -> ast.List | None:
     """The list literal an autotune's `configs` is: given there, or a module-level name bound to one."""
-    given = next(
-        (k.value for k in decorator.keywords if k.arg == "configs"), decorator.args[0] if decorator.args else None
-    )
+    given = autotune_configs(decorator)
     if isinstance(given, ast.Name):
         bound = [
             s.value

@@ -402,6 +402,12 @@ def arange_names(kernel: ast.FunctionDef) -> set[str]:
     return {n for n, a in assignments(kernel).items() if any("arange" in ast.unparse(x.value) for x in a)}
 
 
+def autotune_configs(decorator: ast.Call) -> ast.expr | None:
+    """What an `@triton.autotune(...)` call gives as its configs: the `configs=` keyword, else its first argument."""
+    given = next((k.value for k in decorator.keywords if k.arg == "configs"), None)
+    return given if given is not None else (decorator.args[0] if decorator.args else None)
+
+
 def derived_names(
     kernel: ast.FunctionDef, names: set[str], seed: Callable[[ast.expr], bool] = lambda _: False
 ) -> set[str]:

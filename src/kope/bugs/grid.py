@@ -32,6 +32,7 @@ from kope.bugs.edit import (
     Edit,
     Program,
     assignments,
+    autotune_configs,
     axis_names,
     constexprs_of,
     edit_at,
@@ -753,7 +754,7 @@ def plain_order(program: Program) -> Iterator[Edit]:
 
 def _tuned_values(tune: ast.Call) -> dict[str, set[object]]:
     """Each meta-parameter an autotune's configs set (`triton.Config({...})`) with the values they give it."""
-    configs = next((k.value for k in tune.keywords if k.arg == "configs"), tune.args[0] if tune.args else None)
+    configs = autotune_configs(tune)
     found: dict[str, set[object]] = {}
     for config in configs.elts if isinstance(configs, ast.List | ast.Tuple) else []:
         meta = config.args[0] if isinstance(config, ast.Call) and config.args else None
@@ -893,10 +894,7 @@ def _tiled_by(kernel: ast.FunctionDef, axis: int) -> set[str]:
 
     def of_axis(value: ast.expr) -> bool:
         return bool(names_in(value) & made) or any(
-            isinstance(n, ast.Call)
-            and call_name(n, last=True) == "program_id"
-            and [constant_value(a) for a in [*n.args, *(k.value for k in n.keywords if k.arg == "axis")]] == [axis]
-            for n in ast.walk(value)
+            constant_value(argument(c, 0, "axis")) == float(axis) for c in calls_in(value, "program_id")
         )
 
     found: set[str] = set()

@@ -24,7 +24,7 @@ from kope.bugs.analysis import (
     statements,
 )
 from kope.bugs.cue import Source, _derived_from, _kernel_loops, _kernels, _reduction_result, cue
-from kope.bugs.edit import Edit, Program, assignments, edit_at, operator
+from kope.bugs.edit import Edit, Program, assignments, autotune_configs, edit_at, operator
 from kope.bugs.mutation import (
     Context,
     KernelFacts,
@@ -811,7 +811,7 @@ def autotune_restore(program: Program) -> Iterator[Edit]:
 
 
 def _config_count(tune: ast.Call) -> int:
-    configs = next((k.value for k in tune.keywords if k.arg == "configs"), tune.args[0] if tune.args else None)
+    configs = autotune_configs(tune)
     return len(configs.elts) if isinstance(configs, ast.List | ast.Tuple) else 0
 
 
