@@ -233,6 +233,20 @@ def test_autotune_grid_reads_the_block_the_config_gives(evaluator: Evaluator, tm
     assert "META['BLOCK']" in (tmp_path / "fixed.py").read_text()
 
 
+def test_autotune_grid_reads_configs_bound_to_a_module_name() -> None:
+    """`configs=CONFIGS` with `CONFIGS = [...]` above it (how most real kernels write a longer list): the blocks the
+    configs give are read through the name, so the fixed grid gets the same edit."""
+    spelled = FIXED_GRID.replace(
+        '@triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 32})], key=["n"])',
+        'CONFIGS = [triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 32})]\n\n\n'
+        '@triton.autotune(configs=CONFIGS, key=["n"])',
+    )
+    program = Program.parse(spelled, DOUBLE_TASK)
+    assert program is not None and "configs=CONFIGS" in spelled
+    made = edits(program, ["autotune-grid"])
+    assert len(made) == 1 and "grid = lambda META: (triton.cdiv(n, META['BLOCK']),)" in made[0].source
+
+
 TWO_LAUNCHES = textwrap.dedent(
     """
     import torch

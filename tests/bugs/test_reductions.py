@@ -31,3 +31,52 @@ def test_an_autotuned_atomic_accumulation_gets_its_buffer_restored_around_the_be
     assert evaluator.evaluate(SCALE_TASK, restored, options=options, which=["N=1000"]).status == "pass"
     covered = Program.parse(made[0].source, SCALE_TASK.read_text())
     assert covered is not None and edits(covered, ["autotune-restore"]) == []  # named already: nothing more
+
+
+NESTED_ATOMIC = """import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+def scale_add(x):
+    tunings = [
+        triton.Config({"BLOCK_SIZE": 128}, num_warps=4),
+        triton.Config({"BLOCK_SIZE": 256}, num_warps=8),
+    ]
+
+    @triton.autotune(configs=tunings, key=["n_elements"])
+    @triton.jit
+    def scale_add_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+        offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+        mask = offsets < n_elements
+        tl.atomic_add(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * 2.0, mask=mask)
+
+    out = torch.zeros_like(x)
+    n = x.numel()
+    scale_add_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE"]),)](x, out, n)
+    return out
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return scale_add(x)
+"""
+
+
+def test_autotune_restore_reads_configs_bound_to_a_name_in_the_host_function(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """Real models often define the kernel inside its host function, its configs bound to a local name first
+    (`tunings = [...]`, then `configs=tunings`): that name is read through to its two configs, so the same bug gets
+    the same edit, and the restored version passes where the start fails."""
+    program = Program.parse(NESTED_ATOMIC, SCALE_TASK.read_text())
+    assert program is not None
+    made = edits(program, ["autotune-restore"])
+    assert made and made[0].grounded and "restore_value=['out_ptr']" in made[0].source
+    before, after = tmp_path / "nested.py", tmp_path / "restored.py"
+    before.write_text(NESTED_ATOMIC)
+    after.write_text(made[0].source)
+    options = EvalOptions(trials=2, timeout_s=60)
+    assert evaluator.evaluate(SCALE_TASK, before, options=options, which=["N=1000"]).status == "fail"
+    assert evaluator.evaluate(SCALE_TASK, after, options=options, which=["N=1000"]).status == "pass"

@@ -1736,15 +1736,8 @@ _CONFIG_OPTIONS = frozenset({"num_warps", "num_stages", "num_ctas", "maxnreg"})
 
 
 def _config_list(program: Program, decorator: ast.Call) -> ast.List | None:
-    """The list literal an autotune's `configs` is: given there, or a module-level name bound to one."""
-    given = autotune_configs(decorator)
-    if isinstance(given, ast.Name):
-        bound = [
-            s.value
-            for s in program.parsed.tree.body
-            if isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == given.id for t in s.targets)
-        ]
-        given = bound[-1] if bound else None
+    """The list literal an autotune's `configs` is: given there, or a name bound to one above it."""
+    given = autotune_configs(decorator, program.parsed.tree)
     return given if isinstance(given, ast.List) else None
 
 

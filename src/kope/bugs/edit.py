@@ -402,10 +402,22 @@ def arange_names(kernel: ast.FunctionDef) -> set[str]:
     return {n for n, a in assignments(kernel).items() if any("arange" in ast.unparse(x.value) for x in a)}
 
 
-def autotune_configs(decorator: ast.Call) -> ast.expr | None:
-    """What an `@triton.autotune(...)` call gives as its configs: the `configs=` keyword, else its first argument."""
+def autotune_configs(decorator: ast.Call, tree: ast.AST | None = None) -> ast.expr | None:
+    """What an `@triton.autotune(...)` call gives as its configs: the `configs=` keyword, else its first argument.
+    With the file's `tree`, a name is read through to the list or tuple it is last bound to above the decorator (at
+    module level, or in the host function the kernel is defined in: `configs = [...]` then `configs=configs`)."""
     given = next((k.value for k in decorator.keywords if k.arg == "configs"), None)
-    return given if given is not None else (decorator.args[0] if decorator.args else None)
+    given = given if given is not None else (decorator.args[0] if decorator.args else None)
+    if isinstance(given, ast.Name) and tree is not None:
+        name = given.id
+        bound = sorted(
+            (node for node in ast.walk(tree) if isinstance(node, ast.Assign) and node.lineno < decorator.lineno),
+            key=lambda node: node.lineno,
+        )
+        values = [n.value for n in bound if any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
+        if values and isinstance(values[-1], ast.List | ast.Tuple):
+            return values[-1]
+    return given
 
 
 def derived_names(

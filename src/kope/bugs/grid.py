@@ -752,9 +752,9 @@ def plain_order(program: Program) -> Iterator[Edit]:
             )
 
 
-def _tuned_values(tune: ast.Call) -> dict[str, set[object]]:
+def _tuned_values(program: Program, tune: ast.Call) -> dict[str, set[object]]:
     """Each meta-parameter an autotune's configs set (`triton.Config({...})`) with the values they give it."""
-    configs = autotune_configs(tune)
+    configs = autotune_configs(tune, program.parsed.tree)
     found: dict[str, set[object]] = {}
     for config in configs.elts if isinstance(configs, ast.List | ast.Tuple) else []:
         meta = config.args[0] if isinstance(config, ast.Call) and config.args else None
@@ -866,7 +866,7 @@ def _autotuned_grids(program: Program, site: LaunchSite) -> Iterator[tuple[ast.T
         return
     written = _host_sizes_inlined(site, grid)  # `grid_b = triton.cdiv(B, 128)`, launched on `(grid_b, ...)`
     axis_of = {id(lit): axis for axis, elt in enumerate(written.elts) for lit in _block_divisors(elt)}
-    varying = {k: v for k, v in _tuned_values(tune).items() if len(v) > 1}
+    varying = {k: v for k, v in _tuned_values(program, tune).items() if len(v) > 1}
     literals = _block_divisors(written)
     choices = [(i, [k for k, v in varying.items() if lit.value in v]) for i, lit in enumerate(literals)]
     choices = [(i, keys) for i, keys in choices if keys]
@@ -1159,7 +1159,7 @@ def tile_grid(program: Program) -> Iterator[Edit]:
         seen.add(id(body))
         kernel = site.kernel
         tune = program.parsed.autotune(kernel)
-        tuned = _tuned_values(tune) if tune is not None else {}
+        tuned = _tuned_values(program, tune) if tune is not None else {}
         passed = program.launch_arguments(kernel)
         meta = lambda_arg or "META"
         texts = [program.code(e) for e in body.elts]

@@ -772,7 +772,7 @@ def autotune_restore(program: Program) -> Iterator[Edit]:
     where the host zeroed it) is offered too."""
     for kernel in program.kernels:
         tune = program.parsed.autotune(kernel)
-        if tune is None or _config_count(tune) < 2 or any(k.arg == "pre_hook" for k in tune.keywords):
+        if tune is None or _config_count(program, tune) < 2 or any(k.arg == "pre_hook" for k in tune.keywords):
             continue
         covered = {
             element.value
@@ -810,8 +810,8 @@ def autotune_restore(program: Program) -> Iterator[Edit]:
                 )
 
 
-def _config_count(tune: ast.Call) -> int:
-    configs = autotune_configs(tune)
+def _config_count(program: Program, tune: ast.Call) -> int:
+    configs = autotune_configs(tune, program.parsed.tree)
     return len(configs.elts) if isinstance(configs, ast.List | ast.Tuple) else 0
 
 
