@@ -80,3 +80,19 @@ def test_autotune_restore_reads_configs_bound_to_a_name_in_the_host_function(
     options = EvalOptions(trials=2, timeout_s=60)
     assert evaluator.evaluate(SCALE_TASK, before, options=options, which=["N=1000"]).status == "fail"
     assert evaluator.evaluate(SCALE_TASK, after, options=options, which=["N=1000"]).status == "pass"
+
+
+def test_autotune_restore_names_the_buffer_not_the_scalars_its_address_adds() -> None:
+    """A scalar the address subtracts (`- pad`) is an offset, not a buffer; one it adds (`+ base`) cannot be told
+    from a pointer by the text, so each name is also offered alone (the autotuner refuses to restore a scalar)."""
+    source = ATOMIC.read_text().replace("n_elements, BLOCK_SIZE", "n_elements, pad, base, BLOCK_SIZE")
+    subtracted = Program.parse(source.replace("out_ptr + offsets,", "out_ptr + offsets - pad,"), SCALE_TASK.read_text())
+    assert subtracted is not None
+    assert {e.description.split("`")[1] for e in edits(subtracted, ["autotune-restore"])} == {
+        "restore_value=['out_ptr']",
+        "reset_to_zero=['out_ptr']",
+    }
+    added = Program.parse(source.replace("out_ptr + offsets,", "out_ptr + offsets + base,"), SCALE_TASK.read_text())
+    assert added is not None
+    restores = [e.description.split("`")[1] for e in edits(added, ["autotune-restore"]) if e.grounded]
+    assert restores == ["restore_value=['base', 'out_ptr']", "restore_value=['base']", "restore_value=['out_ptr']"]

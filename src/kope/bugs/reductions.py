@@ -794,20 +794,29 @@ def autotune_restore(program: Program) -> Iterator[Edit]:
         )
         if not targets:
             continue
-        named = ", ".join(f"{t!r}" for t in targets)
-        cue = f"`{kernel.name}` is autotuned over several configs and adds atomically into {named}, never reset"
-        for keyword, grounded in (("restore_value", True), ("reset_to_zero", False)):
-            made = _with_keyword(program, tune, keyword, targets)
-            if made is not None:
-                yield Edit(
-                    "autotune-restore",
-                    "wrong-reduction-init",
-                    tune.lineno,
-                    f"`{keyword}=[{named}]` in `{kernel.name}`'s autotune: its benchmark runs add into them too",
-                    made,
-                    cue,
-                    grounded=grounded,
-                )
+        cue = (
+            f"`{kernel.name}` is autotuned over several configs and adds atomically into {_named(targets)}, never reset"
+        )
+        # all of them at once, then (where the address names more than one) each alone: a name the address reaches
+        # may be a scalar the host passes, which the autotuner cannot restore
+        for chosen in [targets] + ([[t] for t in targets] if len(targets) > 1 else []):
+            for keyword, grounded in (("restore_value", True), ("reset_to_zero", False)):
+                made = _with_keyword(program, tune, keyword, chosen)
+                if made is not None:
+                    yield Edit(
+                        "autotune-restore",
+                        "wrong-reduction-init",
+                        tune.lineno,
+                        f"`{keyword}=[{_named(chosen)}]` in `{kernel.name}`'s autotune: its benchmark runs add into"
+                        " them too",
+                        made,
+                        cue,
+                        grounded=grounded,
+                    )
+
+
+def _named(targets: list[str]) -> str:
+    return ", ".join(f"{t!r}" for t in targets)
 
 
 def _config_count(program: Program, tune: ast.Call) -> int:
@@ -818,7 +827,9 @@ def _config_count(program: Program, tune: ast.Call) -> int:
 def _address_bases(address: ast.expr, assigned: dict[str, list[ast.Assign]], depth: int = 0) -> set[str]:
     """The names an address adds bare (`ptr + offs * stride` -> {ptr}), through names the kernel assigns once
     (`ptrs = out_ptr + rows`): the pointer it is made from, not the sizes and strides that scale its offsets."""
-    if isinstance(address, ast.BinOp) and isinstance(address.op, ast.Add | ast.Sub):
+    if isinstance(address, ast.BinOp) and isinstance(address.op, ast.Sub):  # `... - pad_w`: an offset, not a base
+        return _address_bases(address.left, assigned, depth)
+    if isinstance(address, ast.BinOp) and isinstance(address.op, ast.Add):
         return _address_bases(address.left, assigned, depth) | _address_bases(address.right, assigned, depth)
     if isinstance(address, ast.Name):
         values = assigned.get(address.id, [])
