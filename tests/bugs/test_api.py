@@ -15,7 +15,7 @@ from kope.bugs.api import missing_imports, runtime_constants
 from kope.bugs.cue import detect
 from kope.bugs.edit import Program, edits
 from kope.bugs.mutation import mutants
-from kope.evaluate import Evaluator
+from kope.evaluate import EvalOptions, Evaluator
 from kope.repair.search import SearchConfig
 
 API = FIXTURES / "api"
@@ -269,6 +269,44 @@ def test_functions_of_two_arguments_and_libdevice_forms_run_right(evaluator: Eva
     status, accepted, fixed = repair(evaluator, tmp_path, candidate)
     assert status == "repaired" and set(accepted) <= {"missing-function", "api-together"}, accepted
     assert "(((tl.program_id(0)) % (1 << 20))) // (1))" in fixed
+
+
+def test_numpy_style_tensor_functions_are_written_with_triton_ones(evaluator: Evaluator, tmp_path: Path) -> None:
+    """`tl.full_like`, `tl.ones_like`, `tl.floordiv`, `tl.transpose`, `tl.flatten` (NumPy's and PyTorch's names that
+    real kernels call on `tl`): Triton 3.7 has none of them. Written with `tl.full`, `//`, `tl.trans` and
+    `tl.reshape`, the kernel passes the real evaluator (interpreter and the GPU compiler's front end); before, it
+    is an error."""
+    text = (
+        (API / "rownorm_good.py")
+        .read_text()
+        .replace("row = tl.program_id(0)", "row = tl.floordiv(tl.program_id(0), 1)")
+        .replace(
+            "x / norm, mask=mask)",
+            "tl.flatten(tl.transpose(tl.reshape(x / norm, (1, BLOCK)))) * tl.ones_like(x) + tl.full_like(x, 0.0),"
+            " mask=mask)",
+        )
+    )
+    parsed = Program.parse(text)
+    assert parsed is not None
+    made = edits(parsed, ["missing-function"])
+    assert len(made) == 1 and "tl.full((x).shape, 0.0, (x).dtype)" in made[0].source
+    assert "row = ((tl.program_id(0)) // (1))" in made[0].source
+    before, after = tmp_path / "before.py", tmp_path / "after.py"
+    before.write_text(text)
+    task = API / "rownorm_task.py"
+    assert evaluator.evaluate(task, before, options=EvalOptions(trials=1)).status == "error"
+    fixed = made[0].source
+    for _ in range(3):  # an outer call is rewritten first; its arguments' calls in the next edits
+        again = Program.parse(fixed)
+        assert again is not None
+        more = edits(again, ["missing-function"])
+        if not more:
+            break
+        fixed = more[0].source
+    assert "tl.trans(" in fixed and "tl.transpose" not in fixed
+    after.write_text(fixed)
+    judged = evaluator.evaluate(task, after, options=EvalOptions(trials=1))
+    assert judged.status == "pass", judged.error
 
 
 def test_a_dtype_called_as_a_function_becomes_a_cast() -> None:

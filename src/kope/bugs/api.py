@@ -1263,6 +1263,12 @@ WRITTEN_AS = {
     "dtype_like": "({0}).dtype.element_ty",
     "expand_mask": "({0})",
     "expand_mask/2": "tl.broadcast_to({0}, {1})",
+    "full_like/2": "tl.full(({0}).shape, {1}, ({0}).dtype)",
+    "full_like/3": "tl.full(({0}).shape, {1}, {2})",
+    "ones_like": "tl.full(({0}).shape, 1, ({0}).dtype)",
+    "floordiv": "(({0}) // ({1}))",
+    "transpose": "tl.trans({0})",
+    "flatten": "tl.reshape({0}, (({0}).numel,))",
 }
 """Functions models call on `tl` (or `tl.math`) that Triton's language may not have, written with ones it has
 (`name/n`: its form for n arguments, where it has several)."""
