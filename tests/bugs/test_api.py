@@ -1102,6 +1102,34 @@ def test_a_keyword_the_callee_does_not_take_is_dropped_from_its_calls(evaluator:
     assert status == "repaired" and accepted == ["unknown-keyword"], accepted
 
 
+def test_numpy_keyword_names_on_triton_reductions_are_renamed_not_dropped(evaluator: Evaluator, tmp_path: Path) -> None:
+    """`tl.sum(..., keepdims=True)` (NumPy's name; Triton's is `keep_dims`): renamed (grounded), the drop offered
+    after it and not grounded (it changes the result's shape); the search repairs the kernel with the rename."""
+    text = (
+        (API / "rownorm_good.py")
+        .read_text()
+        .replace(
+            "norm = tl.sqrt(tl.sum(x * x, axis=0) + 1e-6)",
+            "norm = tl.sqrt(tl.sum(x * x, axis=0, keepdims=True) + 1e-6)",
+        )
+    )
+    assert "keepdims=True" in text
+    line = next(i for i, row in enumerate(text.splitlines(), 1) if "keepdims" in row)
+    error = (
+        "forward failed on trial 0: GpuCompileError: Triton's GPU compiler refuses `_row_norm`: TypeError(\"sum() got"
+        f" an unexpected keyword argument 'keepdims'\") (candidate line {line}: norm = tl.sqrt(...))"
+    )
+    parsed = Program.parse(text, error=error)
+    assert parsed is not None
+    renamed, dropped = edits(parsed, ["unknown-keyword"])
+    assert renamed.grounded and "tl.sum(x * x, axis=0, keep_dims=True)" in renamed.source
+    assert not dropped.grounded and "tl.sum(x * x, axis=0)" in dropped.source
+    candidate = tmp_path / "keepdims.py"
+    candidate.write_text(text)
+    status, accepted, fixed = repair(evaluator, tmp_path, candidate)
+    assert status == "repaired" and accepted == ["unknown-keyword"] and "keep_dims=True" in fixed, accepted
+
+
 def test_a_keyword_given_a_value_of_the_wrong_type_is_dropped_where_the_error_names_it() -> None:
     text = (API / "rownorm_good.py").read_text()
     assert "out = torch.empty_like(x)" in text

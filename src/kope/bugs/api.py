@@ -1074,6 +1074,8 @@ def hint_keyword(program: Program) -> Iterator[Edit]:
 _UNEXPECTED = re.compile(r"got an unexpected keyword argument '(\w+)'|argument '(\w+)' must be [\w.]+, not ")
 """A keyword its callee does not take, or one given a value of a type it does not take (`torch.empty(...,
 layout=torch.contiguous_format)`: "argument 'layout' must be torch.layout, not torch.memory_format")."""
+_TRITON_SPELLING = {"keepdims": "keep_dims", "keepdim": "keep_dims", "dim": "axis"}
+"""Keywords of NumPy's and PyTorch's reductions that Triton's `tl.sum` / `tl.max` / ... spell otherwise."""
 _COMPILER_HINTS = frozenset({"multiple_of", "max_contiguous", "max_constancy", "assume"})
 """`tl` functions that tell the compiler a fact and return their first argument (or nothing): never a value."""
 
@@ -1112,11 +1114,30 @@ def unknown_keyword(program: Program) -> Iterator[Edit]:
     ]
     if not chosen:
         return
+    callees = ", ".join(sorted({program.parsed.code(c.func) for c in chosen}))
+    spelled = _TRITON_SPELLING.get(keyword) if found.group(1) else None
+    if spelled is not None and not all(program.parsed.path_of(c.func).startswith("triton.language.") for c in chosen):
+        spelled = None
+    if spelled is not None:
+        # NumPy's or PyTorch's name for a keyword Triton spells otherwise (`keepdims=True`: `keep_dims=True`): the
+        # call means what it says; dropping it would change the result's shape
+        names = sorted(program.parsed.span(k) for c in chosen for k in c.keywords if k.arg == keyword)
+        renamed = program.text
+        for start, _ in reversed(names):
+            renamed = renamed[:start] + spelled + renamed[start + len(keyword) :]
+        yield Edit(
+            "unknown-keyword",
+            "api-misuse",
+            chosen[0].lineno,
+            f"`{keyword}=` -> `{spelled}=` in {callees}: Triton's name for it",
+            renamed,
+            f"{keyword}: the error says {callees} takes no such keyword; Triton spells it {spelled}",
+            grounded=True,
+        )
     spans = {_keyword_span(program, c, k) for c in chosen for k in c.keywords if k.arg == keyword}
     text = program.text
     for start, end in sorted(spans, reverse=True):
         text = text[:start] + text[end:]
-    callees = ", ".join(sorted({program.parsed.code(c.func) for c in chosen}))
     yield Edit(
         "unknown-keyword",
         "api-misuse",
@@ -1124,7 +1145,7 @@ def unknown_keyword(program: Program) -> Iterator[Edit]:
         f"drop `{keyword}=` from {callees}: {taken}",
         text,
         f"{keyword}: the error says {callees} takes no such keyword" if found.group(1) else f"{keyword}: {taken}",
-        grounded=True,
+        grounded=spelled is None,
     )
 
 
