@@ -272,18 +272,18 @@ def test_functions_of_two_arguments_and_libdevice_forms_run_right(evaluator: Eva
 
 
 def test_numpy_style_tensor_functions_are_written_with_triton_ones(evaluator: Evaluator, tmp_path: Path) -> None:
-    """`tl.full_like`, `tl.ones_like`, `tl.floordiv`, `tl.transpose`, `tl.flatten` (NumPy's and PyTorch's names that
-    real kernels call on `tl`): Triton 3.7 has none of them. Written with `tl.full`, `//`, `tl.trans` and
-    `tl.reshape`, the kernel passes the real evaluator (interpreter and the GPU compiler's front end); before, it
-    is an error."""
+    """`tl.full_like`, `tl.ones_like`, `tl.floordiv`, `tl.transpose`, `tl.flatten`, `tl.reduce_max`, `tl.reduce_and`
+    (NumPy's and PyTorch's names that real kernels call on `tl`): Triton 3.7 has none of them. Written with
+    `tl.full`, `//`, `tl.trans`, `tl.reshape`, `tl.max` and `tl.min`, the kernel passes the real evaluator
+    (interpreter and the GPU compiler's front end); before, it is an error."""
     text = (
         (API / "rownorm_good.py")
         .read_text()
         .replace("row = tl.program_id(0)", "row = tl.floordiv(tl.program_id(0), 1)")
         .replace(
             "x / norm, mask=mask)",
-            "tl.flatten(tl.transpose(tl.reshape(x / norm, (1, BLOCK)))) * tl.ones_like(x) + tl.full_like(x, 0.0),"
-            " mask=mask)",
+            "tl.flatten(tl.transpose(tl.reshape(x / norm, (1, BLOCK)))) * tl.ones_like(x) + tl.full_like(x, 0.0)"
+            " + tl.reduce_max(x * 0.0, 0) * tl.reduce_and(mask), mask=mask)",
         )
     )
     parsed = Program.parse(text)
@@ -296,7 +296,7 @@ def test_numpy_style_tensor_functions_are_written_with_triton_ones(evaluator: Ev
     task = API / "rownorm_task.py"
     assert evaluator.evaluate(task, before, options=EvalOptions(trials=1)).status == "error"
     fixed = made[0].source
-    for _ in range(3):  # an outer call is rewritten first; its arguments' calls in the next edits
+    for _ in range(4):  # an outer call is rewritten first; its arguments' calls in the next edits
         again = Program.parse(fixed)
         assert again is not None
         more = edits(again, ["missing-function"])
@@ -1103,8 +1103,9 @@ def test_a_keyword_the_callee_does_not_take_is_dropped_from_its_calls(evaluator:
 
 
 def test_numpy_keyword_names_on_triton_reductions_are_renamed_not_dropped(evaluator: Evaluator, tmp_path: Path) -> None:
-    """`tl.sum(..., keepdims=True)` (NumPy's name; Triton's is `keep_dims`): renamed (grounded), the drop offered
-    after it and not grounded (it changes the result's shape); the search repairs the kernel with the rename."""
+    """`tl.sum(..., keepdims=True)` (NumPy's name; Triton's is `keep_dims`): `keyword-spelling` renames it (grounded,
+    with or without an error naming it); `unknown-keyword`'s drop is offered too, not grounded (it changes the
+    result's shape); the search repairs the kernel with the rename. `tl.sort(x, dim=0)` is Triton's own spelling."""
     text = (
         (API / "rownorm_good.py")
         .read_text()
@@ -1119,15 +1120,19 @@ def test_numpy_keyword_names_on_triton_reductions_are_renamed_not_dropped(evalua
         "forward failed on trial 0: GpuCompileError: Triton's GPU compiler refuses `_row_norm`: TypeError(\"sum() got"
         f" an unexpected keyword argument 'keepdims'\") (candidate line {line}: norm = tl.sqrt(...))"
     )
-    parsed = Program.parse(text, error=error)
-    assert parsed is not None
-    renamed, dropped = edits(parsed, ["unknown-keyword"])
-    assert renamed.grounded and "tl.sum(x * x, axis=0, keep_dims=True)" in renamed.source
+    for given in ("", error):
+        parsed = Program.parse(text, error=given)
+        assert parsed is not None
+        (renamed,) = edits(parsed, ["keyword-spelling"])
+        assert renamed.grounded and "tl.sum(x * x, axis=0, keep_dims=True)" in renamed.source
+    (dropped,) = edits(parsed, ["unknown-keyword"])
     assert not dropped.grounded and "tl.sum(x * x, axis=0)" in dropped.source
+    sorted_ = Program.parse(text.replace("keepdims=True", "keep_dims=True").replace("x * x", "tl.sort(x * x, dim=0)"))
+    assert sorted_ is not None and edits(sorted_, ["keyword-spelling"]) == []
     candidate = tmp_path / "keepdims.py"
     candidate.write_text(text)
     status, accepted, fixed = repair(evaluator, tmp_path, candidate)
-    assert status == "repaired" and accepted == ["unknown-keyword"] and "keep_dims=True" in fixed, accepted
+    assert status == "repaired" and accepted == ["keyword-spelling"] and "keep_dims=True" in fixed, accepted
 
 
 def test_a_keyword_given_a_value_of_the_wrong_type_is_dropped_where_the_error_names_it() -> None:

@@ -89,6 +89,7 @@ rule is broken on every input, so the search tries these first):
 - `unknown-keyword`: a keyword argument its callee does not take, named by the error ("Config.__init__() got an
   unexpected keyword argument 'num_consumer_groups'", `tl.zeros(..., scope="shared")`): dropped from that callee's
   calls.
+- `keyword-spelling`: NumPy's keyword names on Triton's reductions (`keepdims=`, `dim=`), renamed Triton's way.
 - `hint-call`: a compiler hint Triton refuses where it stands (`tl.multiple_of(ptrs, 16)` over a 2-D block), made its
   argument; a statement calling a `tl.` function Triton lacks, its value unread (`tl.assume_aligned(p, 128)`),
   dropped.
@@ -1076,6 +1077,10 @@ _UNEXPECTED = re.compile(r"got an unexpected keyword argument '(\w+)'|argument '
 layout=torch.contiguous_format)`: "argument 'layout' must be torch.layout, not torch.memory_format")."""
 _TRITON_SPELLING = {"keepdims": "keep_dims", "keepdim": "keep_dims", "dim": "axis"}
 """Keywords of NumPy's and PyTorch's reductions that Triton's `tl.sum` / `tl.max` / ... spell otherwise."""
+_REDUCTIONS = frozenset(
+    {"sum", "max", "min", "argmax", "argmin", "xor_sum", "reduce", "reduce_or", "cumsum", "cumprod", "associative_scan"}
+)
+"""Triton's reductions and scans: they take `axis=` and `keep_dims=` (`tl.sort` and `tl.flip` do take `dim=`)."""
 _COMPILER_HINTS = frozenset({"multiple_of", "max_contiguous", "max_constancy", "assume"})
 """`tl` functions that tell the compiler a fact and return their first argument (or nothing): never a value."""
 
@@ -1115,25 +1120,12 @@ def unknown_keyword(program: Program) -> Iterator[Edit]:
     if not chosen:
         return
     callees = ", ".join(sorted({program.parsed.code(c.func) for c in chosen}))
-    spelled = _TRITON_SPELLING.get(keyword) if found.group(1) else None
-    if spelled is not None and not all(program.parsed.path_of(c.func).startswith("triton.language.") for c in chosen):
-        spelled = None
-    if spelled is not None:
-        # NumPy's or PyTorch's name for a keyword Triton spells otherwise (`keepdims=True`: `keep_dims=True`): the
-        # call means what it says; dropping it would change the result's shape
-        names = sorted(program.parsed.span(k) for c in chosen for k in c.keywords if k.arg == keyword)
-        renamed = program.text
-        for start, _ in reversed(names):
-            renamed = renamed[:start] + spelled + renamed[start + len(keyword) :]
-        yield Edit(
-            "unknown-keyword",
-            "api-misuse",
-            chosen[0].lineno,
-            f"`{keyword}=` -> `{spelled}=` in {callees}: Triton's name for it",
-            renamed,
-            f"{keyword}: the error says {callees} takes no such keyword; Triton spells it {spelled}",
-            grounded=True,
-        )
+    # NumPy's name for a keyword Triton's reductions spell otherwise: `keyword-spelling` renames it (grounded)
+    spelled = keyword in _TRITON_SPELLING and all(
+        program.parsed.path_of(c.func).startswith("triton.language.")
+        and program.parsed.path_of(c.func).rpartition(".")[2] in _REDUCTIONS
+        for c in chosen
+    )
     spans = {_keyword_span(program, c, k) for c in chosen for k in c.keywords if k.arg == keyword}
     text = program.text
     for start, end in sorted(spans, reverse=True):
@@ -1145,7 +1137,42 @@ def unknown_keyword(program: Program) -> Iterator[Edit]:
         f"drop `{keyword}=` from {callees}: {taken}",
         text,
         f"{keyword}: the error says {callees} takes no such keyword" if found.group(1) else f"{keyword}: {taken}",
-        grounded=spelled is None,
+        grounded=not spelled,
+    )
+
+
+@operator("keyword-spelling", "api-misuse")
+def keyword_spelling(program: Program) -> Iterator[Edit]:
+    """NumPy's and PyTorch's keyword names on Triton's reductions (`tl.sum(x, axis=1, keepdims=True)`, `dim=1`),
+    which Triton spells `keep_dims` and `axis`: renamed in every such call (one edit). The call means what it says;
+    dropping the keyword (`unknown-keyword`) would change the result's shape. Grounded: no Triton reduction takes
+    those names, whatever error the evaluation stopped on first."""
+    found = [
+        k
+        for kernel in program.parsed.kernels
+        for node in ast.walk(kernel)
+        if isinstance(node, ast.Call)
+        and program.parsed.path_of(node.func).rpartition(".")[2] in _REDUCTIONS
+        and program.parsed.path_of(node.func).startswith("triton.language.")
+        for k in node.keywords
+        if k.arg in _TRITON_SPELLING
+    ]
+    if not found:
+        return
+    text = program.text
+    for keyword in sorted(found, key=lambda k: program.parsed.span(k)[0], reverse=True):
+        start = program.parsed.span(keyword)[0]
+        assert keyword.arg is not None
+        text = text[:start] + _TRITON_SPELLING[keyword.arg] + text[start + len(keyword.arg) :]
+    named = ", ".join(sorted({f"`{k.arg}=` -> `{_TRITON_SPELLING[k.arg or '']}=`" for k in found}))
+    yield Edit(
+        "keyword-spelling",
+        "api-misuse",
+        min(k.lineno for k in found),
+        f"{named} in Triton's reductions: Triton's names for them",
+        text,
+        f"{named}: NumPy's names, which Triton's reductions do not take",
+        grounded=True,
     )
 
 
@@ -1290,6 +1317,13 @@ WRITTEN_AS = {
     "floordiv": "(({0}) // ({1}))",
     "transpose": "tl.trans({0})",
     "flatten": "tl.reshape({0}, (({0}).numel,))",
+    "reduce_max": "tl.max({0})",
+    "reduce_max/2": "tl.max({0}, {1})",
+    "reduce_min": "tl.min({0})",
+    "reduce_min/2": "tl.min({0}, {1})",
+    "reduce_sum": "tl.sum({0})",
+    "reduce_sum/2": "tl.sum({0}, {1})",
+    "reduce_and": "(tl.min(tl.where({0}, 1, 0)) > 0)",
 }
 """Functions models call on `tl` (or `tl.math`) that Triton's language may not have, written with ones it has
 (`name/n`: its form for n arguments, where it has several)."""

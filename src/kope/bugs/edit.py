@@ -809,6 +809,7 @@ ORDER = (
     "autotune-keyword",
     "arange-block",
     "missing-function",
+    "keyword-spelling",
     "hint-keyword",
     "dtype-call",
     "grid-tuple",
