@@ -1121,11 +1121,7 @@ def unknown_keyword(program: Program) -> Iterator[Edit]:
         return
     callees = ", ".join(sorted({program.parsed.code(c.func) for c in chosen}))
     # NumPy's name for a keyword Triton's reductions spell otherwise: `keyword-spelling` renames it (grounded)
-    spelled = keyword in _TRITON_SPELLING and all(
-        program.parsed.path_of(c.func).startswith("triton.language.")
-        and program.parsed.path_of(c.func).rpartition(".")[2] in _REDUCTIONS
-        for c in chosen
-    )
+    spelled = keyword in _TRITON_SPELLING and all(_triton_reduction(program, c) for c in chosen)
     spans = {_keyword_span(program, c, k) for c in chosen for k in c.keywords if k.arg == keyword}
     text = program.text
     for start, end in sorted(spans, reverse=True):
@@ -1141,6 +1137,12 @@ def unknown_keyword(program: Program) -> Iterator[Edit]:
     )
 
 
+def _triton_reduction(program: Program, call: ast.Call) -> bool:
+    """Whether a call is one of Triton's reductions or scans (`tl.sum`, `tl.max`, `tl.cumsum`, ...)."""
+    path = program.parsed.path_of(call.func)
+    return path.startswith("triton.language.") and path.rpartition(".")[2] in _REDUCTIONS
+
+
 @operator("keyword-spelling", "api-misuse")
 def keyword_spelling(program: Program) -> Iterator[Edit]:
     """NumPy's and PyTorch's keyword names on Triton's reductions (`tl.sum(x, axis=1, keepdims=True)`, `dim=1`),
@@ -1148,27 +1150,24 @@ def keyword_spelling(program: Program) -> Iterator[Edit]:
     dropping the keyword (`unknown-keyword`) would change the result's shape. Grounded: no Triton reduction takes
     those names, whatever error the evaluation stopped on first."""
     found = [
-        k
+        (k, _TRITON_SPELLING[k.arg])
         for kernel in program.parsed.kernels
         for node in ast.walk(kernel)
-        if isinstance(node, ast.Call)
-        and program.parsed.path_of(node.func).rpartition(".")[2] in _REDUCTIONS
-        and program.parsed.path_of(node.func).startswith("triton.language.")
+        if isinstance(node, ast.Call) and _triton_reduction(program, node)
         for k in node.keywords
         if k.arg in _TRITON_SPELLING
     ]
     if not found:
         return
     text = program.text
-    for keyword in sorted(found, key=lambda k: program.parsed.span(k)[0], reverse=True):
+    for keyword, spelled in sorted(found, key=lambda f: program.parsed.span(f[0])[0], reverse=True):
         start = program.parsed.span(keyword)[0]
-        assert keyword.arg is not None
-        text = text[:start] + _TRITON_SPELLING[keyword.arg] + text[start + len(keyword.arg) :]
-    named = ", ".join(sorted({f"`{k.arg}=` -> `{_TRITON_SPELLING[k.arg or '']}=`" for k in found}))
+        text = text[:start] + spelled + text[start + len(keyword.arg or "") :]
+    named = ", ".join(sorted({f"`{k.arg}=` -> `{spelled}=`" for k, spelled in found}))
     yield Edit(
         "keyword-spelling",
         "api-misuse",
-        min(k.lineno for k in found),
+        min(k.lineno for k, _ in found),
         f"{named} in Triton's reductions: Triton's names for them",
         text,
         f"{named}: NumPy's names, which Triton's reductions do not take",
