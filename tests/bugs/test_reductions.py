@@ -96,3 +96,21 @@ def test_autotune_restore_names_the_buffer_not_the_scalars_its_address_adds() ->
     assert added is not None
     restores = [e.description.split("`")[1] for e in edits(added, ["autotune-restore"]) if e.grounded]
     assert restores == ["restore_value=['base', 'out_ptr']", "restore_value=['base']", "restore_value=['out_ptr']"]
+
+
+def test_a_configs_name_is_read_in_the_kernels_own_scope() -> None:
+    """A module-level kernel's `configs=tunings` reads the module's `tunings` (one config: no benchmark, no edit),
+    not the two-config list a host function above binds to the same name for its own kernel (edited)."""
+    module_level = (
+        'tunings = [triton.Config({"BLOCK_SIZE": 128})]\n\n\n'
+        + NESTED_ATOMIC.split("\n\n\nclass ModelNew")[0].split("import triton.language as tl\n", 1)[1]
+        + '\n\n\n@triton.autotune(configs=tunings, key=["n_elements"])\n@triton.jit\n'
+        "def single_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):\n"
+        "    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)\n"
+        "    tl.atomic_add(out_ptr + offsets, tl.load(x_ptr + offsets), mask=offsets < n_elements)\n"
+    )
+    source = NESTED_ATOMIC.split("def scale_add", 1)[0] + module_level
+    program = Program.parse(source, SCALE_TASK.read_text())
+    assert program is not None and "def scale_add(x):" in source and "def single_kernel" in source
+    made = edits(program, ["autotune-restore"])
+    assert made and all("scale_add_kernel" in e.description for e in made), [e.description for e in made]

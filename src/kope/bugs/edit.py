@@ -408,15 +408,25 @@ def autotune_configs(decorator: ast.Call, tree: ast.AST | None = None) -> ast.ex
     module level, or in the host function the kernel is defined in: `configs = [...]` then `configs=configs`)."""
     given = next((k.value for k in decorator.keywords if k.arg == "configs"), None)
     given = given if given is not None else (decorator.args[0] if decorator.args else None)
-    if isinstance(given, ast.Name) and tree is not None:
-        name = given.id
-        bound = sorted(
-            (node for node in ast.walk(tree) if isinstance(node, ast.Assign) and node.lineno < decorator.lineno),
-            key=lambda node: node.lineno,
-        )
-        values = [n.value for n in bound if any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
-        if values and isinstance(values[-1], ast.List | ast.Tuple):
-            return values[-1]
+    if not (isinstance(given, ast.Name) and tree is not None):
+        return given
+    enclosing = [  # the host functions the decorator stands in, innermost last
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.lineno < decorator.lineno <= (node.end_lineno or 0)
+    ]
+    scopes = [sorted(enclosing, key=lambda f: f.lineno)[-1].body] if enclosing else []
+    for body in [*scopes, getattr(tree, "body", [])]:  # its own function's binding first, then the module's
+        values = [
+            s.value
+            for s in body
+            if isinstance(s, ast.Assign)
+            and s.lineno < decorator.lineno
+            and any(isinstance(t, ast.Name) and t.id == given.id for t in s.targets)
+        ]
+        if values:
+            return values[-1] if isinstance(values[-1], ast.List | ast.Tuple) else given
     return given
 
 
