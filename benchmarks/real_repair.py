@@ -10,7 +10,8 @@ Usage: .venv/bin/python benchmarks/real_repair.py IDS --split dev --out OUT [--s
        (the `dev2` pool: --manifest benchmarks/realdiscards/dev2/manifest.csv --split dev2, see realdiscards/dev2.py;
        `dev3`, broken kernels: --manifest benchmarks/realdiscards/dev3/manifest.csv --split dev3 or dev3-held;
        `dev4`, another pipeline: --manifest benchmarks/realdiscards/dev4/manifest.csv --split dev4 or dev4-held;
-       `dev5`, a later run: --manifest benchmarks/realdiscards/dev5/manifest.csv --split dev5 or dev5-held)
+       `dev5`, a later run: --manifest benchmarks/realdiscards/dev5/manifest.csv --split dev5 or dev5-held;
+       `dev6`, `dev`'s other kernels: --manifest benchmarks/realdiscards/dev6/manifest.csv --split dev6)
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ def repair(row: dict[str, str], out: Path, seconds: float, root: Path = SET) -> 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("ids", type=Path)
-    splits = ("dev", "heldout", "dev2", "dev3", "dev3-held", "dev4", "dev4-held", "dev5", "dev5-held")
+    splits = ("dev", "heldout", "dev2", "dev3", "dev3-held", "dev4", "dev4-held", "dev5", "dev5-held", "dev6")
     parser.add_argument("--split", default="dev", choices=splits)
     parser.add_argument("--manifest", type=Path, default=SET / "manifest.csv", help="the set (default: manifest.csv)")
     parser.add_argument("--out", type=Path, required=True)

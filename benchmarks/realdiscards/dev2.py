@@ -2,6 +2,7 @@
 
     python benchmarks/realdiscards/dev2.py --mirrors DIR            # dev2: wrong values
     python benchmarks/realdiscards/dev2.py --mirrors DIR --pool dev3  # dev3: errors, split by problem
+    python benchmarks/realdiscards/dev2.py --mirrors DIR --pool dev6  # dev6: the rest of `dev`'s problems
 
 `dev2` is every Alisehen/LLMKernel kernel whose own GPU evaluation says `Outputs are not close`, for problems in
 neither split of manifest.csv (so as far from `heldout` as `dev` is). Its files are third-party code and are not
@@ -12,6 +13,9 @@ benchmarks/realdiscards/dev2/manifest.csv --split dev2`. DIR as for materialize.
 `dev3` is every kernel of the same problems whose own GPU evaluation raised (compile, launch, shape errors, the
 GPU's memory): real *broken* kernels. Its problems are split by a hash of their name into `dev3` (tuned on) and
 `dev3-held` (measured only), so the measuring half shares no problem with the tuning half.
+
+`dev6` is every other failed kernel (wrong values or an error) of the problems of manifest.csv's `dev` split that
+manifest.csv itself does not hold: the same model and pipeline on `dev`'s own problems, all tuned on.
 """
 
 from __future__ import annotations
@@ -47,6 +51,15 @@ def _taken_problems() -> set[str]:
         return {f"level{row['level']}:{row['problem']}" for row in csv.DictReader(handle)}
 
 
+def _dev_problems() -> tuple[set[str], set[str]]:
+    """manifest.csv's `dev` problems of LLMKernel (as `levelN:number`), and the kernel paths it already holds."""
+    with (HERE / "manifest.csv").open(newline="") as handle:
+        rows = [row for row in csv.DictReader(handle) if row["source"] == LLMKERNEL[0]]
+    tasks = [Path(r["task"]) for r in rows if r["split"] == "dev"]
+    problems = {f"{task.parent.name}:{task.name.split('_', 1)[0]}" for task in tasks}
+    return problems, {r["candidate"].removeprefix("candidates/Alisehen-LLMKernel/") for r in rows}
+
+
 def _kernels(mirrors: Path, level: str, problem: str) -> list[tuple[str, str]]:
     """(kernel path, eval verdict message) pairs of one problem folder, or none where the pairing is unsure."""
     return [
@@ -75,30 +88,31 @@ def paired(mirrors: Path, commit: str, base: str) -> list[tuple[str, dict[str, o
 
 
 def _split(pool: str, task: str) -> str:
-    if pool == "dev2":
-        return "dev2"
+    if pool in ("dev2", "dev6"):
+        return pool
     return "dev3" if hashlib.sha256(task.encode()).digest()[0] % 2 == 0 else "dev3-held"
 
 
 def _wanted(pool: str, message: str) -> bool:
-    """A pool's kernels by their eval's message: dev2 wrong values, dev3 anything else that failed."""
+    """A pool's kernels by their eval's message: dev2 wrong values, dev3 anything else that failed, dev6 both."""
     wrong = "Outputs are not close" in message
-    return wrong if pool == "dev2" else bool(message) and not wrong
+    return wrong if pool == "dev2" else bool(message) and (pool == "dev6" or not wrong)
 
 
 def build(mirrors: Path, out: Path, pool: str = "dev2") -> int:
     repo, commit = LLMKERNEL
     taken = _taken_problems()
+    dev, held = _dev_problems()
     rows = []
     for level in ("level1", "level2", "level3"):
         for problem in _git(mirrors, repo, "ls-tree", "-d", "--name-only", commit, f"results/{level}/").split():
             name = Path(problem).name
             key = f"{level}:{name.split('_', 1)[0]}"
-            if key in taken or key in LEFT_OUT:
+            if (key not in dev if pool == "dev6" else key in taken) or key in LEFT_OUT:
                 continue
             task = f"{level}/{name}.py"
             for kernel, message in _kernels(mirrors, level, name):
-                if not _wanted(pool, message):
+                if not _wanted(pool, message) or kernel in held:
                     continue
                 if not (out / "tasks" / task).is_file():
                     source = _git(mirrors, KERNELBENCH[0], "show", f"{KERNELBENCH[1]}:KernelBench/{task}")
@@ -109,7 +123,7 @@ def build(mirrors: Path, out: Path, pool: str = "dev2") -> int:
                 (out / candidate).write_text(_git(mirrors, repo, "show", f"{commit}:{kernel}"))
                 rows.append({
                     "task": task, "candidate": candidate, "id": f"{repo}/{kernel}", "model": "",
-                    "source": repo, "source_verdict": "fail" if pool == "dev2" else "error",
+                    "source": repo, "source_verdict": "fail" if "Outputs are not close" in message else "error",
                     "split": _split(pool, task), "module_mode": "eval",
                 })  # fmt: skip
     return write_manifest(out, rows)
@@ -127,8 +141,8 @@ def write_manifest(out: Path, rows: list[dict[str, str]]) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mirrors", type=Path, required=True, help="folder of git copies of the source repositories")
-    parser.add_argument("--pool", choices=("dev2", "dev3"), default="dev2", help="which pool (default: dev2)")
-    parser.add_argument("--out", type=Path, help="where to write the pool (default: dev2/ or dev3/ beside this)")
+    parser.add_argument("--pool", choices=("dev2", "dev3", "dev6"), default="dev2", help="which pool (default: dev2)")
+    parser.add_argument("--out", type=Path, help="where to write the pool (default: the pool's name, beside this)")
     args = parser.parse_args()
     out = args.out or HERE / args.pool
     print(f"{build(args.mirrors, out, args.pool)} {args.pool} kernel(s) written under {out}", file=sys.stderr)

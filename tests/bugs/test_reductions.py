@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import FIXTURES, SCALE_TASK
+from conftest import FIXTURES, SCALE_TASK, verdicts
 
 from kope.bugs.edit import Program, edits
 from kope.evaluate import EvalOptions, Evaluator
@@ -114,3 +114,83 @@ def test_a_configs_name_is_read_in_the_kernels_own_scope() -> None:
     assert program is not None and "def scale_add(x):" in source and "def single_kernel" in source
     made = edits(program, ["autotune-restore"])
     assert made and all("scale_add_kernel" in e.description for e in made), [e.description for e in made]
+
+
+SOFTMAX_TASK = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.softmax(x, dim=1)
+
+
+def get_inputs():
+    return [torch.randn(6, 300)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+ONE_PASS_SOFTMAX = """
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def softmax_rows(x_ptr, out_ptr, n_cols, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    top = tl.full((BLOCK,), -float("inf"), tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        x = tl.load(x_ptr + row * stride + start + offs, mask=start + offs < n_cols, other=-float("inf"))
+        top = tl.maximum(top, x)
+    peak = tl.max(top, axis=0)
+    total = 0.0
+    for start in range(0, n_cols, BLOCK):
+        mask = start + offs < n_cols
+        e = tl.exp(tl.load(x_ptr + row * stride + start + offs, mask=mask, other=-float("inf")) - peak)
+        total += tl.sum(e, axis=0)
+        # normalise in the same pass
+        tl.store(out_ptr + row * stride + start + offs, e / total, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        out = torch.empty_like(x)
+        softmax_rows[(x.shape[0],)](x, out, x.shape[1], x.stride(0), BLOCK=128)
+        return out
+"""
+
+
+def test_a_store_scaled_by_a_sum_its_loop_is_still_accumulating_is_split_into_two_passes(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """Each tile but the last is divided by a partial sum: the loop is split (the sum over every tile first, then
+    a pass that stores), grounded because the stored value divides by the running value. Wrong before, right after,
+    through the real evaluator."""
+    program = Program.parse(ONE_PASS_SOFTMAX, SOFTMAX_TASK)
+    assert program is not None
+    (edit,) = edits(program, ["normalize-after"])
+    assert edit.grounded and "`total`" in edit.description
+    _, second = edit.source.split("total += tl.sum(e, axis=0)")
+    assert "tl.store" not in second.split("for start")[0] and second.count("for start") == 1
+    assert "total +=" not in second and "e / total" in second
+    task = tmp_path / "softmax.py"
+    task.write_text(SOFTMAX_TASK)
+    assert verdicts(evaluator, task, [ONE_PASS_SOFTMAX, edit.source], tmp_path) == ["fail", "pass"]
+
+
+def test_a_scan_that_stores_its_running_value_is_offered_the_split_but_not_grounded() -> None:
+    """A cumulative sum stores the running value itself, which is right: the split stays a hypothesis."""
+    scan = ONE_PASS_SOFTMAX.replace("e / total", "total + e")
+    program = Program.parse(scan, SOFTMAX_TASK)
+    assert program is not None
+    assert [e.grounded for e in edits(program, ["normalize-after"])] == [False]
+    honest = ONE_PASS_SOFTMAX.replace("tl.store(out_ptr + row * stride + start + offs, e / total, mask=mask)", "pass")
+    program = Program.parse(honest, SOFTMAX_TASK)
+    assert program is not None and edits(program, ["normalize-after"]) == []

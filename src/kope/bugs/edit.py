@@ -867,6 +867,7 @@ ORDER = (
     "other-identity",
     "reduction-init",
     "accumulator-move",
+    "normalize-after",
     "scan-kind",
     "constant",
     "missing-factor",

@@ -973,3 +973,96 @@ class WrongReductionInit(Mutation):
             return []
         args[1] = args[1].with_changes(value=cst.Float("0.0"))
         return [node.with_changes(args=args)]
+
+
+def _running_values(loop: ast.For | ast.While) -> dict[str, int]:
+    """The names a loop's body carries a reduction in (`acc += tl.sum(x)`, `m = tl.maximum(m, tl.max(x))`), by the
+    index of the top-level statement that updates each."""
+    found: dict[str, int] = {}
+    for index, statement in enumerate(loop.body):
+        if isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
+            if isinstance(statement.op, ast.Add | ast.Mult):
+                found[statement.target.id] = index
+        elif (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+            and statement.targets[0].id in names_in(statement.value)
+            and any(call_name(c, last=True) in ("maximum", "minimum", "sum", "max", "min") for c in calls_in(statement))
+        ):
+            found[statement.targets[0].id] = index
+    return found
+
+
+def _divides_by(value: ast.AST, names: set[str]) -> bool:
+    """Whether an expression divides by one of `names` (or takes a root of it, as a normaliser does)."""
+    for node in ast.walk(value):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and names_in(node.right) & names:
+            return True
+        if isinstance(node, ast.Call) and call_name(node, last=True) in ("rsqrt", "sqrt") and names_in(node) & names:
+            return True
+    return False
+
+
+@operator("normalize-after", "wrong-normalizer")
+def normalize_after(program: Program) -> Iterator[Edit]:
+    """A loop that stores values scaled by a reduction it is still accumulating (`row_sum += tl.sum(e)` then
+    `tl.store(out, e / row_sum)` in one pass: every tile but the last is divided by a partial sum) split in two: the
+    loop without its stores computes the whole reduction, then a copy without the accumulation stores. Grounded
+    where the stored value divides by the running value (a scan that stores the running value itself is right)."""
+    for kernel in program.kernels:
+        for loop in (n for n in ast.walk(kernel) if isinstance(n, ast.For | ast.While)):
+            running = _running_values(loop)
+            if not running:
+                continue
+            derived: dict[str, set[str]] = {}
+            scaled_names: set[str] = set()
+            stores: list[tuple[int, set[str], bool]] = []
+            for index, statement in enumerate(loop.body):
+                if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+                    target = statement.targets[0]
+                    used = names_in(statement.value)
+                    sources = {r for r, at in running.items() if at < index and r in used}
+                    sources |= {s for name, via in derived.items() if name in used for s in via}
+                    if isinstance(target, ast.Name) and sources and target.id not in running:
+                        derived[target.id] = sources
+                        if _divides_by(statement.value, sources) or used & scaled_names:
+                            scaled_names.add(target.id)
+                if not (
+                    isinstance(statement, ast.Expr)
+                    and isinstance(statement.value, ast.Call)
+                    and call_name(statement.value, last=True) == "store"
+                    and len(statement.value.args) > 1
+                ):
+                    continue
+                value = statement.value.args[1]
+                used = names_in(value)
+                sources = {r for r, at in running.items() if at < index and r in used}
+                sources |= {s for name, via in derived.items() if name in used for s in via}
+                if not sources:
+                    continue
+                stores.append((index, sources, _divides_by(value, sources) or bool(used & scaled_names)))
+            if not stores:
+                continue
+            accumulating = {running[s] for _, sources, _ in stores for s in sources}
+            storing = {index for index, _, _ in stores}
+            start, end = program.lines_of(loop)
+            header = program.text[start : program.lines_of(loop.body[0])[0]]
+            first = header + "".join(
+                program.text[slice(*program.lines_of(s))] for i, s in enumerate(loop.body) if i not in storing
+            )
+            second = header + "".join(
+                program.text[slice(*program.lines_of(s))] for i, s in enumerate(loop.body) if i not in accumulating
+            )
+            names = sorted({s for _, sources, _ in stores for s in sources})
+            grounded = any(scaled for _, _, scaled in stores)
+            yield Edit(
+                "normalize-after",
+                "wrong-normalizer",
+                loop.lineno,
+                f"the loop at line {loop.lineno} split: `{', '.join(names)}` accumulated over the whole loop first, "
+                "then a second pass stores",
+                program.text[:start] + first + second + program.text[end:],
+                cue="a store in the loop scales by a reduction the loop is still accumulating",
+                grounded=grounded,
+            )
