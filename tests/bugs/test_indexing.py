@@ -143,3 +143,67 @@ def test_addresses_whose_strides_skip_nothing_a_coordinate_covers_are_left(body:
     text += "".join(f"    {line}\n" for line in body.splitlines())
     program = Program.parse(text)
     assert program is not None and edits(program, ["address-coordinate"]) == []
+
+
+ROW_SUM_TASK = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x.sum(dim=1)
+
+
+def get_inputs():
+    return [torch.rand(4, 300)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+OVERLAPPING_LANES = """
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 64, "VEC": 4}), triton.Config({"BLOCK": 32, "VEC": 2})], key=["n"])
+@triton.jit
+def row_sum(x_ptr, out_ptr, n, BLOCK: tl.constexpr, VEC: tl.constexpr):
+    row = tl.program_id(0)
+    total = 0.0
+    for start in range(0, n, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        wide = cols[:, None] + tl.arange(0, VEC)[None, :]
+        total += tl.sum(tl.load(x_ptr + row * n + wide, mask=wide < n, other=0.0))
+    tl.store(out_ptr + row, total)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        out = torch.empty(x.shape[0], device=x.device)
+        row_sum[(x.shape[0],)](x, out, x.shape[1])
+        return out
+"""
+
+
+def test_vector_lanes_that_overlap_the_next_lane_are_narrowed_to_one(evaluator: Evaluator, tmp_path: Path) -> None:
+    """`cols[:, None] + tl.arange(0, VEC)[None, :]` where `cols` steps by one element: every element is summed up
+    to VEC times. VEC -> 1 in every config (grounded): wrong before, right after, through the real evaluator."""
+    program = Program.parse(OVERLAPPING_LANES)
+    assert program is not None
+    (edit,) = edits(program, ["vector-lanes"])
+    assert edit.grounded and '"VEC": 1}' in edit.source and '"VEC": 4' not in edit.source
+    task = tmp_path / "row_sum.py"
+    task.write_text(ROW_SUM_TASK)
+    assert verdicts(evaluator, task, [OVERLAPPING_LANES, edit.source], tmp_path) == ["fail", "pass"]
+
+
+def test_vector_lanes_scaled_by_their_width_are_left() -> None:
+    """`cols * VEC` lanes (or a block start stepped by BLOCK * VEC) tile without overlap: no edit."""
+    scaled = OVERLAPPING_LANES.replace("wide = cols[:, None]", "wide = cols[:, None] * VEC")
+    program = Program.parse(scaled)
+    assert program is not None and edits(program, ["vector-lanes"]) == []

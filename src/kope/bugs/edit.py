@@ -888,6 +888,7 @@ ORDER = (
     "reduction-swap",
     "index-scalar",
     "block-scale",
+    "vector-lanes",
     "mask-clause",
     "accumulate",
     "nested-factor",

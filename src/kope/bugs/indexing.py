@@ -36,6 +36,7 @@ from kope.bugs.edit import (
     address_exprs,
     arange_names,
     assignments,
+    autotune_configs,
     edit_at,
     feeding,
     memory_accesses,
@@ -43,6 +44,7 @@ from kope.bugs.edit import (
     pointers_of,
     program_id_names,
     reached,
+    site_arguments,
     terms_of,
 )
 from kope.bugs.mutation import Context, Mutation, binary, cst_calls_in, cst_names_in, mutation
@@ -1188,3 +1190,92 @@ def address_coordinate(program: Program) -> Iterator[Edit]:
                             f"an address whose strides skip `{size}`, beside `{name}` that ranges over it",
                             grounded=value_reads,
                         )
+
+
+def _ancestors(kernel: ast.FunctionDef, name: str) -> set[str]:
+    """The names `name` is computed from in a kernel, transitively (through its assignments and, for a loop's
+    variable, the loop's range)."""
+    assigned = assignments(kernel)
+    ranges = {
+        target.id: loop.iter
+        for loop in ast.walk(kernel)
+        if isinstance(loop, ast.For)
+        for target in ast.walk(loop.target)
+        if isinstance(target, ast.Name)
+    }
+    found, todo = set(), [name]
+    while todo:
+        current = todo.pop()
+        if current in found:
+            continue
+        found.add(current)
+        sources = [a.value for a in assigned.get(current, [])] + ([ranges[current]] if current in ranges else [])
+        todo += [n for value in sources for n in names_in(value)]
+    return found
+
+
+def _unscaled_lanes(kernel: ast.FunctionDef, blocks: set[str]) -> Iterator[tuple[ast.BinOp, str]]:
+    """`x[:, None] + tl.arange(0, V)[None, :]` (either order) where `x`'s lanes are one apart and nothing scales
+    them by `V`: each of `x`'s lanes reads `V` elements, the next lane's `V - 1` of them again."""
+    lanes = arange_names(kernel)
+    for node in ast.walk(kernel):
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)):
+            continue
+        for base, vector in ((node.left, node.right), (node.right, node.left)):
+            if not (isinstance(base, ast.Subscript) and isinstance(vector, ast.Subscript)):
+                continue
+            arange = vector.value
+            if not (
+                isinstance(arange, ast.Call)
+                and call_name(arange, last=True) == "arange"
+                and len(arange.args) == 2
+                and isinstance(arange.args[1], ast.Name)
+                and arange.args[1].id in blocks
+                and ast.unparse(vector.slice).strip("()") == "None, :"
+                and ast.unparse(base.slice).strip("()") == ":, None"
+                and isinstance(base.value, ast.Name)
+            ):
+                continue
+            width = arange.args[1].id
+            upstream = _ancestors(kernel, base.value.id)
+            if width in upstream or not upstream & lanes:
+                continue
+            yield node, width
+
+
+@operator("vector-lanes", "index-shift")
+def vector_lanes(program: Program) -> Iterator[Edit]:
+    """A vector width whose lanes overlap: `offs[:, None] + tl.arange(0, VEC)[None, :]` where `offs` steps by one
+    element per lane and nothing scales it by `VEC` (each lane reads `VEC` elements, the next lane `VEC - 1` of
+    them again, so sums count elements several times) -> `VEC` set to 1 in every autotune config and launch that
+    gives it (the kernel's scalar path then reads each element once). Grounded: the overlap is in the source."""
+    tree = program.parsed.tree
+    for kernel in program.kernels:
+        blocks = set(constexprs_of(kernel))
+        widths = dict.fromkeys(width for _, width in _unscaled_lanes(kernel, blocks))
+        for width in widths:
+            changes: list[tuple[ast.AST, str]] = []
+            for decorator in kernel.decorator_list:
+                if not (isinstance(decorator, ast.Call) and call_name(decorator, last=True) == "autotune"):
+                    continue
+                configs = autotune_configs(decorator, tree)
+                for config in ast.walk(configs) if configs is not None else []:
+                    if isinstance(config, ast.Dict):
+                        for key, value in zip(config.keys, config.values, strict=True):
+                            if isinstance(key, ast.Constant) and key.value == width and ast.unparse(value) != "1":
+                                changes.append((value, "1"))
+            for site in program.parsed.launches:
+                if site.kernel is kernel:
+                    given = site_arguments(site).get(width)
+                    if given is not None and ast.unparse(given) != "1":
+                        changes.append((given, "1"))
+            if changes:
+                yield Edit(
+                    "vector-lanes",
+                    "index-shift",
+                    getattr(changes[0][0], "lineno", kernel.lineno),
+                    f"`{width}` -> 1 ({len(changes)} places): its lanes overlap the next lane's",
+                    program.replace_all(changes),
+                    cue=f"`tl.arange(0, {width})` widens lanes that step by one element",
+                    grounded=True,
+                )
