@@ -383,3 +383,15 @@ def test_no_formula_is_offered_of_a_name_bound_to_a_number() -> None:
     made = edits(program, ["formula-store", "formula-swap"])
     assert made and not any("of `zero`" in e.description for e in made), [e.description for e in made]
     assert any("relu" in e.description and "of `x`" in e.description for e in made)
+
+
+def test_squared_distances_summed_through_a_name_of_elementwise_squares_take_their_square_root() -> None:
+    """`sq = (a - p) * (a - p)` then `d_ap += tl.sum(sq)`: the sum is the squared distance, the elementwise
+    squares are not (their reads are left)."""
+    named = TRIPLET_SQUARED.replace(
+        "d_ap += tl.sum((a - p) * (a - p), axis=0)", "sq_ap = (a - p) * (a - p)\n        d_ap += tl.sum(sq_ap, axis=0)"
+    ).replace("d_an += tl.sum((a - n) * (a - n), axis=0)", "sq_an = (a - n) * (a - n)\n        d_an += tl.sum(sq_an)")
+    program = Program.parse(named, TRIPLET_TASK)
+    assert program is not None
+    (made,) = edits(program, ["norm-sqrt"])
+    assert "tl.sqrt(d_ap) - tl.sqrt(d_an)" in made.source and "tl.sqrt(sq_" not in made.source

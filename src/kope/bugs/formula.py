@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from kope.bugs.analysis import names_in
 from kope.bugs.edit import (
     Edit,
     Program,
@@ -286,6 +287,35 @@ _EUCLIDEAN = ("triplet_margin", "tripletmargin", "pairwise_distance", "pairwised
 """Reference calls whose formula takes a Euclidean distance: the square root of a sum of squares."""
 
 
+def _sums_of_squares(defined: dict[str, list[ast.Assign | ast.AugAssign]]) -> set[str]:
+    """The names a kernel holds a sum of squares in: `s = tl.sum(d * d)`, `s += d * d`, or the same through a name
+    that holds the elementwise squares (`sq = d * d`, then `s += tl.sum(sq)`), which is not itself one."""
+    elementwise = {
+        name for name, ds in defined.items() if ds and all(isinstance(d, ast.Assign) and _square(d.value) for d in ds)
+    }
+
+    def summed(d: ast.Assign | ast.AugAssign) -> bool:
+        if isinstance(d, ast.AugAssign) and names_in(d.value) & elementwise:
+            return True
+        return any(
+            isinstance(c, ast.Call) and call_name(c, last=True) == "sum" and bool(names_in(c) & elementwise)
+            for c in ast.walk(d.value)
+        )
+
+    return {
+        name
+        for name, ds in defined.items()
+        if name not in elementwise and any(_sum_of_squares(d.value) or summed(d) for d in ds)
+    }
+
+
+def _square(expr: ast.expr) -> bool:
+    """`d * d` or `d ** 2` (nothing reduced)."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
+        return ast.dump(expr.left) == ast.dump(expr.right)
+    return isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Pow) and ast.unparse(expr.right) in ("2", "2.0")
+
+
 def _sum_of_squares(expr: ast.expr) -> bool:
     """`tl.sum(d * d)` (or `d * d` accumulated): a squared norm."""
     for node in ast.walk(expr):
@@ -307,7 +337,7 @@ def norm_sqrt(program: Program) -> Iterator[Edit]:
         return
     for kernel in program.kernels:
         defined = _definitions(kernel)
-        squares = {n for n, ds in defined.items() if any(_sum_of_squares(d.value) for d in ds)}
+        squares = _sums_of_squares(defined)
         if not squares:
             continue
         last = max(d.lineno for n in squares for d in defined[n])
