@@ -6,6 +6,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from conftest import verdicts
+
 from kope.agents import DebugConfig, DebugLoop
 from kope.bugs.edit import Program, edits
 from kope.bugs.reference import pool_ceil_modes
@@ -310,3 +312,58 @@ def test_a_grid_axis_no_store_reaches_is_launched_once(evaluator: Evaluator, tmp
     report = DebugLoop(None, evaluator, config=config).run(task, candidate, tmp_path / "fixed.py")
     assert report.status == "repaired", report.search
     assert "_row_sum[(rows, 1)]" in (tmp_path / "fixed.py").read_text()
+
+
+TILED_SOFTMAX = textwrap.dedent(
+    """
+    import torch
+    import torch.nn as nn
+    import triton
+    import triton.language as tl
+
+
+    @triton.autotune(
+        configs=[triton.Config({"BLOCK_M": 4, "BLOCK_N": 64}), triton.Config({"BLOCK_M": 2, "BLOCK_N": 32})],
+        key=["n_cols"],
+    )
+    @triton.jit
+    def _softmax_tiles(x_ptr, out_ptr, n_rows, n_cols, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+        rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+        cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+        mask = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
+        x = tl.load(x_ptr + rows[:, None] * n_cols + cols[None, :], mask=mask, other=-float("inf"))
+        e = tl.exp(x - tl.max(x, axis=1)[:, None])
+        total = tl.sum(e, axis=1)
+        tl.store(out_ptr + rows[:, None] * n_cols + cols[None, :], e / total[:, None], mask=mask)
+
+
+    class ModelNew(nn.Module):
+        def forward(self, x):
+            n_rows, n_cols = x.shape
+            out = torch.empty_like(x)
+            grid = lambda meta: (triton.cdiv(n_rows, meta["BLOCK_M"]), triton.cdiv(n_cols, meta["BLOCK_N"]))
+            _softmax_tiles[grid](x, out, n_rows, n_cols)
+            return out
+    """
+)
+"""A row softmax on tiles of two axes: each program normalises its own columns' tile, not the row."""
+
+SOFTMAX_ROWS_TASK = ROWS_TASK.replace("x / x.abs().amax(dim=1, keepdim=True)", "torch.softmax(x, dim=1)")
+
+
+def test_a_tile_normalised_along_an_axis_the_grid_splits_covers_that_axis(evaluator: Evaluator, tmp_path: Path) -> None:
+    """The block is an autotune's: taken out of every config and given at the launch as the row's next power of two
+    (grounded: the tile is scaled by its own reduction along the axis the grid splits). Wrong before, right after."""
+    program = Program.parse(TILED_SOFTMAX, SOFTMAX_ROWS_TASK)
+    assert program is not None
+    (made,) = edits(program, ["whole-block"])
+    assert made.grounded and "reduces its own tile" in made.cue
+    assert '{"BLOCK_M": 4}' in made.source and '"BLOCK_N": 64' not in made.source
+    assert "(x, out, n_rows, n_cols, BLOCK_N=triton.next_power_of_2(n_cols))" in made.source
+    task = tmp_path / "softmax_rows.py"
+    task.write_text(SOFTMAX_ROWS_TASK)
+    assert verdicts(evaluator, task, [TILED_SOFTMAX, made.source], tmp_path) == ["fail", "pass"]
+    # partial sums added atomically across programs are a right design: no edit
+    atomic = TILED_SOFTMAX.replace("tl.store(out_ptr", "tl.atomic_add(out_ptr")
+    parsed = Program.parse(atomic, SOFTMAX_ROWS_TASK)
+    assert parsed is not None and edits(parsed, ["whole-block"]) == []

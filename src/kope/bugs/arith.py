@@ -22,11 +22,12 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from kope.bugs.analysis import ceil_division, launch_grid, names_in
+from kope.bugs.analysis import ceil_division, constant_value, launch_grid, names_in
 from kope.bugs.edit import (
     Edit,
     Program,
     assignments,
+    autotune_configs,
     axis_names,
     constexprs_of,
     derived_names,
@@ -288,19 +289,81 @@ def _at_launch(program: Program, size: ast.expr, given: dict[str, ast.expr]) -> 
     return ast.unparse(_Passed().visit(ast.parse(ast.unparse(size), mode="eval")).body)
 
 
-def _reduced(kernel: ast.FunctionDef, name: str) -> bool:
+def _reduced(kernel: ast.FunctionDef, name: str) -> str:
     """Whether the kernel reduces (`tl.sum`, `tl.max`, `tl.min`) a value that `name`'s lanes feed (through loads,
-    calls and arithmetic), the lanes a row of one axis (never widened: `name[:, None]` tiles one axis of several)."""
+    calls and arithmetic), the lanes a row of one axis (never widened: `name[:, None]` tiles one axis of several);
+    or, lanes of one axis of a tile (`name[None, :]` only), reduces the tile along that axis and scales the tile by
+    the result (`x - row_max[:, None]`), adding nothing atomically: each program normalises its own tile. "row",
+    "tile" or "" (neither)."""
     fed = derived_names(kernel, {name})
-    widened = any(isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == name
-                  for n in ast.walk(kernel))  # fmt: skip
-    return not widened and any(
-        isinstance(node, ast.Call)
-        and call_name(node, last=True) in ("sum", "max", "min")
-        and bool(node.args)
-        and bool(names_in(node.args[0]) & fed)
-        for node in ast.walk(kernel)
-    )
+    slices = {ast.unparse(n.slice).strip("()").replace(" ", "")
+              for n in ast.walk(kernel) if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
+              and n.value.id == name}  # fmt: skip
+    if not slices:
+        rows = any(
+            isinstance(node, ast.Call)
+            and call_name(node, last=True) in ("sum", "max", "min")
+            and bool(node.args)
+            and bool(names_in(node.args[0]) & fed)
+            for node in ast.walk(kernel)
+        )
+        return "row" if rows else ""
+    axis = {"None,:": 1, ":,None": 0}.get(next(iter(slices))) if len(slices) == 1 else None
+    if axis is None or any("atomic" in call_name(n, last=True) for n in ast.walk(kernel) if isinstance(n, ast.Call)):
+        return ""
+    fed = _fed(kernel, name)
+    back = ":,None" if axis == 1 else "None,:"
+    for target, value in _bindings(kernel):
+        reductions = [
+            c
+            for c in ast.walk(value)
+            if isinstance(c, ast.Call)
+            and call_name(c, last=True) in ("sum", "max", "min")
+            and c.args
+            and names_in(c.args[0]) & fed
+            and constant_value(
+                next((k.value for k in c.keywords if k.arg == "axis"), c.args[1] if len(c.args) > 1 else None)
+            )
+            == axis
+        ]
+        if not reductions:
+            continue
+        if any(  # broadcast back at once: `tl.max(x, axis=1)[:, None]`
+            isinstance(n, ast.Subscript)
+            and any(n.value is r for r in reductions)
+            and ast.unparse(n.slice).strip("()").replace(" ", "") == back
+            for n in ast.walk(value)
+        ):
+            return "tile"
+        results = derived_names(kernel, {target})
+        if any(
+            isinstance(n, ast.Subscript)
+            and isinstance(n.value, ast.Name)
+            and n.value.id in results
+            and ast.unparse(n.slice).strip("()").replace(" ", "") == back
+            for n in ast.walk(kernel)
+        ):
+            return "tile"
+    return ""
+
+
+def _bindings(kernel: ast.FunctionDef) -> Iterator[tuple[str, ast.expr]]:
+    """(name, value) of each assignment and augmented assignment to a single name."""
+    for node in ast.walk(kernel):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            yield node.targets[0].id, node.value
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            yield node.target.id, node.value
+
+
+def _fed(kernel: ast.FunctionDef, name: str) -> set[str]:
+    """`name` and every name computed from it, through assignments and accumulations (`acc += tl.dot(a, b)`)."""
+    found, changed = {name}, True
+    bindings = list(_bindings(kernel))
+    while changed:
+        grown = {target for target, value in bindings if names_in(value) & found}
+        changed, found = not grown <= found, found | grown
+    return found
 
 
 @operator("whole-block", "loop-bound")
@@ -312,21 +375,25 @@ def whole_block(program: Program) -> Iterator[Edit]:
     lanes past the block are never computed. Cued: the mask says the dimension can be longer than the block. Where
     programs do tile it (`cols = pid * BLOCK + tl.arange(0, BLOCK)`) and the kernel reduces what the lanes load,
     each program reduces its own tile only (a softmax normalised by one tile's sum): one block covering the
-    dimension is offered too, cued by that (the programs past the first then mask every lane)."""
+    dimension is offered too, cued by that (the programs past the first then mask every lane); in a tile of two
+    axes (`offs_n[None, :]`) where it reduces along that axis and scales the tile by the result, grounded (no
+    program sees another's part of the row). A block an autotune's configs set is taken out of every config and
+    given at the launch instead."""
     found = list(_whole_blocks(program))
     if len(found) > 1:  # several launches cut off: each alone leaves the others wrong
-        changes: list[tuple[ast.AST, str]] = [(node, text) for node, text, _, _ in found]
-        line = getattr(found[0][0], "lineno", 0)
+        changes = [change for item, _, _, _ in found for change in item]
+        line = getattr(found[0][0][0][0], "lineno", 0)
         description = f"every launch's fixed block covers its dimension ({len(found)} launches)"
-        cue = found[0][3]
-        yield Edit("whole-block", "loop-bound", line, description, program.replace_all(changes), cue)
-    for node, text, description, cue in found:
-        edit = edit_at(program, "whole-block", node, text, description)
-        yield Edit(edit.operator, edit.label, edit.line, edit.description, edit.source, cue)
+        grounded = any(g for _, _, _, g in found)
+        text = program.replace_all(changes)
+        yield Edit("whole-block", "loop-bound", line, description, text, found[0][2], grounded)
+    for item, description, cue, grounded in found:
+        line = getattr(item[0][0], "lineno", 0)
+        yield Edit("whole-block", "loop-bound", line, description, program.replace_all(item), cue, grounded)
 
 
-def _whole_blocks(program: Program) -> Iterator[tuple[ast.expr, str, str, str]]:
-    """(the launch's block value, the whole block, description, cue) of each block `whole-block` covers."""
+def _whole_blocks(program: Program) -> Iterator[tuple[list[tuple[ast.AST, str]], str, str, bool]]:
+    """(the changes, description, cue, grounded) of each block `whole-block` covers."""
     for site in program.parsed.launches:
         kernel, params = site.kernel, params_of(site.kernel)
         blocks = set(constexprs_of(kernel))
@@ -340,20 +407,58 @@ def _whole_blocks(program: Program) -> Iterator[tuple[ast.expr, str, str, str]]:
             size = _bound(kernel, name, set(params) - blocks | set(local))
             keyword = next((k for k in site.call.keywords if k.arg == block), None)
             passed = _at_launch(program, local.get(size, ast.Name(id=size)), given) if size is not None else None
-            if keyword is None or passed is None or "next_power_of_2" in ast.unparse(keyword.value):
+            tuned = _tuned_entries(program, kernel, block) if keyword is None else []
+            if (keyword is None and not tuned) or passed is None:
                 continue
-            if tiled != _offset(kernel, block) or (tiled and not _reduced(kernel, name)):
+            if keyword is not None and "next_power_of_2" in ast.unparse(keyword.value):
+                continue
+            reduced = _reduced(kernel, name) if tiled else ""
+            if tiled != _offset(kernel, block) or (tiled and not reduced):
                 continue
             whole = f"triton.next_power_of_2({passed})"
-            description = (
-                f"`{block}={program.code(keyword.value)}` -> `{block}={whole}`: the one block `{name}` covers `{size}`"
-            )
+            if keyword is not None:
+                changes: list[tuple[ast.AST, str]] = [(keyword.value, whole)]
+                was = program.code(keyword.value)
+            else:
+                changes = [*tuned, (site.call, _with_keyword(program, site.call, f"{block}={whole}"))]
+                was = "the autotune's"
+            description = f"`{block}={was}` -> `{block}={whole}`: the one block `{name}` covers `{size}`"
             cue = (
                 f"programs tile `{name}` by `{block}` and each reduces its own tile of `{size}`"
                 if tiled
                 else f"`{name}` spans one block of `{block}` lanes, masked by `{name} < {size}`, nothing tiles by it"
             )
-            yield keyword.value, whole, description, cue
+            yield changes, description, cue, reduced == "tile"
+
+
+def _tuned_entries(program: Program, kernel: ast.FunctionDef, block: str) -> list[tuple[ast.AST, str]]:
+    """Each config dict of the kernel's autotune written without `block` (every config must set it), or none."""
+    changes: list[tuple[ast.AST, str]] = []
+    for decorator in kernel.decorator_list:
+        if not (isinstance(decorator, ast.Call) and call_name(decorator, last=True) == "autotune"):
+            continue
+        configs = autotune_configs(decorator, program.parsed.tree)
+        calls = [c for c in ast.walk(configs) if isinstance(c, ast.Call)] if configs is not None else []
+        for config in calls:
+            table = config.args[0] if config.args and isinstance(config.args[0], ast.Dict) else None
+            keys = [k.value if isinstance(k, ast.Constant) else None for k in table.keys] if table else []
+            if table is None or block not in keys:
+                return []
+            kept = [
+                f"{program.code(k)}: {program.code(v)}"
+                for k, v in zip(table.keys, table.values, strict=True)
+                if k is not None and not (isinstance(k, ast.Constant) and k.value == block)
+            ]
+            changes.append((table, "{" + ", ".join(kept) + "}"))
+    return changes
+
+
+def _with_keyword(program: Program, call: ast.Call, keyword: str) -> str:
+    """A call's text with one more keyword argument at its end."""
+    text = program.code(call)
+    inside = text[: text.rstrip().rindex(")")].rstrip().rstrip(",").rstrip()
+    separator = "" if inside.endswith("(") else ", "
+    return f"{inside}{separator}{keyword})"
 
 
 def _bound(kernel: ast.FunctionDef, name: str, sizes: set[str]) -> str | None:
