@@ -1,6 +1,6 @@
 """Static reach of repair operators on the real-discard sets: in how many candidates do they offer an edit?
 
-For each candidate of benchmarks/realdiscards (manifest.csv and the dev2–dev5 pools' manifests), the chosen operators
+For each candidate of benchmarks/realdiscards (manifest.csv and the dev2–dev6 pools' manifests), the chosen operators
 are run on its source alone (`kope.bugs.edit.edits`: no evaluation, no error message, so operators that read the
 error offer nothing here) and the table counts, per split, the candidates with any edit and with a grounded one.
 Nothing is evaluated and no candidate is shown: the held splits' counts are measured, never read. Run it with
@@ -20,7 +20,14 @@ from pathlib import Path
 from kope.bugs.edit import OPERATORS, Program, edits
 
 SETS = Path(__file__).resolve().parent / "realdiscards"
-MANIFESTS = ("manifest.csv", "dev2/manifest.csv", "dev3/manifest.csv", "dev4/manifest.csv", "dev5/manifest.csv")
+MANIFESTS = (
+    "manifest.csv",
+    "dev2/manifest.csv",
+    "dev3/manifest.csv",
+    "dev4/manifest.csv",
+    "dev5/manifest.csv",
+    "dev6/manifest.csv",
+)
 
 
 def reach(operators: list[str]) -> dict[str, Counter[str]]:

@@ -347,6 +347,13 @@ def _reduced(kernel: ast.FunctionDef, name: str) -> str:
     return ""
 
 
+def _accumulated(kernel: ast.FunctionDef, name: str) -> bool:
+    """Whether a kernel accumulates into `name` (`name += ...`) and assigns it at most once (its start)."""
+    augmented = any(isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id == name
+                    for n in ast.walk(kernel))  # fmt: skip
+    return augmented and len(assignments(kernel).get(name, [])) <= 1
+
+
 def _bindings(kernel: ast.FunctionDef) -> Iterator[tuple[str, ast.expr]]:
     """(name, value) of each assignment and augmented assignment to a single name."""
     for node in ast.walk(kernel):
@@ -357,9 +364,13 @@ def _bindings(kernel: ast.FunctionDef) -> Iterator[tuple[str, ast.expr]]:
 
 
 def _fed(kernel: ast.FunctionDef, name: str) -> set[str]:
-    """`name` and every name computed from it, through assignments and accumulations (`acc += tl.dot(a, b)`)."""
+    """`name` and every name computed from it, through assignments and accumulations (`acc += tl.dot(a, b)`); a name
+    assigned more than once is not followed (which of its values a later line reads, the text alone does not say)."""
     found, changed = {name}, True
-    bindings = list(_bindings(kernel))
+    once = {n for n, values in assignments(kernel).items() if len(values) == 1}
+    bindings = [
+        (target, value) for target, value in _bindings(kernel) if target in once or _accumulated(kernel, target)
+    ]
     while changed:
         grown = {target for target, value in bindings if names_in(value) & found}
         changed, found = not grown <= found, found | grown
