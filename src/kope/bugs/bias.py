@@ -346,8 +346,7 @@ def _pointer(program: Program, site: _Site, layer: Layer) -> tuple[str, list[tup
 @operator("layer-bias", "wrong-constant")
 def layer_bias(program: Program) -> Iterator[Edit]:
     """The reference's layer bias added to a kernel's matrix product right after its loop, broadcast along the
-    output's columns (then its rows). Grounded (the columns' form) where the candidate never mentions a bias at all:
-    no parameter, load or host addition of one can stand for the reference's."""
+    output's columns (then its rows)."""
     biased = [layer for layer in layers(program.reference) if layer.bias] if program.reference else []
     if not biased or _kernel_biases(program) >= _reference_biases(program.reference, biased):  # all there
         return
@@ -362,7 +361,6 @@ def layer_bias(program: Program) -> Iterator[Edit]:
             cue = f"the reference's {biased[0].attribute} adds a bias the kernels never load" + (
                 "; nothing is loaded after the product" if not _loads_after(site) else ""
             )
-            unmentioned = not _names_a_bias(program.parsed.tree)
             for rank, (index, broadcast) in enumerate(_axes(site)):
                 bound = _bound(kernel, index)
                 lanes = _available(kernel, index, site.loop.end_lineno or site.loop.lineno)
@@ -377,23 +375,7 @@ def layer_bias(program: Program) -> Iterator[Edit]:
                     f"the {biased[0].attribute} bias ({how}) added to `{site.accumulator}` along `{index}`",
                     _spliced(program.text, [*splices, (end, end, line)]),
                     cue if rank == 0 else "",
-                    grounded=rank == 0 and unmentioned,
                 )
-
-
-def _names_a_bias(tree: ast.AST) -> bool:
-    """Whether code (not a comment or docstring) names anything like a bias: a name, attribute, parameter or
-    keyword (`self.bias`, `bias_ptr`, `bias=False`)."""
-    for node in ast.walk(tree):
-        name = (
-            node.id if isinstance(node, ast.Name)
-            else node.attr if isinstance(node, ast.Attribute)
-            else node.arg if isinstance(node, ast.arg | ast.keyword)
-            else None
-        )  # fmt: skip
-        if name and "bias" in name.lower():
-            return True
-    return False
 
 
 def _available(kernel: ast.FunctionDef, index: str, line: int) -> str | None:
