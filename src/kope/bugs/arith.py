@@ -26,9 +26,10 @@ from kope.bugs.analysis import ceil_division, constant_value, launch_grid, names
 from kope.bugs.edit import (
     Edit,
     Program,
+    _definitions,
     assignments,
-    autotune_configs,
     axis_names,
+    config_tables,
     constexprs_of,
     derived_names,
     edit_at,
@@ -37,6 +38,7 @@ from kope.bugs.edit import (
     params_of,
     program_id_names,
     site_arguments,
+    slice_text,
 )
 from kope.bugs.reference import pool_ceil_modes
 from kope.source import call_name
@@ -295,11 +297,10 @@ def _reduced(kernel: ast.FunctionDef, name: str) -> str:
     or, lanes of one axis of a tile (`name[None, :]` only), reduces the tile along that axis and scales the tile by
     the result (`x - row_max[:, None]`), adding nothing atomically: each program normalises its own tile. "row",
     "tile" or "" (neither)."""
-    fed = derived_names(kernel, {name})
-    slices = {ast.unparse(n.slice).strip("()").replace(" ", "")
-              for n in ast.walk(kernel) if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
-              and n.value.id == name}  # fmt: skip
+    slices = {slice_text(n) for n in ast.walk(kernel)
+              if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == name}  # fmt: skip
     if not slices:
+        fed = derived_names(kernel, {name})
         rows = any(
             isinstance(node, ast.Call)
             and call_name(node, last=True) in ("sum", "max", "min")
@@ -311,68 +312,57 @@ def _reduced(kernel: ast.FunctionDef, name: str) -> str:
     axis = {"None,:": 1, ":,None": 0}.get(next(iter(slices))) if len(slices) == 1 else None
     if axis is None or any("atomic" in call_name(n, last=True) for n in ast.walk(kernel) if isinstance(n, ast.Call)):
         return ""
-    fed = _fed(kernel, name)
+    fed = _fed(_followed(kernel), name)
     back = ":,None" if axis == 1 else "None,:"
-    for target, value in _bindings(kernel):
-        reductions = [
-            c
-            for c in ast.walk(value)
-            if isinstance(c, ast.Call)
-            and call_name(c, last=True) in ("sum", "max", "min")
-            and c.args
-            and names_in(c.args[0]) & fed
-            and constant_value(
-                next((k.value for k in c.keywords if k.arg == "axis"), c.args[1] if len(c.args) > 1 else None)
-            )
-            == axis
-        ]
-        if not reductions:
-            continue
-        if any(  # broadcast back at once: `tl.max(x, axis=1)[:, None]`
-            isinstance(n, ast.Subscript)
-            and any(n.value is r for r in reductions)
-            and ast.unparse(n.slice).strip("()").replace(" ", "") == back
-            for n in ast.walk(value)
-        ):
-            return "tile"
-        results = derived_names(kernel, {target})
-        if any(
-            isinstance(n, ast.Subscript)
-            and isinstance(n.value, ast.Name)
-            and n.value.id in results
-            and ast.unparse(n.slice).strip("()").replace(" ", "") == back
-            for n in ast.walk(kernel)
-        ):
-            return "tile"
+    for target, values in _definitions(kernel).items():
+        for value in (d.value for d in values):
+            reductions = [
+                c
+                for c in ast.walk(value)
+                if isinstance(c, ast.Call)
+                and call_name(c, last=True) in ("sum", "max", "min")
+                and c.args
+                and names_in(c.args[0]) & fed
+                and constant_value(
+                    next((k.value for k in c.keywords if k.arg == "axis"), c.args[1] if len(c.args) > 1 else None)
+                )
+                == axis
+            ]
+            if not reductions:
+                continue
+            if any(  # broadcast back at once: `tl.max(x, axis=1)[:, None]`
+                isinstance(n, ast.Subscript) and any(n.value is r for r in reductions) and slice_text(n) == back
+                for n in ast.walk(value)
+            ):
+                return "tile"
+            results = derived_names(kernel, {target})
+            if any(
+                isinstance(n, ast.Subscript)
+                and isinstance(n.value, ast.Name)
+                and n.value.id in results
+                and slice_text(n) == back
+                for n in ast.walk(kernel)
+            ):
+                return "tile"
     return ""
 
 
-def _accumulated(kernel: ast.FunctionDef, name: str) -> bool:
-    """Whether a kernel accumulates into `name` (`name += ...`) and assigns it at most once (its start)."""
-    augmented = any(isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id == name
-                    for n in ast.walk(kernel))  # fmt: skip
-    return augmented and len(assignments(kernel).get(name, [])) <= 1
+def _followed(kernel: ast.FunctionDef) -> dict[str, list[ast.Assign | ast.AugAssign]]:
+    """The kernel's definitions (`_definitions`) of names it assigns at most once, besides accumulating into them
+    (`acc = tl.zeros(...)`, `acc += tl.dot(a, b)`): which of a reassigned name's values a later line reads, the text
+    alone does not say."""
+    return {
+        name: values
+        for name, values in _definitions(kernel).items()
+        if sum(isinstance(v, ast.Assign) for v in values) <= 1
+    }
 
 
-def _bindings(kernel: ast.FunctionDef) -> Iterator[tuple[str, ast.expr]]:
-    """(name, value) of each assignment and augmented assignment to a single name."""
-    for node in ast.walk(kernel):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            yield node.targets[0].id, node.value
-        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-            yield node.target.id, node.value
-
-
-def _fed(kernel: ast.FunctionDef, name: str) -> set[str]:
-    """`name` and every name computed from it, through assignments and accumulations (`acc += tl.dot(a, b)`); a name
-    assigned more than once is not followed (which of its values a later line reads, the text alone does not say)."""
+def _fed(definitions: dict[str, list[ast.Assign | ast.AugAssign]], name: str) -> set[str]:
+    """`name` and every name computed from it through `definitions`."""
     found, changed = {name}, True
-    once = {n for n, values in assignments(kernel).items() if len(values) == 1}
-    bindings = [
-        (target, value) for target, value in _bindings(kernel) if target in once or _accumulated(kernel, target)
-    ]
     while changed:
-        grown = {target for target, value in bindings if names_in(value) & found}
+        grown = {target for target, values in definitions.items() if any(names_in(v.value) & found for v in values)}
         changed, found = not grown <= found, found | grown
     return found
 
@@ -445,22 +435,16 @@ def _whole_blocks(program: Program) -> Iterator[tuple[list[tuple[ast.AST, str]],
 def _tuned_entries(program: Program, kernel: ast.FunctionDef, block: str) -> list[tuple[ast.AST, str]]:
     """Each config dict of the kernel's autotune written without `block` (every config must set it), or none."""
     changes: list[tuple[ast.AST, str]] = []
-    for decorator in kernel.decorator_list:
-        if not (isinstance(decorator, ast.Call) and call_name(decorator, last=True) == "autotune"):
-            continue
-        configs = autotune_configs(decorator, program.parsed.tree)
-        calls = [c for c in ast.walk(configs) if isinstance(c, ast.Call)] if configs is not None else []
-        for config in calls:
-            table = config.args[0] if config.args and isinstance(config.args[0], ast.Dict) else None
-            keys = [k.value if isinstance(k, ast.Constant) else None for k in table.keys] if table else []
-            if table is None or block not in keys:
-                return []
-            kept = [
-                f"{program.code(k)}: {program.code(v)}"
-                for k, v in zip(table.keys, table.values, strict=True)
-                if k is not None and not (isinstance(k, ast.Constant) and k.value == block)
-            ]
-            changes.append((table, "{" + ", ".join(kept) + "}"))
+    for table in config_tables(program, kernel):
+        keys = [k.value if isinstance(k, ast.Constant) else None for k in table.keys] if table else []
+        if table is None or block not in keys:
+            return []
+        kept = [
+            f"{program.code(k)}: {program.code(v)}"
+            for k, v in zip(table.keys, table.values, strict=True)
+            if k is not None and not (isinstance(k, ast.Constant) and k.value == block)
+        ]
+        changes.append((table, "{" + ", ".join(kept) + "}"))
     return changes
 
 

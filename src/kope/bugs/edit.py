@@ -430,6 +430,23 @@ def autotune_configs(decorator: ast.Call, tree: ast.AST | None = None) -> ast.ex
     return given
 
 
+def config_tables(program: Program, kernel: ast.FunctionDef) -> list[ast.Dict | None]:
+    """The meta-parameter dict of each config of a kernel's autotune (`triton.Config({...})`, through a name its
+    configs are bound to), None for an entry written otherwise; empty where no autotune lists its configs."""
+    tune = program.parsed.autotune(kernel)
+    configs = autotune_configs(tune, program.parsed.tree) if tune is not None else None
+    entries = configs.elts if isinstance(configs, ast.List | ast.Tuple) else []
+    return [
+        entry.args[0] if isinstance(entry, ast.Call) and entry.args and isinstance(entry.args[0], ast.Dict) else None
+        for entry in entries
+    ]
+
+
+def slice_text(node: ast.Subscript) -> str:
+    """A subscript's index as text without parentheses or spaces: `x[:, None]` -> `:,None`."""
+    return ast.unparse(node.slice).strip("()").replace(" ", "")
+
+
 def derived_names(
     kernel: ast.FunctionDef, names: set[str], seed: Callable[[ast.expr], bool] = lambda _: False
 ) -> set[str]:

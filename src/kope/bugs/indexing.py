@@ -36,7 +36,7 @@ from kope.bugs.edit import (
     address_exprs,
     arange_names,
     assignments,
-    autotune_configs,
+    config_tables,
     edit_at,
     feeding,
     memory_accesses,
@@ -45,6 +45,7 @@ from kope.bugs.edit import (
     program_id_names,
     reached,
     site_arguments,
+    slice_text,
     terms_of,
 )
 from kope.bugs.mutation import Context, Mutation, binary, cst_calls_in, cst_names_in, mutation
@@ -1231,8 +1232,8 @@ def _unscaled_lanes(kernel: ast.FunctionDef, blocks: set[str]) -> Iterator[tuple
                 and len(arange.args) == 2
                 and isinstance(arange.args[1], ast.Name)
                 and arange.args[1].id in blocks
-                and ast.unparse(vector.slice).strip("()") == "None, :"
-                and ast.unparse(base.slice).strip("()") == ":, None"
+                and slice_text(vector) == "None,:"
+                and slice_text(base) == ":,None"
                 and isinstance(base.value, ast.Name)
             ):
                 continue
@@ -1249,21 +1250,17 @@ def vector_lanes(program: Program) -> Iterator[Edit]:
     element per lane and nothing scales it by `VEC` (each lane reads `VEC` elements, the next lane `VEC - 1` of
     them again, so sums count elements several times) -> `VEC` set to 1 in every autotune config and launch that
     gives it (the kernel's scalar path then reads each element once). Grounded: the overlap is in the source."""
-    tree = program.parsed.tree
     for kernel in program.kernels:
         blocks = set(constexprs_of(kernel))
         widths = dict.fromkeys(width for _, width in _unscaled_lanes(kernel, blocks))
         for width in widths:
-            changes: list[tuple[ast.AST, str]] = []
-            for decorator in kernel.decorator_list:
-                if not (isinstance(decorator, ast.Call) and call_name(decorator, last=True) == "autotune"):
-                    continue
-                configs = autotune_configs(decorator, tree)
-                for config in ast.walk(configs) if configs is not None else []:
-                    if isinstance(config, ast.Dict):
-                        for key, value in zip(config.keys, config.values, strict=True):
-                            if isinstance(key, ast.Constant) and key.value == width and ast.unparse(value) != "1":
-                                changes.append((value, "1"))
+            changes: list[tuple[ast.AST, str]] = [
+                (value, "1")
+                for table in config_tables(program, kernel)
+                if table is not None
+                for key, value in zip(table.keys, table.values, strict=True)
+                if isinstance(key, ast.Constant) and key.value == width and ast.unparse(value) != "1"
+            ]
             for site in program.parsed.launches:
                 if site.kernel is kernel:
                     given = site_arguments(site).get(width)
