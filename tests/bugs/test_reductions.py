@@ -194,3 +194,70 @@ def test_a_scan_that_stores_its_running_value_is_offered_the_split_but_not_groun
     honest = ONE_PASS_SOFTMAX.replace("tl.store(out_ptr + row * stride + start + offs, e / total, mask=mask)", "pass")
     program = Program.parse(honest, SOFTMAX_TASK)
     assert program is not None and edits(program, ["normalize-after"]) == []
+
+
+TILE_SOFTMAX = """
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def softmax_tile(x_ptr, out_ptr, n_rows, n_cols, stride, BR: tl.constexpr, BC: tl.constexpr):
+    rows = tl.program_id(0) * BR + tl.arange(0, BR)
+    cols = tl.arange(0, BC)
+    x = tl.load(
+        x_ptr + rows[:, None] * stride + cols[None, :],
+        mask=(rows[:, None] < n_rows) & (cols[None, :] < n_cols),
+        other=0.0,
+    )
+    top = tl.max(x, axis=1)
+    e = tl.exp(x - top[:, None])
+    total = tl.sum(e, axis=1)
+    row_ok = rows[:, None] < n_rows
+    keep = row_ok & (cols[None, :] < n_cols)
+    tl.store(out_ptr + rows[:, None] * stride + cols[None, :], e / total[:, None], mask=keep)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        out = torch.empty_like(x)
+        rows, cols = x.shape
+        softmax_tile[(triton.cdiv(rows, 2),)](
+            x, out, rows, cols, x.stride(0), BR=2, BC=triton.next_power_of_2(cols)
+        )
+        return out
+"""
+
+
+def test_padding_where_writes_out_a_store_mask_built_after_the_value_it_zeroes(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """Padded columns loaded as 0 give `exp(0 - top)` to the row's sum; the store's mask that would zero them is
+    built only after the sum, so its name cannot be read there: the edit writes the comparison out. Wrong before,
+    right after, through the real evaluator."""
+    program = Program.parse(TILE_SOFTMAX, SOFTMAX_TASK)
+    assert program is not None
+    written = "e = tl.where((rows[:, None] < n_rows) & (cols[None, :] < n_cols), tl.exp(x - top[:, None]), 0.0)"
+    made = [e for e in edits(program, ["padding-where"]) if written in e.source]
+    assert made, [e.description for e in edits(program, ["padding-where"])]
+    assert [e.grounded for e in edits(program, ["padding-where"])].count(True) == 1 and made[0].grounded
+    assert not any("tl.where(keep," in e.source or "tl.where(row_ok," in e.source for e in edits(program))
+    task = tmp_path / "softmax.py"
+    task.write_text(SOFTMAX_TASK)
+    assert verdicts(evaluator, task, [TILE_SOFTMAX, made[0].source], tmp_path) == ["fail", "pass"]
+
+
+def test_padding_where_is_not_grounded_where_the_padding_is_neutral_already() -> None:
+    """Loaded with `other=-inf`, the padded lanes' exponentials are 0: the edit stays a hypothesis."""
+    for neutral in (
+        TILE_SOFTMAX.replace("other=0.0", "other=-float('inf')"),
+        TILE_SOFTMAX.replace(
+            "top = tl.max(x, axis=1)", "x = tl.where(cols[None, :] < n_cols, x, -1e30)\n    top = tl.max(x, axis=1)"
+        ),
+    ):
+        program = Program.parse(neutral, SOFTMAX_TASK)
+        assert program is not None
+        made = edits(program, ["padding-where"])
+        assert made and not any(e.grounded for e in made)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from conftest import NEAR_MISS
+from conftest import FIXTURES, NEAR_MISS
 from rich.console import Console
 
 from kope.agents import DebugConfig, DebugLoop
@@ -561,3 +561,42 @@ def test_an_own_size_check_that_times_out_is_stood_in_for_by_a_smaller_case_that
     assert result.false_repairs == 1 and result.refined.startswith("shrunk x2"), result.trials
     # the case at 4 x the budget is the task's own million whole (the own-size check's): not run again
     assert result.evaluations <= len(result.trials) + 2, (result.evaluations, len(result.trials))
+
+
+def test_a_version_made_from_one_that_failed_its_check_and_mends_a_case_it_failed_is_the_rounds_best(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """Three bugs: the result scaled by 1.5 (wrong on every case), a grid of `n // BLOCK` programs (wrong at the hidden
+    odd sizes) and a cap at 6 (wrong only on the hidden scaled inputs). The scale's fix is right on the shown case and
+    fails its check; scored on the cases it fails, as the versions made from it are, one of those (with the grid's or
+    the cap's fix too) mends a case and is the round's best, so the next round starts from it and the third fix is
+    accepted. Before, the version right on the shown case stayed the best (a class above any wrong one) and the next
+    round started from it again, its second edits tried already."""
+    path = tmp_path / "relu_4096.py"
+    million = (FIXTURES / "capped" / "relu_million_task.py").read_text()
+    path.write_text(million.replace("n = 1000000", "n = 4096"))
+    loaded = load_task(path)
+    every = evaluator.cases(loaded)
+    visible = [c for c in every if c.visible]
+    scale, cap, grid = (
+        (" * 1.5", ""),
+        ("tl.minimum(x, 6.0)", "x"),
+        ("n_elements // BLOCK", "triton.cdiv(n_elements, BLOCK)"),
+    )
+    source = RELU.replace("y = tl.where(x < 0, 0.0, x)", "y = tl.where(x < 0, 0.0, tl.minimum(x, 6.0)) * 1.5")
+
+    def accept(version: str) -> bool:
+        candidate = tmp_path / "accept.py"
+        candidate.write_text(version)
+        return evaluator.evaluate(loaded, candidate, options=EvalOptions(trials=1), cases=every).status == "pass"
+
+    config = SearchConfig(
+        proposers=[_Literal(scale, cap, grid)], batch=1, max_acceptance_checks=2, refine=False, max_evaluations=12
+    )
+    search = RepairSearch(evaluator, config)
+    seen: set[str] = set()
+    first = search.run(loaded, source, None, visible, accept, scratch=tmp_path / "r1", tried=seen)
+    assert first.accepted is None and first.best is not None, first.summary()
+    assert scale[0] not in first.best and (cap[0] not in first.best or grid[0] not in first.best), first.summary()
+    second = search.run(loaded, first.best, None, visible, accept, scratch=tmp_path / "r2", tried=seen)
+    assert second.accepted is not None, second.summary()

@@ -6,7 +6,9 @@ Repair operators for any bug kind (kope.bugs.registry lists them as a kind of th
 from __future__ import annotations
 
 import ast
+import copy
 from collections.abc import Iterator
+from dataclasses import replace
 
 from kope.bugs.edit import (
     REDUCTIONS,
@@ -212,40 +214,136 @@ def padding_where(program: Program) -> Iterator[Edit]:
         masks = _mask_names(kernel)
         if not masks:
             continue
-        summed: list[ast.expr] = [c for c in ast.walk(kernel) if isinstance(c, ast.Call) and call_name(c) in REDUCTIONS]
-        summed += [a.value for a in ast.walk(kernel) if isinstance(a, ast.AugAssign)]  # acc += d * d
-        reduced = {n.id for expr in summed for n in ast.walk(expr) if isinstance(n, ast.Name)}
-        sites: list[ast.expr] = []
-        for node in ast.walk(kernel):
-            if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
-                continue
-            value = node.value
-            if node.targets[0].id not in reduced or not isinstance(value, ast.BinOp | ast.Call):
-                continue
-            skipped = ("tl.load", "tl.where", *_CONSTANT_BLOCKS, *REDUCTIONS)
-            if isinstance(value, ast.Call) and call_name(value) in skipped:
-                continue  # a load's padding is its `other=`; a `tl.where` is masked already; zeros are zeros
-            sites.append(value)
+        sites = _padded_sites(kernel)
         if len(sites) > 1:
             for mask in masks:
-                changes: list[tuple[ast.AST, str]] = [(s, f"tl.where({mask}, {program.code(s)}, 0.0)") for s in sites]
+                texts = [_mask_at(kernel, mask, site.lineno) for site in sites]
+                if None in texts:
+                    continue
+                changes: list[tuple[ast.AST, str]] = [
+                    (s, f"tl.where({t}, {program.code(s)}, 0.0)") for s, t in zip(sites, texts, strict=True)
+                ]
                 named = ", ".join(f"`{program.code(site)}`" for site in sites)
                 description = f"{named} each -> `tl.where({mask}, ..., 0.0)`"
                 yield Edit(
                     "padding-where", "padding-in-reduction", sites[0].lineno, description, program.replace_all(changes)
                 )
+        stored = _store_mask(kernel)
         for site in sites:
             for mask in masks:
-                new = f"tl.where({mask}, {program.code(site)}, 0.0)"
-                yield edit_at(program, "padding-where", site, new, f"`{program.code(site)}` -> `{new}`")
+                if (text := _mask_at(kernel, mask, site.lineno)) is not None:
+                    new = f"tl.where({text}, {program.code(site)}, 0.0)"
+                    edit = edit_at(program, "padding-where", site, new, f"`{program.code(site)}` -> `{new}`")
+                    if mask == stored and _positive_padding(kernel, site):
+                        cue = f"`{program.code(site)}` is positive on every lane, the ones `{mask}` leaves out too"
+                        edit = replace(edit, cue=cue, grounded=True)
+                    yield edit
         for node in ast.walk(kernel):  # `s += x` where only the selected lanes count: `s += tl.where(keep, x, 0.0)`
             if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and isinstance(node.value, ast.Name):
                 for mask in masks:
-                    new = f"tl.where({mask}, {node.value.id}, 0.0)"
-                    yield edit_at(program, "padding-where", node.value, new, f"`{node.value.id}` -> `{new}`")
+                    if (text := _mask_at(kernel, mask, node.lineno)) is not None:
+                        new = f"tl.where({text}, {node.value.id}, 0.0)"
+                        yield edit_at(program, "padding-where", node.value, new, f"`{node.value.id}` -> `{new}`")
+
+
+def _store_mask(kernel: ast.FunctionDef) -> str | None:
+    """The name of the first store's mask, if it is a name."""
+    for node in ast.walk(kernel):
+        if isinstance(node, ast.Call) and call_name(node) == "tl.store":
+            for keyword in node.keywords:
+                if keyword.arg == "mask" and isinstance(keyword.value, ast.Name):
+                    return keyword.value.id
+    return None
+
+
+def _positive_padding(kernel: ast.FunctionDef, site: ast.expr) -> bool:
+    """Whether `site` (an exponential) is positive on the lanes the kernel's masks leave out: it is bound to a name
+    once, that name is summed, and nothing it is computed from is selected (`tl.where`) or loaded with an infinite
+    `other=` (the padding `exp(-inf) = 0` asks for). Then every padded lane adds to the sum: a contradiction the
+    source shows."""
+    if not (isinstance(site, ast.Call) and call_name(site) in ("tl.exp", "tl.exp2")):
+        return False
+    binds = assignments(kernel)
+    bound = [name for name, found in binds.items() if any(a.value is site for a in found)]
+    if len(bound) != 1 or len(binds[bound[0]]) != 1:
+        return False
+    summed = {
+        n.id
+        for c in ast.walk(kernel)
+        if isinstance(c, ast.Call) and call_name(c) == "tl.sum"
+        for n in ast.walk(c)
+        if isinstance(n, ast.Name)
+    }
+    if bound[0] not in summed:
+        return False
+    seen: set[str] = set()
+    stack: list[ast.expr] = [site]
+    while stack:
+        expr = stack.pop()
+        for node in ast.walk(expr):
+            if isinstance(node, ast.Call) and (
+                call_name(node) == "tl.where" or (call_name(node) == "tl.load" and "inf" in ast.unparse(node))
+            ):
+                return False
+            if isinstance(node, ast.Name) and node.id not in seen:
+                seen.add(node.id)
+                stack += [a.value for a in binds.get(node.id, [])]
+    return True
+
+
+def _padded_sites(kernel: ast.FunctionDef) -> list[ast.expr]:
+    """The computed values (not loads, `tl.where`s or constant blocks) bound to names a reduction or an accumulator
+    reads."""
+    summed: list[ast.expr] = [c for c in ast.walk(kernel) if isinstance(c, ast.Call) and call_name(c) in REDUCTIONS]
+    summed += [a.value for a in ast.walk(kernel) if isinstance(a, ast.AugAssign)]  # acc += d * d
+    reduced = {n.id for expr in summed for n in ast.walk(expr) if isinstance(n, ast.Name)}
+    sites: list[ast.expr] = []
+    for node in ast.walk(kernel):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            continue
+        value = node.value
+        if node.targets[0].id not in reduced or not isinstance(value, ast.BinOp | ast.Call):
+            continue
+        skipped = ("tl.load", "tl.where", *_CONSTANT_BLOCKS, *REDUCTIONS)
+        if isinstance(value, ast.Call) and call_name(value) in skipped:
+            continue  # a load's padding is its `other=`; a `tl.where` is masked already; zeros are zeros
+        sites.append(value)
+    return sites
 
 
 _CONSTANT_BLOCKS = ("tl.zeros", "tl.zeros_like", "tl.full")
+
+
+def _mask_at(kernel: ast.FunctionDef, mask: str, line: int) -> str | None:
+    """`mask` as it can be read on `line`: its name where it is bound before, else the comparison it is bound to
+    further down, written out (a store's mask is often built just before the store, after the value it guards:
+    `mask = mask_m & mask_n` -> `(rm[:, None] < M) & (rn[None, :] < N)`); None where a name it needs is bound more
+    than once below `line`."""
+    binds = assignments(kernel)
+
+    def written(name: str, depth: int) -> ast.expr | None:
+        found = binds.get(name, [])
+        if not found or found[0].lineno < line:
+            return ast.Name(name, ast.Load())
+        if len(found) > 1 or depth > 8:
+            return None
+        value = found[0].value
+        parts: dict[str, ast.expr] = {}
+        for node in ast.walk(value):
+            if isinstance(node, ast.Name) and node.id not in parts:
+                part = written(node.id, depth + 1)
+                if part is None:
+                    return None
+                parts[node.id] = part
+
+        class Inline(ast.NodeTransformer):
+            def visit_Name(self, node: ast.Name) -> ast.expr:
+                return parts[node.id]
+
+        return Inline().visit(copy.deepcopy(value))
+
+    expr = written(mask, 0)
+    return None if expr is None else ast.unparse(expr)
 
 
 def _mask_names(kernel: ast.FunctionDef) -> list[str]:

@@ -734,6 +734,15 @@ class RepairSearch:
                                     if rebased is not None:
                                         base = version_score(rebased)
                                         start_cases = {c.name: c for c in rebased.cases}
+                                        if (
+                                            failing
+                                            and _tells(stopped)
+                                            and _better(real := version_score(stopped), base)
+                                        ):
+                                            # scored as later versions are (on the cases it fails too): a version
+                                            # made from it that mends one of them ranks above it, and the next round
+                                            # starts from that one
+                                            score = real
                         else:
                             # unchecked, not refused: a later round (fresh checks) may evaluate it again
                             reason = "right on the shown case(s); no acceptance check left (the round ends)"
