@@ -600,3 +600,32 @@ def test_a_version_made_from_one_that_failed_its_check_and_mends_a_case_it_faile
     assert scale[0] not in first.best and (cap[0] not in first.best or grid[0] not in first.best), first.summary()
     second = search.run(loaded, first.best, None, visible, accept, scratch=tmp_path / "r2", tried=seen)
     assert second.accepted is not None, second.summary()
+
+
+def test_a_false_repair_is_scored_on_the_case_that_showed_it_so_a_version_that_mends_that_case_leads(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """Three bugs: `tl.abs` stored for ReLU (wrong on every case), the grid capped at 512 programs (wrong past 524,288
+    elements) and a mask that stops at 900,000 (wrong only at the task's own million). The formula's fix is refused at
+    the own sizes and the shrunk x2 case (600,000) joins the shown ones; scored there as the versions made from it
+    are, it yields to the version with the cap's fix too (right on every shown case, refused in turn), the next round
+    starts from that one and the mask's fix is accepted. Before, the first refused version stayed the round's best and
+    the next round found nothing left to try from it."""
+    loaded = load_task(FIXTURES / "capped" / "relu_million_task.py")
+    source = (FIXTURES / "capped" / "relu_capped.py").read_text()
+    source = source.replace("tl.maximum(x, 0.0)", "tl.abs(x)").replace(
+        "mask = offs < n", "mask = (offs < n) & (offs < 900000)"
+    )
+    visible = [c for c in evaluator.cases(loaded) if c.visible]
+    rewrites = (("tl.abs(x)", "tl.maximum(x, 0.0)"), ("min(triton.cdiv(n, 1024), 512)", "triton.cdiv(n, 1024)"))
+    rewrites += ((" & (offs < 900000)", ""),)
+    config = SearchConfig(
+        proposers=[_Literal(*rewrites)], batch=1, max_acceptance_checks=3, max_evaluations=12, refine=True
+    )
+    search = RepairSearch(evaluator, config)
+    seen: set[str] = set()
+    first = search.run(loaded, source, None, visible, lambda s: True, scratch=tmp_path / "r1", tried=seen)
+    assert first.accepted is None and first.refined.startswith("shrunk x2"), first.summary()
+    assert first.best is not None and "tl.abs" not in first.best and "512" not in first.best, first.summary()
+    second = search.run(loaded, first.best, None, visible, lambda s: True, scratch=tmp_path / "r2", tried=seen)
+    assert second.accepted is not None and "900000" not in second.accepted, second.summary()

@@ -430,6 +430,8 @@ class RepairSearch:
     def __init__(self, evaluator: Evaluator, config: SearchConfig | None = None) -> None:
         self.evaluator = evaluator
         self.config = config or SearchConfig()
+        self._last_check: tuple[str, str, EvalResult] | None = None
+        """The latest single-case check (`_verdict_at`): the version's hash, the case's key, its result."""
 
     def candidates(self, source: str, diagnosis: Diagnosis | None, reference: str) -> list[Candidate]:
         """Every proposer's candidates, deduplicated by their syntax (`change_key`: `(x * beta)` from one operator
@@ -481,6 +483,16 @@ class RepairSearch:
         except Exception:  # a task whose sizes cannot be derived again: no extra check
             return None
         return replace(built[0], visible=False) if built else None
+
+    def _scored_with(self, source: str, result: EvalResult, case: Case) -> Score | None:
+        """A version's score on the shown cases (`result`) and on `case`, which its latest single-case check found it
+        wrong on; None where that check was of another version or case, or raised (no values to count)."""
+        if self._last_check is None or self._last_check[:2] != (content_hash(source), case.key()):
+            return None
+        checked = self._last_check[2]
+        if checked.status != "fail" or not checked.cases:
+            return None
+        return version_score(result.model_copy(update={"cases": [*result.cases, *checked.cases]}))
 
     def _refinement(
         self, task: Task, source: str, own: Case, quick: EvalOptions, options: EvalOptions, scratch: Path
@@ -708,6 +720,9 @@ class RepairSearch:
                                         refined = wrong_at
                                     shown.append(refined)
                                     reason += f"; the search goes on with the {refined.name} case shown too"
+                                    scored = self._scored_with(candidate.source, result, refined)
+                                    if scored is not None and _better(scored, base):
+                                        score = scored  # as the versions made from it are scored (the rescreen's)
                             elif accept(candidate.source):
                                 verdict, reason = "accepted", "right on every case and clean under the gates"
                                 accepted = candidate.source
@@ -1085,6 +1100,7 @@ class RepairSearch:
             result = self._evaluated(task, source, "own_size.py", limited, [case], scratch)
         except ReferenceError_:
             return None
+        self._last_check = (content_hash(source), case.key(), result)
         if result.status == "error" and result.error is not None and result.error.kind in MACHINE_ERRORS:
             return None  # says nothing of the values: the repair is not blocked
         return version_score(result)[0] == 0
