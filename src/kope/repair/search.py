@@ -691,6 +691,7 @@ class RepairSearch:
                     ):
                         slow = candidate.source
                     score = version_score(result)
+                    joined_now = False
                     verdict, reason = "dropped", _describe(result, score, base)
                     if score[0] == 0:
                         if checks < max_checks:
@@ -723,6 +724,7 @@ class RepairSearch:
                                     scored = self._scored_with(candidate.source, result, refined)
                                     if scored is not None and _better(scored, base):
                                         score = scored  # as the versions made from it are scored (the rescreen's)
+                                        joined_now = True
                             elif accept(candidate.source):
                                 verdict, reason = "accepted", "right on every case and clean under the gates"
                                 accepted = candidate.source
@@ -758,6 +760,7 @@ class RepairSearch:
                                             # made from it that mends one of them ranks above it, and the next round
                                             # starts from that one
                                             score = real
+                                            joined_now = True
                         else:
                             # unchecked, not refused: a later round (fresh checks) may evaluate it again
                             reason = "right on the shown case(s); no acceptance check left (the round ends)"
@@ -765,9 +768,13 @@ class RepairSearch:
                             seen.discard(content_hash(candidate.source))
                             unchecked = True
                     if accepted is None and _better(score, base):
-                        if best is None or score < best[0]:
+                        # a version scored on cases that joined just now leads the versions scored before them,
+                        # unless one right on the cases then shown does: theirs is no score on the same cases
+                        if best is None or score < best[0] or (joined_now and best[0][0] >= 2):
                             best = (score, candidate)
-                        if candidate.depth == 1 and (first_best is None or score < first_best[0]):
+                        if candidate.depth == 1 and (
+                            first_best is None or score < first_best[0] or (joined_now and first_best[0][0] >= 2)
+                        ):
                             first_best = (score, candidate)
                         verdict = "kept"
                         reason = reason if score[0] == 1 else f"better than the start ({reason})"
