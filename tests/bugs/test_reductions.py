@@ -250,9 +250,12 @@ def test_padding_where_writes_out_a_store_mask_built_after_the_value_it_zeroes(
 
 
 def test_padding_where_is_not_grounded_where_the_padding_is_neutral_already() -> None:
-    """Loaded with `other=-inf`, the padded lanes' exponentials are 0: the edit stays a hypothesis."""
+    """Loaded with `other=-inf` (or a huge negative number, or a name whose value the source does not state), the
+    padded lanes' exponentials are 0: the edit stays a hypothesis."""
     for neutral in (
         TILE_SOFTMAX.replace("other=0.0", "other=-float('inf')"),
+        TILE_SOFTMAX.replace("other=0.0", "other=-1e30"),
+        TILE_SOFTMAX.replace("other=0.0", "other=NEG"),
         TILE_SOFTMAX.replace(
             "top = tl.max(x, axis=1)", "x = tl.where(cols[None, :] < n_cols, x, -1e30)\n    top = tl.max(x, axis=1)"
         ),

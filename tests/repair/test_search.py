@@ -222,7 +222,6 @@ def test_after_a_false_repair_the_search_is_shown_the_smallest_case_that_shows_t
     is a false repair; the case shrunk to twice the derived budget (600,000) shows the cap, joins the shown cases,
     and the cap's fix on top of the formula's is the one version right there: accepted after one false repair.
     Without the refinement every second edit is right on the shown case and is refused at the own sizes in turn."""
-    from conftest import FIXTURES
 
     loaded = load_task(FIXTURES / "capped" / "relu_million_task.py")
     source = (FIXTURES / "capped" / "relu_capped.py").read_text().replace("tl.maximum(x, 0.0)", "tl.abs(x)")
@@ -246,7 +245,6 @@ def test_a_version_that_fails_its_acceptance_check_shows_the_search_the_cases_it
     case and fails its acceptance check; the odd case it fails then joins the shown ones, so the versions made on top
     of it that change nothing there are told apart without a check each, and the grid's fix is accepted. Without,
     the second check goes to one of those and the round ends unrepaired."""
-    from conftest import FIXTURES
 
     path = tmp_path / "relu_4096.py"
     # ReLU of 4096 elements: four whole blocks of 1024 at the task's own size, a partial one at odd sizes
@@ -352,7 +350,6 @@ def test_a_version_that_raises_on_hidden_cases_shows_the_search_those_cases(
     on the shown case and raises at its full check; the cases it raises on join the shown ones, where the start
     raises too, so the cap's fix ranks above it and the gates' fix on top of that one is accepted. Before, a case
     that raised never joined: every version right on the shown case spent a full check of its own, none repaired."""
-    from conftest import FIXTURES
 
     task = tmp_path / "relu_4096.py"
     task.write_text((FIXTURES / "capped" / "relu_million_task.py").read_text().replace("n = 1000000", "n = 4096"))
@@ -399,7 +396,6 @@ def _deferring_and_plain(
 ) -> tuple[tuple[SearchResult, list[list[str]]], tuple[SearchResult, list[list[str]]], dict[str, int]]:
     """The search on a ReLU task of 4096 elements (shown: that case alone), taken as slow, with deferral (ratio 1.1)
     and without: each result with the cases every evaluation of a version ran, and the cases' sizes."""
-    from conftest import FIXTURES
 
     path = tmp_path / "relu_4096.py"
     path.write_text((FIXTURES / "capped" / "relu_million_task.py").read_text().replace("n = 1000000", "n = 4096"))
@@ -547,7 +543,6 @@ def test_an_own_size_check_that_times_out_is_stood_in_for_by_a_smaller_case_that
     runs out of its time limit and cannot tell. The largest shrunk case that tells (twice the derived budget, 600,000
     elements, past the cap) stands in for it: the formula's fix alone is found wrong there (a false repair, not
     accepted because a check timed out), and the cap's fix on top of it is accepted."""
-    from conftest import FIXTURES
 
     loaded = load_task(FIXTURES / "capped" / "relu_million_task.py")
     source = (FIXTURES / "capped" / "relu_capped.py").read_text().replace("tl.maximum(x, 0.0)", "tl.abs(x)")

@@ -10,6 +10,7 @@ import copy
 from collections.abc import Iterator
 from dataclasses import replace
 
+from kope.bugs.analysis import constant_value
 from kope.bugs.edit import (
     REDUCTIONS,
     Edit,
@@ -214,7 +215,8 @@ def padding_where(program: Program) -> Iterator[Edit]:
         masks = _mask_names(kernel)
         if not masks:
             continue
-        sites = _padded_sites(kernel)
+        bound = _padded_sites(kernel)
+        sites = [site for _, site in bound]
         if len(sites) > 1:
             for mask in masks:
                 texts = [_mask_at(kernel, mask, site.lineno) for site in sites]
@@ -228,13 +230,13 @@ def padding_where(program: Program) -> Iterator[Edit]:
                 yield Edit(
                     "padding-where", "padding-in-reduction", sites[0].lineno, description, program.replace_all(changes)
                 )
-        stored = _store_mask(kernel)
-        for site in sites:
+        stored = next(iter(_named_masks(kernel, ("tl.store",))), None)
+        for name, site in bound:
             for mask in masks:
                 if (text := _mask_at(kernel, mask, site.lineno)) is not None:
                     new = f"tl.where({text}, {program.code(site)}, 0.0)"
                     edit = edit_at(program, "padding-where", site, new, f"`{program.code(site)}` -> `{new}`")
-                    if mask == stored and _positive_padding(kernel, site):
+                    if mask == stored and _positive_padding(kernel, name, site):
                         cue = f"`{program.code(site)}` is positive on every lane, the ones `{mask}` leaves out too"
                         edit = replace(edit, cue=cue, grounded=True)
                     yield edit
@@ -246,26 +248,15 @@ def padding_where(program: Program) -> Iterator[Edit]:
                         yield edit_at(program, "padding-where", node.value, new, f"`{node.value.id}` -> `{new}`")
 
 
-def _store_mask(kernel: ast.FunctionDef) -> str | None:
-    """The name of the first store's mask, if it is a name."""
-    for node in ast.walk(kernel):
-        if isinstance(node, ast.Call) and call_name(node) == "tl.store":
-            for keyword in node.keywords:
-                if keyword.arg == "mask" and isinstance(keyword.value, ast.Name):
-                    return keyword.value.id
-    return None
-
-
-def _positive_padding(kernel: ast.FunctionDef, site: ast.expr) -> bool:
-    """Whether `site` (an exponential) is positive on the lanes the kernel's masks leave out: it is bound to a name
-    once, that name is summed, and nothing it is computed from is selected (`tl.where`) or loaded with an infinite
-    `other=` (the padding `exp(-inf) = 0` asks for). Then every padded lane adds to the sum: a contradiction the
-    source shows."""
+def _positive_padding(kernel: ast.FunctionDef, name: str, site: ast.expr) -> bool:
+    """Whether `site` (an exponential bound to `name`) is positive on the lanes the kernel's masks leave out: `name`
+    is bound once and summed, and nothing it is computed from is selected (`tl.where`) or loaded with an `other=`
+    other than a finite number above -1e4 (`-inf`, `-1e30` or a name give `exp(...) = 0` there). Then every padded
+    lane adds to the sum: a contradiction the source shows."""
     if not (isinstance(site, ast.Call) and call_name(site) in ("tl.exp", "tl.exp2")):
         return False
     binds = assignments(kernel)
-    bound = [name for name, found in binds.items() if any(a.value is site for a in found)]
-    if len(bound) != 1 or len(binds[bound[0]]) != 1:
+    if len(binds.get(name, [])) != 1:
         return False
     summed = {
         n.id
@@ -274,7 +265,7 @@ def _positive_padding(kernel: ast.FunctionDef, site: ast.expr) -> bool:
         for n in ast.walk(c)
         if isinstance(n, ast.Name)
     }
-    if bound[0] not in summed:
+    if name not in summed:
         return False
     seen: set[str] = set()
     stack: list[ast.expr] = [site]
@@ -282,7 +273,7 @@ def _positive_padding(kernel: ast.FunctionDef, site: ast.expr) -> bool:
         expr = stack.pop()
         for node in ast.walk(expr):
             if isinstance(node, ast.Call) and (
-                call_name(node) == "tl.where" or (call_name(node) == "tl.load" and "inf" in ast.unparse(node))
+                call_name(node) == "tl.where" or (call_name(node) == "tl.load" and not _finite_padding(node))
             ):
                 return False
             if isinstance(node, ast.Name) and node.id not in seen:
@@ -291,13 +282,21 @@ def _positive_padding(kernel: ast.FunctionDef, site: ast.expr) -> bool:
     return True
 
 
-def _padded_sites(kernel: ast.FunctionDef) -> list[ast.expr]:
+def _finite_padding(load: ast.Call) -> bool:
+    """Whether a load's masked-off lanes hold a finite value an exponential keeps positive: no `other=`, or a number
+    above -1e4."""
+    other = next((k.value for k in load.keywords if k.arg == "other"), load.args[2] if len(load.args) > 2 else None)
+    value = constant_value(other) if other is not None else 0.0
+    return value is not None and -1e4 < value < float("inf")
+
+
+def _padded_sites(kernel: ast.FunctionDef) -> list[tuple[str, ast.expr]]:
     """The computed values (not loads, `tl.where`s or constant blocks) bound to names a reduction or an accumulator
-    reads."""
+    reads, with those names."""
     summed: list[ast.expr] = [c for c in ast.walk(kernel) if isinstance(c, ast.Call) and call_name(c) in REDUCTIONS]
     summed += [a.value for a in ast.walk(kernel) if isinstance(a, ast.AugAssign)]  # acc += d * d
     reduced = {n.id for expr in summed for n in ast.walk(expr) if isinstance(n, ast.Name)}
-    sites: list[ast.expr] = []
+    sites: list[tuple[str, ast.expr]] = []
     for node in ast.walk(kernel):
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
             continue
@@ -307,7 +306,7 @@ def _padded_sites(kernel: ast.FunctionDef) -> list[ast.expr]:
         skipped = ("tl.load", "tl.where", *_CONSTANT_BLOCKS, *REDUCTIONS)
         if isinstance(value, ast.Call) and call_name(value) in skipped:
             continue  # a load's padding is its `other=`; a `tl.where` is masked already; zeros are zeros
-        sites.append(value)
+        sites.append((node.targets[0].id, value))
     return sites
 
 
@@ -349,12 +348,7 @@ def _mask_at(kernel: ast.FunctionDef, mask: str, line: int) -> str | None:
 def _mask_names(kernel: ast.FunctionDef) -> list[str]:
     """The kernel's masks: those of its loads and stores that are names (`mask=cmask`), then the other names bound to
     comparisons (a selection read from memory: `keep = tl.load(m_ptr + offs) != 0`), in source order."""
-    found: list[str] = []
-    for node in ast.walk(kernel):
-        if isinstance(node, ast.Call) and call_name(node) in ("tl.load", "tl.store"):
-            for keyword in node.keywords:
-                if keyword.arg == "mask" and isinstance(keyword.value, ast.Name) and keyword.value.id not in found:
-                    found.append(keyword.value.id)
+    found = _named_masks(kernel, ("tl.load", "tl.store"))
     for node in ast.walk(kernel):
         if (
             isinstance(node, ast.Assign)
@@ -364,6 +358,17 @@ def _mask_names(kernel: ast.FunctionDef) -> list[str]:
             and node.targets[0].id not in found
         ):
             found.append(node.targets[0].id)
+    return found
+
+
+def _named_masks(kernel: ast.FunctionDef, calls: tuple[str, ...]) -> list[str]:
+    """The masks of the kernel's `calls` that are names (`mask=cmask`), in source order, once each."""
+    found: list[str] = []
+    for node in ast.walk(kernel):
+        if isinstance(node, ast.Call) and call_name(node) in calls:
+            for keyword in node.keywords:
+                if keyword.arg == "mask" and isinstance(keyword.value, ast.Name) and keyword.value.id not in found:
+                    found.append(keyword.value.id)
     return found
 
 

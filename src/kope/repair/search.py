@@ -430,8 +430,6 @@ class RepairSearch:
     def __init__(self, evaluator: Evaluator, config: SearchConfig | None = None) -> None:
         self.evaluator = evaluator
         self.config = config or SearchConfig()
-        self._last_check: tuple[str, str, EvalResult] | None = None
-        """The latest single-case check (`_verdict_at`): the version's hash, the case's key, its result."""
 
     def candidates(self, source: str, diagnosis: Diagnosis | None, reference: str) -> list[Candidate]:
         """Every proposer's candidates, deduplicated by their syntax (`change_key`: `(x * beta)` from one operator
@@ -484,21 +482,12 @@ class RepairSearch:
             return None
         return replace(built[0], visible=False) if built else None
 
-    def _scored_with(self, source: str, result: EvalResult, case: Case) -> Score | None:
-        """A version's score on the shown cases (`result`) and on `case`, which its latest single-case check found it
-        wrong on; None where that check was of another version or case, or raised (no values to count)."""
-        if self._last_check is None or self._last_check[:2] != (content_hash(source), case.key()):
-            return None
-        checked = self._last_check[2]
-        if checked.status != "fail" or not checked.cases:
-            return None
-        return version_score(result.model_copy(update={"cases": [*result.cases, *checked.cases]}))
-
     def _refinement(
         self, task: Task, source: str, own: Case, quick: EvalOptions, options: EvalOptions, scratch: Path
-    ) -> tuple[Case, int]:
+    ) -> tuple[Case, int, EvalResult | None]:
         """The smallest case a false repair (`source`, wrong at `own`) is found wrong on, of the largest shrunk
-        cases at 2 and 4 x the derived cases' budget, else `own`; and the evaluations that took."""
+        cases at 2 and 4 x the derived cases' budget, else `own`; the evaluations that took; the version's result
+        on that shrunk case (None for `own`, checked before)."""
         budget = options.max_elements or default_max_elements(options.device)
         tried = 0
         for factor in (2, 4):
@@ -506,9 +495,10 @@ class RepairSearch:
             if case is None or case.key() == own.key():
                 continue
             tried += 1
-            if not self._right_at(task, source, case, quick, scratch):  # wrong there, not a check that cannot tell
-                return case, tried
-        return own, tried
+            checked = self._checked_at(task, source, case, quick, scratch)
+            if checked is not None and version_score(checked)[0] != 0:  # wrong there, not a check that cannot tell
+                return case, tried, checked
+        return own, tried, None
 
     def run(  # noqa: C901 - the search's bounded rounds, with its budget stops where they are checked
         self,
@@ -698,9 +688,9 @@ class RepairSearch:
                             checks += 1
                             if own is False:
                                 own = self.own_size_case(task, options or EvalOptions())
-                            wrong_at, used = None, 0
+                            wrong_at, used, wrong = None, 0, None
                             if isinstance(own, Case):
-                                wrong_at, used = self._wrong_at_own(
+                                wrong_at, used, wrong = self._wrong_at_own(
                                     task, candidate.source, own, quick, options or EvalOptions(), scratch
                                 )
                             extra += max(0, used - 1)  # the own-size check itself is the acceptance check's
@@ -713,15 +703,16 @@ class RepairSearch:
                                 score = (1, 0.0, 0.0)
                                 if config.refine and refined is None:
                                     if wrong_at is own:
-                                        refined, tried_more = self._refinement(
+                                        refined, tried_more, smaller = self._refinement(
                                             task, candidate.source, own, quick, options or EvalOptions(), scratch
                                         )
+                                        wrong = smaller or wrong
                                         extra += tried_more
                                     else:  # a stand-in for the own sizes, found wrong already
                                         refined = wrong_at
                                     shown.append(refined)
                                     reason += f"; the search goes on with the {refined.name} case shown too"
-                                    scored = self._scored_with(candidate.source, result, refined)
+                                    scored = _with_checked(result, wrong)
                                     if scored is not None and _better(scored, base):
                                         score = scored  # as the versions made from it are scored (the rescreen's)
                                         joined_now = True
@@ -1077,40 +1068,49 @@ class RepairSearch:
 
     def _wrong_at_own(
         self, task: Task, source: str, own: Case, quick: EvalOptions, options: EvalOptions, scratch: Path
-    ) -> tuple[Case | None, int]:
+    ) -> tuple[Case | None, int, EvalResult | None]:
         """The case of the own-size check a version is found wrong on, None where it is right or no check can tell;
-        and the evaluations that took. Where the own-size case cannot tell (a slow kernel runs out of the check's
-        time limit there), the largest shrunk cases at 4, then 2 x the derived cases' budget stand in for it, the
-        first that tells deciding: a check that times out must not let a version wrong at larger sizes through."""
-        verdict, tried = self._verdict_at(task, source, own, quick, scratch), 1
-        if verdict is not None:
-            return (None if verdict else own), tried
+        the evaluations that took; the version's result on the case that decided. Where the own-size case cannot
+        tell (a slow kernel runs out of the check's time limit there), the largest shrunk cases at 4, then 2 x the
+        derived cases' budget stand in for it, the first that tells deciding: a check that times out must not let a
+        version wrong at larger sizes through."""
+        checked, tried = self._checked_at(task, source, own, quick, scratch), 1
+        if checked is not None:
+            return (None if version_score(checked)[0] == 0 else own), tried, checked
         budget = options.max_elements or default_max_elements(options.device)
         for factor in (4, 2):
             case = self._larger_case(task, options, factor * budget, f"shrunk x{factor}", shrunk=True)
             if case is None or case.key() == own.key():
                 continue
-            verdict, tried = self._verdict_at(task, source, case, quick, scratch), tried + 1
-            if verdict is not None:
-                return (None if verdict else case), tried
-        return None, tried
+            checked, tried = self._checked_at(task, source, case, quick, scratch), tried + 1
+            if checked is not None:
+                return (None if version_score(checked)[0] == 0 else case), tried, checked
+        return None, tried, None
 
     def _right_at(self, task: Task, source: str, case: Case, quick: EvalOptions, scratch: Path) -> bool:
-        """Whether a version is right on `case`; True when it cannot tell (`_verdict_at`)."""
-        return self._verdict_at(task, source, case, quick, scratch) is not False
+        """Whether a version is right on `case`; True when it cannot tell (`_checked_at`)."""
+        checked = self._checked_at(task, source, case, quick, scratch)
+        return checked is None or version_score(checked)[0] == 0
 
-    def _verdict_at(self, task: Task, source: str, case: Case, quick: EvalOptions, scratch: Path) -> bool | None:
-        """Whether a version is right on `case`; None when the check cannot tell (it ran out of time or memory, or the
+    def _checked_at(self, task: Task, source: str, case: Case, quick: EvalOptions, scratch: Path) -> EvalResult | None:
+        """A version's result on `case`; None when the check cannot tell (it ran out of time or memory, or the
         reference itself cannot run there: a model whose weights at the task's own sizes exceed the job's memory)."""
         limited = replace(quick, timeout_s=min(quick.timeout_s, self.config.own_size_seconds), interpreter_retries=0)
         try:
             result = self._evaluated(task, source, "own_size.py", limited, [case], scratch)
         except ReferenceError_:
             return None
-        self._last_check = (content_hash(source), case.key(), result)
         if result.status == "error" and result.error is not None and result.error.kind in MACHINE_ERRORS:
             return None  # says nothing of the values: the repair is not blocked
-        return version_score(result)[0] == 0
+        return result
+
+
+def _with_checked(result: EvalResult, checked: EvalResult | None) -> Score | None:
+    """A version's score on the shown cases (`result`) with the case a single-case check found it wrong on
+    (`checked`); None where that check raised (no values to count)."""
+    if checked is None or checked.status != "fail" or not checked.cases:
+        return None
+    return version_score(result.model_copy(update={"cases": [*result.cases, *checked.cases]}))
 
 
 _NEAR = 3
