@@ -87,9 +87,7 @@ class BoundsChecker:
         if launch is None or not launch.ranges:
             return mask
         addresses = np.asarray(ptrs.data, dtype=np.uint64).astype(np.int64)
-        active = np.asarray(mask.data, dtype=bool)
-        if active.shape != addresses.shape:
-            active = np.broadcast_to(active, addresses.shape)
+        active = np.broadcast_to(mask_lanes(mask), addresses.shape)
         itemsize = _itemsize(ptrs)
         # A block of pointers derives from one tensor: the one most active lanes fall in. Lanes outside
         # it are out of bounds even when they land in another argument (a read past x into y).
@@ -102,7 +100,7 @@ class BoundsChecker:
             return mask
         self._record(builder, launch, kind, addresses[outside], itemsize, home)
         safe = active & inside
-        return type(mask)(safe, mask.dtype)
+        return safe if isinstance(mask, np.ndarray) else type(mask)(safe, mask.dtype)
 
     def _record(
         self, builder: Any, launch: _Launch, kind: str, bad: np.ndarray, itemsize: int, home: int | None
@@ -146,6 +144,14 @@ class BoundsChecker:
 
     def report(self) -> list[BoundsEvent]:
         return sorted(self.events.values(), key=lambda e: (e.kernel, e.line or 0, e.kind))
+
+
+def mask_lanes(mask: Any) -> np.ndarray:
+    """The truth values of an interpreted load's or store's mask, whichever form the interpreter holds it in: a
+    handle over an array (a pointer block's mask, of booleans or of integers it loads where nonzero) or a bare
+    array (a block pointer's `boundary_check`, built by `materialize_pointers`; its `.data` is a buffer)."""
+    data = mask if isinstance(mask, np.ndarray) else mask.data
+    return np.asarray(data).astype(bool, copy=False)
 
 
 def _tensors(value: Any) -> list[torch.Tensor]:

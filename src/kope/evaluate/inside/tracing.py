@@ -20,6 +20,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from kope.evaluate.inside.bounds import mask_lanes
 from kope.evaluate.inside.contents import Contents
 from kope.evaluate.inside.outputs import same_bits, storage_range
 from kope.evaluate.inside.provenance import (
@@ -231,7 +232,7 @@ class Tracer:
             return
         addresses = data.astype("uint64")
         if mask is not None and getattr(mask, "data", None) is not None:
-            addresses = addresses[numpy.broadcast_to(mask.data, data.shape)]
+            addresses = addresses[numpy.broadcast_to(mask_lanes(mask), data.shape)]
         if not addresses.size:
             return
         low, high = int(addresses.min()), int(addresses.max()) + 8
@@ -591,9 +592,8 @@ def _lanes(ptrs: Any, mask: Any, value: Any) -> tuple[Any, Any]:
     if addresses is None or values is None:
         return None, None
     values = numpy.broadcast_to(values, addresses.shape)
-    active = getattr(mask, "data", None)
-    if active is not None:  # a mask the interpreter holds as integers (it loads where they are nonzero) is a truth mask
-        active = numpy.broadcast_to(active.astype(bool, copy=False), addresses.shape)
+    if mask is not None and getattr(mask, "data", None) is not None:
+        active = numpy.broadcast_to(mask_lanes(mask), addresses.shape)
         return addresses[active].astype("uint64"), values[active]
     return addresses.reshape(-1).astype("uint64"), values.reshape(-1)
 
