@@ -277,3 +277,34 @@ def test_a_later_round_is_shown_the_case_a_false_repair_was_found_wrong_on(
     assert [r.false_repairs for r in rounds] == [1, 0], [(r.false_repairs, r.trials) for r in rounds]
     assert rounds[0].refined.startswith("shrunk x2") and rounds[1].trials[0].operator == "drop-cap"
     assert "512" not in (tmp_path / "fixed.py").read_text()
+
+
+def test_a_low_signal_start_is_searched_on_the_hidden_cases_it_fails_most(
+    evaluator: Evaluator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Softmax over rows of 4096 is below KernelBench's atol everywhere on the visible case, where a version can be
+    right for no reason: the start's full check runs first, and the first search round is shown the hidden cases
+    it fails, the most elements wrong first (without it, the round sees the visible case alone)."""
+    from conftest import FIXTURES
+
+    from kope.agents.environment import SandboxEnvironment
+
+    shown: list[list[str]] = []
+    search = SandboxEnvironment.search
+
+    def recording(self: SandboxEnvironment, source: str, diagnosis: object, cases: list, *args: object, **kw: object):  # type: ignore[no-untyped-def]
+        shown.append([c.name for c in cases])
+        return search(self, source, diagnosis, cases, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(SandboxEnvironment, "search", recording)
+    task = FIXTURES / "lowsignal" / "level1" / "23_Softmax.py"
+    loop = DebugLoop(None, evaluator, config=DebugConfig(probes=False), transcript=tmp_path / "run.jsonl")
+    report = loop.run(task, FIXTURES / "lowsignal" / "chunk_softmax.py", tmp_path / "fixed.py")
+    events = [json.loads(line) for line in (tmp_path / "run.jsonl").read_text().splitlines()]
+    (low,) = [e for e in events if e["event"] == "low-signal"]
+    start = evaluator.evaluate(task, FIXTURES / "lowsignal" / "chunk_softmax.py")
+    wrong = {c.name: c.mismatch_fraction or 0.0 for c in start.cases if not c.visible and not c.passed}
+    assert set(low["failed"]) == set(wrong) and "one" not in low["failed"]
+    assert [wrong[name] for name in low["failed"]] == sorted(wrong.values(), reverse=True)
+    assert shown and shown[0] == ["original", *low["failed"][:2]]
+    assert report.status == "repaired", report.stop_reason

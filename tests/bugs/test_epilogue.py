@@ -13,6 +13,7 @@ from conftest import FIXTURES
 from kope.agents import DebugConfig, DebugLoop
 from kope.bugs.edit import Program, edits
 from kope.bugs.reference import layers, steps
+from kope.cases.task import build_cases, load_task
 from kope.evaluate import Evaluator
 from kope.repair.search import SearchConfig
 
@@ -173,3 +174,44 @@ def test_the_search_adds_a_layer_bias_the_kernel_never_had(evaluator: Evaluator,
     fixed, accepted = repair(evaluator, tmp_path, "linear_gelu_task.py", "linear_gelu_no_bias.py")
     assert accepted == ["layer-bias"]
     assert "self.linear_bias = nn.Parameter" in fixed
+
+
+def _two_branches() -> str:
+    """The fixture's kernel and a copy of it for wide outputs, launched on the other branch of the host code (as
+    real kernels keep a small-size and a large-size kernel): the task's cases all take the small one."""
+    source = (EPILOGUE / "linear_gelu_no_bias.py").read_text()
+    start, end = source.index("@triton.jit"), source.index("def gemm_gelu(")
+    wide = source[start:end].replace("def _gemm_gelu(", "def _gemm_gelu_wide(")
+    launch = source[source.index("    _gemm_gelu[grid](") : source.index("    return out")]
+    branches = (
+        "    if M * N > 4096:\n"
+        + textwrap.indent(launch.replace("_gemm_gelu[grid]", "_gemm_gelu_wide[grid]"), "    ")
+        + "    else:\n"
+        + textwrap.indent(launch, "    ")
+    )
+    return source[:end] + wide + source[end:].replace(launch, branches)
+
+
+def test_a_bias_missing_from_a_kernel_on_each_branch_is_added_to_both_first(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """Edits of one kernel each are right on every case that runs the other kernel's branch not at all: the edit
+    that adds the bias to both comes first, and is the one right on a case that takes the wide branch."""
+    parsed = Program.parse(_two_branches(), (EPILOGUE / "linear_gelu_task.py").read_text())
+    assert parsed is not None
+    made = edits(parsed, ["layer-bias"])
+    assert [e.description.endswith("(and in each of the 2 kernels that compute it)") for e in made] == [
+        True,
+        *[False] * (len(made) - 1),
+    ]
+    both, one = made[0].source, made[1].source
+    load = "    acc += tl.load(linear_bias_ptr + offs_n, mask=offs_n < N, other=0.0)[None, :]\n"
+    assert both.count(load) == 2 and one.count(load) == 1
+    assert both.count("linear_bias, x, w, out,") == 2 and both.count("self.linear_bias = nn.Parameter") == 1
+    task = load_task(EPILOGUE / "linear_gelu_task.py")
+    own = build_cases(task, [{"batch_size": 12, "in_features": 40, "out_features": 24}])
+    wide = build_cases(task, [{"batch_size": 300, "in_features": 8, "out_features": 24}])
+    for name, source, right_when_wide in (("both.py", both, True), ("one.py", one, False)):
+        (tmp_path / name).write_text(source)
+        assert evaluator.evaluate(task, tmp_path / name, cases=own).status == "pass", name
+        assert (evaluator.evaluate(task, tmp_path / name, cases=wide).status == "pass") is right_when_wide, name

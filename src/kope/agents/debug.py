@@ -202,7 +202,7 @@ class _State:
     evaluations: int = 0
     failed_hidden: dict[str, list[str]] = field(default_factory=dict)
     """By content hash: the hidden cases a version's full check found it wrong on (wrong values, or an error it made
-    there: `CaseResult.shows_bug`), in case order."""
+    there: `CaseResult.shows_bug`), in case order (a low-signal start's: the most elements wrong first)."""
     showing: list[Case] = field(default_factory=list)
     """Cases a round's false repair was found wrong on (`SearchResult.refined_case`: larger than the derived ones):
     every later round is shown them, so that its start, often that false repair, is not taken for right again and
@@ -229,7 +229,8 @@ class _State:
 
 
 _FAILED_HIDDEN = 2
-"""Hidden cases a full check found wrong that join the shown ones in the next search (the first, in case order)."""
+"""Hidden cases a full check found wrong that join the shown ones in the next search (the first of
+`_State.failed_hidden`)."""
 
 _PATIENCE = 3.0
 """The time limit of a full check that outlived a run's, as a multiple of it (`_State.patience`)."""
@@ -321,6 +322,8 @@ class DebugLoop:
             evaluation=state.evaluation.model_dump(mode="json"),
             fitted=self.env.fitted,
         )
+        if self.searching and state.evaluation.status == "fail" and any(c.low_signal for c in state.visible):
+            self._show_signal(state)
         self._memory = self._recorder(task, source, state.diagnosis)
         stop: StopReason | None = None
         while stop is None:
@@ -524,6 +527,18 @@ class DebugLoop:
         state.ranked = state.ranked or [h.pattern for h in state.diagnosis.hypotheses]
         return False
 
+    def _show_signal(self, state: _State) -> None:
+        """A visible case whose reference output a kernel of zeros would match (`Case.low_signal`: a softmax over
+        wide rows, a small loss) tells little of a wrong start, and a version right there may be right for no reason:
+        the start's full check names the hidden cases it fails, the most elements wrong first, and the searches from
+        it are shown those too (`_State.failed_hidden`)."""
+        state.evaluations += 1
+        full = self.env.evaluate(state.source, state.cases)
+        hidden = [c for c in full.cases if not c.visible and c.shows_bug and c.outside is None]
+        hidden.sort(key=lambda c: c.mismatch_fraction or 0.0, reverse=True)
+        state.failed_hidden[content_hash(state.source)] = [c.name for c in hidden]
+        self.transcript.write("low-signal", failed=[c.name for c in hidden])
+
     def _search(self, state: _State, seconds: float) -> bool:
         """One round of the offline search from the current version; adopt its best partial edit.
         True: look again (a new version to check or to search from)."""
@@ -538,9 +553,10 @@ class DebugLoop:
                 if not c.passed and not c.visible and c.error_kind is None
             ][:2]
         # Wrong on hidden cases its full check ran that no sweep makes (larger magnitudes, shifted inputs): those too.
-        failed = state.failed_hidden.get(content_hash(state.source), [])
+        named = {c.name: c for c in state.cases}
+        failed = [named[n] for n in state.failed_hidden.get(content_hash(state.source), []) if n in named]
         known = {c.key() for c in shown}
-        shown += [c for c in state.cases if c.name in failed and c.key() not in known][:_FAILED_HIDDEN]
+        shown += [c for c in failed if c.key() not in known][:_FAILED_HIDDEN]
         known = {c.key() for c in shown}
         shown += [c for c in state.showing if c.key() not in known]
 

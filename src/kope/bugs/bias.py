@@ -350,6 +350,7 @@ def layer_bias(program: Program) -> Iterator[Edit]:
     biased = [layer for layer in layers(program.reference) if layer.bias] if program.reference else []
     if not biased or _kernel_biases(program) >= _reference_biases(program.reference, biased):  # all there
         return
+    edits: list[tuple[ast.FunctionDef, Edit, list[tuple[int, int, str]]]] = []
     for kernel in program.kernels:
         for site in _sites(kernel):
             made = _pointer(program, site, biased[0])
@@ -368,7 +369,7 @@ def layer_bias(program: Program) -> Iterator[Edit]:
                     continue
                 mask = f", mask={lanes} < {bound}, other=0.0" if bound else ""
                 line = f"\n{indent}{site.accumulator} += tl.load({pointer} + {lanes}{mask}){broadcast}"
-                yield Edit(
+                edit = Edit(
                     "layer-bias",
                     "wrong-constant",
                     site.loop.end_lineno or site.loop.lineno,
@@ -376,6 +377,32 @@ def layer_bias(program: Program) -> Iterator[Edit]:
                     _spliced(program.text, [*splices, (end, end, line)]),
                     cue if rank == 0 else "",
                 )
+                edits.append((kernel, edit, [*splices, (end, end, line)] if rank == 0 else []))
+    yield from _in_every_kernel(program, edits)
+    yield from (edit for _, edit, _ in edits)
+
+
+def _in_every_kernel(
+    program: Program, edits: list[tuple[ast.FunctionDef, Edit, list[tuple[int, int, str]]]]
+) -> Iterator[Edit]:
+    """The bias added in every kernel that takes it, at once (before the edits of one kernel each): kernels launched
+    on other branches of the host code (a small-size kernel and a large-size one) each compute the layer, and the
+    derived cases may run only one of them, so a version that mends one alone can look right there."""
+    first: dict[int, tuple[Edit, list[tuple[int, int, str]]]] = {}
+    for kernel, edit, splices in edits:
+        if splices and id(kernel) not in first:
+            first[id(kernel)] = (edit, splices)
+    if len(first) < 2:
+        return
+    chosen = list(first.values())
+    yield Edit(
+        "layer-bias",
+        "wrong-constant",
+        chosen[0][0].line,
+        f"{chosen[0][0].description} (and in each of the {len(chosen)} kernels that compute it)",
+        _spliced(program.text, [s for _, splices in chosen for s in splices]),
+        chosen[0][0].cue,
+    )
 
 
 def _available(kernel: ast.FunctionDef, index: str, line: int) -> str | None:
