@@ -87,6 +87,16 @@ def test_fit_measures_the_first_case_where_the_probe_is_all_fixed_cost(evaluator
     assert result.status == "pass" and result.cases[0].forward_s is not None and result.cases[0].forward_s < 8
 
 
+def test_fit_measures_rather_than_extrapolates_a_probe_of_mostly_fixed_cost(evaluator: Evaluator) -> None:
+    """A forward that costs 0.7 s whatever its size: the probe's excess over what any forward costs, multiplied by
+    the ratio of the elements, predicted two minutes for the first case (the cases were derived again at 8,192
+    elements); a machine's load moves that excess as much as a kernel's work does. The first case is measured
+    instead: it takes as long as the probe, and the cases stay as derived."""
+    options = EvalOptions(trials=1, timeout_s=20, memory_mb=2048, max_elements=200_000)
+    kept, note = evaluator.fit(SLOW / "task_3d.py", SLOW / "slow_fixed.py", options, seconds=4.0)
+    assert note is None and kept == options
+
+
 def test_fit_probes_a_smaller_derivation_where_no_derived_case_is_small(
     evaluator: Evaluator, monkeypatch: pytest.MonkeyPatch
 ) -> None:

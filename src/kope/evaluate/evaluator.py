@@ -476,9 +476,14 @@ class Evaluator:
         probed = self.evaluate(task, candidate, options=alone, cases=[probe.case])
         if not probed.cases:
             return options, None
-        fitted = self._fitted(task, options, probe, probed.cases[0], share=seconds)
-        if fitted is None and probed.cases[0].error is None:
-            fitted = self._measured(task, candidate, options, probe, probed.cases[0], share=seconds)
+        case = probed.cases[0]
+        if case.error is None and case.forward_s is not None and case.forward_s <= 2 * _FORWARD_OVERHEAD_S:
+            # mostly the fixed cost of a forward, which the machine's load moves as much as the kernel's work: its
+            # excess over that cost, multiplied by the ratio of the elements, would decide by noise (a probe 0.2 s
+            # slower on a loaded machine predicted minutes for a first case that takes a second)
+            fitted = self._measured(task, candidate, options, probe, case, share=seconds)
+        else:
+            fitted = self._fitted(task, options, probe, case, share=seconds)
         return fitted if fitted is not None else (options, None)
 
     def _measured(
