@@ -350,7 +350,9 @@ def layer_bias(program: Program) -> Iterator[Edit]:
     biased = [layer for layer in layers(program.reference) if layer.bias] if program.reference else []
     if not biased or _kernel_biases(program) >= _reference_biases(program.reference, biased):  # all there
         return
-    edits: list[tuple[ast.FunctionDef, Edit, list[tuple[int, int, str]]]] = []
+    single: list[Edit] = []
+    whole: dict[int, tuple[Edit, list[tuple[int, int, str]]]] = {}
+    """Per kernel, its first site's edit along the columns, with the splices that make it."""
     for kernel in program.kernels:
         for site in _sites(kernel):
             made = _pointer(program, site, biased[0])
@@ -377,24 +379,19 @@ def layer_bias(program: Program) -> Iterator[Edit]:
                     _spliced(program.text, [*splices, (end, end, line)]),
                     cue if rank == 0 else "",
                 )
-                edits.append((kernel, edit, [*splices, (end, end, line)] if rank == 0 else []))
-    yield from _in_every_kernel(program, edits)
-    yield from (edit for _, edit, _ in edits)
+                single.append(edit)
+                if rank == 0:
+                    whole.setdefault(id(kernel), (edit, [*splices, (end, end, line)]))
+    yield from _in_every_kernel(program, list(whole.values()))
+    yield from single
 
 
-def _in_every_kernel(
-    program: Program, edits: list[tuple[ast.FunctionDef, Edit, list[tuple[int, int, str]]]]
-) -> Iterator[Edit]:
+def _in_every_kernel(program: Program, chosen: list[tuple[Edit, list[tuple[int, int, str]]]]) -> Iterator[Edit]:
     """The bias added in every kernel that takes it, at once (before the edits of one kernel each): kernels launched
     on other branches of the host code (a small-size kernel and a large-size one) each compute the layer, and the
     derived cases may run only one of them, so a version that mends one alone can look right there."""
-    first: dict[int, tuple[Edit, list[tuple[int, int, str]]]] = {}
-    for kernel, edit, splices in edits:
-        if splices and id(kernel) not in first:
-            first[id(kernel)] = (edit, splices)
-    if len(first) < 2:
+    if len(chosen) < 2:
         return
-    chosen = list(first.values())
     yield Edit(
         "layer-bias",
         "wrong-constant",

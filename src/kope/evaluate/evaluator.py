@@ -86,6 +86,14 @@ class _Probe:
     first_elements: int
 
 
+def _mostly_fixed_cost(probed: CaseResult) -> bool:
+    """Whether the cost probe's forward ran and took at most twice what any forward costs: its time then says nothing
+    of how the kernel's grows, and the machine's load moves it as much as the kernel's work does (its excess over the
+    fixed cost, multiplied by the ratio of the elements, predicted minutes on a loaded machine for a first case that
+    takes a second): the first case is measured instead (`Evaluator._measured`)."""
+    return probed.error is None and probed.forward_s is not None and probed.forward_s <= 2 * _FORWARD_OVERHEAD_S
+
+
 def _allowed(options: EvalOptions, share: float | None) -> float:
     """The seconds the first case's trials may take in a session: a share of the time limit, at most `share`."""
     return min(options.timeout_s * _PROBE_SHARE, share if share is not None else float("inf"))
@@ -477,10 +485,7 @@ class Evaluator:
         if not probed.cases:
             return options, None
         case = probed.cases[0]
-        if case.error is None and case.forward_s is not None and case.forward_s <= 2 * _FORWARD_OVERHEAD_S:
-            # mostly the fixed cost of a forward, which the machine's load moves as much as the kernel's work: its
-            # excess over that cost, multiplied by the ratio of the elements, would decide by noise (a probe 0.2 s
-            # slower on a loaded machine predicted minutes for a first case that takes a second)
+        if _mostly_fixed_cost(case):
             fitted = self._measured(task, candidate, options, probe, case, share=seconds)
         else:
             fitted = self._fitted(task, options, probe, case, share=seconds)
@@ -500,9 +505,7 @@ class Evaluator:
         grows: a convolution's work grows as the product of its channels, not as the elements), the first case is
         run once, limited to twice its share: when it does not finish there, the budget is cut as the two times
         grow (a power of the elements, at least linear), and the cases derived again; None when it fits."""
-        if probed.forward_s is None or probed.forward_s > 2 * _FORWARD_OVERHEAD_S:
-            return None
-        if probe.first_elements <= probe.elements:
+        if probed.forward_s is None or probe.first_elements <= probe.elements:
             return None
         allowed = _allowed(options, share)
         limit = min(options.timeout_s, max(2 * allowed, 2 * _FORWARD_OVERHEAD_S))
