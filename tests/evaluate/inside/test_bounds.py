@@ -58,12 +58,14 @@ def test_the_suite_makes_no_out_of_bounds_access(evaluator: Evaluator) -> None:
         assert [e for c in result.cases for e in c.bounds] == [], op.name
 
 
-def test_block_pointers_with_boundary_checks_pass(evaluator: Evaluator) -> None:
-    """A block pointer's `boundary_check` mask reaches the checker as a bare array, not a handle: an honest
-    kernel on block pointers is judged on its values (it was an `error`), with no access out of bounds."""
-    result = evaluator.evaluate(SCALE_TASK, FIXTURES / "blockptr" / "scale_2d.py", options=CHECK)
+@pytest.mark.parametrize("fixture", ["scale_2d.py", "scale_descriptor.py"])
+def test_block_pointers_with_boundary_checks_pass(evaluator: Evaluator, fixture: str) -> None:
+    """A block pointer's `boundary_check` mask (and a tensor descriptor's) reaches the checker as a bare array, not
+    a handle, and a descriptor's load passes keywords: honest kernels on them are judged on their values (they were
+    an `error`), with no access out of bounds."""
+    result = evaluator.evaluate(SCALE_TASK, FIXTURES / "blockptr" / fixture, options=CHECK)
     assert result.error is None, result.error
     assert result.status == "pass"
     assert [e for c in result.cases for e in c.bounds] == []
-    traced = evaluator.evaluate(SCALE_TASK, FIXTURES / "blockptr" / "scale_2d.py")
+    traced = evaluator.evaluate(SCALE_TASK, FIXTURES / "blockptr" / fixture)
     assert traced.status == "pass", traced.error

@@ -67,12 +67,12 @@ class BoundsChecker:
         original_rmw = builder.create_atomic_rmw
 
         @functools.wraps(original_load)
-        def load(self: Any, ptrs: Any, mask: Any, other: Any, *args: Any) -> Any:
-            return original_load(self, ptrs, checker.check(self, ptrs, mask, "load"), other, *args)
+        def load(self: Any, ptrs: Any, mask: Any, other: Any, *args: Any, **kwargs: Any) -> Any:
+            return original_load(self, ptrs, checker.check(self, ptrs, mask, "load"), other, *args, **kwargs)
 
         @functools.wraps(original_store)
-        def store(self: Any, ptrs: Any, value: Any, mask: Any, *args: Any) -> Any:
-            return original_store(self, ptrs, value, checker.check(self, ptrs, mask, "store"), *args)
+        def store(self: Any, ptrs: Any, value: Any, mask: Any, *args: Any, **kwargs: Any) -> Any:
+            return original_store(self, ptrs, value, checker.check(self, ptrs, mask, "store"), *args, **kwargs)
 
         @functools.wraps(original_rmw)
         def rmw(self: Any, op: Any, ptr: Any, val: Any, mask: Any, *args: Any) -> Any:

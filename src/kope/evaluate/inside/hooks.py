@@ -191,8 +191,8 @@ def _watch_stores(monitor: Tracer) -> None:
     load = getattr(builder, "create_masked_load", None)
     if load is not None:
 
-        def masked_load(builder: Any, ptrs: Any, mask: Any, *rest: Any, _original: Any = load) -> Any:
-            value = _original(builder, ptrs, mask, *rest)
+        def masked_load(builder: Any, ptrs: Any, mask: Any, *rest: Any, _original: Any = load, **kw: Any) -> Any:
+            value = _original(builder, ptrs, mask, *rest, **kw)  # a tensor descriptor's load passes keywords
             if monitor.launch is not None:
                 monitor.traced_load(ptrs, mask, value)
             return value
