@@ -33,6 +33,7 @@ OPERATORS = [
     "helper-jit",
     "skip-continue",
     "block-index",
+    "block-slice",
     "flatten-ravel",
     "scalar-tensor",
     "autotune-wrapper",
@@ -520,6 +521,27 @@ def test_a_block_indexed_by_a_scalar_is_picked_with_a_masked_sum(evaluator: Eval
     assert status == "repaired" and accepted == ["block-index"], accepted
 
 
+def test_a_range_sliced_out_of_a_block_is_gathered(evaluator: Evaluator, tmp_path: Path) -> None:
+    """`offs[i:i + CHUNK]` and `mask[i:i + CHUNK]` in a loop: the interpreter slices its NumPy blocks, Triton's GPU
+    compiler refuses the slice; the one-hot gathers of the same lanes are right."""
+    parsed = program("rownorm_sliced.py")
+    (made,) = edits(parsed, OPERATORS)
+    assert made.operator == "block-slice" and made.grounded
+    assert "== ((i) + tl.arange(0, CHUNK))[:, None], offs[None, :], 0), axis=1).to(offs.dtype)" in made.source
+    assert "[i:i + CHUNK]" not in made.source
+    status, accepted, _ = repair(evaluator, tmp_path, "rownorm_sliced.py")
+    assert status == "repaired" and accepted == ["block-slice"], accepted
+
+
+def test_a_slice_whose_width_is_not_stated_is_left() -> None:
+    """`offs[i:j]` (the width not in the slice's text), a step, a broadcast: no gather is guessed."""
+    source = (API / "rownorm_sliced.py").read_text()
+    for form in ("offs[i:n_cols]", "offs[i:i + CHUNK:2]", "offs[:, None]"):
+        parsed = Program.parse(source.replace("offs[i:i + CHUNK]", form).replace("mask[i:i + CHUNK]", "mask"))
+        assert parsed is not None
+        assert [e.operator for e in edits(parsed, OPERATORS)] == [], form
+
+
 def test_what_triton_indexes_itself_is_no_block_index() -> None:
     """A broadcast (`x[:, None]`), a tuple indexed in a static loop, a block indexed by a block (a gather): none
     is a scalar pick."""
@@ -578,6 +600,35 @@ def test_a_number_passed_as_a_zero_d_tensor_is_passed_as_a_number(evaluator: Eva
     one = "x = torch.tensor(1.0)\n        _row_norm[(n_rows,)](x,"
     loaded = Program.parse(source.replace("_row_norm[(n_rows,)](x,", one))
     assert loaded is not None and edits(loaded, OPERATORS) == []
+
+
+def test_a_one_element_tensor_computed_from_tensors_is_loaded_in_the_kernel(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """`eps = torch.sqrt(buf[0]).clamp(min=...)` of a one-element buffer reaches the kernel as a pointer: `.item()`
+    would read a value computed from tensors into Python (the judge rejects that), so the kernel reads it with
+    `tl.load` instead."""
+    source = (API / "rownorm_good.py").read_text()
+    eps = (
+        source.replace("n_cols, BLOCK: tl.constexpr)", "n_cols, eps, BLOCK: tl.constexpr)")
+        .replace("+ 1e-6)", "+ eps)")
+        .replace(
+            "_row_norm[(n_rows,)](x, out, n_cols, BLOCK",
+            "buf = torch.full((1,), 1e-12, dtype=x.dtype)\n        eps = torch.sqrt(buf[0])\n"
+            "        eps = eps.clamp(min=1e-6)\n        _row_norm[(n_rows,)](x, out, n_cols, eps, BLOCK",
+        )
+    )
+    parsed = Program.parse(eps)
+    assert parsed is not None
+    (made,) = edits(parsed, OPERATORS)
+    assert made.operator == "scalar-tensor" and made.grounded
+    assert "    eps = tl.load(eps)\n    row = tl.program_id(0)" in made.source and ".item()" not in made.source
+    candidate = tmp_path / "eps.py"
+    candidate.write_text(eps)
+    status, accepted, _ = repair(evaluator, tmp_path, candidate)
+    assert status == "repaired" and accepted == ["scalar-tensor"], accepted
+    many = Program.parse(eps.replace("torch.full((1,), ", "torch.full((2,), "))
+    assert many is not None and edits(many, OPERATORS) == []
 
 
 def test_a_continue_inside_an_if_that_ends_the_loop_guards_the_rest_of_its_block() -> None:

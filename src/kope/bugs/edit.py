@@ -844,6 +844,7 @@ ORDER = (
     "nested-jit",
     "skip-continue",
     "block-index",
+    "block-slice",
     "flatten-ravel",
     "scalar-tensor",
     "autotune-wrapper",
