@@ -223,6 +223,7 @@ def test_the_rewritten_functions_agree_with_pytorch() -> None:
 
     x = torch.linspace(-30.0, 30.0, 2001, dtype=torch.float32)
     functions = {"sigmoid": torch.sigmoid, "log": torch.log, "exp": torch.exp, "maximum": torch.clamp_min}
+    functions |= {"sqrt": torch.sqrt}
     functions |= {"erf": torch.erf, "floor": torch.floor, "ceil": torch.ceil, "abs": torch.abs}
     functions |= {"where": lambda c, a, b: torch.where(c, torch.as_tensor(a), torch.as_tensor(b))}
     names = {"tl": type("tl", (), {k: staticmethod(v) for k, v in functions.items()})}
@@ -238,12 +239,17 @@ def test_the_rewritten_functions_agree_with_pytorch() -> None:
         "sign": torch.sign,
         "trunc": torch.trunc,
         "reciprocal": torch.reciprocal,
+        "fast_reciprocal": torch.reciprocal,
+        "fast_tanh": torch.tanh,
         "log10": torch.log10,
         "isnan": torch.isnan,
         "isinf": torch.isinf,
+        "fast_exp": torch.exp,
+        "fast_log": torch.log,
+        "fast_sqrt": torch.sqrt,
     }
     for name, reference in checked.items():
-        inputs = x.abs() + 0.5 if name in ("log1p", "log10") else x.clamp(max=20.0)
+        inputs = x.abs() + 0.5 if name in ("log1p", "log10", "fast_log", "fast_sqrt") else x.clamp(max=20.0)
         if name in ("isnan", "isinf"):
             inputs = torch.tensor([0.0, float("nan"), float("inf"), -float("inf"), 1.0])
         written = eval(WRITTEN_AS[name].format("x"), {**names, "x": inputs})
@@ -394,6 +400,24 @@ def test_a_helper_a_kernel_calls_without_jit_is_jitted_and_a_torch_helper_is_not
     assert "@triton.jit\ndef _normalised(x, norm):" in made.source
     hosted = Program.parse(text.replace("tl.maximum(norm, 1e-6)", "torch.clamp(norm, min=1e-6)"))
     assert hosted is not None and edits(hosted, ["helper-jit"]) == []  # PyTorch in it: a host call, not a helper
+
+
+def test_a_loop_over_tl_static_of_a_range_becomes_the_plain_range(evaluator: Evaluator, tmp_path: Path) -> None:
+    """`for k in tl.static(range(2))`: Triton has no `tl.static` ("module 'triton.language' has no attribute
+    'static'"); the loop over the range itself is what it means."""
+    text = (
+        (API / "rownorm_good.py")
+        .read_text()
+        .replace("    norm = tl.sqrt(", "    for k in tl.static(range(2)):\n        x = x * 1.0\n    norm = tl.sqrt(")
+    )
+    parsed = Program.parse(text)
+    assert parsed is not None
+    (made,) = edits(parsed, ["missing-function"])
+    assert "for k in (range(2)):" in made.source
+    candidate = tmp_path / "static.py"
+    candidate.write_text(text)
+    status, accepted, _ = repair(evaluator, tmp_path, candidate)
+    assert status == "repaired" and accepted == ["missing-function"], accepted
 
 
 def test_tl_any_and_all_are_written_with_reductions_triton_has() -> None:
