@@ -155,9 +155,19 @@ def judgement_lines(result: EvalResult) -> list[Text]:
     for note in dict.fromkeys(n for case in result.cases for n in case.notes):
         lines.append(Text(f"note: {note}", style="yellow"))
     lines += [Text(limit, style="bold cyan") for limit in result.limits]
+    if result.unlaunched:
+        lines.append(Text(unlaunched_line(result), style="bold yellow"))
     if result.smaller_cases:
         lines.append(Text(f"note: {result.smaller_cases}", style="yellow"))
     return lines
+
+
+def unlaunched_line(result: EvalResult) -> str:
+    """The kernels no case launched, on a branch of the host that only other sizes take."""
+    return (
+        f"unchecked: {', '.join(result.unlaunched)} never ran: the host launches it only at sizes no case reached "
+        "(a larger case up to 8 x the budget was tried), so its values are not judged"
+    )
 
 
 def tolerance_line(result: EvalResult) -> str:

@@ -105,6 +105,10 @@ def _budget(options: EvalOptions) -> int:
     return options.max_elements or default_max_elements(options.device)
 
 
+COVERAGE_FACTORS = (2, 4, 8)
+"""The element budgets, as multiples of the derived cases', at which a larger case is tried for a kernel the host
+launches only on a branch no derived case took (`Evaluator._covering`)."""
+
 _STOP_KINDS = frozenset({"syntax", "import", "load", "timeout", "memory", "disk", "interpreter", "unsupported"})
 
 
@@ -387,6 +391,13 @@ class Evaluator:
                 f"case {slow.name} outlived its {options.timeout_s:g} s limit in the interpreter: cases derived "
                 f"again at {smaller.max_elements} elements",
             )
+        unchecked = judging.unlaunched(source, results)
+        if unchecked and cases is None and which == "all" and not stop:
+            # a branch of the host no derived case took (a kernel for large sizes): a larger case that takes it
+            covering = self._covering(task, options, [name for name, _ in unchecked], evaluate_case)
+            if covering is not None:
+                results.append(covering)
+                unchecked = judging.unlaunched(source, results)
         integrity = Integrity()
         first = self._reference(task, selected[0], options).result
         if options.integrity:
@@ -402,8 +413,48 @@ class Evaluator:
                 "profile_disagreement": judging.disagreement(results),
                 "limits": judging.limits(result, source, compare.tensor_dtypes(first.inputs), first.reference_random),
                 "low_signal": low_signal_report(selected, all_cases),
+                "unlaunched": [f"{name} (line {line})" for name, line in unchecked],
             }
         )
+
+    def larger_case(
+        self, task: Task, options: EvalOptions, budget: int, name: str, *, shrunk: bool = False
+    ) -> Case | None:
+        """The task's visible case shrunk to `budget` elements, when that is larger than every derived case; None
+        when it is not, or the sizes cannot be derived again (`shrunk`: also when the task's own sizes fit the budget
+        whole)."""
+        try:
+            derivation = self.derivation(task, options)
+            larger = self.derivation(task, dataclasses.replace(options, max_elements=budget))
+            base = next((c for c in larger.kept if c.visible and c.kind in ("original", "shrunk")), None)
+            if (
+                base is None
+                or (shrunk and base.kind == "original")
+                or (base.numel or 0) <= (max((c.numel or 0) for c in derivation.kept) if derivation.kept else 0)
+            ):
+                return None
+            built = build_cases(task, [{**base.case_dict(named=False), "name": name}], source="own sizes")
+        except Exception:  # a task whose sizes cannot be derived again: no extra case
+            return None
+        return dataclasses.replace(built[0], visible=False) if built else None
+
+    def _covering(
+        self, task: Task, options: EvalOptions, missing: Sequence[str], evaluate_case: Callable[[Case], CaseResult]
+    ) -> CaseResult | None:
+        """A larger case on which the host launches a kernel no derived case did (the task's visible case shrunk to 2,
+        4, then 8 x the derived cases' budget, the first that launches one of `missing`); None where none does, or
+        one runs out of its time."""
+        budget = _budget(options)
+        for factor in COVERAGE_FACTORS:
+            case = self.larger_case(task, options, factor * budget, f"coverage x{factor}")
+            if case is None:
+                continue
+            result = evaluate_case(case)
+            if set(result.launched) & set(missing):
+                return result
+            if result.error is not None and result.error.kind == "timeout":
+                return None
+        return None
 
     def _shrinkable(self, task: Task, options: EvalOptions, cases: Sequence[Case] | None) -> bool:
         """Whether the cases are kope's own derived cases on the CPU interpreter, with retries left: cases
@@ -643,6 +694,7 @@ class Evaluator:
                 autotune=result.autotune if result is not None else [],
                 emulated=result.cuda_emulated if result is not None else None,
                 parameter_pairs=result.parameter_pairs if result is not None else [],
+                launched=sorted(result.observations.kernels) if result is not None and result.observations else [],
             )
             findings = gate.observed(
                 result.observations if result is not None else None,

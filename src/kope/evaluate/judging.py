@@ -114,6 +114,55 @@ def _tf32(call: ast.Call) -> bool:
     return not (isinstance(allow, ast.Constant) and allow.value is False)
 
 
+def unlaunched(source: str, cases: Sequence[CaseResult]) -> list[tuple[str, int]]:
+    """The candidate's kernels that host code which ran launches on a branch no case took (`if M * N <= 65536:
+    small[...] else: large[...]`, or `_large_path(x)` beside `_small_path(x)`). A function ran where it launched a
+    kernel on some case, or calls one that ran; the code it calls, directly or not, is reachable; a launch there of a
+    kernel no case made is reported, as (name, the line of its first such launch). Empty where no case reports what it
+    launched (the worker's observations come with integrity checks)."""
+    ran_cases = [c for c in cases if c.launched]
+    parsed = ParsedSource.parse(source) if ran_cases else None
+    if parsed is None:
+        return []
+    launched = {name for c in ran_cases for name in c.launched}
+    calls = _host_calls(parsed)
+    sites = [site for site in parsed.launches if site.host is not None]
+    ran = {site.host.name for site in sites if site.host is not None and site.kernel.name in launched}
+    ran = _closure(ran, {callee: {f for f, callees in calls.items() if callee in callees} for callee in calls})
+    reachable = _closure(ran, calls)
+    found: dict[str, int] = {}
+    for site in sites:
+        if site.host is not None and site.host.name in reachable and site.kernel.name not in launched:
+            found.setdefault(site.kernel.name, site.call.lineno)
+    return list(found.items())
+
+
+def _host_calls(parsed: ParsedSource) -> dict[str, set[str]]:
+    """Per host function of the file (not a kernel), by name, the file's host functions it calls (by name, or as a
+    method: `self._launch(x)`)."""
+    functions = [f for f in ast.walk(parsed.tree) if isinstance(f, ast.FunctionDef) and not parsed.is_kernel(f)]
+    names = {f.name for f in functions}
+    calls: dict[str, set[str]] = {name: set() for name in names}
+    for function in functions:
+        for node in ast.walk(function):
+            if isinstance(node, ast.Call):
+                callee = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
+                if callee in names and callee != function.name:
+                    calls[function.name].add(callee)
+    return calls
+
+
+def _closure(start: set[str], edges: dict[str, set[str]]) -> set[str]:
+    """`start` and every name its edges lead to, directly or not."""
+    seen, frontier = set(start), list(start)
+    while frontier:
+        for nxt in edges.get(frontier.pop(), set()):
+            if nxt not in seen:
+                seen.add(nxt)
+                frontier.append(nxt)
+    return seen
+
+
 def config_notes(runs: Sequence[AutotuneRun], trial_passed: Sequence[bool]) -> list[str]:
     """On the CPU interpreter each trial runs the next config of an autotuned kernel: where one config's trials are
     all right and another's are wrong, the kernel (or its grid) depends on a meta-parameter its configs vary. A GPU's

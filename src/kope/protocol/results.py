@@ -162,6 +162,8 @@ class CaseResult(BaseModel):
     the evaluation hands the first case's to the others."""
     forward_s: float | None = Field(default=None, exclude=True)
     """The slowest trial's forward, in seconds (the evaluator's cost probe reads it on the CPU interpreter)."""
+    launched: list[str] = Field(default_factory=list)
+    """The candidate's kernels this case launched, by name (where the worker reported its observations)."""
 
     @property
     def shows_bug(self) -> bool:
@@ -236,6 +238,10 @@ class EvalResult(BaseModel):
     """Set when another profile would judge the same outputs differently."""
     limits: list[str] = Field(default_factory=list)
     """What the platform, not the kernel, may account for in a failure (`interpreter-limit: ...`, `tf32: ...`)."""
+    unlaunched: list[str] = Field(default_factory=list)
+    """Kernels the candidate's host code launches on a branch no case took (`if M * N <= 65536: small[...] else:
+    large[...]`): their values are unchecked, whatever the verdict (`kope.evaluate.judging.unlaunched`); where a
+    larger case took that branch, it was judged with the others (its name starts `coverage`)."""
 
     @property
     def passed(self) -> bool:

@@ -43,7 +43,7 @@ from kope import syntax
 from kope.bugs.edit import Program, changed_lines, edits
 from kope.bugs.recipe import apply
 from kope.cases.sizes import default_max_elements
-from kope.cases.task import Case, Task, build_cases
+from kope.cases.task import Case, Task
 from kope.diagnose.report import Diagnosis
 from kope.errors import ReferenceError_
 from kope.evaluate import EvalOptions, Evaluator
@@ -459,28 +459,7 @@ class RepairSearch:
                 return Case(name="own sizes", overrides={}, visible=False)
         except Exception:  # a task whose sizes cannot be derived again: no extra check
             return None
-        return self._larger_case(task, options, budget, "largest shrunk")
-
-    def _larger_case(
-        self, task: Task, options: EvalOptions, budget: int, name: str, *, shrunk: bool = False
-    ) -> Case | None:
-        """The task's visible case shrunk to `budget` elements, when that is larger than every derived case; None
-        when it is not, or the sizes cannot be derived again (`shrunk`: also when the task's own sizes fit the budget
-        whole, a case the own-size check has run already)."""
-        try:
-            derivation = self.evaluator.derivation(task, options)
-            larger = self.evaluator.derivation(task, replace(options, max_elements=budget))
-            base = next((c for c in larger.kept if c.visible and c.kind in ("original", "shrunk")), None)
-            if (
-                base is None
-                or (shrunk and base.kind == "original")
-                or (base.numel or 0) <= (max((c.numel or 0) for c in derivation.kept) if derivation.kept else 0)
-            ):
-                return None
-            built = build_cases(task, [{**base.case_dict(named=False), "name": name}], source="own sizes")
-        except Exception:  # a task whose sizes cannot be derived again: no extra check
-            return None
-        return replace(built[0], visible=False) if built else None
+        return self.evaluator.larger_case(task, options, budget, "largest shrunk")
 
     def _refinement(
         self, task: Task, source: str, own: Case, quick: EvalOptions, options: EvalOptions, scratch: Path
@@ -491,7 +470,7 @@ class RepairSearch:
         budget = options.max_elements or default_max_elements(options.device)
         tried = 0
         for factor in (2, 4):
-            case = self._larger_case(task, options, factor * budget, f"shrunk x{factor}")
+            case = self.evaluator.larger_case(task, options, factor * budget, f"shrunk x{factor}")
             if case is None or case.key() == own.key():
                 continue
             tried += 1
@@ -1079,7 +1058,7 @@ class RepairSearch:
             return (None if version_score(checked)[0] == 0 else own), tried, checked
         budget = options.max_elements or default_max_elements(options.device)
         for factor in (4, 2):
-            case = self._larger_case(task, options, factor * budget, f"shrunk x{factor}", shrunk=True)
+            case = self.evaluator.larger_case(task, options, factor * budget, f"shrunk x{factor}", shrunk=True)
             if case is None or case.key() == own.key():
                 continue
             checked, tried = self._checked_at(task, source, case, quick, scratch), tried + 1

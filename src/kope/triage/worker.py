@@ -45,6 +45,7 @@ from kope.loop import LoopLimits
 from kope.memory.store import ExperienceStore
 from kope.models import load_model
 from kope.protocol.results import EvalResult, ProfileDisagreement
+from kope.render import unlaunched_line
 from kope.triage.layout import Item
 
 Klass = Literal["pass", "near-miss", "broken", "cheat", "unsupported-here"]
@@ -272,6 +273,8 @@ class TriageWorker:
         row.profile_disagreement = result.profile_disagreement
         row.limits = list(result.limits)
         row.notes = list(dict.fromkeys(note for case in result.cases for note in case.notes))
+        if result.unlaunched:
+            row.notes.append(unlaunched_line(result))
         if result.smaller_cases:
             row.notes.append(result.smaller_cases)
         row.emulation = result.emulation.note if result.emulation is not None else None
