@@ -80,3 +80,10 @@ def test_a_branch_through_helper_functions_is_found_and_dead_code_is_not() -> No
     dead = source.replace("            self._large_path(x, out, n)\n", "            pass\n")
     assert judging.unlaunched(dead, [_ran("_small")]) == []
     assert judging.unlaunched(source, [_ran()]) == []
+
+
+def test_only_a_branch_on_a_size_is_worth_a_larger_case() -> None:
+    source = (COVERAGE / "two_branches.py").read_text()
+    assert judging.sized_branch(source)
+    assert judging.sized_branch(source.replace("if n <= SMALL:", "if x.shape[0] < limit:"))
+    assert not judging.sized_branch(source.replace("if n <= SMALL:", "if x.dtype == torch.float16:"))

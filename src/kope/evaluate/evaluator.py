@@ -392,7 +392,7 @@ class Evaluator:
                 f"again at {smaller.max_elements} elements",
             )
         unchecked = judging.unlaunched(source, results)
-        if unchecked and cases is None and which == "all" and not stop:
+        if unchecked and cases is None and which == "all" and not stop and judging.sized_branch(source):
             # a branch of the host no derived case took (a kernel for large sizes): a larger case that takes it
             covering = self._covering(task, options, [name for name, _ in unchecked], evaluate_case)
             if covering is not None:

@@ -137,6 +137,28 @@ def unlaunched(source: str, cases: Sequence[CaseResult]) -> list[tuple[str, int]
     return list(found.items())
 
 
+_ORDERINGS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+
+
+def sized_branch(source: str) -> bool:
+    """Whether the candidate's host code branches on a size: an `if` (or a conditional expression) whose test
+    orders two values, compares with an integer above 1 or reads a shape (`n <= SMALL`, `x.numel() > 65536`,
+    `K == 64`, `x.shape[1] >= 2048`). A branch on a dtype or a flag is not one: no larger case would take it."""
+    parsed = ParsedSource.parse(source)
+    if parsed is None:
+        return False
+    inside = {id(node) for node in parsed.kernel_nodes()}
+    for node in ast.walk(parsed.tree):
+        if isinstance(node, ast.If | ast.IfExp) and id(node) not in inside:
+            for part in ast.walk(node.test):
+                big = isinstance(part, ast.Constant) and type(part.value) is int and part.value > 1
+                shaped = isinstance(part, ast.Attribute) and part.attr in ("shape", "numel", "size")
+                ordered = isinstance(part, ast.Compare) and any(isinstance(op, _ORDERINGS) for op in part.ops)
+                if big or shaped or ordered:
+                    return True
+    return False
+
+
 def _host_calls(parsed: ParsedSource) -> dict[str, set[str]]:
     """Per host function of the file (not a kernel), by name, the file's host functions it calls (by name, or as a
     method: `self._launch(x)`)."""
