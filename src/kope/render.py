@@ -165,8 +165,8 @@ def judgement_lines(result: EvalResult) -> list[Text]:
 def unlaunched_line(result: EvalResult) -> str:
     """The kernels no case launched, on a branch of the host that only other sizes take."""
     return (
-        f"unchecked: {', '.join(result.unlaunched)} never ran: the host launches it only at sizes no case reached "
-        "(a larger case up to 8 x the budget was tried), so its values are not judged"
+        f"unchecked: {', '.join(result.unlaunched)} never ran on any case (the host launches it on a branch none "
+        "took), so its values are not judged"
     )
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from conftest import FIXTURES
 
 from kope.evaluate import EvalOptions, Evaluator, judging
-from kope.protocol.results import CaseResult
+from kope.protocol.results import CaseResult, EvalError
 from kope.render import unlaunched_line
 
 COVERAGE = FIXTURES / "coverage"
@@ -80,6 +80,8 @@ def test_a_branch_through_helper_functions_is_found_and_dead_code_is_not() -> No
     dead = source.replace("            self._large_path(x, out, n)\n", "            pass\n")
     assert judging.unlaunched(dead, [_ran("_small")]) == []
     assert judging.unlaunched(source, [_ran()]) == []
+    cut = _ran("_small").model_copy(update={"error": EvalError(kind="runtime", message="raised after _small")})
+    assert judging.unlaunched(source, [cut]) == [], "a forward that raised may not have reached its other launch"
 
 
 def test_only_a_branch_on_a_size_is_worth_a_larger_case() -> None:

@@ -118,9 +118,9 @@ def unlaunched(source: str, cases: Sequence[CaseResult]) -> list[tuple[str, int]
     """The candidate's kernels that host code which ran launches on a branch no case took (`if M * N <= 65536:
     small[...] else: large[...]`, or `_large_path(x)` beside `_small_path(x)`). A function ran where it launched a
     kernel on some case, or calls one that ran; the code it calls, directly or not, is reachable; a launch there of a
-    kernel no case made is reported, as (name, the line of its first such launch). Empty where no case reports what it
-    launched (the worker's observations come with integrity checks)."""
-    ran_cases = [c for c in cases if c.launched]
+    kernel no case made is reported, as (name, the line of its first such launch). Only cases that ran to the end
+    count; empty where none reports what it launched (the worker's observations come with integrity checks)."""
+    ran_cases = [c for c in cases if c.launched and c.error is None]  # a forward cut short says nothing of its branches
     parsed = ParsedSource.parse(source) if ran_cases else None
     if parsed is None:
         return []
