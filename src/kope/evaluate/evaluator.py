@@ -392,9 +392,13 @@ class Evaluator:
                 f"again at {smaller.max_elements} elements",
             )
         unchecked = judging.unlaunched(source, results)
-        if unchecked and cases is None and which == "all" and not stop and judging.sized_branch(source):
+        if unchecked and options.coverage and which == "all" and not stop and self._derived(task, options, cases):
             # a branch of the host no derived case took (a kernel for large sizes): a larger case that takes it
-            covering = self._covering(task, options, [name for name, _ in unchecked], evaluate_case)
+            covering = (
+                self._covering(task, options, [name for name, _ in unchecked], evaluate_case)
+                if judging.sized_branch(source)
+                else None
+            )
             if covering is not None:
                 results.append(covering)
                 unchecked = judging.unlaunched(source, results)
@@ -437,6 +441,19 @@ class Evaluator:
         except Exception:  # a task whose sizes cannot be derived again: no extra case
             return None
         return dataclasses.replace(built[0], visible=False) if built else None
+
+    def _derived(self, task: Task, options: EvalOptions, cases: Sequence[Case] | None) -> bool:
+        """Whether the cases evaluated are kope's derived ones (the caller's own, a `--set` on them or a cases file
+        are taken as given)."""
+        if task.defines_get_cases:
+            return False
+        if cases is None:
+            return True
+        try:
+            derived = {c.key() for c in self.cases(task, options=options)}
+        except Exception:  # a task whose cases cannot be derived: the caller's are what there is
+            return False
+        return all(c.key() in derived for c in cases)
 
     def _covering(
         self, task: Task, options: EvalOptions, missing: Sequence[str], evaluate_case: Callable[[Case], CaseResult]

@@ -68,6 +68,11 @@ class EvalOptions:
     compiler refuses (a helper without `@triton.jit`, `continue`...) is a runtime error, as on a GPU
     (`kope.evaluate.inside.frontend`). Off: the interpreter's verdict alone."""
 
+    coverage: bool = True
+    """On derived cases: where the candidate's host launches a kernel only on a branch of sizes no case took, a larger
+    case that takes it is tried and judged (`kope.evaluate.judging.unlaunched`). A repair session turns it off: its
+    own-size check covers the task's sizes at acceptance, and its many full checks would each pay for it."""
+
     @property
     def emulates_cuda(self) -> bool:
         return self.cuda_emulation and not self.device.startswith("cuda")
