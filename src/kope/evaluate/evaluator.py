@@ -105,9 +105,10 @@ def _budget(options: EvalOptions) -> int:
     return options.max_elements or default_max_elements(options.device)
 
 
-COVERAGE_FACTORS = (2, 4, 8)
+COVERAGE_FACTORS = (2, 8)
 """The element budgets, as multiples of the derived cases', at which a larger case is tried for a kernel the host
-launches only on a branch no derived case took (`Evaluator._covering`)."""
+launches only on a branch no derived case took (`Evaluator._covering`): the cheap one first, then the largest (a
+branch on a size is taken past a threshold: what 8 x does not reach, 4 x does not either)."""
 
 _STOP_KINDS = frozenset({"syntax", "import", "load", "timeout", "memory", "disk", "interpreter", "unsupported"})
 
@@ -459,7 +460,7 @@ class Evaluator:
         self, task: Task, options: EvalOptions, missing: Sequence[str], evaluate_case: Callable[[Case], CaseResult]
     ) -> CaseResult | None:
         """A larger case on which the host launches a kernel no derived case did (the task's visible case shrunk to 2,
-        4, then 8 x the derived cases' budget, the first that launches one of `missing`); None where none does, or
+        then 8 x the derived cases' budget, the first that launches one of `missing`); None where neither does, or
         one runs out of its time."""
         budget = _budget(options)
         for factor in COVERAGE_FACTORS:
