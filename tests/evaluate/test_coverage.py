@@ -9,7 +9,6 @@ from pathlib import Path
 
 from conftest import FIXTURES
 
-from kope.agents.environment import SandboxEnvironment
 from kope.cases.task import load_task
 from kope.evaluate import EvalOptions, Evaluator, judging
 from kope.protocol.results import CaseResult, EvalError
@@ -94,11 +93,11 @@ def test_only_a_branch_on_a_size_is_worth_a_larger_case() -> None:
     assert not judging.sized_branch(source.replace("if n <= SMALL:", "if x.dtype == torch.float16:"))
 
 
-def test_the_derived_cases_given_explicitly_get_the_larger_case_and_a_repair_session_does_not(
+def test_the_derived_cases_given_explicitly_get_the_larger_case_unless_turned_off(
     evaluator: Evaluator, tmp_path: Path
 ) -> None:
-    """`kope eval` and triage hand the evaluator the derived cases themselves: still kope's, still covered. A repair
-    session's options turn it off (its own-size check covers the task's sizes at acceptance)."""
+    """`kope eval`, triage and a repair session's full checks hand the evaluator the derived cases themselves: still
+    kope's, still covered; `EvalOptions(coverage=False)` judges the derived cases alone."""
     task = load_task(COVERAGE / "task.py")
     candidate = _candidate(tmp_path, wrong_large=True)
     derived = evaluator.cases(task, options=OPTIONS)
@@ -106,4 +105,3 @@ def test_the_derived_cases_given_explicitly_get_the_larger_case_and_a_repair_ses
     assert result.status == "fail" and [c.name for c in result.cases if c.name.startswith("coverage")]
     off = evaluator.evaluate(task, candidate, options=dataclasses.replace(OPTIONS, coverage=False), cases=derived)
     assert off.status == "pass" and off.unlaunched == ["_large (line 34)"]
-    assert SandboxEnvironment(evaluator, None).options.coverage is False

@@ -112,7 +112,7 @@ class SandboxEnvironment:
     ) -> None:
         self.evaluator = evaluator
         self.diagnoser = Diagnoser(evaluator, knowledge)
-        self.options = self._given = dataclasses.replace(options or EvalOptions(), coverage=False)
+        self.options = self._given = options or EvalOptions()
         self.fitted: str | None = None
         self.probes = probes
         self.search_config = search or SearchConfig()

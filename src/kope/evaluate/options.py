@@ -70,8 +70,8 @@ class EvalOptions:
 
     coverage: bool = True
     """On derived cases: where the candidate's host launches a kernel only on a branch of sizes no case took, a larger
-    case that takes it is tried and judged (`kope.evaluate.judging.unlaunched`). A repair session turns it off: its
-    own-size check covers the task's sizes at acceptance, and its many full checks would each pay for it."""
+    case that takes it is tried and judged (`kope.evaluate.judging.unlaunched`), in a repair session's full checks too
+    (so a start triage judged wrong there is not "already right" to the repair). Off: the derived cases alone."""
 
     @property
     def emulates_cuda(self) -> bool:
