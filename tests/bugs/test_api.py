@@ -600,18 +600,21 @@ def test_blocks_flattened_the_pytorch_way_are_raveled(evaluator: Evaluator, tmp_
     assert status == "repaired" and accepted == ["flatten-ravel"], accepted
 
 
+def _eps_from_host(source: str, host: str) -> str:
+    """The row norm with its epsilon a kernel parameter, which the host computes with `host` before the launch."""
+    launch = "_row_norm[(n_rows,)](x, out, n_cols, BLOCK"
+    return (
+        source.replace("n_cols, BLOCK: tl.constexpr)", "n_cols, eps, BLOCK: tl.constexpr)")
+        .replace("+ 1e-6)", "+ eps)")
+        .replace(launch, host + "        " + launch.replace("n_cols, BLOCK", "n_cols, eps, BLOCK"))
+    )
+
+
 def test_a_number_passed_as_a_zero_d_tensor_is_passed_as_a_number(evaluator: Evaluator, tmp_path: Path) -> None:
     """`eps = torch.tensor(1e-6)` reaches the kernel as a pointer, and `x / pointer` fails on every input; the
     launch passes `eps.item()`. A tensor the kernel loads from stays as it is."""
     source = (API / "rownorm_good.py").read_text()
-    eps = (
-        source.replace("n_cols, BLOCK: tl.constexpr)", "n_cols, eps, BLOCK: tl.constexpr)")
-        .replace("+ 1e-6)", "+ eps)")
-        .replace(
-            "_row_norm[(n_rows,)](x, out, n_cols, BLOCK",
-            "eps = torch.tensor(1e-6, dtype=x.dtype)\n        _row_norm[(n_rows,)](x, out, n_cols, eps, BLOCK",
-        )
-    )
+    eps = _eps_from_host(source, "eps = torch.tensor(1e-6, dtype=x.dtype)\n")
     parsed = Program.parse(eps)
     assert parsed is not None
     (made,) = edits(parsed, OPERATORS)
@@ -632,15 +635,10 @@ def test_a_one_element_tensor_computed_from_tensors_is_loaded_in_the_kernel(
     """`eps = torch.sqrt(buf[0]).clamp(min=...)` of a one-element buffer reaches the kernel as a pointer: `.item()`
     would read a value computed from tensors into Python (the judge rejects that), so the kernel reads it with
     `tl.load` instead."""
-    source = (API / "rownorm_good.py").read_text()
-    eps = (
-        source.replace("n_cols, BLOCK: tl.constexpr)", "n_cols, eps, BLOCK: tl.constexpr)")
-        .replace("+ 1e-6)", "+ eps)")
-        .replace(
-            "_row_norm[(n_rows,)](x, out, n_cols, BLOCK",
-            "buf = torch.full((1,), 1e-12, dtype=x.dtype)\n        eps = torch.sqrt(buf[0])\n"
-            "        eps = eps.clamp(min=1e-6)\n        _row_norm[(n_rows,)](x, out, n_cols, eps, BLOCK",
-        )
+    eps = _eps_from_host(
+        (API / "rownorm_good.py").read_text(),
+        "buf = torch.full((1,), 1e-12, dtype=x.dtype)\n        eps = torch.sqrt(buf[0])\n"
+        "        eps = eps.clamp(min=1e-6)\n",
     )
     parsed = Program.parse(eps)
     assert parsed is not None

@@ -901,16 +901,20 @@ def _picked_write(program: Program, facts: _Facts, stmt: ast.stmt) -> str | None
     return f"{name} = tl.where({lanes}, {value}, {name}).to({name}.dtype)"
 
 
+def _kernel_facts(program: Program) -> Iterator[tuple[ast.FunctionDef, _Facts]]:
+    """Each kernel of the file with what its names surely hold (kernels the dataflow cannot read are skipped)."""
+    flow = Dataflow(program.parsed)
+    for node in program.parsed.kernels:
+        kernel = flow.kernel_of(node)
+        if kernel is not None:
+            yield node, _Facts(kernel)
+
+
 @operator("block-index", "api-misuse")
 def block_index(program: Program) -> Iterator[Edit]:
     """Every block indexed by a scalar, read or written, rewritten as Triton's GPU compiler takes it (one edit)."""
-    flow = Dataflow(program.parsed)
     changes: list[tuple[ast.AST, str]] = []
-    for node in program.parsed.kernels:
-        kernel = flow.kernel_of(node)
-        if kernel is None:
-            continue
-        facts = _Facts(kernel)
+    for node, facts in _kernel_facts(program):
         for stmt in ast.walk(node):
             written = _picked_write(program, facts, stmt) if isinstance(stmt, ast.Assign | ast.AugAssign) else None
             if written is not None:
@@ -973,13 +977,8 @@ def _sliced_read(program: Program, facts: _Facts, node: ast.Subscript) -> str | 
 def block_slice(program: Program) -> Iterator[Edit]:
     """Every range sliced out of a block (`offs[i:i + VEC]`), which Triton's GPU compiler refuses ("unsupported tensor
     index: slice"), read as a one-hot gather of the same lanes (one edit)."""
-    flow = Dataflow(program.parsed)
     changes: list[tuple[ast.AST, str]] = []
-    for node in program.parsed.kernels:
-        kernel = flow.kernel_of(node)
-        if kernel is None:
-            continue
-        facts = _Facts(kernel)
+    for node, facts in _kernel_facts(program):
         for sub in ast.walk(node):
             if isinstance(sub, ast.Subscript) and isinstance(sub.ctx, ast.Load):
                 read = _sliced_read(program, facts, sub)
