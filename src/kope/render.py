@@ -15,6 +15,7 @@ from rich.text import Text
 
 from kope.console import KopeConsole
 from kope.diagnose.report import Diagnosis
+from kope.evaluate import judging
 from kope.protocol.results import CaseResult, EvalResult, Finding, Integrity
 from kope.protocol.sandbox import SandboxReport
 from kope.text import sanitize
@@ -156,18 +157,10 @@ def judgement_lines(result: EvalResult) -> list[Text]:
         lines.append(Text(f"note: {note}", style="yellow"))
     lines += [Text(limit, style="bold cyan") for limit in result.limits]
     if result.unlaunched:
-        lines.append(Text(unlaunched_line(result), style="bold yellow"))
+        lines.append(Text(judging.unlaunched_line(result.unlaunched), style="bold yellow"))
     if result.smaller_cases:
         lines.append(Text(f"note: {result.smaller_cases}", style="yellow"))
     return lines
-
-
-def unlaunched_line(result: EvalResult) -> str:
-    """The kernels no case launched, on a branch of the host that only other sizes take."""
-    return (
-        f"unchecked: {', '.join(result.unlaunched)} never ran on any case (the host launches it on a branch none "
-        "took), so its values are not judged"
-    )
 
 
 def tolerance_line(result: EvalResult) -> str:

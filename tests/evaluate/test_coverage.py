@@ -12,7 +12,6 @@ from conftest import FIXTURES
 from kope.cases.task import load_task
 from kope.evaluate import EvalOptions, Evaluator, judging
 from kope.protocol.results import CaseResult, EvalError
-from kope.render import unlaunched_line
 
 COVERAGE = FIXTURES / "coverage"
 OPTIONS = EvalOptions(trials=1, timeout_s=60, memory_mb=2048, max_elements=4096)
@@ -51,7 +50,7 @@ def test_a_branch_no_affordable_case_takes_is_reported_unchecked(evaluator: Eval
     result = evaluator.evaluate(COVERAGE / "task.py", candidate, options=OPTIONS)
     assert result.status == "pass"
     assert result.unlaunched == ["_large (line 34)"]
-    assert unlaunched_line(result).startswith("unchecked: _large (line 34) never ran")
+    assert judging.unlaunched_line(result.unlaunched).startswith("unchecked: _large (line 34) never ran")
     assert not [c for c in result.cases if c.name.startswith("coverage")]
 
 

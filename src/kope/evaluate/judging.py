@@ -137,6 +137,15 @@ def unlaunched(source: str, cases: Sequence[CaseResult]) -> list[tuple[str, int]
     return list(found.items())
 
 
+def unlaunched_line(unlaunched: Sequence[str]) -> str:
+    """What a verdict says of the kernels no case launched (`EvalResult.unlaunched`), in the readable output and in
+    triage's notes."""
+    return (
+        f"unchecked: {', '.join(unlaunched)} never ran on any case (the host launches it on a branch none took), "
+        "so its values are not judged"
+    )
+
+
 _ORDERINGS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 
 

@@ -39,13 +39,12 @@ from pydantic import BaseModel, Field
 from kope.agents.debug import DebugConfig, DebugLoop, DebugReport
 from kope.bugs import Program, edits, kind
 from kope.diagnose.diagnoser import Diagnoser
-from kope.evaluate import EvalOptions, Evaluator
+from kope.evaluate import EvalOptions, Evaluator, judging
 from kope.knowledge.base import KnowledgeBase
 from kope.loop import LoopLimits
 from kope.memory.store import ExperienceStore
 from kope.models import load_model
 from kope.protocol.results import EvalResult, ProfileDisagreement
-from kope.render import unlaunched_line
 from kope.triage.layout import Item
 
 Klass = Literal["pass", "near-miss", "broken", "cheat", "unsupported-here"]
@@ -274,7 +273,7 @@ class TriageWorker:
         row.limits = list(result.limits)
         row.notes = list(dict.fromkeys(note for case in result.cases for note in case.notes))
         if result.unlaunched:
-            row.notes.append(unlaunched_line(result))
+            row.notes.append(judging.unlaunched_line(result.unlaunched))
         if result.smaller_cases:
             row.notes.append(result.smaller_cases)
         row.emulation = result.emulation.note if result.emulation is not None else None
