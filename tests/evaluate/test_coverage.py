@@ -104,3 +104,22 @@ def test_the_derived_cases_given_explicitly_get_the_larger_case_unless_turned_of
     assert result.status == "fail" and [c.name for c in result.cases if c.name.startswith("coverage")]
     off = evaluator.evaluate(task, candidate, options=dataclasses.replace(OPTIONS, coverage=False), cases=derived)
     assert off.status == "pass" and off.unlaunched == ["_large (line 34)"]
+
+
+def test_a_kernel_chosen_through_a_name_is_followed(evaluator: Evaluator, tmp_path: Path) -> None:
+    """`launch = _small if n <= SMALL else _large; launch[grid](...)`: no launch names `_large`, but the host does, on
+    a branch no derived case takes; the larger case judges it."""
+    source = _candidate(tmp_path, wrong_large=True).read_text()
+    chosen = source.replace(
+        "        if n <= SMALL:\n            _small[grid](x, out, n, BLOCK=1024)\n"
+        "        else:\n            _large[grid](x, out, n, BLOCK=1024)\n",
+        "        launch = _small if n <= SMALL else _large\n        launch[grid](x, out, n, BLOCK=1024)\n",
+    )
+    assert chosen != source
+    candidate = tmp_path / "chosen.py"
+    candidate.write_text(chosen)
+    assert judging.unlaunched(chosen, [_ran("_small")]) == [
+        ("_large", chosen.splitlines().index("        launch = _small if n <= SMALL else _large") + 1)
+    ]
+    result = evaluator.evaluate(COVERAGE / "task.py", candidate, options=OPTIONS)
+    assert result.status == "fail" and [c.name for c in result.cases if c.name.startswith("coverage")]

@@ -115,26 +115,26 @@ def _tf32(call: ast.Call) -> bool:
 
 
 def unlaunched(source: str, cases: Sequence[CaseResult]) -> list[tuple[str, int]]:
-    """The candidate's kernels that host code which ran launches on a branch no case took (`if M * N <= 65536:
-    small[...] else: large[...]`, or `_large_path(x)` beside `_small_path(x)`). A function ran where it launched a
-    kernel on some case, or calls one that ran; the code it calls, directly or not, is reachable; a launch there of a
-    kernel no case made is reported, as (name, the line of its first such launch). Only cases that ran to the end
-    count; empty where none reports what it launched (the worker's observations come with integrity checks)."""
+    """The candidate's kernels that host code which ran names on a branch no case took (`if M * N <= 65536:
+    small[...] else: large[...]`, `launch = small if n <= T else large`, or `_large_path(x)` beside `_small_path(x)`).
+    A function ran where it names a kernel launched on some case, or calls one that ran; the code it calls, directly
+    or not, is reachable; a kernel named there that no case launched is reported, as (name, the line it is first named
+    on). Only cases that ran to the end count; empty where none reports what it launched (the worker's observations
+    come with integrity checks)."""
     ran_cases = [c for c in cases if c.launched and c.error is None]  # a forward cut short says nothing of its branches
     parsed = ParsedSource.parse(source) if ran_cases else None
     if parsed is None:
         return []
     launched = {name for c in ran_cases for name in c.launched}
-    calls = _host_calls(parsed)
-    sites = [site for site in parsed.launches if site.host is not None]
-    ran = {site.host.name for site in sites if site.host is not None and site.kernel.name in launched}
+    calls, named = _host_calls(parsed)
+    ran = {function for function, kernels in named.items() if any(k in launched for k, _ in kernels)}
     ran = _closure(ran, {callee: {f for f, callees in calls.items() if callee in callees} for callee in calls})
-    reachable = _closure(ran, calls)
     found: dict[str, int] = {}
-    for site in sites:
-        if site.host is not None and site.host.name in reachable and site.kernel.name not in launched:
-            found.setdefault(site.kernel.name, site.call.lineno)
-    return list(found.items())
+    for function in sorted(_closure(ran, calls)):
+        for kernel, line in named.get(function, []):
+            if kernel not in launched:
+                found[kernel] = min(line, found.get(kernel, line))
+    return sorted(found.items(), key=lambda item: item[1])
 
 
 def unlaunched_line(unlaunched: Sequence[str]) -> str:
@@ -168,19 +168,24 @@ def sized_branch(source: str) -> bool:
     return False
 
 
-def _host_calls(parsed: ParsedSource) -> dict[str, set[str]]:
-    """Per host function of the file (not a kernel), by name, the file's host functions it calls (by name, or as a
-    method: `self._launch(x)`)."""
+def _host_calls(parsed: ParsedSource) -> tuple[dict[str, set[str]], dict[str, list[tuple[str, int]]]]:
+    """Per host function of the file (not a kernel), by name: the file's host functions it calls (by name, or as a
+    method: `self._launch(x)`), and the kernels it names, with their lines (a launch, or a kernel bound to a name and
+    launched through it)."""
+    kernels = {f.name for f in ast.walk(parsed.tree) if isinstance(f, ast.FunctionDef) and parsed.is_kernel(f)}
     functions = [f for f in ast.walk(parsed.tree) if isinstance(f, ast.FunctionDef) and not parsed.is_kernel(f)]
     names = {f.name for f in functions}
     calls: dict[str, set[str]] = {name: set() for name in names}
+    named: dict[str, list[tuple[str, int]]] = {name: [] for name in names}
     for function in functions:
         for node in ast.walk(function):
             if isinstance(node, ast.Call):
                 callee = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
                 if callee in names and callee != function.name:
                     calls[function.name].add(callee)
-    return calls
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in kernels:
+                named[function.name].append((node.id, node.lineno))
+    return calls, named
 
 
 def _closure(start: set[str], edges: dict[str, set[str]]) -> set[str]:
